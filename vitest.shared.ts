@@ -1,0 +1,30 @@
+import { readdirSync } from "node:fs";
+import { basename, join, resolve } from "node:path";
+import { defineConfig, type ViteUserConfig } from "vitest/config";
+
+const workspaceRoot = import.meta.dirname;
+
+/** Resolve `@piw/<name>` to its source entry, so tests never depend on a prior build. */
+function sourceAliases(): Record<string, string> {
+  const packagesDir = join(workspaceRoot, "packages");
+  const aliases: Record<string, string> = {};
+  for (const name of readdirSync(packagesDir)) {
+    aliases[`@piw/${name}`] = join(packagesDir, name, "src", "index.ts");
+  }
+  return aliases;
+}
+
+/** The one vitest setup every package and app shares; `dir` is the project's folder. */
+export function definePackageProject(dir: string): ViteUserConfig {
+  const projectRoot = resolve(dir);
+  return defineConfig({
+    resolve: { alias: sourceAliases() },
+    test: {
+      name: `${basename(resolve(projectRoot, ".."))}/${basename(projectRoot)}`,
+      root: projectRoot,
+      include: ["test/**/*.test.ts"],
+      pool: "forks",
+      testTimeout: 30_000,
+    },
+  });
+}
