@@ -1,1 +1,94 @@
-export {};
+export {
+  ACTIVE_STATUSES,
+  isActiveStatus,
+  isAllowedTransition,
+  isTerminalStatus,
+  RUN_TRANSITIONS,
+  runOriginCommandSchema,
+  runOriginSchema,
+  runStatusSchema,
+  TERMINAL_STATUSES,
+  terminalOutcomeSchema,
+} from "./run-status.js";
+export type { RunOrigin, RunOriginCommand, RunStatus, TerminalOutcome } from "./run-status.js";
+export {
+  boundSafeMessage,
+  errorCodeSchema,
+  SAFE_MESSAGE_MAX_BYTES,
+  safeError,
+  safeErrorSchema,
+} from "./safe-error.js";
+export type { ErrorCode, SafeError } from "./safe-error.js";
+export {
+  generationSchema,
+  jsonValueSchema,
+  nodePathSchema,
+  opaqueIdSchema,
+  revisionSchema,
+  runIdSchema,
+  visitNumberSchema,
+} from "./ids.js";
+export type { JsonValue, NodePath, RunId } from "./ids.js";
+export {
+  adopted,
+  applied,
+  conflict,
+  conflictSchema,
+  isSaved,
+  recoveryReasonSchema,
+  recoveryRequired,
+  resourceKindSchema,
+  transitionSchema,
+} from "./transition.js";
+export type { Conflict, RecoveryCode, RecoveryReason, ResourceKind, Transition } from "./transition.js";
+export { assertNever, checkpointAnswerSchema, runCommandSchema } from "./run-command.js";
+export type { CheckpointAnswer, RunCommand, RunCommandType } from "./run-command.js";
+export {
+  effectModeSchema,
+  effectResultSchema,
+  endTurnSchema,
+  enqueueMessageSchema,
+  fenceSchema,
+  finishNodeVisitSchema,
+  messageKindSchema,
+  nodeKindSchema,
+  nodeVisitResultSchema,
+  prepareContinuationSchema,
+  prepareRestartSchema,
+  reserveEffectSchema,
+  reservePreparedRunSchema,
+  runEndingSchema,
+  settleEffectSchema,
+  sourceIdentitySchema,
+  startNodeVisitSchema,
+  startTurnSchema,
+  turnEndReasonSchema,
+  workerExitSchema,
+} from "./run-records.js";
+export type {
+  EffectMode,
+  EffectResult,
+  EndTurn,
+  EnqueueMessage,
+  Fence,
+  FinishNodeVisit,
+  MessageKind,
+  MessageRecord,
+  NodeKind,
+  NodeVisitResult,
+  PrepareContinuation,
+  PrepareRestart,
+  ReserveEffect,
+  ReservePreparedRun,
+  RunEnding,
+  RunRecord,
+  SettleEffect,
+  SourceIdentity,
+  StartNodeVisit,
+  StartTurn,
+  TerminalFact,
+  TerminalFacts,
+  TurnRecord,
+  WorkerExit,
+  WorkerExitDecision,
+} from "./run-records.js";

@@ -1,0 +1,48 @@
+import { z } from "zod";
+import {
+  generationSchema,
+  jsonValueSchema,
+  nodePathSchema,
+  opaqueIdSchema,
+  runIdSchema,
+  visitNumberSchema,
+} from "./ids.js";
+
+/** The exact checkpoint answer a continuation carries forward. */
+export const checkpointAnswerSchema = z.object({
+  path: nodePathSchema,
+  visit: visitNumberSchema,
+  answer: jsonValueSchema,
+});
+export type CheckpointAnswer = z.infer<typeof checkpointAnswerSchema>;
+
+const fenced = {
+  runId: runIdSchema,
+  generation: generationSchema,
+  claimToken: opaqueIdSchema,
+};
+
+/** What the host tells a worker to do: exactly one of these per worker process. */
+export const runCommandSchema = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("start"), ...fenced }),
+  z.object({ type: z.literal("resume"), ...fenced }),
+  z.object({
+    type: z.literal("continue"),
+    ...fenced,
+    parentRunId: runIdSchema,
+    accepted: checkpointAnswerSchema,
+  }),
+  z.object({
+    type: z.literal("restart"),
+    ...fenced,
+    parentRunId: runIdSchema,
+    restartNumber: z.number().int().min(1),
+  }),
+]);
+export type RunCommand = z.infer<typeof runCommandSchema>;
+export type RunCommandType = RunCommand["type"];
+
+/** Exhaustiveness guard for switches over tagged unions. */
+export function assertNever(value: never, what = "value"): never {
+  throw new Error(`Unhandled ${what}: ${JSON.stringify(value)}`);
+}

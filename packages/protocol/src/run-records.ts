@@ -1,0 +1,280 @@
+import { z } from "zod";
+import {
+  generationSchema,
+  jsonValueSchema,
+  nodePathSchema,
+  opaqueIdSchema,
+  revisionSchema,
+  runIdSchema,
+  visitNumberSchema,
+} from "./ids.js";
+import { checkpointAnswerSchema } from "./run-command.js";
+import {
+  type runOriginCommandSchema,
+  runOriginSchema,
+  type runStatusSchema,
+  type terminalOutcomeSchema,
+} from "./run-status.js";
+import { safeErrorSchema } from "./safe-error.js";
+import type { recoveryReasonSchema } from "./transition.js";
+
+/** Where a workflow definition came from: a file (path + sha256) or a built-in (id + revision). */
+export const sourceIdentitySchema = z.discriminatedUnion("kind", [
+  z.object({
+    kind: z.literal("file"),
+    path: z.string().min(1).max(4096),
+    sha256: z.string().regex(/^[0-9a-f]{64}$/),
+  }),
+  z.object({
+    kind: z.literal("builtin"),
+    id: z.string().min(1).max(200),
+    revision: z.string().min(1).max(200),
+  }),
+]);
+export type SourceIdentity = z.infer<typeof sourceIdentitySchema>;
+
+/** Proof that the caller holds the run's current claim. `expectedRevision` adds optimistic concurrency. */
+export const fenceSchema = z.object({
+  runId: runIdSchema,
+  generation: generationSchema,
+  claimToken: opaqueIdSchema,
+  expectedRevision: revisionSchema.optional(),
+});
+export type Fence = z.infer<typeof fenceSchema>;
+
+/** Everything preflight settled before a run is queued (seed 003). */
+export const reservePreparedRunSchema = z.object({
+  runId: runIdSchema,
+  workflowName: z.string().min(1).max(200),
+  source: sourceIdentitySchema,
+  definitionDigest: z.string().min(1).max(200),
+  manifest: jsonValueSchema,
+  input: jsonValueSchema,
+  origin: runOriginSchema,
+  presentationInstructions: z
+    .string()
+    .max(64 * 1024)
+    .optional(),
+});
+export type ReservePreparedRun = z.infer<typeof reservePreparedRunSchema>;
+
+/** The lifecycle view of a run row: what callers may know without reading its blobs. */
+export interface RunRecord {
+  runId: string;
+  rootRunId: string;
+  parentRunId: string | null;
+  originCommand: z.infer<typeof runOriginCommandSchema>;
+  nextCommand: "start" | "resume" | "continue" | "restart";
+  restartNumber: number;
+  parentTerminalFingerprint: string | null;
+  workflowName: string;
+  source: SourceIdentity;
+  definitionDigest: string;
+  origin: z.infer<typeof runOriginSchema>;
+  status: z.infer<typeof runStatusSchema>;
+  outcome: z.infer<typeof terminalOutcomeSchema> | null;
+  generation: number;
+  claimed: boolean;
+  leaseExpiresAt: number | null;
+  revision: number;
+  progressRevision: number;
+  launchRevision: number | null;
+  recoveryReason: z.infer<typeof recoveryReasonSchema> | null;
+  paused: boolean;
+  stepCount: number;
+  cursor: { path: string; visit: number } | null;
+  errorCode: z.infer<typeof safeErrorSchema>["code"] | null;
+  terminalFingerprint: string | null;
+  presentationState: "none" | "pending" | "created" | "failed";
+  createdAt: number;
+  updatedAt: number;
+  startedAt: number | null;
+  finishedAt: number | null;
+}
+
+export const nodeKindSchema = z.enum([
+  "agent",
+  "compute",
+  "action",
+  "shell",
+  "notify",
+  "checkpoint",
+  "decision",
+]);
+export type NodeKind = z.infer<typeof nodeKindSchema>;
+
+export const startNodeVisitSchema = z.object({
+  path: nodePathSchema,
+  visit: visitNumberSchema,
+  nodeKind: nodeKindSchema,
+});
+export type StartNodeVisit = z.infer<typeof startNodeVisitSchema>;
+
+/** How one node visit ended. `next` is the path the run moves to, or null at an exit. */
+export const nodeVisitResultSchema = z.discriminatedUnion("status", [
+  z.object({ status: z.literal("succeeded"), output: jsonValueSchema, next: nodePathSchema.nullable() }),
+  z.object({ status: z.literal("failed"), error: safeErrorSchema }),
+  z.object({ status: z.literal("timed_out"), error: safeErrorSchema }),
+]);
+export type NodeVisitResult = z.infer<typeof nodeVisitResultSchema>;
+
+export const finishNodeVisitSchema = z.object({
+  path: nodePathSchema,
+  visit: visitNumberSchema,
+  result: nodeVisitResultSchema,
+});
+export type FinishNodeVisit = z.infer<typeof finishNodeVisitSchema>;
+
+export const effectModeSchema = z.enum(["idempotent", "manual"]);
+export type EffectMode = z.infer<typeof effectModeSchema>;
+
+/** The engine derives `effectId` from the node visit, the effect type and its ordinal. */
+export const reserveEffectSchema = z.object({
+  effectId: z.string().min(1).max(800),
+  path: nodePathSchema,
+  visit: visitNumberSchema,
+  effectType: z.string().min(1).max(200),
+  ordinal: z.number().int().min(0),
+  mode: effectModeSchema,
+  request: jsonValueSchema,
+});
+export type ReserveEffect = z.infer<typeof reserveEffectSchema>;
+
+export const effectResultSchema = z.discriminatedUnion("ok", [
+  z.object({ ok: z.literal(true), value: jsonValueSchema }),
+  z.object({ ok: z.literal(false), error: safeErrorSchema }),
+]);
+export type EffectResult = z.infer<typeof effectResultSchema>;
+
+export const settleEffectSchema = z.object({
+  effectId: z.string().min(1).max(800),
+  result: effectResultSchema,
+});
+export type SettleEffect = z.infer<typeof settleEffectSchema>;
+
+/** How a run ends from `running` (or, for a launch failure, from `starting`). */
+export const runEndingSchema = z.discriminatedUnion("outcome", [
+  z.object({ outcome: z.literal("completed"), output: jsonValueSchema }),
+  z.object({
+    outcome: z.literal("waiting"),
+    checkpoint: z.object({
+      path: nodePathSchema,
+      visit: visitNumberSchema,
+      prompt: z.string().max(64 * 1024),
+    }),
+  }),
+  z.object({ outcome: z.literal("failed"), error: safeErrorSchema }),
+  z.object({ outcome: z.literal("timed_out"), error: safeErrorSchema }),
+]);
+export type RunEnding = z.infer<typeof runEndingSchema>;
+
+export const prepareContinuationSchema = z.object({
+  runId: runIdSchema,
+  parentRunId: runIdSchema,
+  accepted: checkpointAnswerSchema,
+});
+export type PrepareContinuation = z.infer<typeof prepareContinuationSchema>;
+
+export const prepareRestartSchema = z.object({ runId: runIdSchema, parentRunId: runIdSchema });
+export type PrepareRestart = z.infer<typeof prepareRestartSchema>;
+
+export const messageKindSchema = z.enum([
+  "step_prompt",
+  "notify",
+  "launch_failure",
+  "terminal",
+  "presentation",
+]);
+export type MessageKind = z.infer<typeof messageKindSchema>;
+
+/** A message the worker asks to deliver to the run's Pi session. Its ID is derived, never counted. */
+export const enqueueMessageSchema = z.object({
+  messageId: opaqueIdSchema,
+  kind: z.enum(["step_prompt", "notify"]),
+  path: nodePathSchema,
+  visit: visitNumberSchema,
+  body: z.string().max(256 * 1024),
+  triggerTurn: z.boolean(),
+});
+export type EnqueueMessage = z.infer<typeof enqueueMessageSchema>;
+
+export interface MessageRecord {
+  messageId: string;
+  runId: string;
+  sessionId: string | null;
+  kind: MessageKind;
+  path: string | null;
+  visit: number | null;
+  body: string;
+  triggerTurn: boolean;
+  status: "pending" | "claimed" | "delivered" | "cancelled";
+  createdAt: number;
+  deliveredAt: number | null;
+}
+
+export const startTurnSchema = z.object({
+  sessionId: opaqueIdSchema,
+  requestId: opaqueIdSchema,
+  messageId: opaqueIdSchema,
+});
+export type StartTurn = z.infer<typeof startTurnSchema>;
+
+export const turnEndReasonSchema = z.enum(["completed", "aborted", "error"]);
+export const endTurnSchema = z.object({
+  sessionId: opaqueIdSchema,
+  requestId: opaqueIdSchema,
+  reason: turnEndReasonSchema,
+});
+export type EndTurn = z.infer<typeof endTurnSchema>;
+
+export interface TurnRecord {
+  turnId: string;
+  runId: string | null;
+  path: string | null;
+  visit: number | null;
+  sessionId: string;
+  requestId: string;
+  messageId: string;
+  status: "open" | "ended" | "lost" | "unowned";
+  endReason: z.infer<typeof turnEndReasonSchema> | null;
+}
+
+export const workerExitSchema = z.discriminatedUnion("kind", [
+  // The worker said why it stopped; `error` is set when it stopped because of a failure.
+  z.object({
+    kind: z.literal("reported"),
+    phase: z.enum(["bootstrap", "execute", "shutdown"]),
+    error: safeErrorSchema.optional(),
+  }),
+  // The process ended without a report (killed, crashed, lost its channel).
+  z.object({ kind: z.literal("lost"), detail: z.string().max(512) }),
+]);
+export type WorkerExit = z.infer<typeof workerExitSchema>;
+
+/** What the host must do after a worker exit; the store decides it with the progress rule. */
+export type WorkerExitDecision = "none" | "relaunch" | "parked" | "failed";
+
+/** One run's saved ending, read from typed columns only (seed 000: never a text blob as JSON). */
+export type TerminalFact =
+  | { runId: string; workflowName: string; outcome: "completed"; output: z.infer<typeof jsonValueSchema> }
+  | {
+      runId: string;
+      workflowName: string;
+      outcome: "waiting";
+      checkpoint: { path: string; visit: number; prompt: string };
+    }
+  | {
+      runId: string;
+      workflowName: string;
+      outcome: "failed" | "timed_out";
+      error: z.infer<typeof safeErrorSchema>;
+      duringLaunch: boolean;
+    }
+  | { runId: string; workflowName: string; outcome: "cancelled" };
+
+/** The run's own fact and those of its ancestors, nearest parent first. */
+export interface TerminalFacts {
+  run: TerminalFact;
+  fingerprint: string;
+  ancestors: TerminalFact[];
+}

@@ -1,0 +1,58 @@
+import { z } from "zod";
+
+/** Lifecycle of a run (seed 003). `parked` holds a run that needs a person or a relaunch. */
+export const runStatusSchema = z.enum([
+  "queued",
+  "starting",
+  "running",
+  "parked",
+  "done",
+  "failed",
+  "cancelled",
+]);
+export type RunStatus = z.infer<typeof runStatusSchema>;
+
+/** How a terminal run ended. `done` carries completed or waiting; `failed` carries failed or timed_out. */
+export const terminalOutcomeSchema = z.enum(["completed", "waiting", "failed", "timed_out", "cancelled"]);
+export type TerminalOutcome = z.infer<typeof terminalOutcomeSchema>;
+
+/** The statuses that hold the one-per-session reservation. */
+export const ACTIVE_STATUSES = ["queued", "starting", "running"] as const satisfies readonly RunStatus[];
+export const TERMINAL_STATUSES = ["done", "failed", "cancelled"] as const satisfies readonly RunStatus[];
+
+export function isTerminalStatus(status: RunStatus): boolean {
+  return (TERMINAL_STATUSES as readonly RunStatus[]).includes(status);
+}
+
+export function isActiveStatus(status: RunStatus): boolean {
+  return (ACTIVE_STATUSES as readonly RunStatus[]).includes(status);
+}
+
+/**
+ * The only lifecycle edges a run may take (seed 003). The store refuses every other change.
+ * `starting -> queued` is the expired-lease recovery; `parked -> starting` is an explicit resume.
+ */
+export const RUN_TRANSITIONS: Readonly<Record<RunStatus, readonly RunStatus[]>> = {
+  queued: ["starting", "cancelled"],
+  starting: ["running", "failed", "cancelled", "queued"],
+  running: ["parked", "done", "failed", "cancelled"],
+  parked: ["starting", "cancelled"],
+  done: [],
+  failed: [],
+  cancelled: [],
+};
+
+export function isAllowedTransition(from: RunStatus, to: RunStatus): boolean {
+  return RUN_TRANSITIONS[from].includes(to);
+}
+
+/** The command that created a run row. `resume` never creates a row: it reuses one. */
+export const runOriginCommandSchema = z.enum(["start", "continue", "restart"]);
+export type RunOriginCommand = z.infer<typeof runOriginCommandSchema>;
+
+/** Where a run was started from: a Pi session (which it reserves) or the CLI. */
+export const runOriginSchema = z.discriminatedUnion("kind", [
+  z.object({ kind: z.literal("pi"), sessionId: z.string().min(1).max(200) }),
+  z.object({ kind: z.literal("cli") }),
+]);
+export type RunOrigin = z.infer<typeof runOriginSchema>;

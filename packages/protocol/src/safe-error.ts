@@ -1,0 +1,65 @@
+import { z } from "zod";
+
+/**
+ * Stable codes for errors that are saved or cross a process boundary.
+ * Launch codes come from seed 003; the rest name the other ways a run can end badly.
+ */
+export const errorCodeSchema = z.enum([
+  // Launch (seed 003)
+  "workflow_not_found", // the name or path resolves to no workflow file
+  "workflow_invalid", // the workflow file fails to load or compile
+  "input_invalid", // the input does not match the workflow's input schema
+  "source_changed", // the source or definition digest differs from the one the run was prepared with
+  "store_unavailable", // the state database could not be opened or written
+  "activation_failed", // the worker could not be started or died before it reported
+  "cancelled", // the run was cancelled by a user
+  // Execution
+  "node_failed", // a node's code threw or its command exited non-zero
+  "node_timed_out", // a node ran past its timeout
+  "output_invalid", // a node's output failed its schema
+  "max_steps_exceeded", // a loop ran past the workflow's maxSteps
+  "effect_conflict", // one effect identity was reused with another request
+  "worker_failed", // a worker reported a failure outside any node
+  "internal_error", // a bug in piw; the message says where to report it
+]);
+export type ErrorCode = z.infer<typeof errorCodeSchema>;
+
+/** The byte limit on every persisted or transmitted error message. */
+export const SAFE_MESSAGE_MAX_BYTES = 512;
+
+export const safeErrorSchema = z.object({
+  code: errorCodeSchema,
+  message: z.string().max(SAFE_MESSAGE_MAX_BYTES),
+});
+export type SafeError = z.infer<typeof safeErrorSchema>;
+
+const ELLIPSIS = "…";
+const encoder = new TextEncoder();
+
+function utf8Length(text: string): number {
+  return encoder.encode(text).byteLength;
+}
+
+/**
+ * Bound a message for storage: no control characters, at most SAFE_MESSAGE_MAX_BYTES of UTF-8.
+ * Callers decide what is safe to say; this only makes sure it stays small and printable.
+ */
+export function boundSafeMessage(text: string, maxBytes: number = SAFE_MESSAGE_MAX_BYTES): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: stripping control characters is the point.
+  const flat = text.replace(/[\u0000-\u001f\u007f]+/g, " ").trim();
+  if (utf8Length(flat) <= maxBytes) return flat;
+  const budget = maxBytes - utf8Length(ELLIPSIS);
+  let out = "";
+  let used = 0;
+  for (const ch of flat) {
+    const size = utf8Length(ch);
+    if (used + size > budget) break;
+    out += ch;
+    used += size;
+  }
+  return out + ELLIPSIS;
+}
+
+export function safeError(code: ErrorCode, message: string): SafeError {
+  return { code, message: boundSafeMessage(message) };
+}

@@ -1,0 +1,111 @@
+import { z } from "zod";
+import { nodePathSchema, opaqueIdSchema, runIdSchema } from "./ids.js";
+import { runStatusSchema, terminalOutcomeSchema } from "./run-status.js";
+
+/** Why a run is parked, or why an operation found that it must be recovered instead of applied. */
+export const recoveryReasonSchema = z.discriminatedUnion("code", [
+  // A user or an aborted Pi turn paused the run; an explicit resume continues it.
+  z.object({ code: z.literal("paused"), message: z.string().max(512) }),
+  // The worker vanished after saving progress: relaunching is meaningful, the host does it.
+  z.object({ code: z.literal("worker_lost"), message: z.string().max(512), launchId: opaqueIdSchema }),
+  // The worker vanished and the run made no progress since launch: relaunching would loop.
+  z.object({
+    code: z.literal("worker_lost_no_progress"),
+    message: z.string().max(512),
+    launchId: opaqueIdSchema,
+  }),
+  // A manual effect was reserved but never settled: only a person can tell whether it happened.
+  z.object({
+    code: z.literal("manual_effect_unsettled"),
+    message: z.string().max(512),
+    effectId: z.string(),
+  }),
+]);
+export type RecoveryReason = z.infer<typeof recoveryReasonSchema>;
+export type RecoveryCode = RecoveryReason["code"];
+
+export const resourceKindSchema = z.enum(["run", "step", "effect", "turn", "message", "launch", "blob"]);
+export type ResourceKind = z.infer<typeof resourceKindSchema>;
+
+/** What a refused change collided with. Each variant names the exact resource. */
+export const conflictSchema = z.discriminatedUnion("kind", [
+  z.object({ kind: z.literal("not_found"), resource: resourceKindSchema, id: z.string() }),
+  z.object({
+    kind: z.literal("invalid_transition"),
+    runId: runIdSchema,
+    from: runStatusSchema,
+    to: runStatusSchema,
+  }),
+  z.object({
+    kind: z.literal("stale_fence"),
+    runId: runIdSchema,
+    expectedGeneration: z.number().int(),
+    actualGeneration: z.number().int(),
+    status: runStatusSchema,
+  }),
+  z.object({
+    kind: z.literal("revision_mismatch"),
+    runId: runIdSchema,
+    expected: z.number().int(),
+    actual: z.number().int(),
+  }),
+  z.object({ kind: z.literal("session_busy"), sessionId: z.string(), activeRunId: runIdSchema }),
+  z.object({ kind: z.literal("request_mismatch"), resource: resourceKindSchema, id: z.string() }),
+  z.object({
+    kind: z.literal("state_mismatch"),
+    resource: resourceKindSchema,
+    id: z.string(),
+    expected: z.string(),
+    actual: z.string(),
+  }),
+  z.object({
+    kind: z.literal("parent_not_eligible"),
+    parentRunId: runIdSchema,
+    status: runStatusSchema,
+    outcome: terminalOutcomeSchema.nullable(),
+    requires: z.enum(["waiting", "terminal"]),
+  }),
+  z.object({ kind: z.literal("child_exists"), parentRunId: runIdSchema, childRunId: runIdSchema }),
+  z.object({
+    kind: z.literal("visit_not_open"),
+    runId: runIdSchema,
+    path: nodePathSchema,
+    visit: z.number(),
+  }),
+]);
+export type Conflict = z.infer<typeof conflictSchema>;
+
+/**
+ * The typed outcome of every durable change:
+ * - `applied`: this call made the change;
+ * - `adopted`: an equal change was already saved, and `value` is that saved result;
+ * - `conflict`: the change collides with saved state, described by `evidence`;
+ * - `recoveryRequired`: the run must be recovered first; the saved reason says why.
+ */
+export type Transition<T> =
+  | { kind: "applied"; value: T }
+  | { kind: "adopted"; value: T }
+  | { kind: "conflict"; evidence: Conflict }
+  | { kind: "recoveryRequired"; reason: RecoveryReason };
+
+export function transitionSchema<T extends z.ZodType>(value: T) {
+  return z.discriminatedUnion("kind", [
+    z.object({ kind: z.literal("applied"), value }),
+    z.object({ kind: z.literal("adopted"), value }),
+    z.object({ kind: z.literal("conflict"), evidence: conflictSchema }),
+    z.object({ kind: z.literal("recoveryRequired"), reason: recoveryReasonSchema }),
+  ]);
+}
+
+export const applied = <T>(value: T): Transition<T> => ({ kind: "applied", value });
+export const adopted = <T>(value: T): Transition<T> => ({ kind: "adopted", value });
+export const conflict = <T = never>(evidence: Conflict): Transition<T> => ({ kind: "conflict", evidence });
+export const recoveryRequired = <T = never>(reason: RecoveryReason): Transition<T> => ({
+  kind: "recoveryRequired",
+  reason,
+});
+
+/** True when the change is saved, whether by this call or an earlier equal one. */
+export function isSaved<T>(t: Transition<T>): t is { kind: "applied" | "adopted"; value: T } {
+  return t.kind === "applied" || t.kind === "adopted";
+}

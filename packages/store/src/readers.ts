@@ -1,0 +1,262 @@
+import type { JsonValue, RunRecord, RunStatus, TerminalFact, TerminalFacts } from "@piw/protocol";
+import type { StoreContext } from "./context.js";
+import { StoreError } from "./errors.js";
+import { mapRunRow, type RunRow } from "./rows.js";
+
+function requireRun(ctx: StoreContext, runId: string): RunRow {
+  const row = ctx.getRunRow(runId);
+  if (!row) throw new StoreError("not_found", `No run ${runId}.`);
+  return row;
+}
+
+/** The run's input, always JSON. */
+export function readRunInput(ctx: StoreContext, runId: string): JsonValue {
+  return ctx.read(() => ctx.readJsonBlob(requireRun(ctx, runId).input_hash));
+}
+
+/** The final output of a completed run (JSON), or null while it has none. */
+export function readRunFinalOutput(ctx: StoreContext, runId: string): JsonValue | null {
+  return ctx.read(() => {
+    const row = requireRun(ctx, runId);
+    return row.final_output_hash === null ? null : ctx.readJsonBlob(row.final_output_hash);
+  });
+}
+
+/** The saved error of a failed run: always text, never parsed as JSON (the seed-000 bug). */
+export function readRunError(ctx: StoreContext, runId: string): { code: string; message: string } | null {
+  return ctx.read(() => {
+    const row = requireRun(ctx, runId);
+    if (row.error_code === null || row.error_hash === null) return null;
+    return { code: row.error_code, message: ctx.readTextBlob(row.error_hash) };
+  });
+}
+
+/** The workflow's presentation instructions (text), if it has any. */
+export function readPresentationInstructions(ctx: StoreContext, runId: string): string | null {
+  return ctx.read(() => {
+    const row = requireRun(ctx, runId);
+    return row.presentation_hash === null ? null : ctx.readTextBlob(row.presentation_hash);
+  });
+}
+
+function terminalFact(ctx: StoreContext, row: RunRow): TerminalFact | null {
+  const base = { runId: row.run_id, workflowName: row.workflow_name };
+  switch (row.outcome) {
+    case null:
+      return null;
+    case "completed":
+      return {
+        ...base,
+        outcome: "completed",
+        output: row.final_output_hash === null ? null : ctx.readJsonBlob(row.final_output_hash),
+      };
+    case "waiting": {
+      const saved = ctx.readJsonBlob(row.final_output_hash ?? "") as {
+        checkpoint: { path: string; visit: number; prompt: string };
+      };
+      return { ...base, outcome: "waiting", checkpoint: saved.checkpoint };
+    }
+    case "failed":
+    case "timed_out":
+      return {
+        ...base,
+        outcome: row.outcome,
+        error: {
+          code: (row.error_code ?? "internal_error") as NonNullable<RunRecord["errorCode"]>,
+          message: row.error_hash === null ? "" : ctx.readTextBlob(row.error_hash),
+        },
+        duringLaunch: row.step_count === 0,
+      };
+    case "cancelled":
+      return { ...base, outcome: "cancelled" };
+    default:
+      return row.outcome satisfies never;
+  }
+}
+
+/** Typed terminal facts of a run and of every ancestor; `not_terminal` while the run is live. */
+export function readTerminalFacts(
+  ctx: StoreContext,
+  runId: string,
+): { kind: "terminal"; facts: TerminalFacts } | { kind: "not_terminal"; status: RunStatus } {
+  return ctx.read(() => {
+    const row = requireRun(ctx, runId);
+    const own = terminalFact(ctx, row);
+    if (!own || row.terminal_fingerprint === null) return { kind: "not_terminal", status: row.status };
+    const ancestors: TerminalFact[] = [];
+    let parentId = row.parent_run_id;
+    while (parentId !== null) {
+      const parent = requireRun(ctx, parentId);
+      const fact = terminalFact(ctx, parent);
+      if (fact) ancestors.push(fact);
+      parentId = parent.parent_run_id;
+    }
+    return { kind: "terminal", facts: { run: own, fingerprint: row.terminal_fingerprint, ancestors } };
+  });
+}
+
+export function getRun(ctx: StoreContext, runId: string): RunRecord | null {
+  return ctx.read(() => {
+    const row = ctx.getRunRow(runId);
+    return row ? mapRunRow(row) : null;
+  });
+}
+
+export interface ListRunsQuery {
+  statuses?: RunStatus[];
+  sessionId?: string;
+  limit?: number;
+}
+
+export function listRuns(ctx: StoreContext, query: ListRunsQuery = {}): RunRecord[] {
+  return ctx.read(() => {
+    const where: string[] = [];
+    const values: (string | number)[] = [];
+    if (query.statuses && query.statuses.length > 0) {
+      where.push(`status IN (${query.statuses.map(() => "?").join(", ")})`);
+      values.push(...query.statuses);
+    }
+    if (query.sessionId !== undefined) {
+      where.push("origin_session = ?");
+      values.push(query.sessionId);
+    }
+    const limit = Math.max(1, Math.min(query.limit ?? 100, 10_000));
+    const sql = `SELECT * FROM runs ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY created_at DESC, run_id LIMIT ${limit}`;
+    return (ctx.stmt(sql).all(...values) as RunRow[]).map(mapRunRow);
+  });
+}
+
+/** The run holding a Pi session's one active reservation, if any. */
+export function findSessionReservation(ctx: StoreContext, sessionId: string): RunRecord | null {
+  return ctx.read(() => {
+    const row = ctx
+      .stmt("SELECT * FROM runs WHERE origin_session = ? AND status IN ('queued', 'starting', 'running')")
+      .get(sessionId) as RunRow | undefined;
+    return row ? mapRunRow(row) : null;
+  });
+}
+
+export interface StepRecord {
+  path: string;
+  visit: number;
+  nodeKind: string;
+  attempt: number;
+  status: "running" | "succeeded" | "failed" | "timed_out";
+  errorCode: string | null;
+  nextPath: string | null;
+  startedAt: number;
+  finishedAt: number | null;
+}
+
+export function listRunSteps(ctx: StoreContext, runId: string): StepRecord[] {
+  return ctx.read(() =>
+    (
+      ctx
+        .stmt("SELECT * FROM run_steps WHERE run_id = ? ORDER BY started_at, path, visit")
+        .all(runId) as Array<{
+        path: string;
+        visit: number;
+        node_kind: string;
+        attempt: number;
+        status: StepRecord["status"];
+        error_code: string | null;
+        next_path: string | null;
+        started_at: number;
+        finished_at: number | null;
+      }>
+    ).map((r) => ({
+      path: r.path,
+      visit: r.visit,
+      nodeKind: r.node_kind,
+      attempt: r.attempt,
+      status: r.status,
+      errorCode: r.error_code,
+      nextPath: r.next_path,
+      startedAt: r.started_at,
+      finishedAt: r.finished_at,
+    })),
+  );
+}
+
+export interface EffectRecord {
+  effectId: string;
+  path: string;
+  visit: number;
+  effectType: string;
+  ordinal: number;
+  mode: "idempotent" | "manual";
+  status: "reserved" | "settled" | "failed";
+}
+
+export function listRunEffects(ctx: StoreContext, runId: string): EffectRecord[] {
+  return ctx.read(() =>
+    (
+      ctx
+        .stmt(
+          "SELECT effect_id, path, visit, effect_type, ordinal, mode, status FROM effects WHERE run_id = ? ORDER BY reserved_at, effect_id",
+        )
+        .all(runId) as Array<{
+        effect_id: string;
+        path: string;
+        visit: number;
+        effect_type: string;
+        ordinal: number;
+        mode: EffectRecord["mode"];
+        status: EffectRecord["status"];
+      }>
+    ).map((r) => ({
+      effectId: r.effect_id,
+      path: r.path,
+      visit: r.visit,
+      effectType: r.effect_type,
+      ordinal: r.ordinal,
+      mode: r.mode,
+      status: r.status,
+    })),
+  );
+}
+
+export interface RunEventRecord {
+  seq: number;
+  runId: string;
+  revision: number;
+  type: string;
+  path: string | null;
+  visit: number | null;
+  data: JsonValue | null;
+  at: number;
+}
+
+/** The append-only trace of a run, after `afterSeq`. */
+export function listRunEvents(
+  ctx: StoreContext,
+  runId: string,
+  afterSeq = 0,
+  limit = 1000,
+): RunEventRecord[] {
+  return ctx.read(() =>
+    (
+      ctx
+        .stmt("SELECT * FROM run_events WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?")
+        .all(runId, afterSeq, Math.max(1, Math.min(limit, 10_000))) as Array<{
+        seq: number;
+        run_id: string;
+        revision: number;
+        type: string;
+        path: string | null;
+        visit: number | null;
+        data: string | null;
+        at: number;
+      }>
+    ).map((r) => ({
+      seq: r.seq,
+      runId: r.run_id,
+      revision: r.revision,
+      type: r.type,
+      path: r.path,
+      visit: r.visit,
+      data: r.data === null ? null : (JSON.parse(r.data) as JsonValue),
+      at: r.at,
+    })),
+  );
+}

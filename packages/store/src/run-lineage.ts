@@ -1,0 +1,158 @@
+import {
+  adopted,
+  applied,
+  conflict,
+  type PrepareContinuation,
+  type PrepareRestart,
+  type RunRecord,
+  type Transition,
+} from "@piw/protocol";
+import type { StoreContext } from "./context.js";
+import { activeRunInSession } from "./run-lifecycle.js";
+import { mapRunRow, type RunRow } from "./rows.js";
+
+interface ChildSpec {
+  runId: string;
+  parent: RunRow;
+  command: "continue" | "restart";
+  restartNumber: number;
+  parentTerminalFingerprint: string | null;
+  accepted: { path: string; visit: number; answerHash: string } | null;
+}
+
+/**
+ * Insert a queued child run that reuses the parent's approved definition and input. Nothing else is
+ * copied: no steps, outputs, effects, turns or messages (seed 000).
+ */
+function insertChild(ctx: StoreContext, spec: ChildSpec): Transition<RunRecord> {
+  const { parent } = spec;
+  if (parent.origin_session !== null) {
+    const active = activeRunInSession(ctx, parent.origin_session);
+    if (active)
+      return conflict({ kind: "session_busy", sessionId: parent.origin_session, activeRunId: active });
+  }
+  const now = ctx.now();
+  ctx
+    .stmt(
+      `INSERT INTO runs (run_id, root_run_id, parent_run_id, origin_command, next_command, restart_number,
+        parent_terminal_fingerprint, accepted_path, accepted_visit, accepted_answer_hash, workflow_name,
+        source_json, definition_digest, manifest_hash, origin_kind, origin_session, status, generation,
+        revision, progress_revision, paused, step_count, input_hash, presentation_hash, presentation_state,
+        created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', 0, 1, 0, 0, 0, ?, ?, 'none', ?, ?)`,
+    )
+    .run(
+      spec.runId,
+      parent.root_run_id,
+      parent.run_id,
+      spec.command,
+      spec.command,
+      spec.restartNumber,
+      spec.parentTerminalFingerprint,
+      spec.accepted?.path ?? null,
+      spec.accepted?.visit ?? null,
+      spec.accepted?.answerHash ?? null,
+      parent.workflow_name,
+      parent.source_json,
+      parent.definition_digest,
+      parent.manifest_hash,
+      parent.origin_kind,
+      parent.origin_session,
+      parent.input_hash,
+      parent.presentation_hash,
+      now,
+      now,
+    );
+  ctx.appendEvent(spec.runId, 1, {
+    type: "run.queued",
+    data: { command: spec.command, parentRunId: parent.run_id },
+  });
+  return applied(mapRunRow(ctx.getRunRow(spec.runId) as RunRow));
+}
+
+function existingChild(
+  ctx: StoreContext,
+  parentRunId: string,
+  command: "continue" | "restart",
+): RunRow | undefined {
+  return ctx
+    .stmt("SELECT * FROM runs WHERE parent_run_id = ? AND origin_command = ?")
+    .get(parentRunId, command) as RunRow | undefined;
+}
+
+/** A continuation starts from a parent waiting at a checkpoint, with the exact accepted answer. */
+export function prepareContinuation(ctx: StoreContext, req: PrepareContinuation): Transition<RunRecord> {
+  return ctx.tx(() => {
+    const parent = ctx.getRunRow(req.parentRunId);
+    if (!parent) return conflict({ kind: "not_found", resource: "run", id: req.parentRunId });
+    if (parent.status !== "done" || parent.outcome !== "waiting") {
+      return conflict({
+        kind: "parent_not_eligible",
+        parentRunId: parent.run_id,
+        status: parent.status,
+        outcome: parent.outcome,
+        requires: "waiting",
+      });
+    }
+    if (parent.cursor_path !== req.accepted.path || parent.cursor_visit !== req.accepted.visit) {
+      return conflict({
+        kind: "state_mismatch",
+        resource: "run",
+        id: parent.run_id,
+        expected: `${parent.cursor_path}#${parent.cursor_visit}`,
+        actual: `${req.accepted.path}#${req.accepted.visit}`,
+      });
+    }
+    const answerHash = ctx.putJson(req.accepted.answer);
+    const child = existingChild(ctx, parent.run_id, "continue");
+    if (child) {
+      const same = child.run_id === req.runId && child.accepted_answer_hash === answerHash;
+      return same
+        ? adopted(mapRunRow(child))
+        : conflict({ kind: "child_exists", parentRunId: parent.run_id, childRunId: child.run_id });
+    }
+    if (ctx.getRunRow(req.runId))
+      return conflict({ kind: "request_mismatch", resource: "run", id: req.runId });
+    return insertChild(ctx, {
+      runId: req.runId,
+      parent,
+      command: "continue",
+      restartNumber: parent.restart_number,
+      parentTerminalFingerprint: parent.terminal_fingerprint,
+      accepted: { path: req.accepted.path, visit: req.accepted.visit, answerHash },
+    });
+  });
+}
+
+/** A restart starts fresh at the first node after any terminal parent; it records its lineage. */
+export function prepareRestart(ctx: StoreContext, req: PrepareRestart): Transition<RunRecord> {
+  return ctx.tx(() => {
+    const parent = ctx.getRunRow(req.parentRunId);
+    if (!parent) return conflict({ kind: "not_found", resource: "run", id: req.parentRunId });
+    if (parent.status !== "done" && parent.status !== "failed" && parent.status !== "cancelled") {
+      return conflict({
+        kind: "parent_not_eligible",
+        parentRunId: parent.run_id,
+        status: parent.status,
+        outcome: parent.outcome,
+        requires: "terminal",
+      });
+    }
+    const child = existingChild(ctx, parent.run_id, "restart");
+    if (child) {
+      return child.run_id === req.runId
+        ? adopted(mapRunRow(child))
+        : conflict({ kind: "child_exists", parentRunId: parent.run_id, childRunId: child.run_id });
+    }
+    if (ctx.getRunRow(req.runId))
+      return conflict({ kind: "request_mismatch", resource: "run", id: req.runId });
+    return insertChild(ctx, {
+      runId: req.runId,
+      parent,
+      command: "restart",
+      restartNumber: parent.restart_number + 1,
+      parentTerminalFingerprint: parent.terminal_fingerprint,
+      accepted: null,
+    });
+  });
+}

@@ -1,0 +1,77 @@
+import type { RunStatus, SafeError, TerminalOutcome } from "@piw/protocol";
+import { canonicalJson, sha256 } from "./canonical-json.js";
+import type { EventSpec, StoreContext } from "./context.js";
+import type { RunRow } from "./rows.js";
+
+export interface TerminalChange {
+  status: Extract<RunStatus, "done" | "failed" | "cancelled">;
+  outcome: TerminalOutcome;
+  finalOutputHash?: string | null;
+  error?: SafeError | null;
+  /** Whether a terminal message or follow-up should later be created from the saved facts. */
+  present: boolean;
+}
+
+export function terminalFingerprint(row: RunRow): string {
+  return sha256(
+    canonicalJson({
+      runId: row.run_id,
+      status: row.status,
+      outcome: row.outcome,
+      output: row.final_output_hash,
+      errorCode: row.error_code,
+      error: row.error_hash,
+    }),
+  );
+}
+
+/**
+ * Commit a run's terminal control state in the caller's transaction: open turns end `lost`,
+ * pending messages are cancelled, the claim is released and the terminal facts are saved.
+ * Presentation is a later, separate step (seed 000: control state before presentation).
+ */
+export function terminalize(
+  ctx: StoreContext,
+  row: RunRow,
+  change: TerminalChange,
+  event: EventSpec,
+): number {
+  const now = ctx.now();
+  ctx
+    .stmt("UPDATE turns SET status = 'lost', ended_at = ? WHERE run_id = ? AND status = 'open'")
+    .run(now, row.run_id);
+  ctx
+    .stmt(
+      "UPDATE messages SET status = 'cancelled', claim_token = NULL, lease_expires_at = NULL WHERE run_id = ? AND status IN ('pending', 'claimed')",
+    )
+    .run(row.run_id);
+  const errorHash = change.error ? ctx.putText(change.error.message) : null;
+  const facts: RunRow = {
+    ...row,
+    status: change.status,
+    outcome: change.outcome,
+    final_output_hash: change.finalOutputHash ?? null,
+    error_code: change.error?.code ?? null,
+    error_hash: errorHash,
+  };
+  const presented = row.origin_kind === "pi" && change.present;
+  return ctx.bumpRun(
+    row,
+    {
+      status: change.status,
+      outcome: change.outcome,
+      final_output_hash: facts.final_output_hash,
+      error_code: facts.error_code,
+      error_hash: errorHash,
+      claim_token: null,
+      lease_expires_at: null,
+      generation: row.generation + 1,
+      paused: 0,
+      recovery_reason: null,
+      terminal_fingerprint: terminalFingerprint(facts),
+      presentation_state: presented ? "pending" : "none",
+      finished_at: now,
+    },
+    event,
+  );
+}

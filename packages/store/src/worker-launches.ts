@@ -1,0 +1,191 @@
+import {
+  adopted,
+  applied,
+  conflict,
+  type Fence,
+  type RunCommandType,
+  type Transition,
+  type WorkerExit,
+  type WorkerExitDecision,
+} from "@piw/protocol";
+import { isConflict, type StoreContext } from "./context.js";
+import type { LaunchRow } from "./rows.js";
+import { parkRow } from "./run-lifecycle.js";
+import { terminalize } from "./terminalize.js";
+
+export interface LaunchRecord {
+  launchId: string;
+  runId: string;
+  generation: number;
+  commandType: RunCommandType;
+  launchRevision: number;
+  pid: number | null;
+  exitDecision: WorkerExitDecision | null;
+}
+
+function mapLaunch(row: LaunchRow): LaunchRecord {
+  return {
+    launchId: row.launch_id,
+    runId: row.run_id,
+    generation: row.generation,
+    commandType: row.command_type as RunCommandType,
+    launchRevision: row.launch_revision,
+    pid: row.pid,
+    exitDecision: row.exit_decision,
+  };
+}
+
+/** Record that a worker was spawned for the current claim, with the progress it starts from. */
+export function recordWorkerLaunch(
+  ctx: StoreContext,
+  fence: Fence,
+  req: { launchId: string; commandType: RunCommandType; pid: number | null },
+): Transition<LaunchRecord> {
+  return ctx.tx(() => {
+    const existing = ctx.stmt("SELECT * FROM worker_launches WHERE launch_id = ?").get(req.launchId) as
+      | LaunchRow
+      | undefined;
+    if (existing) {
+      return existing.run_id === fence.runId && existing.generation === fence.generation
+        ? adopted(mapLaunch(existing))
+        : conflict({ kind: "request_mismatch", resource: "launch", id: req.launchId });
+    }
+    const row = ctx.fencedRun(fence);
+    if (isConflict(row)) return conflict(row);
+    if (row.status !== "starting" && row.status !== "running") {
+      return conflict({
+        kind: "state_mismatch",
+        resource: "run",
+        id: row.run_id,
+        expected: "starting",
+        actual: row.status,
+      });
+    }
+    ctx
+      .stmt(
+        `INSERT INTO worker_launches (launch_id, run_id, generation, command_type, launch_revision, pid, started_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(
+        req.launchId,
+        row.run_id,
+        row.generation,
+        req.commandType,
+        row.progress_revision,
+        req.pid,
+        ctx.now(),
+      );
+    ctx.bumpRun(
+      row,
+      { launch_revision: row.progress_revision },
+      { type: "worker.launched", data: { launchId: req.launchId, command: req.commandType } },
+    );
+    return applied(
+      mapLaunch(ctx.stmt("SELECT * FROM worker_launches WHERE launch_id = ?").get(req.launchId) as LaunchRow),
+    );
+  });
+}
+
+/**
+ * Record how a worker ended and decide what follows (seed 000). A reported failure fails the run.
+ * A worker that vanished is relaunched only if the run saved progress since launch; otherwise the
+ * run parks with the failure as its reason, and nothing relaunches it until someone resumes it.
+ */
+export function recordWorkerExit(
+  ctx: StoreContext,
+  req: { launchId: string; exit: WorkerExit },
+): Transition<{ launch: LaunchRecord; decision: WorkerExitDecision }> {
+  return ctx.tx(() => {
+    const launch = ctx.stmt("SELECT * FROM worker_launches WHERE launch_id = ?").get(req.launchId) as
+      | LaunchRow
+      | undefined;
+    if (!launch) return conflict({ kind: "not_found", resource: "launch", id: req.launchId });
+    if (launch.exit_decision !== null)
+      return adopted({ launch: mapLaunch(launch), decision: launch.exit_decision });
+    const run = ctx.getRunRow(launch.run_id);
+    if (!run) return conflict({ kind: "not_found", resource: "run", id: launch.run_id });
+    const { exit } = req;
+    const holdsClaim =
+      run.generation === launch.generation && (run.status === "starting" || run.status === "running");
+    let decision: WorkerExitDecision = "none";
+    if (holdsClaim) {
+      const reportedError = exit.kind === "reported" ? exit.error : undefined;
+      if (reportedError) {
+        terminalize(
+          ctx,
+          run,
+          { status: "failed", outcome: "failed", error: reportedError, present: true },
+          {
+            type: "run.failed",
+            data: { code: reportedError.code, launchId: launch.launch_id },
+          },
+        );
+        decision = "failed";
+      } else if (run.status === "starting") {
+        // The worker died before it accepted its command: a deferred launch failure (seed 003).
+        terminalize(
+          ctx,
+          run,
+          {
+            status: "failed",
+            outcome: "failed",
+            error: {
+              code: "activation_failed",
+              message: "The workflow worker exited before it started the run.",
+            },
+            present: true,
+          },
+          { type: "run.failed", data: { code: "activation_failed", launchId: launch.launch_id } },
+        );
+        decision = "failed";
+      } else if (run.progress_revision > launch.launch_revision) {
+        parkRow(ctx, run, {
+          code: "worker_lost",
+          message: "The worker stopped after saving progress; relaunching.",
+          launchId: launch.launch_id,
+        });
+        decision = "relaunch";
+      } else {
+        parkRow(ctx, run, {
+          code: "worker_lost_no_progress",
+          message:
+            "The worker stopped without saving progress since it was launched; resume the run after fixing the cause.",
+          launchId: launch.launch_id,
+        });
+        decision = "parked";
+      }
+    }
+    const detail = exit.kind === "reported" ? (exit.error?.message ?? null) : exit.detail;
+    ctx
+      .stmt(
+        `UPDATE worker_launches SET exit_kind = ?, exit_phase = ?, exit_code = ?, exit_message = ?, exit_decision = ?, ended_at = ?
+         WHERE launch_id = ?`,
+      )
+      .run(
+        exit.kind,
+        exit.kind === "reported" ? exit.phase : null,
+        exit.kind === "reported" ? (exit.error?.code ?? null) : null,
+        detail,
+        decision,
+        ctx.now(),
+        launch.launch_id,
+      );
+    if (!holdsClaim)
+      ctx.bumpRun(run, {}, { type: "worker.exited", data: { launchId: launch.launch_id, decision } });
+    const saved = ctx
+      .stmt("SELECT * FROM worker_launches WHERE launch_id = ?")
+      .get(launch.launch_id) as LaunchRow;
+    return applied({ launch: mapLaunch(saved), decision });
+  });
+}
+
+/** Launches that never reported an exit: after a host restart these workers are gone. */
+export function listOpenLaunches(ctx: StoreContext): LaunchRecord[] {
+  return ctx.read(() =>
+    (
+      ctx
+        .stmt("SELECT * FROM worker_launches WHERE exit_decision IS NULL ORDER BY started_at")
+        .all() as LaunchRow[]
+    ).map(mapLaunch),
+  );
+}
