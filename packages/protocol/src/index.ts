@@ -92,3 +92,5 @@ export type {
   WorkerExit,
   WorkerExitDecision,
 } from "./run-records.js";
+export { effectStateSchema, nodeVisitStateSchema, runSnapshotSchema, savedVisitSchema } from "./execution.js";
+export type { EffectState, NodeVisitState, RunSnapshot, SavedVisit } from "./execution.js";

@@ -29,12 +29,16 @@ const MAX_EVENT_DATA_BYTES = 4096;
  */
 export class StoreContext {
   private readonly statements = new Map<string, Database.Statement>();
+  /** One reusable BEGIN IMMEDIATE runner: `db.transaction(fn)` builds four wrapper functions per call. */
+  private readonly immediate: (fn: () => unknown) => unknown;
 
   constructor(
     readonly db: Database.Database,
     readonly now: () => number,
     readonly limits: StoreLimits,
-  ) {}
+  ) {
+    this.immediate = db.transaction((fn: () => unknown) => fn()).immediate;
+  }
 
   stmt(sql: string): Database.Statement {
     let statement = this.statements.get(sql);
@@ -48,7 +52,7 @@ export class StoreContext {
   /** Run `fn` in one BEGIN IMMEDIATE transaction; every failure leaves as a StoreError. */
   tx<T>(fn: () => T): T {
     try {
-      return this.db.transaction(fn).immediate();
+      return this.immediate(fn) as T;
     } catch (error) {
       throw toStoreError(error);
     }

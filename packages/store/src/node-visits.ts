@@ -74,6 +74,31 @@ function isTransition(value: RunRow | Transition<never>): value is Transition<ne
   return "kind" in value;
 }
 
+const ANY_VISIT = "SELECT 1 FROM run_steps WHERE run_id = ? AND path = ? LIMIT 1";
+const ONE_VISIT = "SELECT 1 FROM run_steps WHERE run_id = ? AND path = ? AND visit = ?";
+const VISIT_FROM = "SELECT 1 FROM run_steps WHERE run_id = ? AND path = ? AND visit >= ? LIMIT 1";
+
+function exists(ctx: StoreContext, sql: string, ...params: (string | number)[]): boolean {
+  return ctx.stmt(sql).get(...params) !== undefined;
+}
+
+/**
+ * The visit number a new start of `path` must carry: one past its highest saved visit. The usual cases
+ * (a first visit; the visit right after the last one) are proved with forward index seeks; anything else
+ * asks max(visit), which this SQLite build (ENABLE_STAT4) re-prepares on every call, ~5x a seek.
+ */
+function expectedVisit(ctx: StoreContext, runId: string, path: string, visit: number): number {
+  if (visit === 1) {
+    if (!exists(ctx, ANY_VISIT, runId, path)) return 1;
+  } else if (exists(ctx, ONE_VISIT, runId, path, visit - 1) && !exists(ctx, VISIT_FROM, runId, path, visit)) {
+    return visit;
+  }
+  const last = ctx
+    .stmt("SELECT max(visit) AS v FROM run_steps WHERE run_id = ? AND path = ?")
+    .get(runId, path) as { v: number | null };
+  return (last.v ?? 0) + 1;
+}
+
 /**
  * Open a node visit, or reopen it after a crash (same visit number, next attempt). A finished visit is
  * adopted with its saved result so settled work is never repeated. A pause request parks the run here.
@@ -115,12 +140,7 @@ export function startNodeVisit(
       );
       return applied({ status: "running", path: req.path, visit: req.visit, attempt: step.attempt + 1 });
     }
-    const last = ctx
-      .stmt("SELECT max(visit) AS v FROM run_steps WHERE run_id = ? AND path = ?")
-      .get(row.run_id, req.path) as {
-      v: number | null;
-    };
-    const expected = (last.v ?? 0) + 1;
+    const expected = expectedVisit(ctx, row.run_id, req.path, req.visit);
     if (req.visit !== expected) {
       return conflict({
         kind: "state_mismatch",
@@ -144,6 +164,11 @@ export function startNodeVisit(
   });
 }
 
+/** Whether a saved text blob holds exactly `text`; an error's message is part of the saved result. */
+function sameText(ctx: StoreContext, hash: string | null, text: string): boolean {
+  return hash !== null && ctx.readTextBlob(hash) === text;
+}
+
 function sameResult(ctx: StoreContext, step: StepRow, result: NodeVisitResult): boolean {
   if (step.status !== result.status) return false;
   switch (result.status) {
@@ -151,7 +176,7 @@ function sameResult(ctx: StoreContext, step: StepRow, result: NodeVisitResult): 
       return step.output_hash === ctx.putJson(result.output) && step.next_path === result.next;
     case "failed":
     case "timed_out":
-      return step.error_code === result.error.code;
+      return step.error_code === result.error.code && sameText(ctx, step.error_hash, result.error.message);
     default:
       return result satisfies never;
   }
@@ -329,7 +354,9 @@ export function settleEffect(ctx: StoreContext, fence: Fence, req: SettleEffect)
     if (effect.status !== "reserved") {
       const same = result.ok
         ? effect.status === "settled" && effect.result_hash === valueHash
-        : effect.status === "failed" && effect.error_code === result.error.code;
+        : effect.status === "failed" &&
+          effect.error_code === result.error.code &&
+          sameText(ctx, effect.error_hash, result.error.message);
       return same
         ? adopted(effectState(ctx, effect))
         : conflict({

@@ -4,6 +4,7 @@ import {
   conflict,
   type EnqueueMessage,
   type Fence,
+  isTerminalStatus,
   type MessageKind,
   type MessageRecord,
   type TerminalFact,
@@ -78,6 +79,7 @@ export function enqueueMessage(
         existing.kind === req.kind &&
         existing.path === req.path &&
         existing.visit === req.visit &&
+        existing.trigger_turn === (req.triggerTurn ? 1 : 0) &&
         existing.body_hash === ctx.putText(req.body);
       return same
         ? adopted(mapMessage(ctx, existing))
@@ -306,7 +308,11 @@ export function createTerminalMessages(
     return ctx.tx(() => {
       const row = ctx.getRunRow(req.runId);
       if (!row) return conflict({ kind: "not_found", resource: "run", id: req.runId });
-      if (row.presentation_state === "created" || row.presentation_state === "none") {
+      // `none` means "nothing to present" only once the run is terminal; a live run has no facts yet.
+      if (
+        row.presentation_state === "created" ||
+        (row.presentation_state === "none" && isTerminalStatus(row.status))
+      ) {
         return adopted(savedTerminalMessages(ctx, row.run_id));
       }
       const facts = readTerminalFacts(ctx, row.run_id);

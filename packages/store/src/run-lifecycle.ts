@@ -38,14 +38,23 @@ export function activeRunInSession(ctx: StoreContext, sessionId: string): string
   return row?.run_id;
 }
 
-function sameReservation(row: RunRow, req: ReservePreparedRun, inputHash: string): boolean {
+function sameReservation(
+  ctx: StoreContext,
+  row: RunRow,
+  req: ReservePreparedRun,
+  inputHash: string,
+): boolean {
   const session = req.origin.kind === "pi" ? req.origin.sessionId : null;
+  const presentation =
+    req.presentationInstructions === undefined ? null : ctx.putText(req.presentationInstructions);
   return (
     row.origin_command === "start" &&
     row.workflow_name === req.workflowName &&
     row.definition_digest === req.definitionDigest &&
     row.source_json === canonicalJson(req.source) &&
     row.input_hash === inputHash &&
+    row.manifest_hash === ctx.putJson(req.manifest) &&
+    row.presentation_hash === presentation &&
     row.origin_kind === req.origin.kind &&
     row.origin_session === session
   );
@@ -57,7 +66,7 @@ export function reservePreparedRun(ctx: StoreContext, req: ReservePreparedRun): 
     const inputHash = ctx.putJson(req.input);
     const existing = ctx.getRunRow(req.runId);
     if (existing) {
-      return sameReservation(existing, req, inputHash)
+      return sameReservation(ctx, existing, req, inputHash)
         ? adopted(mapRunRow(existing))
         : conflict({ kind: "request_mismatch", resource: "run", id: req.runId });
     }

@@ -33,6 +33,7 @@ import {
   markMessageDelivered,
 } from "./outbox.js";
 import * as readers from "./readers.js";
+import { readRunSnapshot } from "./run-snapshot.js";
 import {
   cancelRun,
   claimRun,
@@ -122,6 +123,17 @@ export class RunStore {
       maxBlobBytes: options.maxBlobBytes ?? DEFAULT_MAX_BLOB_BYTES,
     });
     return new RunStore(ctx, file);
+  }
+
+  /** The connection's durability settings, for diagnostics and tests. */
+  settings(): { journalMode: string; synchronous: SynchronousMode; foreignKeys: boolean } {
+    const db = this.use().db;
+    const sync = db.pragma("synchronous", { simple: true }) as number;
+    return {
+      journalMode: String(db.pragma("journal_mode", { simple: true })),
+      synchronous: sync === 2 ? "FULL" : "NORMAL",
+      foreignKeys: db.pragma("foreign_keys", { simple: true }) === 1,
+    };
   }
 
   close(): void {
@@ -282,6 +294,9 @@ export class RunStore {
   }
   readTerminalFacts(runId: string) {
     return readers.readTerminalFacts(this.use(), runId);
+  }
+  readRunSnapshot(runId: string) {
+    return readRunSnapshot(this.use(), runId);
   }
   listRunSteps(runId: string) {
     return readers.listRunSteps(this.use(), runId);

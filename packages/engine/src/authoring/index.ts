@@ -1,0 +1,34 @@
+// The authoring API. Workflow files import it as "piw"; the loader maps that name to this module.
+export { DEFAULT_EXIT, DEFAULT_MAX_STEPS, defineWorkflow, includeWorkflow } from "./define-workflow.js";
+export type {
+  IncludeInput,
+  IncludeOptions,
+  WorkflowDefinition,
+  WorkflowEdges,
+  WorkflowInclude,
+  WorkflowSpec,
+} from "./define-workflow.js";
+export { decisionEdge } from "./edges.js";
+export type { DecisionEdge, GotoEdge, RouteEdge, WorkflowEdge } from "./edges.js";
+export { action, agent, checkpoint, compute, decision, notify, shell } from "./node-specs.js";
+export type {
+  ActionNode,
+  AgentNode,
+  AgentOptions,
+  CheckpointNode,
+  ComputeNode,
+  DecisionNode,
+  NodeOutput,
+  NodeText,
+  NotifyNode,
+  ShellExec,
+  ShellNode,
+  ShellOptions,
+  WorkflowNode,
+} from "./node-specs.js";
+export type {
+  ActionContext,
+  ManagedEffects,
+  NodeContext,
+  ScopeContext,
+} from "../compiler/compiled-workflow.js";

@@ -1,0 +1,147 @@
+import type { z, ZodType } from "zod";
+import type { ActionContext, NodeContext } from "../compiler/compiled-workflow.js";
+
+/** Type-only marker that carries a node's output type to the edge types; never set at run time. */
+declare const outputType: unique symbol;
+
+/**
+ * A function of the node context, checked bivariantly (like a method) so that a node written for a
+ * narrower input still fits the node union; unannotated contexts then infer `unknown`, never `never`.
+ */
+type ContextFn<I, R> = { bivariant(ctx: NodeContext<I>): R }["bivariant"];
+
+/** A static text, or one computed from the node's context when it runs. */
+export type NodeText<I = unknown> = string | ContextFn<I, string>;
+
+/** A command as an argv array (no shell), or `{ shell }` when the author explicitly wants a shell. */
+export type ShellExec = readonly string[] | { readonly shell: string };
+
+interface NodeBase<O> {
+  readonly title?: string;
+  readonly [outputType]?: O;
+}
+
+export interface AgentNode<I = unknown, O = unknown> extends NodeBase<O> {
+  readonly kind: "agent";
+  readonly prompt: NodeText<I>;
+  readonly output: ZodType<O>;
+  validate?(output: O, ctx: NodeContext<I>): string | undefined;
+  readonly timeoutMs?: number;
+  readonly statusDetail?: NodeText<I>;
+}
+
+export interface ComputeNode<I = unknown, O = unknown> extends NodeBase<O> {
+  readonly kind: "compute";
+  run(ctx: NodeContext<I>): O | Promise<O>;
+}
+
+export interface ActionNode<I = unknown, O = unknown> extends NodeBase<O> {
+  readonly kind: "action";
+  run(ctx: ActionContext<I>): O | Promise<O>;
+}
+
+export interface ShellNode<I = unknown, O = unknown> extends NodeBase<O> {
+  readonly kind: "shell";
+  readonly exec: ShellExec | ContextFn<I, ShellExec>;
+  parse?(stdout: string, ctx: NodeContext<I>): O;
+  readonly cwd?: string;
+  readonly env?: Readonly<Record<string, string>>;
+  readonly timeoutMs?: number;
+}
+
+export interface NotifyNode<I = unknown> extends NodeBase<undefined> {
+  readonly kind: "notify";
+  readonly message: NodeText<I>;
+}
+
+export interface CheckpointNode<I = unknown, O = unknown> extends NodeBase<O> {
+  readonly kind: "checkpoint";
+  readonly prompt: NodeText<I>;
+  readonly answer: ZodType<O>;
+}
+
+export interface DecisionNode<I = unknown, C extends string = string> extends NodeBase<C> {
+  readonly kind: "decision";
+  readonly choices: readonly C[];
+  decide(ctx: NodeContext<I>): C;
+}
+
+/** Any node, whatever its input and output types. */
+export type WorkflowNode =
+  | AgentNode<unknown, unknown>
+  | ComputeNode<unknown, unknown>
+  | ActionNode<unknown, unknown>
+  | ShellNode<unknown, unknown>
+  | NotifyNode<unknown>
+  | CheckpointNode<unknown, unknown>
+  | DecisionNode<unknown, string>;
+
+export type NodeKindName = WorkflowNode["kind"];
+
+/** The output a node produces, as its edges' route functions see it. */
+export type NodeOutput<Node> = Node extends { readonly [outputType]?: infer O } ? O : unknown;
+
+interface TitleOption {
+  title?: string;
+}
+
+export interface AgentOptions<I, S extends ZodType> extends TitleOption {
+  prompt: NodeText<I>;
+  output: S;
+  validate?: (output: z.output<S>, ctx: NodeContext<I>) => string | undefined;
+  timeoutMs?: number;
+  statusDetail?: NodeText<I>;
+}
+
+/** A step the model completes in the user's Pi conversation by submitting `output`. */
+export function agent<I = unknown, S extends ZodType = ZodType>(
+  options: AgentOptions<I, S>,
+): AgentNode<I, z.output<S>> {
+  return { kind: "agent", ...options } as AgentNode<I, z.output<S>>;
+}
+
+/** Pure computation over the scope's input and earlier outputs; it may run again on recovery. */
+export function compute<I = unknown, O = unknown>(
+  options: TitleOption & { run: (ctx: NodeContext<I>) => O },
+): ComputeNode<I, Awaited<O>> {
+  return { kind: "compute", ...options } as ComputeNode<I, Awaited<O>>;
+}
+
+/** Side effects, only through `ctx.effects` so that a retry adopts what already happened. */
+export function action<I = unknown, O = unknown>(
+  options: TitleOption & { run: (ctx: ActionContext<I>) => O },
+): ActionNode<I, Awaited<O>> {
+  return { kind: "action", ...options } as ActionNode<I, Awaited<O>>;
+}
+
+export interface ShellOptions<I, O> extends TitleOption {
+  exec: ShellExec | ((ctx: NodeContext<I>) => ShellExec);
+  parse?: (stdout: string, ctx: NodeContext<I>) => O;
+  cwd?: string;
+  env?: Record<string, string>;
+  timeoutMs?: number;
+}
+
+/** Runs a command; the output is `parse(stdout)`, or stdout itself without `parse`. */
+export function shell<I = unknown, O = string>(options: ShellOptions<I, O>): ShellNode<I, O> {
+  return { kind: "shell", ...options } as ShellNode<I, O>;
+}
+
+/** Sends a message to the run's Pi session and moves on. */
+export function notify<I = unknown>(options: TitleOption & { message: NodeText<I> }): NotifyNode<I> {
+  return { kind: "notify", ...options };
+}
+
+/** Stops the run until a user answers `prompt`; the output is the accepted answer. */
+export function checkpoint<I = unknown, S extends ZodType = ZodType>(
+  options: TitleOption & { prompt: NodeText<I>; answer: S },
+): CheckpointNode<I, z.output<S>> {
+  return { kind: "checkpoint", ...options } as CheckpointNode<I, z.output<S>>;
+}
+
+/** Picks one of a fixed set of choices; its edge must route every choice (see `decisionEdge`). */
+export function decision<I = unknown, const C extends string = string>(
+  options: TitleOption & { choices: readonly C[]; decide: (ctx: NodeContext<I>) => NoInfer<C> },
+): DecisionNode<I, C> {
+  return { kind: "decision", ...options };
+}

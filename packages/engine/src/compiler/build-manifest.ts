@@ -1,0 +1,81 @@
+import type { WorkflowDefinition } from "../authoring/define-workflow.js";
+import type { CompiledNode } from "./compiled-workflow.js";
+import { canonicalJson } from "./definition-digest.js";
+import type { GraphManifest } from "./graph-manifest.js";
+import { type ResolvedTarget, resolveAllTargets, startPathOf } from "./graph-routing.js";
+import { joinPath } from "./names.js";
+import { edgeLabel, edgeTargets, type ScopeModel } from "./scope-model.js";
+
+type Scopes = ReadonlyMap<string, ScopeModel>;
+type ManifestEdge = GraphManifest["edges"][number];
+
+/** Every edge leaving each node, resolved to full paths and root exits, in definition order. */
+export function resolvedEdges(scopes: Scopes): Map<string, (ResolvedTarget & { label?: string })[]> {
+  const bySource = new Map<string, (ResolvedTarget & { label?: string })[]>();
+  for (const scope of scopes.values()) {
+    for (const name of scope.nodeNames) {
+      const edge = scope.edges.get(name);
+      const resolved = edge
+        ? edgeTargets(edge).flatMap((target) => {
+            const label = edgeLabel(edge, target);
+            return resolveAllTargets(scopes, scope.path, target).map((r) => ({ ...r, label }));
+          })
+        : [];
+      bySource.set(joinPath(scope.path, name), resolved);
+    }
+  }
+  return bySource;
+}
+
+/** The JSON graph the host stores and viewers draw, without any workflow code. */
+export function buildManifest(
+  root: WorkflowDefinition,
+  scopes: Scopes,
+  nodes: ReadonlyMap<string, CompiledNode>,
+  startPath: string,
+): GraphManifest {
+  const edges: ManifestEdge[] = [];
+  const seen = new Set<string>();
+  for (const [from, targets] of resolvedEdges(scopes)) {
+    for (const { to, via, label } of targets) {
+      const edge: ManifestEdge = { from, to };
+      if (label !== undefined && label !== "") edge.label = label;
+      if (via.length > 0) edge.via = via;
+      const key = canonicalJson(edge);
+      if (!seen.has(key)) edges.push(edge);
+      seen.add(key);
+    }
+  }
+  const mounts: GraphManifest["mounts"] = [];
+  for (const scope of scopes.values()) {
+    if (scope.parent === undefined) continue;
+    const { definition, parent } = scope;
+    mounts.push({
+      path: scope.path,
+      name: parent.mount,
+      scope: parent.scope,
+      workflow: definition.name,
+      title: parent.include.title ?? definition.title ?? parent.mount,
+      startPath: startPathOf(scopes, scope.path) ?? scope.path,
+      exits: [...scope.exits],
+    });
+  }
+  const manifest: GraphManifest = {
+    version: 1,
+    workflow: root.name,
+    startPath,
+    exits: [...(scopes.get("")?.exits ?? [])],
+    maxSteps: root.maxSteps,
+    nodes: [...nodes.values()].map(({ path, name, scope, kind, title }) => ({
+      path,
+      name,
+      scope,
+      kind,
+      title,
+    })),
+    mounts,
+    edges,
+  };
+  if (root.title !== undefined) manifest.title = root.title;
+  return manifest;
+}

@@ -1,0 +1,175 @@
+import { nodePathSchema } from "@piw/protocol";
+import {
+  isWorkflowDefinition,
+  type WorkflowDefinition,
+  type WorkflowInclude,
+} from "../authoring/define-workflow.js";
+import type { WorkflowNode } from "../authoring/node-specs.js";
+import type { CompileProblem } from "./compile-error.js";
+import type { CompiledNode } from "./compiled-workflow.js";
+import { compileNode, isZodSchema } from "./compile-node.js";
+import { joinPath, localNameProblem, workflowNameProblem } from "./names.js";
+import { collectEdges } from "./scope-edges.js";
+import type { ScopeModel } from "./scope-model.js";
+
+/** The workflow tree flattened: every scope and every node, keyed by full path. */
+export interface CollectedTree {
+  scopes: Map<string, ScopeModel>;
+  nodes: Map<string, CompiledNode>;
+  problems: CompileProblem[];
+}
+
+type Fields = Record<string, unknown>;
+
+function recordOf(value: unknown): Fields | undefined {
+  return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Fields) : undefined;
+}
+
+/** Walks the root definition and every include, assigning full paths and collecting every problem. */
+export function collectScopes(root: WorkflowDefinition): CollectedTree {
+  const tree: CollectedTree = { scopes: new Map(), nodes: new Map(), problems: [] };
+  visitScope(tree, root, "", undefined, []);
+  return tree;
+}
+
+function visitScope(
+  tree: CollectedTree,
+  definition: WorkflowDefinition,
+  path: string,
+  parent: ScopeModel["parent"],
+  ancestors: readonly WorkflowDefinition[],
+): void {
+  const problems = tree.problems;
+  const at = (field: string) => `${path}:${field}`;
+  const nameProblem = workflowNameProblem(definition.name);
+  if (nameProblem !== undefined) problems.push({ path: at("name"), message: nameProblem });
+  checkWorkflowFields(definition, path, problems);
+
+  const nodes = recordOf(definition.nodes) ?? {};
+  const includes = recordOf(definition.includes) ?? {};
+  if (recordOf(definition.nodes) === undefined)
+    problems.push({ path: at("nodes"), message: "nodes must be an object" });
+  if (recordOf(definition.includes) === undefined) {
+    problems.push({ path: at("includes"), message: "includes must be an object" });
+  }
+  const exitList = Array.isArray(definition.exits) ? (definition.exits as unknown[]) : [];
+  if (!Array.isArray(definition.exits) || exitList.length === 0) {
+    problems.push({ path: at("exits"), message: "a workflow needs at least one exit" });
+  }
+
+  // One namespace per scope: an edge target names a node, an include or an exit.
+  const seen = new Map<string, string>();
+  const claim = (name: unknown, what: string): name is string => {
+    if (typeof name !== "string") {
+      problems.push({ path: at("exits"), message: `${what} names must be strings` });
+      return false;
+    }
+    const full = joinPath(path, name);
+    const invalid = localNameProblem(name, what);
+    if (invalid !== undefined) problems.push({ path: full, message: invalid });
+    const earlier = seen.get(name);
+    if (earlier !== undefined) {
+      problems.push({ path: full, message: `duplicate name "${name}": already used by ${earlier}` });
+      return false;
+    }
+    seen.set(name, `${what === "exit" ? "an" : "a"} ${what}`);
+    if (!nodePathSchema.safeParse(full).success && invalid === undefined) {
+      problems.push({ path: full, message: "the full path is longer than 500 characters" });
+    }
+    // An invalid name stays in the model, so that its edges do not add "unknown node" noise.
+    return true;
+  };
+
+  const nodeChoices = new Map<string, readonly string[] | undefined>();
+  const nodeNames: string[] = [];
+  for (const [name, spec] of Object.entries(nodes)) {
+    if (!claim(name, "node")) continue;
+    const place = { path: joinPath(path, name), name, scope: path };
+    const compiled = compileNode(spec as WorkflowNode, place, problems);
+    nodeNames.push(name);
+    if (compiled !== undefined) tree.nodes.set(place.path, compiled);
+    const kind = (spec as Fields | undefined)?.kind;
+    const choices = (spec as Fields | undefined)?.choices;
+    nodeChoices.set(
+      name,
+      kind === "decision" ? (Array.isArray(choices) ? (choices as string[]) : []) : undefined,
+    );
+  }
+
+  const children: [string, WorkflowInclude][] = [];
+  const mountExits = new Map<string, readonly string[]>();
+  for (const [name, include] of Object.entries(includes)) {
+    if (!claim(name, "include")) continue;
+    const child = (include as Fields | undefined)?.workflow;
+    const full = joinPath(path, name);
+    if ((include as Fields | undefined)?.kind !== "include" || !isWorkflowDefinition(child)) {
+      problems.push({
+        path: full,
+        message: "an include must be built with includeWorkflow(child, { input })",
+      });
+      continue;
+    }
+    mountExits.set(name, Array.isArray(child.exits) ? child.exits.filter((e) => typeof e === "string") : []);
+    if (child === definition || ancestors.includes(child)) {
+      // Known exits keep its edges quiet; descending would never end.
+      problems.push({ path: full, message: `workflow "${child.name}" includes itself` });
+      continue;
+    }
+    children.push([name, include as WorkflowInclude]);
+  }
+
+  const exits = new Set<string>();
+  for (const exit of exitList) if (claim(exit, "exit")) exits.add(exit);
+
+  const edges = collectEdges({ path, nodes: nodeChoices, mountExits, exits }, definition.edges, problems);
+  const startAt = checkStartAt(definition.startAt, nodeChoices, mountExits, exits, at("startAt"), problems);
+  const mounts = new Map(children.map(([name]) => [name, joinPath(path, name)]));
+  const scope: ScopeModel = { path, definition, parent, nodeNames, mounts, exits, startAt, edges };
+  tree.scopes.set(path, scope);
+
+  for (const [name, include] of children) {
+    const childPath = joinPath(path, name);
+    if (include.title !== undefined && typeof include.title !== "string") {
+      problems.push({ path: childPath, message: "title must be a string" });
+    }
+    visitScope(tree, include.workflow, childPath, { scope: path, mount: name, include }, [
+      ...ancestors,
+      definition,
+    ]);
+  }
+}
+
+function checkStartAt(
+  startAt: unknown,
+  nodes: ReadonlyMap<string, unknown>,
+  mounts: ReadonlyMap<string, unknown>,
+  exits: ReadonlySet<string>,
+  path: string,
+  problems: CompileProblem[],
+): string | undefined {
+  if (typeof startAt !== "string" || startAt === "") {
+    problems.push({ path, message: "startAt is missing: name the node or include the workflow starts at" });
+    return undefined;
+  }
+  if (nodes.has(startAt) || mounts.has(startAt)) return startAt;
+  const why = exits.has(startAt) ? "is an exit" : "is not a node or include of this workflow";
+  problems.push({ path, message: `startAt "${startAt}" ${why}` });
+  return undefined;
+}
+
+function checkWorkflowFields(definition: WorkflowDefinition, path: string, problems: CompileProblem[]): void {
+  const at = (field: string) => `${path}:${field}`;
+  if (definition.title !== undefined && typeof definition.title !== "string") {
+    problems.push({ path: at("title"), message: "title must be a string" });
+  }
+  if (definition.input !== undefined && !isZodSchema(definition.input)) {
+    problems.push({ path: at("input"), message: "input must be a zod schema" });
+  }
+  if (definition.presentationPrompt !== undefined && typeof definition.presentationPrompt !== "string") {
+    problems.push({ path: at("presentationPrompt"), message: "presentationPrompt must be a string" });
+  }
+  const steps = definition.maxSteps;
+  if (typeof steps !== "number" || !Number.isInteger(steps) || steps < 1 || steps > 1_000_000) {
+    problems.push({ path: at("maxSteps"), message: "maxSteps must be an integer from 1 to 1000000" });
+  }
+}

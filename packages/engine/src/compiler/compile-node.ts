@@ -1,0 +1,195 @@
+import type { ZodType } from "zod";
+import type { WorkflowNode } from "../authoring/node-specs.js";
+import type { CompileProblem } from "./compile-error.js";
+import type { CompiledNode, NodeContext, ShellCommand } from "./compiled-workflow.js";
+
+/** Where a node sits: what every problem about it is reported against. */
+export interface NodePlace {
+  path: string;
+  name: string;
+  scope: string;
+}
+
+type Fields = Record<string, unknown>;
+type Check = (message: string) => void;
+
+export function isZodSchema(value: unknown): value is ZodType {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    "_zod" in value &&
+    typeof (value as { safeParse?: unknown }).safeParse === "function"
+  );
+}
+
+function isFunction(value: unknown): value is (...args: never[]) => unknown {
+  return typeof value === "function";
+}
+
+/** A static text becomes a constant function, so the executor always calls `prompt(ctx)`. */
+function textFn(value: unknown, field: string, problem: Check): ((ctx: NodeContext) => string) | undefined {
+  if (typeof value === "string") return () => value;
+  if (isFunction(value)) return value as (ctx: NodeContext) => string;
+  problem(`${field} must be a string or a function of the node context`);
+  return undefined;
+}
+
+function optionalTextFn(value: unknown, field: string, problem: Check) {
+  return value === undefined ? undefined : textFn(value, field, problem);
+}
+
+function requireFunction<F>(value: unknown, field: string, problem: Check): F | undefined {
+  if (isFunction(value)) return value as F;
+  problem(`${field} must be a function`);
+  return undefined;
+}
+
+function optionalFunction<F>(value: unknown, field: string, problem: Check): F | undefined {
+  return value === undefined ? undefined : requireFunction<F>(value, field, problem);
+}
+
+function requireSchema(value: unknown, field: string, problem: Check): ZodType | undefined {
+  if (isZodSchema(value)) return value;
+  problem(`${field} must be a zod schema`);
+  return undefined;
+}
+
+function optionalTimeout(value: unknown, problem: Check): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value === "number" && Number.isInteger(value) && value > 0) return value;
+  problem("timeoutMs must be a positive integer");
+  return undefined;
+}
+
+/** Normalizes `exec` (argv array or `{ shell }`); undefined when it is neither. */
+export function shellCommandOf(exec: unknown): ShellCommand | undefined {
+  if (Array.isArray(exec)) {
+    if (exec.length === 0 || !exec.every((part) => typeof part === "string")) return undefined;
+    return { argv: [...exec] };
+  }
+  if (typeof exec === "object" && exec !== null && "shell" in exec) {
+    const command = (exec as { shell: unknown }).shell;
+    if (typeof command === "string" && command.trim() !== "") return { shell: command };
+  }
+  return undefined;
+}
+
+const EXEC_HELP = 'exec must be a non-empty argv array of strings, { shell: "command" }, or a function';
+
+function shellCommandFn(exec: unknown, problem: Check): ((ctx: NodeContext) => ShellCommand) | undefined {
+  if (isFunction(exec)) {
+    const build = exec as (ctx: NodeContext) => unknown;
+    return (ctx) => {
+      const command = shellCommandOf(build(ctx));
+      if (command === undefined) throw new TypeError(`exec returned an invalid command: ${EXEC_HELP}`);
+      return command;
+    };
+  }
+  const command = shellCommandOf(exec);
+  if (command === undefined) {
+    problem(EXEC_HELP);
+    return undefined;
+  }
+  return () => structuredClone(command);
+}
+
+function optionalEnv(value: unknown, problem: Check): Record<string, string> | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value === "object" && value !== null && !Array.isArray(value)) {
+    const entries = Object.entries(value);
+    if (entries.every(([, v]) => typeof v === "string")) return Object.fromEntries(entries);
+  }
+  problem("env must be an object of string values");
+  return undefined;
+}
+
+function choicesOf(value: unknown, problem: Check): readonly string[] | undefined {
+  if (!Array.isArray(value) || value.length === 0 || !value.every((c) => typeof c === "string" && c !== "")) {
+    problem("choices must be a non-empty array of non-empty strings");
+    return undefined;
+  }
+  const seen = new Set<string>();
+  for (const choice of value as string[]) {
+    if (seen.has(choice)) problem(`choice "${choice}" is listed twice`);
+    seen.add(choice);
+  }
+  return [...seen];
+}
+
+/**
+ * Validates one authored node and builds its compiled form; reports every problem it finds and returns
+ * undefined when the node cannot be built.
+ */
+export function compileNode(
+  spec: WorkflowNode,
+  place: NodePlace,
+  problems: CompileProblem[],
+): CompiledNode | undefined {
+  const before = problems.length;
+  const problem: Check = (message) => problems.push({ path: place.path, message });
+  const fields = spec as unknown as Fields;
+  const title = fields.title === undefined ? place.name : fields.title;
+  if (typeof title !== "string") problem("title must be a string");
+  const base = { ...place, title: typeof title === "string" ? title : place.name };
+  const built = buildNode(fields, base, problem);
+  return problems.length === before ? built : undefined;
+}
+
+function buildNode(f: Fields, base: NodePlace & { title: string }, problem: Check): CompiledNode | undefined {
+  switch (f.kind) {
+    case "agent": {
+      const prompt = textFn(f.prompt, "prompt", problem);
+      const output = requireSchema(f.output, "output", problem);
+      const validate = optionalFunction<(output: unknown, ctx: NodeContext) => string | undefined>(
+        f.validate,
+        "validate",
+        problem,
+      );
+      const timeoutMs = optionalTimeout(f.timeoutMs, problem);
+      const statusDetail = optionalTextFn(f.statusDetail, "statusDetail", problem);
+      if (prompt === undefined || output === undefined) return undefined;
+      return { kind: "agent", ...base, prompt, output, validate, timeoutMs, statusDetail };
+    }
+    case "compute":
+    case "action": {
+      const run = requireFunction<(ctx: never) => unknown>(f.run, "run", problem);
+      if (run === undefined) return undefined;
+      return f.kind === "compute" ? { kind: "compute", ...base, run } : { kind: "action", ...base, run };
+    }
+    case "shell": {
+      const command = shellCommandFn(f.exec, problem);
+      const parse = optionalFunction<(stdout: string, ctx: NodeContext) => unknown>(
+        f.parse,
+        "parse",
+        problem,
+      );
+      if (f.cwd !== undefined && typeof f.cwd !== "string") problem("cwd must be a string");
+      const env = optionalEnv(f.env, problem);
+      const timeoutMs = optionalTimeout(f.timeoutMs, problem);
+      if (command === undefined) return undefined;
+      const cwd = typeof f.cwd === "string" ? f.cwd : undefined;
+      return { kind: "shell", ...base, command, parse, cwd, env, timeoutMs };
+    }
+    case "notify": {
+      const message = textFn(f.message, "message", problem);
+      return message === undefined ? undefined : { kind: "notify", ...base, message };
+    }
+    case "checkpoint": {
+      const prompt = textFn(f.prompt, "prompt", problem);
+      const answer = requireSchema(f.answer, "answer", problem);
+      if (prompt === undefined || answer === undefined) return undefined;
+      return { kind: "checkpoint", ...base, prompt, answer };
+    }
+    case "decision": {
+      const choices = choicesOf(f.choices, problem);
+      const decide = requireFunction<(ctx: NodeContext) => string>(f.decide, "decide", problem);
+      if (choices === undefined || decide === undefined) return undefined;
+      return { kind: "decision", ...base, choices, decide };
+    }
+    default:
+      problem(
+        `unknown node kind ${JSON.stringify(f.kind)}: build nodes with agent(), compute(), action(), shell(), notify(), checkpoint() or decision()`,
+      );
+      return undefined;
+  }
+}

@@ -1,0 +1,151 @@
+import type { ZodType } from "zod";
+import { isWorkflowDefinition, type WorkflowDefinition } from "../authoring/define-workflow.js";
+import type { WorkflowNode } from "../authoring/node-specs.js";
+import { buildManifest, resolvedEdges } from "./build-manifest.js";
+import { collectScopes } from "./collect-scopes.js";
+import { CompileError } from "./compile-error.js";
+import { shellCommandOf } from "./compile-node.js";
+import type { CompiledWorkflow, NextStep } from "./compiled-workflow.js";
+import { canonicalJson, schemaJson, sha256Hex } from "./definition-digest.js";
+import type { GraphManifest } from "./graph-manifest.js";
+import { checkGraph } from "./graph-checks.js";
+import { nextStep, startPathOf } from "./graph-routing.js";
+import { joinPath } from "./names.js";
+import { RoutingError, ScopeInputError } from "./runtime-errors.js";
+import type { ScopeModel } from "./scope-model.js";
+
+/**
+ * Validates a workflow definition with all its includes, assigns every node its full path, and returns
+ * the runtime graph. Throws a CompileError that lists every problem found.
+ */
+export function compileWorkflow(definition: WorkflowDefinition): CompiledWorkflow {
+  if (!isWorkflowDefinition(definition)) {
+    throw new CompileError("(unknown)", [
+      { path: ":", message: "not a workflow definition: build it with defineWorkflow({...})" },
+    ]);
+  }
+  const { scopes, nodes, problems } = collectScopes(definition);
+  const startPath = startPathOf(scopes, "");
+  const successors = new Map(
+    [...resolvedEdges(scopes)].map(([from, targets]) => [from, targets.map((t) => t.to)] as const),
+  );
+  const paths = [...scopes.values()].flatMap((s) => s.nodeNames.map((name) => joinPath(s.path, name)));
+  checkGraph({ paths, successors, startPath }, problems);
+  if (problems.length > 0 || startPath === undefined) {
+    throw new CompileError(String(definition.name), problems);
+  }
+
+  const manifest = buildManifest(definition, scopes, nodes, startPath);
+  const digest = definitionDigest(manifest, scopes);
+  const scopeOutputs = (scope: string, outputsByPath: ReadonlyMap<string, unknown>) => {
+    const outputs: Record<string, unknown> = {};
+    for (const name of scopes.get(scope)?.nodeNames ?? []) {
+      const path = joinPath(scope, name);
+      if (outputsByPath.has(path)) outputs[name] = outputsByPath.get(path);
+    }
+    return outputs;
+  };
+  const scopeInput = (
+    scope: string,
+    runInput: unknown,
+    outputsByPath: ReadonlyMap<string, unknown>,
+  ): unknown => {
+    const model = scopes.get(scope);
+    if (model === undefined) throw new ScopeInputError(scope, `no workflow is mounted at "${scope}"`);
+    if (model.parent === undefined) return parseInput(model.definition.input, runInput, scope);
+    const { include } = model.parent;
+    const projection = include.input;
+    const value =
+      typeof projection === "function"
+        ? projection({
+            input: scopeInput(model.parent.scope, runInput, outputsByPath),
+            outputs: scopeOutputs(model.parent.scope, outputsByPath),
+          })
+        : projection;
+    return parseInput(model.definition.input, value, scope);
+  };
+
+  const compiled: CompiledWorkflow = {
+    name: definition.name,
+    digest,
+    manifest,
+    startPath,
+    maxSteps: definition.maxSteps,
+    nodes,
+    next(path: string, output: unknown): NextStep {
+      const node = nodes.get(path);
+      if (node === undefined) throw new RoutingError("unknown_path", path, `no node has the path "${path}"`);
+      return nextStep(scopes, node.scope, node.name, output);
+    },
+    scopeInput,
+    scopeOutputs,
+  };
+  if (definition.title !== undefined) compiled.title = definition.title;
+  if (definition.input !== undefined) compiled.inputSchema = definition.input;
+  if (definition.presentationPrompt !== undefined)
+    compiled.presentationPrompt = definition.presentationPrompt;
+  return compiled;
+}
+
+function parseInput(schema: ZodType | undefined, value: unknown, scope: string): unknown {
+  if (schema === undefined) return value;
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  // Issue paths and messages only: the input itself may be private.
+  const issues = result.error.issues
+    .slice(0, 5)
+    .map((issue) => `${issue.path.join(".") || "(input)"}: ${issue.message}`)
+    .join("; ");
+  const where = scope === "" ? "the workflow input" : `the input of "${scope}"`;
+  throw new ScopeInputError(scope, `${where} does not match its schema: ${issues}`);
+}
+
+/** The settings of a node that change what it does, beyond the graph: schemas, static texts, limits. */
+function nodeSettings(spec: WorkflowNode): unknown {
+  const text = (value: unknown) =>
+    typeof value === "string" ? value : typeof value === "function" ? "(fn)" : undefined;
+  switch (spec.kind) {
+    case "agent":
+      return {
+        prompt: text(spec.prompt),
+        output: schemaJson(spec.output),
+        validate: spec.validate !== undefined,
+        timeoutMs: spec.timeoutMs,
+        statusDetail: text(spec.statusDetail),
+      };
+    case "checkpoint":
+      return { prompt: text(spec.prompt), answer: schemaJson(spec.answer) };
+    case "shell":
+      return {
+        exec: typeof spec.exec === "function" ? "(fn)" : shellCommandOf(spec.exec),
+        parse: spec.parse !== undefined,
+        cwd: spec.cwd,
+        env: spec.env,
+        timeoutMs: spec.timeoutMs,
+      };
+    case "notify":
+      return { message: text(spec.message) };
+    case "decision":
+      return { choices: spec.choices };
+    case "compute":
+    case "action":
+      return {};
+    default:
+      return spec satisfies never;
+  }
+}
+
+/** sha256 over the manifest, every schema and every node's settings, in canonical JSON. */
+function definitionDigest(manifest: GraphManifest, scopes: ReadonlyMap<string, ScopeModel>): string {
+  const settings: Record<string, unknown> = {};
+  const inputs: Record<string, unknown> = {};
+  for (const scope of scopes.values()) {
+    inputs[scope.path] = schemaJson(scope.definition.input) ?? null;
+    for (const name of scope.nodeNames) {
+      const spec = scope.definition.nodes[name];
+      if (spec !== undefined) settings[joinPath(scope.path, name)] = nodeSettings(spec);
+    }
+  }
+  const presentationPrompt = scopes.get("")?.definition.presentationPrompt;
+  return sha256Hex(canonicalJson({ manifest, inputs, settings, presentationPrompt }));
+}

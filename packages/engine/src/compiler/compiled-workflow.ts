@@ -1,0 +1,126 @@
+import type { ZodType } from "zod";
+import type { GraphManifest } from "./graph-manifest.js";
+
+/** What workflow-authored functions receive when a node runs. */
+export interface NodeContext<I = unknown> {
+  /** The (projected) input of the node's workflow scope. */
+  input: I;
+  /** The latest output of each node already run in the same scope, by local name. */
+  outputs: Record<string, unknown>;
+  /** The full compiled path, the local name and the visit number of this node visit. */
+  node: { path: string; name: string; visit: number };
+  /** Aborted on cancel or timeout. */
+  signal: AbortSignal;
+}
+
+/** Managed effects: the engine derives their identity from the node visit, never from the author. */
+export interface ManagedEffects {
+  idempotent<R>(type: string, request: unknown, fn: (request: unknown) => Promise<R> | R): Promise<R>;
+  manual<R>(type: string, request: unknown, fn: (request: unknown) => Promise<R> | R): Promise<R>;
+}
+
+export interface ActionContext<I = unknown> extends NodeContext<I> {
+  effects: ManagedEffects;
+}
+
+/** What an include's input projection receives: the parent scope's input and outputs. */
+export interface ScopeContext<I = unknown> {
+  input: I;
+  outputs: Record<string, unknown>;
+}
+
+export type ShellCommand = { argv: string[] } | { shell: string };
+
+interface CompiledNodeBase {
+  /** Full compiled path, e.g. `docs/workspace/inspect`. */
+  path: string;
+  /** Local name inside its workflow, e.g. `inspect`. */
+  name: string;
+  /** Full path of the mount the node lives in; '' for the root workflow. */
+  scope: string;
+  title: string;
+}
+
+export interface CompiledComputeNode extends CompiledNodeBase {
+  kind: "compute";
+  run(ctx: NodeContext): unknown;
+}
+
+export interface CompiledActionNode extends CompiledNodeBase {
+  kind: "action";
+  run(ctx: ActionContext): Promise<unknown> | unknown;
+}
+
+export interface CompiledShellNode extends CompiledNodeBase {
+  kind: "shell";
+  command(ctx: NodeContext): ShellCommand;
+  /** Without `parse`, the node's output is the command's stdout. */
+  parse?(stdout: string, ctx: NodeContext): unknown;
+  cwd?: string;
+  env?: Record<string, string>;
+  timeoutMs?: number;
+}
+
+export interface CompiledNotifyNode extends CompiledNodeBase {
+  kind: "notify";
+  message(ctx: NodeContext): string;
+}
+
+export interface CompiledCheckpointNode extends CompiledNodeBase {
+  kind: "checkpoint";
+  prompt(ctx: NodeContext): string;
+  answer: ZodType;
+}
+
+export interface CompiledAgentNode extends CompiledNodeBase {
+  kind: "agent";
+  prompt(ctx: NodeContext): string;
+  output: ZodType;
+  /** Returns a message saying what is wrong with a schema-valid output, or undefined to accept it. */
+  validate?(output: unknown, ctx: NodeContext): string | undefined;
+  timeoutMs?: number;
+  statusDetail?(ctx: NodeContext): string;
+}
+
+export interface CompiledDecisionNode extends CompiledNodeBase {
+  kind: "decision";
+  choices: readonly string[];
+  decide(ctx: NodeContext): string;
+}
+
+export type CompiledNode =
+  | CompiledComputeNode
+  | CompiledActionNode
+  | CompiledShellNode
+  | CompiledNotifyNode
+  | CompiledCheckpointNode
+  | CompiledAgentNode
+  | CompiledDecisionNode;
+
+/** Where a node's output leads. */
+export type NextStep = { kind: "node"; path: string } | { kind: "exit"; exit: string };
+
+export interface CompiledWorkflow {
+  name: string;
+  title?: string;
+  digest: string;
+  manifest: GraphManifest;
+  startPath: string;
+  maxSteps: number;
+  inputSchema?: ZodType;
+  presentationPrompt?: string;
+  /** By full path. */
+  nodes: ReadonlyMap<string, CompiledNode>;
+  /**
+   * Where a node's output leads: another node's full path, or the end of the root workflow (exit name).
+   * Throws a RoutingError when the path is unknown or a route picks an undeclared target.
+   */
+  next(path: string, output: unknown): NextStep;
+  /**
+   * The input of a scope ('' = root, 'docs', 'docs/workspace'), computed from the run input and the latest
+   * outputs by full path. Throws a ScopeInputError when an input fails its workflow's schema.
+   */
+  scopeInput(scope: string, runInput: unknown, outputsByPath: ReadonlyMap<string, unknown>): unknown;
+  /** The `outputs` a node in `scope` sees: latest outputs of that scope's own nodes, by local name. */
+  scopeOutputs(scope: string, outputsByPath: ReadonlyMap<string, unknown>): Record<string, unknown>;
+}

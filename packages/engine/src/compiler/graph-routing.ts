@@ -1,0 +1,116 @@
+import type { NextStep } from "./compiled-workflow.js";
+import { joinPath } from "./names.js";
+import { RoutingError } from "./runtime-errors.js";
+import { type EdgeModel, edgeTargets, type ScopeModel } from "./scope-model.js";
+
+/** A local edge target resolved to where the run really goes, with the include exits it passes. */
+export interface ResolvedTarget {
+  to: NextStep;
+  /** Include exit edges passed on the way, as full paths (`docs/design.ready`). */
+  via: string[];
+}
+
+type Scopes = ReadonlyMap<string, ScopeModel>;
+
+/** The full path of the node a scope starts at, following includes that start at another include. */
+export function startPathOf(scopes: Scopes, scopePath: string): string | undefined {
+  const scope = scopes.get(scopePath);
+  if (scope?.startAt === undefined) return undefined;
+  const mount = scope.mounts.get(scope.startAt);
+  return mount === undefined ? joinPath(scopePath, scope.startAt) : startPathOf(scopes, mount);
+}
+
+/**
+ * Resolves `target` (a local name in `scopePath`) to every place it can lead, statically: a route edge on
+ * an include exit contributes all its declared targets.
+ */
+export function resolveAllTargets(
+  scopes: Scopes,
+  scopePath: string,
+  target: string,
+  via: string[] = [],
+): ResolvedTarget[] {
+  const step = resolveLocal(scopes, scopePath, target);
+  if (step === undefined) return [];
+  if (step.kind !== "exitScope") return [{ to: step.to, via }];
+  const passed = [...via, step.source];
+  return edgeTargets(step.edge).flatMap((t) => resolveAllTargets(scopes, step.parentPath, t, passed));
+}
+
+/** Where `output` of the node at `path` leads at run time. */
+export function nextStep(scopes: Scopes, scopePath: string, nodeName: string, output: unknown): NextStep {
+  const path = joinPath(scopePath, nodeName);
+  const edge = scopes.get(scopePath)?.edges.get(nodeName);
+  if (edge === undefined) throw new RoutingError("unknown_path", path, `no edge leaves "${path}"`);
+  return follow(scopes, scopePath, pickTarget(edge, output, path), output, path);
+}
+
+function follow(scopes: Scopes, scopePath: string, target: string, output: unknown, from: string): NextStep {
+  const step = resolveLocal(scopes, scopePath, target);
+  if (step === undefined) {
+    throw new RoutingError("unknown_path", from, `target "${target}" of "${from}" leads nowhere`);
+  }
+  if (step.kind !== "exitScope") return step.to;
+  return follow(scopes, step.parentPath, pickTarget(step.edge, output, step.source), output, step.source);
+}
+
+type LocalStep =
+  | { kind: "resolved"; to: NextStep }
+  | { kind: "exitScope"; parentPath: string; source: string; edge: EdgeModel };
+
+function resolveLocal(scopes: Scopes, scopePath: string, target: string): LocalStep | undefined {
+  const scope = scopes.get(scopePath);
+  if (scope === undefined) return undefined;
+  if (scope.nodeNames.includes(target)) {
+    return { kind: "resolved", to: { kind: "node", path: joinPath(scopePath, target) } };
+  }
+  const mount = scope.mounts.get(target);
+  if (mount !== undefined) {
+    const start = startPathOf(scopes, mount);
+    return start === undefined ? undefined : { kind: "resolved", to: { kind: "node", path: start } };
+  }
+  if (!scope.exits.has(target)) return undefined;
+  if (scope.parent === undefined) return { kind: "resolved", to: { kind: "exit", exit: target } };
+  // Leaving a child through one of its exits continues at the parent's `<mount>.<exit>` edge.
+  const local = `${scope.parent.mount}.${target}`;
+  const edge = scopes.get(scope.parent.scope)?.edges.get(local);
+  if (edge === undefined) return undefined;
+  return {
+    kind: "exitScope",
+    parentPath: scope.parent.scope,
+    source: joinPath(scope.parent.scope, local),
+    edge,
+  };
+}
+
+function pickTarget(edge: EdgeModel, output: unknown, source: string): string {
+  switch (edge.kind) {
+    case "goto":
+      return edge.target;
+    case "route": {
+      const picked = edge.route(output);
+      if (typeof picked === "string" && edge.targets.includes(picked)) return picked;
+      throw new RoutingError(
+        "undeclared_target",
+        source,
+        `the route of "${source}" returned ${describe(picked)}, not one of its declared targets (${edge.targets.join(", ")})`,
+      );
+    }
+    case "decision": {
+      const target = typeof output === "string" ? edge.cases.get(output) : undefined;
+      if (target !== undefined) return target;
+      throw new RoutingError(
+        "invalid_choice",
+        source,
+        `decision "${source}" chose ${describe(output)}, not one of ${[...edge.cases.keys()].join(", ")}`,
+      );
+    }
+    default:
+      return edge satisfies never;
+  }
+}
+
+function describe(value: unknown): string {
+  if (typeof value === "string") return JSON.stringify(value.length > 80 ? `${value.slice(0, 80)}…` : value);
+  return value === null ? "null" : typeof value;
+}

@@ -1,0 +1,196 @@
+import { type RunCommand, type RunRecord, type SafeError, safeError } from "@piw/protocol";
+import type { CompiledWorkflow } from "../compiler/compiled-workflow.js";
+import { expectSaved, FenceLost, NodeFailure, RunParked } from "./execution-signals.js";
+import { nodeContextFor, runNode } from "./node-runner.js";
+import type { RunPort } from "./run-port.js";
+import { rebuildPosition } from "./run-position.js";
+
+/** How one run command ended, for the worker's exit report. */
+export type ExecutionOutcome =
+  | { kind: "completed"; output: unknown }
+  | { kind: "waiting"; path: string; visit: number }
+  | { kind: "failed"; error: SafeError }
+  | { kind: "timed_out"; error: SafeError }
+  | { kind: "parked"; reason: string }
+  | { kind: "superseded"; detail: string }
+  | { kind: "rejected"; error: SafeError };
+
+export interface ExecuteOptions {
+  workflow: CompiledWorkflow;
+  port: RunPort;
+  /** Aborted when the host cancels the run or the worker's channel closes. */
+  signal?: AbortSignal;
+}
+
+/**
+ * Check that the command matches the saved run before any workflow code runs: invalid command/state
+ * combinations are refused here, never discovered halfway through a node.
+ */
+function validateCommand(command: RunCommand, run: RunRecord | null): SafeError | null {
+  if (!run) return safeError("workflow_not_found", `Run ${command.runId} does not exist.`);
+  if (run.status !== "starting")
+    return safeError("activation_failed", `Run ${run.runId} is ${run.status}, not starting.`);
+  if (run.generation !== command.generation) {
+    return safeError("activation_failed", `Run ${run.runId} was claimed again; this command is stale.`);
+  }
+  if (run.nextCommand !== command.type) {
+    return safeError(
+      "activation_failed",
+      `Run ${run.runId} expects a ${run.nextCommand} command, not ${command.type}.`,
+    );
+  }
+  switch (command.type) {
+    case "start":
+    case "resume":
+      return null;
+    case "continue":
+      return run.originCommand === "continue" && run.parentRunId === command.parentRunId
+        ? null
+        : safeError("activation_failed", `Run ${run.runId} is not a continuation of ${command.parentRunId}.`);
+    case "restart":
+      return run.originCommand === "restart" &&
+        run.parentRunId === command.parentRunId &&
+        run.restartNumber === command.restartNumber
+        ? null
+        : safeError(
+            "activation_failed",
+            `Run ${run.runId} is not restart ${command.restartNumber} of ${command.parentRunId}.`,
+          );
+    default:
+      return command satisfies never;
+  }
+}
+
+/** Accept the command: the run becomes `running` before workflow code is loaded or run. */
+export async function acceptRunCommand(command: RunCommand, port: RunPort): Promise<SafeError | null> {
+  const problem = validateCommand(command, await port.readRun());
+  if (problem) return problem;
+  const accepted = await port.markRunning();
+  return accepted.kind === "applied" || accepted.kind === "adopted"
+    ? null
+    : safeError("activation_failed", `Run ${command.runId} could not be marked running (${accepted.kind}).`);
+}
+
+async function fail(port: RunPort, error: SafeError, timedOut: boolean): Promise<ExecutionOutcome> {
+  expectSaved(
+    await port.finishRun(timedOut ? { outcome: "timed_out", error } : { outcome: "failed", error }),
+  );
+  return timedOut ? { kind: "timed_out", error } : { kind: "failed", error };
+}
+
+/**
+ * Execute an accepted run command to its next stop. The four commands differ only in where the run
+ * begins, and that is already saved: `start`/`restart` at the first node with nothing carried,
+ * `continue` after the accepted checkpoint, `resume` at the saved position.
+ */
+export async function executeRun(options: ExecuteOptions): Promise<ExecutionOutcome> {
+  const { workflow, port } = options;
+  const signal = options.signal ?? new AbortController().signal;
+  try {
+    const snapshot = await port.loadSnapshot();
+    const position = rebuildPosition(workflow, snapshot);
+    let next = position.next;
+    let steps = position.stepCount;
+    for (;;) {
+      switch (next.kind) {
+        case "complete":
+          expectSaved(await port.finishRun({ outcome: "completed", output: (next.output ?? null) as never }));
+          return { kind: "completed", output: next.output };
+        case "fail":
+          return fail(port, next.error, next.status === "timed_out");
+        case "wait": {
+          const node = workflow.nodes.get(next.path);
+          const prompt =
+            node?.kind === "checkpoint"
+              ? node.prompt(
+                  nodeContextFor(
+                    workflow,
+                    snapshot.input,
+                    position.outputsByPath,
+                    next.path,
+                    next.visit,
+                    signal,
+                  ),
+                )
+              : "";
+          expectSaved(
+            await port.finishRun({
+              outcome: "waiting",
+              checkpoint: { path: next.path, visit: next.visit, prompt },
+            }),
+          );
+          return { kind: "waiting", path: next.path, visit: next.visit };
+        }
+        case "visit": {
+          if (signal.aborted) return { kind: "superseded", detail: "The run was cancelled." };
+          const node = workflow.nodes.get(next.path);
+          if (!node) {
+            return fail(
+              port,
+              safeError("source_changed", `Saved node ${next.path} is not in the workflow.`),
+              false,
+            );
+          }
+          const opened = expectSaved(
+            await port.startNodeVisit({ path: next.path, visit: next.visit, nodeKind: node.kind }),
+          );
+          if (opened.status === "running" && opened.attempt === 1) {
+            steps += 1;
+            if (steps > workflow.maxSteps) {
+              const error = safeError(
+                "max_steps_exceeded",
+                `The run exceeded maxSteps (${workflow.maxSteps}).`,
+              );
+              expectSaved(
+                await port.finishNodeVisit({
+                  path: next.path,
+                  visit: next.visit,
+                  result: { status: "failed", error },
+                }),
+              );
+              return fail(port, error, false);
+            }
+          }
+          const result =
+            opened.status === "finished"
+              ? opened.result
+              : await runNode({
+                  workflow,
+                  node,
+                  port,
+                  visit: next.visit,
+                  attempt: opened.attempt,
+                  runId: snapshot.runId,
+                  runInput: snapshot.input,
+                  outputsByPath: position.outputsByPath,
+                  signal,
+                });
+          if (opened.status === "running")
+            expectSaved(await port.finishNodeVisit({ path: next.path, visit: next.visit, result }));
+          position.visitCounts.set(next.path, next.visit);
+          if (result.status !== "succeeded") return fail(port, result.error, result.status === "timed_out");
+          position.outputsByPath.set(next.path, result.output);
+          if (result.next !== null) {
+            next = {
+              kind: "visit",
+              path: result.next,
+              visit: (position.visitCounts.get(result.next) ?? 0) + 1,
+            };
+          } else if (node.kind === "checkpoint") {
+            next = { kind: "wait", path: next.path, visit: next.visit };
+          } else {
+            next = { kind: "complete", output: result.output };
+          }
+          break;
+        }
+        default:
+          return next satisfies never;
+      }
+    }
+  } catch (error) {
+    if (error instanceof FenceLost) return { kind: "superseded", detail: error.message };
+    if (error instanceof RunParked) return { kind: "parked", reason: error.reason.code };
+    if (error instanceof NodeFailure) return fail(port, safeError(error.code, error.message), error.timedOut);
+    throw error;
+  }
+}

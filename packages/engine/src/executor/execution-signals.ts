@@ -1,0 +1,50 @@
+import type { Conflict, ErrorCode, RecoveryReason, Transition } from "@piw/protocol";
+
+/** The run's claim moved on (cancelled, taken over): stop at once, write nothing more. */
+export class FenceLost extends Error {
+  override readonly name = "FenceLost";
+  constructor(readonly evidence: Conflict) {
+    super(`The run's claim is no longer held (${evidence.kind}).`);
+  }
+}
+
+/** The store parked the run (a pause, an unsettled manual effect): stop, the run waits for a person. */
+export class RunParked extends Error {
+  override readonly name = "RunParked";
+  constructor(readonly reason: RecoveryReason) {
+    super(reason.message);
+  }
+}
+
+/** A node ended badly; the executor saves it on the visit and fails the run. */
+export class NodeFailure extends Error {
+  override readonly name = "NodeFailure";
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly timedOut = false,
+  ) {
+    super(message);
+  }
+}
+
+/** An author's function threw: keep only its bounded message, never its stack. */
+export function describeThrown(error: unknown): string {
+  if (error instanceof Error) return `${error.name}: ${error.message}`;
+  return typeof error === "string" ? error : "A non-Error value was thrown.";
+}
+
+/** Unwrap a saved transition; a lost fence or a park stops the run, anything else is a bug. */
+export function expectSaved<T>(t: Transition<T>): T {
+  switch (t.kind) {
+    case "applied":
+    case "adopted":
+      return t.value;
+    case "recoveryRequired":
+      throw new RunParked(t.reason);
+    case "conflict":
+      throw new FenceLost(t.evidence);
+    default:
+      return t satisfies never;
+  }
+}

@@ -1,0 +1,270 @@
+import {
+  adopted,
+  applied,
+  type CheckpointAnswer,
+  conflict,
+  type EffectState,
+  type EnqueueMessage,
+  type FinishNodeVisit,
+  type JsonValue,
+  type MessageRecord,
+  type NodeVisitState,
+  type RecoveryReason,
+  type ReserveEffect,
+  type RunEnding,
+  type RunRecord,
+  type RunSnapshot,
+  recoveryRequired,
+  type SavedVisit,
+  type SettleEffect,
+  type StartNodeVisit,
+  type Transition,
+} from "@piw/protocol";
+import type { AgentEvent, RunPort, SubmissionVerdict } from "./run-port.js";
+
+interface MemoryEffect {
+  request: string;
+  mode: "idempotent" | "manual";
+  state: EffectState;
+}
+
+export interface MemoryRunOptions {
+  runId?: string;
+  input?: JsonValue;
+  accepted?: CheckpointAnswer;
+  carriedOutputs?: Record<string, JsonValue>;
+}
+
+/**
+ * A run kept in memory with the store's rules for visits, effects and endings, for unit tests,
+ * benchmarks and authors who want to exercise a workflow without a database. One run, one claim.
+ */
+export class MemoryRunPort implements RunPort {
+  readonly runId: string;
+  status: RunRecord["status"] = "starting";
+  ending: RunEnding | null = null;
+  parkedReason: RecoveryReason | null = null;
+  pauseRequested = false;
+  readonly visits: SavedVisit[] = [];
+  readonly effects = new Map<string, MemoryEffect>();
+  readonly messages: EnqueueMessage[] = [];
+  readonly verdicts: SubmissionVerdict[] = [];
+  private readonly input: JsonValue;
+  private readonly accepted: CheckpointAnswer | null;
+  private readonly carried: Record<string, JsonValue>;
+  private readonly agentEvents: AgentEvent[] = [];
+  private agentWaiter: ((event: AgentEvent) => void) | null = null;
+
+  constructor(options: MemoryRunOptions = {}) {
+    this.runId = options.runId ?? "memory-run";
+    this.input = options.input ?? null;
+    this.accepted = options.accepted ?? null;
+    this.carried = options.carriedOutputs ?? {};
+  }
+
+  /** A new port holding this run's saved state, as a fresh worker would see it after a crash. */
+  reopen(): MemoryRunPort {
+    const copy = new MemoryRunPort({
+      runId: this.runId,
+      input: this.input,
+      ...(this.accepted ? { accepted: this.accepted } : {}),
+      carriedOutputs: this.carried,
+    });
+    copy.status = this.status === "running" ? "starting" : this.status;
+    copy.visits.push(...this.visits.map((v) => ({ ...v })));
+    for (const [id, e] of this.effects) copy.effects.set(id, { ...e });
+    copy.messages.push(...this.messages);
+    return copy;
+  }
+
+  private stale<T>(): Transition<T> {
+    return conflict({
+      kind: "stale_fence",
+      runId: this.runId,
+      expectedGeneration: 1,
+      actualGeneration: 2,
+      status: this.status,
+    });
+  }
+
+  private running(): boolean {
+    return this.status === "running";
+  }
+
+  async readRun(): Promise<RunRecord | null> {
+    return null;
+  }
+
+  async markRunning(): Promise<Transition<RunRecord>> {
+    if (this.status !== "starting") return this.stale();
+    this.status = "running";
+    return applied({} as RunRecord);
+  }
+
+  async loadSnapshot(): Promise<RunSnapshot> {
+    return {
+      runId: this.runId,
+      input: this.input,
+      visits: this.visits.map((v) => ({ ...v })),
+      carriedOutputs: { ...this.carried },
+      accepted: this.accepted,
+      stepCount: this.visits.length,
+    };
+  }
+
+  async startNodeVisit(req: StartNodeVisit): Promise<Transition<NodeVisitState>> {
+    if (!this.running()) return this.stale();
+    const existing = this.visits.find((v) => v.path === req.path && v.visit === req.visit);
+    if (existing && existing.status !== "running") {
+      const result =
+        existing.status === "succeeded"
+          ? { status: "succeeded" as const, output: existing.output ?? null, next: existing.nextPath }
+          : {
+              status: existing.status,
+              error: existing.error ?? { code: "node_failed" as const, message: "" },
+            };
+      return adopted({
+        status: "finished",
+        path: req.path,
+        visit: req.visit,
+        attempt: existing.attempt,
+        result,
+      });
+    }
+    if (this.pauseRequested) {
+      const reason: RecoveryReason = { code: "paused", message: "Paused at a node boundary by request." };
+      this.status = "parked";
+      this.parkedReason = reason;
+      return recoveryRequired(reason);
+    }
+    if (existing) {
+      existing.attempt += 1;
+      return applied({ status: "running", path: req.path, visit: req.visit, attempt: existing.attempt });
+    }
+    this.visits.push({
+      path: req.path,
+      visit: req.visit,
+      nodeKind: req.nodeKind,
+      attempt: 1,
+      status: "running",
+      nextPath: null,
+    });
+    return applied({ status: "running", path: req.path, visit: req.visit, attempt: 1 });
+  }
+
+  async finishNodeVisit(req: FinishNodeVisit): Promise<Transition<NodeVisitState>> {
+    if (!this.running()) return this.stale();
+    const visit = this.visits.find((v) => v.path === req.path && v.visit === req.visit);
+    if (!visit)
+      return conflict({ kind: "visit_not_open", runId: this.runId, path: req.path, visit: req.visit });
+    const { result } = req;
+    visit.status = result.status;
+    if (result.status === "succeeded") {
+      visit.output = result.output;
+      visit.nextPath = result.next;
+    } else {
+      visit.error = result.error;
+    }
+    return applied({ status: "finished", path: req.path, visit: req.visit, attempt: visit.attempt, result });
+  }
+
+  async reserveEffect(req: ReserveEffect): Promise<Transition<EffectState>> {
+    if (!this.running()) return this.stale();
+    const request = JSON.stringify(req.request);
+    const existing = this.effects.get(req.effectId);
+    if (existing) {
+      if (existing.request !== request)
+        return conflict({ kind: "request_mismatch", resource: "effect", id: req.effectId });
+      if (existing.state.status === "reserved" && existing.mode === "manual") {
+        const reason: RecoveryReason = {
+          code: "manual_effect_unsettled",
+          message: `Manual effect ${req.effectType} was never settled.`,
+          effectId: req.effectId,
+        };
+        this.status = "parked";
+        this.parkedReason = reason;
+        return recoveryRequired(reason);
+      }
+      return adopted(existing.state);
+    }
+    const state: EffectState = { status: "reserved", effectId: req.effectId };
+    this.effects.set(req.effectId, { request, mode: req.mode, state });
+    return applied(state);
+  }
+
+  async settleEffect(req: SettleEffect): Promise<Transition<EffectState>> {
+    if (!this.running()) return this.stale();
+    const effect = this.effects.get(req.effectId);
+    if (!effect) return conflict({ kind: "not_found", resource: "effect", id: req.effectId });
+    if (effect.state.status === "settled") return adopted(effect.state);
+    effect.state = { status: "settled", effectId: req.effectId, result: req.result };
+    return applied(effect.state);
+  }
+
+  async enqueueMessage(req: EnqueueMessage): Promise<Transition<MessageRecord>> {
+    if (!this.running()) return this.stale();
+    const record: MessageRecord = {
+      ...req,
+      runId: this.runId,
+      sessionId: null,
+      status: "pending",
+      createdAt: 0,
+      deliveredAt: null,
+    };
+    if (this.messages.some((m) => m.messageId === req.messageId)) return adopted(record);
+    this.messages.push(req);
+    return applied(record);
+  }
+
+  async finishRun(ending: RunEnding): Promise<Transition<RunRecord>> {
+    if (!this.running()) return this.stale();
+    this.ending = ending;
+    this.status = ending.outcome === "completed" || ending.outcome === "waiting" ? "done" : "failed";
+    return applied({} as RunRecord);
+  }
+
+  async parkRun(reason: RecoveryReason): Promise<Transition<RunRecord>> {
+    if (!this.running()) return this.stale();
+    this.status = "parked";
+    this.parkedReason = reason;
+    return applied({} as RunRecord);
+  }
+
+  /** The host cancelled the run: every later call finds the claim gone. */
+  cancel(): void {
+    this.status = "cancelled";
+  }
+
+  /** Deliver a model submission for the open agent visit. */
+  submit(output: unknown): void {
+    this.push({ type: "submission", output, respond: (verdict) => this.verdicts.push(verdict) });
+  }
+
+  /** The model's turn ended without a submission. */
+  endTurn(): void {
+    this.push({ type: "turn_ended" });
+  }
+
+  private push(event: AgentEvent): void {
+    if (this.agentWaiter) {
+      const waiter = this.agentWaiter;
+      this.agentWaiter = null;
+      waiter(event);
+    } else {
+      this.agentEvents.push(event);
+    }
+  }
+
+  nextAgentEvent(_visit: { path: string; visit: number }, signal: AbortSignal): Promise<AgentEvent> {
+    const queued = this.agentEvents.shift();
+    if (queued) return Promise.resolve(queued);
+    return new Promise((resolve, reject) => {
+      if (signal.aborted) {
+        reject(signal.reason);
+        return;
+      }
+      signal.addEventListener("abort", () => reject(signal.reason), { once: true });
+      this.agentWaiter = resolve;
+    });
+  }
+}

@@ -1,0 +1,266 @@
+import { type JsonValue, type NodeVisitResult, type SafeError, safeError } from "@piw/protocol";
+import type {
+  ActionContext,
+  CompiledNode,
+  CompiledWorkflow,
+  NodeContext,
+} from "../compiler/compiled-workflow.js";
+import { effectId, nodeVisitId, visitMessageId } from "../identity/execution-identity.js";
+import { ScopeInputError } from "../compiler/runtime-errors.js";
+import { describeThrown, expectSaved, FenceLost, NodeFailure, RunParked } from "./execution-signals.js";
+import type { RunPort } from "./run-port.js";
+import { runShell } from "./shell-runner.js";
+
+export interface NodeRun {
+  workflow: CompiledWorkflow;
+  node: CompiledNode;
+  port: RunPort;
+  runId: string;
+  visit: number;
+  attempt: number;
+  runInput: unknown;
+  outputsByPath: ReadonlyMap<string, unknown>;
+  signal: AbortSignal;
+}
+
+/** How many times a turn may end without a submission before the agent step fails. */
+export const MAX_AGENT_NUDGES = 2;
+
+/** The author's view of a node: its scope's input and the latest outputs of its scope's nodes. */
+export function nodeContextFor(
+  workflow: CompiledWorkflow,
+  runInput: unknown,
+  outputsByPath: ReadonlyMap<string, unknown>,
+  path: string,
+  visit: number,
+  signal: AbortSignal,
+): NodeContext {
+  const node = workflow.nodes.get(path);
+  const scope = node?.scope ?? "";
+  return {
+    input: workflow.scopeInput(scope, runInput, outputsByPath),
+    outputs: workflow.scopeOutputs(scope, outputsByPath),
+    node: { path, name: node?.name ?? path.slice(path.lastIndexOf("/") + 1), visit },
+    signal,
+  };
+}
+
+function toJson(value: unknown): JsonValue {
+  if (value === undefined) return null;
+  try {
+    return JSON.parse(JSON.stringify(value)) as JsonValue;
+  } catch {
+    throw new NodeFailure("output_invalid", "The node returned a value that is not JSON.");
+  }
+}
+
+/** Managed effects for one attempt of one visit. Ordinals restart at each attempt, so identities repeat. */
+function effectsFor(run: NodeRun): ActionContext["effects"] {
+  const visitId = nodeVisitId({ runId: run.runId, path: run.node.path, visit: run.visit });
+  let ordinal = 0;
+  const perform = async <R>(
+    mode: "idempotent" | "manual",
+    type: string,
+    request: unknown,
+    fn: (request: unknown) => Promise<R> | R,
+  ): Promise<R> => {
+    const id = effectId(visitId, type, ordinal);
+    const reservation = expectSaved(
+      await run.port.reserveEffect({
+        effectId: id,
+        path: run.node.path,
+        visit: run.visit,
+        effectType: type,
+        ordinal,
+        mode,
+        request: toJson(request),
+      }),
+    );
+    ordinal += 1;
+    if (reservation.status === "settled") {
+      if (reservation.result.ok) return reservation.result.value as R;
+      throw new NodeFailure(reservation.result.error.code, reservation.result.error.message);
+    }
+    let value: R;
+    try {
+      value = await fn(request);
+    } catch (error) {
+      const failure = safeError("node_failed", `Effect ${type} failed: ${describeThrown(error)}`);
+      expectSaved(await run.port.settleEffect({ effectId: id, result: { ok: false, error: failure } }));
+      throw new NodeFailure(failure.code, failure.message);
+    }
+    expectSaved(await run.port.settleEffect({ effectId: id, result: { ok: true, value: toJson(value) } }));
+    return value;
+  };
+  return {
+    idempotent: (type, request, fn) => perform("idempotent", type, request, fn),
+    manual: (type, request, fn) => perform("manual", type, request, fn),
+  };
+}
+
+/** Run `work` under the node's timeout; the node's signal aborts on timeout or cancel. */
+async function withTimeout<T>(
+  run: NodeRun,
+  timeoutMs: number | undefined,
+  work: (signal: AbortSignal) => Promise<T>,
+): Promise<T> {
+  const controller = new AbortController();
+  const onCancel = () => controller.abort(run.signal.reason);
+  run.signal.addEventListener("abort", onCancel, { once: true });
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    if (timeoutMs === undefined) return;
+    timer = setTimeout(() => {
+      controller.abort(new Error("timeout"));
+      reject(
+        new NodeFailure(
+          "node_timed_out",
+          `Node ${run.node.path} ran past its ${timeoutMs} ms timeout.`,
+          true,
+        ),
+      );
+    }, timeoutMs);
+  });
+  try {
+    return await Promise.race([work(controller.signal), timeout]);
+  } finally {
+    if (timer) clearTimeout(timer);
+    run.signal.removeEventListener("abort", onCancel);
+  }
+}
+
+async function runAgent(
+  run: NodeRun,
+  node: Extract<CompiledNode, { kind: "agent" }>,
+  ctx: NodeContext,
+): Promise<unknown> {
+  const where = { runId: run.runId, path: node.path, visit: run.visit };
+  const prompt = node.prompt(ctx);
+  expectSaved(
+    await run.port.enqueueMessage({
+      messageId: visitMessageId(where, `step:${run.attempt}`),
+      kind: "step_prompt",
+      path: node.path,
+      visit: run.visit,
+      body: prompt,
+      triggerTurn: true,
+    }),
+  );
+  let nudges = 0;
+  for (;;) {
+    const event = await run.port.nextAgentEvent({ path: node.path, visit: run.visit }, ctx.signal);
+    if (event.type === "turn_ended") {
+      if (nudges >= MAX_AGENT_NUDGES) {
+        throw new NodeFailure(
+          "node_failed",
+          `The model ended ${nudges + 1} turns without submitting ${node.path}.`,
+        );
+      }
+      nudges += 1;
+      expectSaved(
+        await run.port.enqueueMessage({
+          messageId: visitMessageId(where, `nudge:${run.attempt}:${nudges}`),
+          kind: "step_prompt",
+          path: node.path,
+          visit: run.visit,
+          body: `Workflow step ${node.path} is still open. Complete it by calling the workflow tool with action "submit" and the required output.`,
+          triggerTurn: true,
+        }),
+      );
+      continue;
+    }
+    const parsed = node.output.safeParse(event.output);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      event.respond({
+        accepted: false,
+        reason: `Output rejected at ${issue?.path.join(".") || "(root)"}: ${issue?.message ?? "invalid"}. Fix it and submit again.`,
+      });
+      continue;
+    }
+    const problem = node.validate?.(parsed.data, ctx);
+    if (problem) {
+      event.respond({ accepted: false, reason: `Output rejected: ${problem}. Fix it and submit again.` });
+      continue;
+    }
+    event.respond({ accepted: true });
+    return parsed.data;
+  }
+}
+
+async function produce(run: NodeRun, signal: AbortSignal): Promise<unknown> {
+  const { node } = run;
+  const ctx = nodeContextFor(run.workflow, run.runInput, run.outputsByPath, node.path, run.visit, signal);
+  switch (node.kind) {
+    case "compute":
+      return node.run(ctx);
+    case "action":
+      return node.run({ ...ctx, effects: effectsFor(run) });
+    case "decision": {
+      const choice = node.decide(ctx);
+      if (!node.choices.includes(choice)) {
+        throw new NodeFailure("output_invalid", `Decision ${node.path} chose an undeclared case.`);
+      }
+      return choice;
+    }
+    case "notify":
+      expectSaved(
+        await run.port.enqueueMessage({
+          messageId: visitMessageId({ runId: run.runId, path: node.path, visit: run.visit }, "notify"),
+          kind: "notify",
+          path: node.path,
+          visit: run.visit,
+          body: node.message(ctx),
+          triggerTurn: false,
+        }),
+      );
+      return null;
+    case "checkpoint":
+      return null;
+    case "shell": {
+      const result = await runShell({
+        command: node.command(ctx),
+        ...(node.cwd === undefined ? {} : { cwd: node.cwd }),
+        ...(node.env === undefined ? {} : { env: node.env }),
+        signal,
+      });
+      if (result.aborted) throw new NodeFailure("cancelled", `Command of ${node.path} was stopped.`);
+      if (result.exitCode !== 0) {
+        const how = result.signal ? `was killed by ${result.signal}` : `exited with code ${result.exitCode}`;
+        throw new NodeFailure("node_failed", `Command of ${node.path} ${how}.`);
+      }
+      return node.parse ? node.parse(result.stdout, ctx) : result.stdout.trimEnd();
+    }
+    case "agent":
+      return runAgent(run, node, ctx);
+    default:
+      return node satisfies never;
+  }
+}
+
+function timeoutOf(node: CompiledNode): number | undefined {
+  return node.kind === "shell" || node.kind === "agent" ? node.timeoutMs : undefined;
+}
+
+/** Run one open visit and say how it ended. Stops (throws) only for a lost fence or a park. */
+export async function runNode(run: NodeRun): Promise<NodeVisitResult> {
+  try {
+    const output = toJson(await withTimeout(run, timeoutOf(run.node), (signal) => produce(run, signal)));
+    // A checkpoint stops the run; its successor is chosen by the continuation, from the accepted answer.
+    if (run.node.kind === "checkpoint") return { status: "succeeded", output, next: null };
+    const target = run.workflow.next(run.node.path, output);
+    return { status: "succeeded", output, next: target.kind === "node" ? target.path : null };
+  } catch (error) {
+    if (error instanceof NodeFailure) {
+      const saved: SafeError = safeError(error.code, error.message);
+      return error.timedOut ? { status: "timed_out", error: saved } : { status: "failed", error: saved };
+    }
+    if (error instanceof FenceLost || error instanceof RunParked) throw error;
+    if (error instanceof ScopeInputError)
+      return { status: "failed", error: safeError("input_invalid", error.message) };
+    return {
+      status: "failed",
+      error: safeError("node_failed", `Node ${run.node.path} threw ${describeThrown(error)}`),
+    };
+  }
+}

@@ -1,0 +1,43 @@
+import type {
+  EffectState,
+  EnqueueMessage,
+  FinishNodeVisit,
+  MessageRecord,
+  NodeVisitState,
+  RecoveryReason,
+  ReserveEffect,
+  RunEnding,
+  RunRecord,
+  RunSnapshot,
+  SettleEffect,
+  StartNodeVisit,
+  Transition,
+} from "@piw/protocol";
+
+/** The answer an agent step gives the submitter: the model sees `reason` and can fix its output. */
+export type SubmissionVerdict = { accepted: true } | { accepted: false; reason: string };
+
+/** What happens in the run's Pi session while an agent step waits. */
+export type AgentEvent =
+  | { type: "submission"; output: unknown; respond(verdict: SubmissionVerdict): void }
+  | { type: "turn_ended" };
+
+/**
+ * Durability as the executor sees it. Every method is one fenced transition of the run store: the
+ * worker's port forwards it to the host, the embedded port calls the store directly. The executor
+ * keeps no state that `loadSnapshot` cannot rebuild.
+ */
+export interface RunPort {
+  readRun(): Promise<RunRecord | null>;
+  markRunning(): Promise<Transition<RunRecord>>;
+  loadSnapshot(): Promise<RunSnapshot>;
+  startNodeVisit(req: StartNodeVisit): Promise<Transition<NodeVisitState>>;
+  finishNodeVisit(req: FinishNodeVisit): Promise<Transition<NodeVisitState>>;
+  reserveEffect(req: ReserveEffect): Promise<Transition<EffectState>>;
+  settleEffect(req: SettleEffect): Promise<Transition<EffectState>>;
+  enqueueMessage(req: EnqueueMessage): Promise<Transition<MessageRecord>>;
+  finishRun(ending: RunEnding): Promise<Transition<RunRecord>>;
+  parkRun(reason: RecoveryReason): Promise<Transition<RunRecord>>;
+  /** The next submission or turn end for an open agent visit; rejects when `signal` aborts. */
+  nextAgentEvent(visit: { path: string; visit: number }, signal: AbortSignal): Promise<AgentEvent>;
+}

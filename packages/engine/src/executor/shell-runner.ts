@@ -1,0 +1,105 @@
+import { spawn } from "node:child_process";
+
+export interface ShellRequest {
+  command: { argv: string[] } | { shell: string };
+  cwd?: string;
+  env?: Record<string, string>;
+  timeoutMs?: number;
+  signal: AbortSignal;
+  maxOutputBytes?: number;
+}
+
+export interface ShellResult {
+  exitCode: number | null;
+  signal: string | null;
+  stdout: string;
+  stdoutTruncated: boolean;
+  timedOut: boolean;
+  aborted: boolean;
+}
+
+export const DEFAULT_MAX_SHELL_OUTPUT = 1024 * 1024;
+
+/** Kill the whole process group: a shell's grandchildren must not outlive a cancelled node. */
+function killGroup(pid: number | undefined): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(-pid, "SIGKILL");
+  } catch {
+    // The group is already gone.
+  }
+}
+
+/** Run one runtime-owned command with bounded output; never throws for the command's own failure. */
+export function runShell(req: ShellRequest): Promise<ShellResult> {
+  const max = req.maxOutputBytes ?? DEFAULT_MAX_SHELL_OUTPUT;
+  const [file, args, useShell] =
+    "argv" in req.command
+      ? [req.command.argv[0] ?? "", req.command.argv.slice(1), false]
+      : [req.command.shell, [] as string[], true];
+  return new Promise((resolve, reject) => {
+    if (req.signal.aborted) {
+      resolve({
+        exitCode: null,
+        signal: null,
+        stdout: "",
+        stdoutTruncated: false,
+        timedOut: false,
+        aborted: true,
+      });
+      return;
+    }
+    const child = spawn(file, args, {
+      cwd: req.cwd,
+      env: req.env ? { ...process.env, ...req.env } : process.env,
+      shell: useShell,
+      detached: true,
+      stdio: ["ignore", "pipe", "ignore"],
+    });
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let truncated = false;
+    let timedOut = false;
+    let aborted = false;
+    child.stdout.on("data", (chunk: Buffer) => {
+      if (size >= max) {
+        truncated = true;
+        return;
+      }
+      const room = max - size;
+      const part = chunk.byteLength > room ? chunk.subarray(0, room) : chunk;
+      if (part !== chunk) truncated = true;
+      chunks.push(part);
+      size += part.byteLength;
+    });
+    const onAbort = () => {
+      aborted = true;
+      killGroup(child.pid);
+    };
+    req.signal.addEventListener("abort", onAbort, { once: true });
+    const timer =
+      req.timeoutMs === undefined
+        ? undefined
+        : setTimeout(() => {
+            timedOut = true;
+            killGroup(child.pid);
+          }, req.timeoutMs);
+    child.on("error", (error) => {
+      if (timer) clearTimeout(timer);
+      req.signal.removeEventListener("abort", onAbort);
+      reject(error);
+    });
+    child.on("close", (exitCode, signal) => {
+      if (timer) clearTimeout(timer);
+      req.signal.removeEventListener("abort", onAbort);
+      resolve({
+        exitCode,
+        signal,
+        stdout: Buffer.concat(chunks).toString("utf8"),
+        stdoutTruncated: truncated,
+        timedOut,
+        aborted,
+      });
+    });
+  });
+}

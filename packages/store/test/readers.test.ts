@@ -1,0 +1,124 @@
+import Database from "better-sqlite3";
+import { afterEach, describe, expect, it } from "vitest";
+import { StoreError } from "../src/index.js";
+import { openHarness, preparedRun, runningRun, saved, type StoreHarness } from "./fixtures.js";
+
+let h: StoreHarness;
+afterEach(() => h.cleanup());
+
+function storeErrorOf(fn: () => unknown): StoreError {
+  try {
+    fn();
+  } catch (error) {
+    if (error instanceof StoreError) return error;
+    throw new Error(`expected a StoreError, got ${String(error)}`);
+  }
+  throw new Error("expected a StoreError, got no error");
+}
+
+describe("typed run readers", () => {
+  it("read input and output as JSON and errors and instructions as text", () => {
+    h = openHarness();
+    const fence = runningRun(h.store, "r-1", {
+      input: { n: 1 },
+      presentationInstructions: "Summarise {not json",
+    });
+    saved(
+      h.store.finishRun(fence, {
+        outcome: "failed",
+        error: { code: "node_failed", message: "exit 3: {oops" },
+      }),
+    );
+    expect(h.store.readRunInput("r-1")).toEqual({ n: 1 });
+    expect(h.store.readRunFinalOutput("r-1")).toBeNull();
+    expect(h.store.readRunError("r-1")).toEqual({ code: "node_failed", message: "exit 3: {oops" });
+    expect(h.store.readPresentationInstructions("r-1")).toBe("Summarise {not json");
+  });
+
+  it("say a run is not terminal instead of inventing facts", () => {
+    h = openHarness();
+    runningRun(h.store, "r-2");
+    expect(h.store.readTerminalFacts("r-2")).toEqual({ kind: "not_terminal", status: "running" });
+  });
+
+  it("refuse unknown run IDs with a typed not_found error", () => {
+    h = openHarness();
+    for (const read of [
+      () => h.store.readRunInput("nope"),
+      () => h.store.readRunFinalOutput("nope"),
+      () => h.store.readRunError("nope"),
+      () => h.store.readPresentationInstructions("nope"),
+      () => h.store.readTerminalFacts("nope"),
+    ]) {
+      expect(storeErrorOf(read).code).toBe("not_found");
+    }
+    expect(h.store.getRun("nope")).toBeNull();
+  });
+});
+
+describe("bad input changes nothing", () => {
+  it("rejects an oversized input with payload_too_large and saves no run", () => {
+    h = openHarness({ maxBlobBytes: 1024 });
+    const error = storeErrorOf(() =>
+      h.store.reservePreparedRun(preparedRun("big-1", { input: { blob: "x".repeat(2000) } })),
+    );
+    expect(error.code).toBe("payload_too_large");
+    expect(error.message).not.toContain("xxxx");
+    expect(h.store.getRun("big-1")).toBeNull();
+    expect(h.store.listRuns()).toEqual([]);
+  });
+
+  it("rejects an oversized node output and leaves the visit open", () => {
+    h = openHarness({ maxBlobBytes: 1024 });
+    const fence = runningRun(h.store, "big-2");
+    saved(h.store.startNodeVisit(fence, { path: "a", visit: 1, nodeKind: "compute" }));
+    const revision = h.store.getRun("big-2")?.revision;
+    const error = storeErrorOf(() =>
+      h.store.finishNodeVisit(fence, {
+        path: "a",
+        visit: 1,
+        result: { status: "succeeded", output: "y".repeat(5000), next: null },
+      }),
+    );
+    expect(error.code).toBe("payload_too_large");
+    expect(h.store.getRun("big-2")?.revision).toBe(revision);
+    expect(h.store.listRunSteps("big-2")).toMatchObject([{ path: "a", status: "running" }]);
+  });
+
+  it("rejects malformed records with invalid_record, naming the field but not echoing the value", () => {
+    h = openHarness();
+    const cases: Array<() => unknown> = [
+      () => h.store.reservePreparedRun({ ...preparedRun("ok"), runId: "has spaces and SECRET" }),
+      () => h.store.reservePreparedRun({ ...preparedRun("ok"), origin: { kind: "pi" } }),
+      () => h.store.claimRun({ runId: "ok", claimToken: "t", leaseMs: -5 }),
+      () =>
+        h.store.startNodeVisit(
+          { runId: "ok", generation: 1, claimToken: "t" },
+          { path: "../etc", visit: 1, nodeKind: "compute" },
+        ),
+      () => h.store.finishRun({ runId: "ok", generation: 1, claimToken: "t" }, { outcome: "exploded" }),
+      () => h.store.reservePreparedRun(null),
+    ];
+    for (const call of cases) {
+      const error = storeErrorOf(call);
+      expect(error.code).toBe("invalid_record");
+      expect(error.message).not.toContain("SECRET");
+    }
+    expect(h.store.listRuns()).toEqual([]);
+  });
+
+  it("turns a database locked by another writer into a typed store_busy error", () => {
+    h = openHarness({ busyTimeoutMs: 50 });
+    const other = new Database(h.store.file);
+    other.exec("BEGIN IMMEDIATE");
+    try {
+      const error = storeErrorOf(() => h.store.reservePreparedRun(preparedRun("busy-1")));
+      expect(error.code).toBe("store_busy");
+      expect(error.message).not.toMatch(/SQLITE|INSERT|SELECT/);
+    } finally {
+      other.exec("ROLLBACK");
+      other.close();
+    }
+    expect(saved(h.store.reservePreparedRun(preparedRun("busy-1"))).status).toBe("queued");
+  });
+});
