@@ -1,1 +1,3 @@
-export {};
+export { EmbeddedRuntime, newRunId } from "./embedded-runtime.js";
+export type { EmbeddedActivation, EmbeddedStartOptions } from "./embedded-runtime.js";
+export { StoreRunPort } from "./store-run-port.js";

@@ -1,0 +1,101 @@
+import { randomUUID } from "node:crypto";
+import { acceptRunCommand, type CompiledWorkflow, executeRun, type ExecutionOutcome } from "@piw/engine";
+import {
+  type JsonValue,
+  type RunCommand,
+  type RunOrigin,
+  type SourceIdentity,
+  safeError,
+} from "@piw/protocol";
+import type { RunStore } from "@piw/store";
+import { StoreRunPort } from "./store-run-port.js";
+
+export interface EmbeddedStartOptions {
+  workflow: CompiledWorkflow;
+  source: SourceIdentity;
+  input: JsonValue;
+  runId?: string;
+  origin?: RunOrigin;
+}
+
+export interface EmbeddedActivation {
+  command: RunCommand;
+  port: StoreRunPort;
+}
+
+/** A run ID in the `<workflow>-<time>-<random>` shape the host uses. */
+export function newRunId(workflowName: string): string {
+  return `${workflowName}-${Date.now().toString(36)}-${randomUUID().slice(0, 8)}`;
+}
+
+/**
+ * The engine and the store in one process, with no host: reserve, claim and execute runs directly.
+ * For Node programs that want durable workflows without processes, and for integration tests.
+ */
+export class EmbeddedRuntime {
+  constructor(
+    readonly store: RunStore,
+    private readonly leaseMs = 30_000,
+  ) {}
+
+  /** Queue a run (preflight is the caller's: the workflow is compiled and the input checked). */
+  reserve(options: EmbeddedStartOptions): string {
+    const runId = options.runId ?? newRunId(options.workflow.name);
+    const reserved = this.store.reservePreparedRun({
+      runId,
+      workflowName: options.workflow.name,
+      source: options.source,
+      definitionDigest: options.workflow.digest,
+      manifest: options.workflow.manifest as unknown as JsonValue,
+      input: options.input,
+      origin: options.origin ?? { kind: "cli" },
+      ...(options.workflow.presentationPrompt === undefined
+        ? {}
+        : { presentationInstructions: options.workflow.presentationPrompt }),
+    });
+    if (reserved.kind !== "applied" && reserved.kind !== "adopted") {
+      throw new Error(`Run ${runId} could not be queued: ${JSON.stringify(reserved)}`);
+    }
+    return runId;
+  }
+
+  /** Claim a queued (or parked) run and build the port its command executes against. */
+  activate(runId: string): EmbeddedActivation {
+    const claimed = this.store.claimRun({ runId, claimToken: randomUUID(), leaseMs: this.leaseMs });
+    if (claimed.kind !== "applied" && claimed.kind !== "adopted") {
+      throw new Error(`Run ${runId} could not be claimed: ${JSON.stringify(claimed)}`);
+    }
+    const { command } = claimed.value;
+    const fence = { runId, generation: command.generation, claimToken: command.claimToken };
+    return { command, port: new StoreRunPort(this.store, fence) };
+  }
+
+  /** Accept and execute one activation to its next stop. */
+  async execute(
+    activation: EmbeddedActivation,
+    workflow: CompiledWorkflow,
+    signal?: AbortSignal,
+  ): Promise<ExecutionOutcome> {
+    const problem = await acceptRunCommand(activation.command, activation.port);
+    if (problem) {
+      await activation.port.finishRun({ outcome: "failed", error: problem });
+      return { kind: "rejected", error: problem };
+    }
+    if (workflow.digest !== (await activation.port.readRun())?.definitionDigest) {
+      const error = safeError(
+        "source_changed",
+        `Workflow ${workflow.name} changed since the run was prepared.`,
+      );
+      await activation.port.finishRun({ outcome: "failed", error });
+      return { kind: "failed", error };
+    }
+    return executeRun({ workflow, port: activation.port, ...(signal ? { signal } : {}) });
+  }
+
+  /** Reserve, activate and execute a run in one call. */
+  async run(options: EmbeddedStartOptions): Promise<{ runId: string; outcome: ExecutionOutcome }> {
+    const runId = this.reserve(options);
+    const outcome = await this.execute(this.activate(runId), options.workflow);
+    return { runId, outcome };
+  }
+}
