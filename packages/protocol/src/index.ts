@@ -58,6 +58,7 @@ export {
   reserveEffectSchema,
   reservePreparedRunSchema,
   runEndingSchema,
+  runRecordSchema,
   settleEffectSchema,
   sourceIdentitySchema,
   startNodeVisitSchema,
@@ -94,3 +95,27 @@ export type {
 } from "./run-records.js";
 export { effectStateSchema, nodeVisitStateSchema, runSnapshotSchema, savedVisitSchema } from "./execution.js";
 export type { EffectState, NodeVisitState, RunSnapshot, SavedVisit } from "./execution.js";
+export { graphManifestSchema, manifestTargetSchema } from "./graph-manifest.js";
+export type { GraphManifest, ManifestTarget } from "./graph-manifest.js";
+export { currentWorkSchema, nodeViewSchema, runSummarySchema, runViewSchema } from "./run-view.js";
+export type { CurrentWork, NodeView, RunSummary, RunView } from "./run-view.js";
+export {
+  clientInboundSchema,
+  encodeFrame,
+  FrameTooLarge,
+  LineSplitter,
+  MAX_FRAME_BYTES,
+  PROTOCOL_VERSION,
+  protocolErrorCodeSchema,
+  protocolErrorSchema,
+  pushFrameSchema,
+  replyFrameSchema,
+  requestFrameSchema,
+} from "./framing.js";
+export type { ProtocolError, ProtocolErrorCode, PushFrame, ReplyFrame, RequestFrame } from "./framing.js";
+export { clientKindSchema, clientMethods, clientPushes } from "./client-methods.js";
+export type { ClientMethod, ClientParams, ClientResult } from "./client-methods.js";
+export { workerMethods, workerPushes } from "./worker-methods.js";
+export type { WorkerMethod, WorkerParams, WorkerResult } from "./worker-methods.js";
+export { RpcError, RpcPeer, toProtocolError } from "./rpc-peer.js";
+export type { Handlers, MethodTable, RpcPeerOptions } from "./rpc-peer.js";

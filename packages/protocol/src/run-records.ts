@@ -10,13 +10,13 @@ import {
 } from "./ids.js";
 import { checkpointAnswerSchema } from "./run-command.js";
 import {
-  type runOriginCommandSchema,
+  runOriginCommandSchema,
   runOriginSchema,
-  type runStatusSchema,
-  type terminalOutcomeSchema,
+  runStatusSchema,
+  terminalOutcomeSchema,
 } from "./run-status.js";
 import { safeErrorSchema } from "./safe-error.js";
-import type { recoveryReasonSchema } from "./transition.js";
+import { recoveryReasonSchema } from "./transition.js";
 
 /** Where a workflow definition came from: a file (path + sha256) or a built-in (id + revision). */
 export const sourceIdentitySchema = z.discriminatedUnion("kind", [
@@ -59,38 +59,39 @@ export const reservePreparedRunSchema = z.object({
 export type ReservePreparedRun = z.infer<typeof reservePreparedRunSchema>;
 
 /** The lifecycle view of a run row: what callers may know without reading its blobs. */
-export interface RunRecord {
-  runId: string;
-  rootRunId: string;
-  parentRunId: string | null;
-  originCommand: z.infer<typeof runOriginCommandSchema>;
-  nextCommand: "start" | "resume" | "continue" | "restart";
-  restartNumber: number;
-  parentTerminalFingerprint: string | null;
-  workflowName: string;
-  source: SourceIdentity;
-  definitionDigest: string;
-  origin: z.infer<typeof runOriginSchema>;
-  status: z.infer<typeof runStatusSchema>;
-  outcome: z.infer<typeof terminalOutcomeSchema> | null;
-  generation: number;
-  claimed: boolean;
-  leaseExpiresAt: number | null;
-  revision: number;
-  progressRevision: number;
-  launchRevision: number | null;
-  recoveryReason: z.infer<typeof recoveryReasonSchema> | null;
-  paused: boolean;
-  stepCount: number;
-  cursor: { path: string; visit: number } | null;
-  errorCode: z.infer<typeof safeErrorSchema>["code"] | null;
-  terminalFingerprint: string | null;
-  presentationState: "none" | "pending" | "created" | "failed";
-  createdAt: number;
-  updatedAt: number;
-  startedAt: number | null;
-  finishedAt: number | null;
-}
+export const runRecordSchema = z.object({
+  runId: z.string(),
+  rootRunId: z.string(),
+  parentRunId: z.string().nullable(),
+  originCommand: runOriginCommandSchema,
+  nextCommand: z.enum(["start", "resume", "continue", "restart"]),
+  restartNumber: z.number().int(),
+  parentTerminalFingerprint: z.string().nullable(),
+  workflowName: z.string(),
+  source: sourceIdentitySchema,
+  definitionDigest: z.string(),
+  origin: runOriginSchema,
+  status: runStatusSchema,
+  outcome: terminalOutcomeSchema.nullable(),
+  generation: z.number().int(),
+  claimed: z.boolean(),
+  leaseExpiresAt: z.number().nullable(),
+  revision: z.number().int(),
+  progressRevision: z.number().int(),
+  launchRevision: z.number().int().nullable(),
+  recoveryReason: recoveryReasonSchema.nullable(),
+  paused: z.boolean(),
+  stepCount: z.number().int(),
+  cursor: z.object({ path: z.string(), visit: z.number().int() }).nullable(),
+  errorCode: safeErrorSchema.shape.code.nullable(),
+  terminalFingerprint: z.string().nullable(),
+  presentationState: z.enum(["none", "pending", "created", "failed"]),
+  createdAt: z.number(),
+  updatedAt: z.number(),
+  startedAt: z.number().nullable(),
+  finishedAt: z.number().nullable(),
+});
+export type RunRecord = z.infer<typeof runRecordSchema>;
 
 export const nodeKindSchema = z.enum([
   "agent",

@@ -27,18 +27,21 @@ export type ErrorCode = z.infer<typeof errorCodeSchema>;
 /** The byte limit on every persisted or transmitted error message. */
 export const SAFE_MESSAGE_MAX_BYTES = 512;
 
-export const safeErrorSchema = z.object({
-  code: errorCodeSchema,
-  message: z.string().max(SAFE_MESSAGE_MAX_BYTES),
-});
-export type SafeError = z.infer<typeof safeErrorSchema>;
-
-const ELLIPSIS = "…";
 const encoder = new TextEncoder();
 
 function utf8Length(text: string): number {
   return encoder.encode(text).byteLength;
 }
+
+export const safeErrorSchema = z.object({
+  code: errorCodeSchema,
+  message: z
+    .string()
+    .refine((text) => utf8Length(text) <= SAFE_MESSAGE_MAX_BYTES, `at most ${SAFE_MESSAGE_MAX_BYTES} bytes of UTF-8`),
+});
+export type SafeError = z.infer<typeof safeErrorSchema>;
+
+const ELLIPSIS = "…";
 
 /**
  * Bound a message for storage: no control characters, at most SAFE_MESSAGE_MAX_BYTES of UTF-8.

@@ -1,0 +1,101 @@
+import { z } from "zod";
+import { jsonValueSchema, opaqueIdSchema, runIdSchema } from "./ids.js";
+import { reservePreparedRunSchema, endTurnSchema, startTurnSchema } from "./run-records.js";
+import { runStatusSchema } from "./run-status.js";
+import { runSummarySchema, runViewSchema } from "./run-view.js";
+import { transitionSchema } from "./transition.js";
+import { PROTOCOL_VERSION } from "./framing.js";
+
+const runRef = z.object({ runId: runIdSchema });
+const runTransition = transitionSchema(runSummarySchema);
+
+/** Who is talking to the host; the host adapts nothing to it, but logs and `host.status` show it. */
+export const clientKindSchema = z.enum(["cli", "extension", "viewer", "test"]);
+
+/**
+ * Client protocol v1: every method's params and result. The host parses params with these schemas
+ * at the boundary; the client parses results with them. A method missing here does not exist.
+ */
+export const clientMethods = {
+  hello: {
+    params: z.object({
+      protocol: z.number().int(),
+      client: clientKindSchema,
+      pid: z.number().int().optional(),
+    }),
+    result: z.object({
+      protocol: z.literal(PROTOCOL_VERSION),
+      hostPid: z.number().int(),
+      stateDir: z.string(),
+      version: z.string(),
+    }),
+  },
+  "runs.reserve": {
+    // The host allocates the final run ID; everything else was settled by the caller's preflight.
+    params: reservePreparedRunSchema.omit({ runId: true }),
+    result: runTransition,
+  },
+  "runs.get": { params: runRef, result: runViewSchema.nullable() },
+  "runs.list": {
+    params: z.object({
+      statuses: z.array(runStatusSchema).optional(),
+      sessionId: opaqueIdSchema.optional(),
+      limit: z.number().int().min(1).max(1000).optional(),
+    }),
+    result: z.array(runSummarySchema),
+  },
+  "runs.cancel": { params: runRef, result: runTransition },
+  "runs.pause": { params: runRef, result: runTransition },
+  "runs.resume": { params: runRef, result: runTransition },
+  "runs.answer": {
+    params: z.object({ runId: runIdSchema, answer: jsonValueSchema }),
+    result: runTransition,
+  },
+  "runs.restart": { params: runRef, result: runTransition },
+  /** Subscribe to pushed `run.view` frames: one run, or every run when `runId` is absent. */
+  "runs.subscribe": {
+    params: z.object({ runId: runIdSchema.optional() }),
+    result: z.object({ subscriptionId: z.string() }),
+  },
+  "runs.unsubscribe": {
+    params: z.object({ subscriptionId: z.string() }),
+    result: z.object({ ok: z.literal(true) }),
+  },
+  /** The activation boundary for Pi runs: the session is idle (seed 003). */
+  "session.settled": {
+    params: z.object({ sessionId: opaqueIdSchema }),
+    result: z.object({ activated: z.array(runIdSchema) }),
+  },
+  "turns.start": { params: startTurnSchema, result: z.unknown() },
+  "turns.end": { params: endTurnSchema, result: z.unknown() },
+  "turns.settle": { params: z.object({ sessionId: opaqueIdSchema }), result: z.unknown() },
+  "messages.claim": {
+    params: z.object({ sessionId: opaqueIdSchema, limit: z.number().int().min(1).max(500).optional() }),
+    result: z.unknown(),
+  },
+  "messages.delivered": { params: z.object({ messageId: opaqueIdSchema }), result: z.unknown() },
+  "host.status": {
+    params: z.object({}).optional(),
+    result: z.object({
+      pid: z.number().int(),
+      version: z.string(),
+      stateDir: z.string(),
+      startedAt: z.number(),
+      synchronous: z.enum(["FULL", "NORMAL"]),
+      workers: z.array(
+        z.object({ runId: runIdSchema, launchId: z.string(), pid: z.number().int().nullable() }),
+      ),
+      runs: z.record(runStatusSchema, z.number().int()),
+    }),
+  },
+  "host.stop": { params: z.object({}).optional(), result: z.object({ stopping: z.literal(true) }) },
+} as const;
+
+export type ClientMethod = keyof typeof clientMethods;
+export type ClientParams<M extends ClientMethod> = z.input<(typeof clientMethods)[M]["params"]>;
+export type ClientResult<M extends ClientMethod> = z.infer<(typeof clientMethods)[M]["result"]>;
+
+/** Pushes from host to clients. */
+export const clientPushes = {
+  "run.view": z.object({ subscriptionId: z.string(), view: runViewSchema }),
+} as const;

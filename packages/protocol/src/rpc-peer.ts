@@ -1,0 +1,222 @@
+import type { z } from "zod";
+import {
+  encodeFrame,
+  LineSplitter,
+  MAX_FRAME_BYTES,
+  PROTOCOL_VERSION,
+  type ProtocolError,
+  type ProtocolErrorCode,
+  protocolErrorSchema,
+  pushFrameSchema,
+  replyFrameSchema,
+  requestFrameSchema,
+} from "./framing.js";
+
+/** A failed call as the caller sees it: the peer's typed error, never a stack. */
+export class RpcError extends Error {
+  override readonly name = "RpcError";
+  constructor(
+    readonly code: ProtocolErrorCode,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** One side's methods: params arrive already parsed by the method's schema. */
+export type MethodTable = Record<string, { params: z.ZodType; result: z.ZodType }>;
+export type Handlers<T extends MethodTable> = {
+  [M in keyof T]?: (
+    params: z.infer<T[M]["params"]>,
+  ) => Promise<z.input<T[M]["result"]>> | z.input<T[M]["result"]>;
+};
+
+export interface RpcPeerOptions<Local extends MethodTable, Remote extends MethodTable> {
+  /** Writes one encoded frame (a line). */
+  send(line: string): void;
+  /** Methods this side serves, and their schemas. */
+  local?: { methods: Local; handlers: Handlers<Local> };
+  /** Methods the other side serves: results are parsed with these schemas. */
+  remote?: Remote;
+  /** Push frames from the other side. */
+  onPush?(push: string, data: unknown): void;
+  /** A frame this side refused (malformed, oversized); the reply has already been sent. */
+  onRefused?(error: ProtocolError): void;
+  maxFrameBytes?: number;
+}
+
+/** The one normalizer at the RPC boundary: a handler's throw becomes a typed, bounded error. */
+export function toProtocolError(error: unknown): ProtocolError {
+  if (error instanceof RpcError) return { code: error.code, message: error.message.slice(0, 2048) };
+  return { code: "internal", message: "The host failed to handle the request; see the host log." };
+}
+
+/**
+ * Both ends of newline-delimited JSON RPC, transport-agnostic: the host's client sockets, the
+ * client, and the worker's stdio all use it. Every inbound frame is parsed with the protocol's
+ * schema; nothing a peer sends can throw out of `feed`.
+ */
+export class RpcPeer<Local extends MethodTable = MethodTable, Remote extends MethodTable = MethodTable> {
+  private readonly splitter: LineSplitter;
+  private readonly pending = new Map<
+    string | number,
+    { resolve(v: unknown): void; reject(e: Error): void; method: string }
+  >();
+  private nextId = 1;
+  private closed = false;
+
+  constructor(private readonly options: RpcPeerOptions<Local, Remote>) {
+    this.splitter = new LineSplitter(options.maxFrameBytes ?? MAX_FRAME_BYTES);
+  }
+
+  /** Feed raw text from the transport. */
+  feed(chunk: string): void {
+    const { lines, oversized } = this.splitter.push(chunk);
+    for (let i = 0; i < oversized; i += 1) {
+      this.refuse(
+        null,
+        "frame_too_large",
+        `A frame exceeded ${this.options.maxFrameBytes ?? MAX_FRAME_BYTES} bytes.`,
+      );
+    }
+    for (const line of lines) this.receive(line);
+  }
+
+  /** Call a method on the other side; resolves with its parsed result or rejects with an RpcError. */
+  call<M extends keyof Remote & string>(
+    method: M,
+    params?: z.input<Remote[M]["params"]>,
+  ): Promise<z.infer<Remote[M]["result"]>> {
+    if (this.closed) return Promise.reject(new RpcError("internal", "The connection is closed."));
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject, method });
+      this.options.send(encodeFrame({ v: PROTOCOL_VERSION, id, method, params }));
+    });
+  }
+
+  push(push: string, data: unknown): void {
+    if (!this.closed) this.options.send(encodeFrame({ v: PROTOCOL_VERSION, push, data }));
+  }
+
+  /** The transport ended: every pending call fails. */
+  close(reason = "The connection closed."): void {
+    if (this.closed) return;
+    this.closed = true;
+    for (const pending of this.pending.values()) pending.reject(new RpcError("internal", reason));
+    this.pending.clear();
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  private refuse(id: string | number | null, code: ProtocolErrorCode, message: string): void {
+    const error = { code, message };
+    this.options.onRefused?.(error);
+    if (!this.closed) this.options.send(encodeFrame({ v: PROTOCOL_VERSION, id, error }));
+  }
+
+  private receive(line: string): void {
+    let raw: unknown;
+    try {
+      raw = JSON.parse(line);
+    } catch {
+      this.refuse(null, "bad_frame", "A frame is not valid JSON.");
+      return;
+    }
+    if (typeof raw === "object" && raw !== null && "method" in raw) {
+      this.receiveRequest(raw);
+      return;
+    }
+    const reply = replyFrameSchema.safeParse(raw);
+    if (reply.success && "id" in reply.data && reply.data.id !== null && this.pending.has(reply.data.id)) {
+      this.receiveReply(reply.data);
+      return;
+    }
+    const push = pushFrameSchema.safeParse(raw);
+    if (push.success) {
+      this.options.onPush?.(push.data.push, push.data.data);
+      return;
+    }
+    if (reply.success) return; // A reply to nothing we asked (e.g. to a refused frame): ignore.
+    this.refuse(null, "bad_frame", "A frame is neither a request, a reply nor a push.");
+  }
+
+  private receiveReply(frame: z.infer<typeof replyFrameSchema>): void {
+    const id = frame.id as string | number;
+    const pending = this.pending.get(id);
+    if (!pending) return;
+    this.pending.delete(id);
+    if ("error" in frame) {
+      const error = protocolErrorSchema.safeParse(frame.error);
+      pending.reject(
+        error.success
+          ? new RpcError(error.data.code, error.data.message)
+          : new RpcError("bad_frame", "Malformed error."),
+      );
+      return;
+    }
+    const schema = this.options.remote?.[pending.method]?.result;
+    if (!schema) {
+      pending.resolve(frame.result);
+      return;
+    }
+    const parsed = schema.safeParse(frame.result);
+    if (parsed.success) pending.resolve(parsed.data);
+    else
+      pending.reject(new RpcError("bad_frame", `The reply to ${pending.method} did not match its schema.`));
+  }
+
+  private receiveRequest(raw: object): void {
+    const frame = requestFrameSchema.safeParse(raw);
+    const rawId = (raw as { id?: unknown }).id;
+    const id = typeof rawId === "string" || typeof rawId === "number" ? rawId : null;
+    if (!frame.success) {
+      const version = (raw as { v?: unknown }).v;
+      if (version !== PROTOCOL_VERSION) {
+        this.refuse(
+          id,
+          "protocol_mismatch",
+          `This peer speaks protocol ${PROTOCOL_VERSION}, not ${String(version)}.`,
+        );
+      } else {
+        this.refuse(id, "bad_frame", "A request frame is malformed.");
+      }
+      return;
+    }
+    const { method } = frame.data;
+    const local = this.options.local;
+    const spec = local?.methods[method];
+    const handler = local?.handlers[method as keyof Local];
+    if (!spec || !handler) {
+      this.refuse(frame.data.id, "unknown_method", `Unknown method ${method.slice(0, 100)}.`);
+      return;
+    }
+    const params = spec.params.safeParse(frame.data.params);
+    if (!params.success) {
+      const issue = params.error.issues[0];
+      const where = issue?.path.length ? ` at ${issue.path.join(".")}` : "";
+      this.refuse(
+        frame.data.id,
+        "invalid_params",
+        `Invalid params for ${method}${where}: ${issue?.message ?? "malformed"}.`,
+      );
+      return;
+    }
+    const requestId = frame.data.id;
+    Promise.resolve()
+      .then(() => (handler as (p: unknown) => unknown)(params.data))
+      .then(
+        (result) => {
+          if (!this.closed) this.options.send(encodeFrame({ v: PROTOCOL_VERSION, id: requestId, result }));
+        },
+        (error: unknown) => {
+          if (!this.closed)
+            this.options.send(
+              encodeFrame({ v: PROTOCOL_VERSION, id: requestId, error: toProtocolError(error) }),
+            );
+        },
+      );
+  }
+}

@@ -1,0 +1,66 @@
+import { z } from "zod";
+import { graphManifestSchema } from "./graph-manifest.js";
+import { nodePathSchema, runIdSchema } from "./ids.js";
+import { nodeKindSchema } from "./run-records.js";
+import { runStatusSchema, terminalOutcomeSchema } from "./run-status.js";
+import { safeErrorSchema } from "./safe-error.js";
+import { recoveryReasonSchema } from "./transition.js";
+
+/** One node as every renderer shows it. `pending` means not visited yet. */
+export const nodeViewSchema = z.object({
+  path: nodePathSchema,
+  kind: nodeKindSchema,
+  title: z.string(),
+  state: z.enum(["pending", "running", "succeeded", "failed", "timed_out"]),
+  visits: z.number().int().min(0),
+  attempt: z.number().int().min(0),
+  startedAt: z.number().nullable(),
+  finishedAt: z.number().nullable(),
+  errorCode: z.string().nullable(),
+});
+export type NodeView = z.infer<typeof nodeViewSchema>;
+
+/**
+ * What is doing the run's current work. `running` is shown only while an accepted worker or an
+ * accepted Pi turn is doing it; a live process alone proves nothing.
+ */
+export const currentWorkSchema = z.discriminatedUnion("kind", [
+  z.object({ kind: z.literal("none") }),
+  z.object({ kind: z.literal("worker"), launchId: z.string(), path: nodePathSchema.nullable() }),
+  z.object({ kind: z.literal("turn"), turnId: z.string(), path: nodePathSchema.nullable() }),
+  z.object({ kind: z.literal("waiting_for_model"), path: nodePathSchema }),
+]);
+export type CurrentWork = z.infer<typeof currentWorkSchema>;
+
+/** The host's one view of a run: the widget, the footer and `piw` all render exactly this. */
+export const runViewSchema = z.object({
+  runId: runIdSchema,
+  workflowName: z.string(),
+  title: z.string().nullable(),
+  status: runStatusSchema,
+  outcome: terminalOutcomeSchema.nullable(),
+  origin: z.discriminatedUnion("kind", [
+    z.object({ kind: z.literal("pi"), sessionId: z.string() }),
+    z.object({ kind: z.literal("cli") }),
+  ]),
+  parentRunId: runIdSchema.nullable(),
+  rootRunId: runIdSchema,
+  originCommand: z.enum(["start", "continue", "restart"]),
+  restartNumber: z.number().int(),
+  paused: z.boolean(),
+  recoveryReason: recoveryReasonSchema.nullable(),
+  error: safeErrorSchema.nullable(),
+  revision: z.number().int(),
+  createdAt: z.number(),
+  startedAt: z.number().nullable(),
+  finishedAt: z.number().nullable(),
+  currentWork: currentWorkSchema,
+  cursor: z.object({ path: nodePathSchema, visit: z.number().int() }).nullable(),
+  nodes: z.array(nodeViewSchema),
+  manifest: graphManifestSchema,
+});
+export type RunView = z.infer<typeof runViewSchema>;
+
+/** A row of the run list: the view without the graph. */
+export const runSummarySchema = runViewSchema.omit({ nodes: true, manifest: true });
+export type RunSummary = z.infer<typeof runSummarySchema>;

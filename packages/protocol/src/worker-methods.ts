@@ -1,0 +1,73 @@
+import { z } from "zod";
+import { effectStateSchema, nodeVisitStateSchema, runSnapshotSchema } from "./execution.js";
+import { nodePathSchema, visitNumberSchema } from "./ids.js";
+import { runCommandSchema } from "./run-command.js";
+import {
+  enqueueMessageSchema,
+  finishNodeVisitSchema,
+  reserveEffectSchema,
+  runEndingSchema,
+  settleEffectSchema,
+  runRecordSchema,
+  sourceIdentitySchema,
+  startNodeVisitSchema,
+  workerExitSchema,
+} from "./run-records.js";
+import { recoveryReasonSchema, transitionSchema } from "./transition.js";
+
+/**
+ * Worker protocol: the client framing over the worker's stdin/stdout. The host spawned the worker
+ * for one claim, so no method carries a fence: the host applies the launch's own fence to every call.
+ */
+export const workerMethods = {
+  /** The first call: which command to run, for which workflow source. */
+  "worker.hello": {
+    params: z.object({ launchId: z.string(), pid: z.number().int() }),
+    result: z.object({
+      command: runCommandSchema,
+      workflowName: z.string(),
+      source: sourceIdentitySchema,
+      definitionDigest: z.string(),
+    }),
+  },
+  "run.read": { params: z.object({}).optional(), result: runRecordSchema.nullable() },
+  "run.markRunning": { params: z.object({}).optional(), result: transitionSchema(runRecordSchema) },
+  "run.snapshot": { params: z.object({}).optional(), result: runSnapshotSchema },
+  "visit.start": { params: startNodeVisitSchema, result: transitionSchema(nodeVisitStateSchema) },
+  "visit.finish": { params: finishNodeVisitSchema, result: transitionSchema(nodeVisitStateSchema) },
+  "effect.reserve": { params: reserveEffectSchema, result: transitionSchema(effectStateSchema) },
+  "effect.settle": { params: settleEffectSchema, result: transitionSchema(effectStateSchema) },
+  "message.enqueue": { params: enqueueMessageSchema, result: transitionSchema(z.unknown()) },
+  "run.finish": { params: runEndingSchema, result: transitionSchema(runRecordSchema) },
+  "run.park": { params: recoveryReasonSchema, result: transitionSchema(runRecordSchema) },
+  /** Long poll: the next submission or turn end for an open agent visit. */
+  "agent.next": {
+    params: z.object({ path: nodePathSchema, visit: visitNumberSchema }),
+    result: z.discriminatedUnion("type", [
+      z.object({ type: z.literal("submission"), submissionId: z.string(), output: z.unknown() }),
+      z.object({ type: z.literal("turn_ended") }),
+    ]),
+  },
+  /** The verdict on a submission, returned to the model through the extension. */
+  "agent.verdict": {
+    params: z.object({
+      submissionId: z.string(),
+      verdict: z.discriminatedUnion("accepted", [
+        z.object({ accepted: z.literal(true) }),
+        z.object({ accepted: z.literal(false), reason: z.string().max(2048) }),
+      ]),
+    }),
+    result: z.object({ ok: z.literal(true) }),
+  },
+  /** The typed exit report; the worker exits right after the reply. */
+  "worker.exit": { params: workerExitSchema, result: z.object({ ok: z.literal(true) }) },
+} as const;
+
+export type WorkerMethod = keyof typeof workerMethods;
+export type WorkerParams<M extends WorkerMethod> = z.input<(typeof workerMethods)[M]["params"]>;
+export type WorkerResult<M extends WorkerMethod> = z.infer<(typeof workerMethods)[M]["result"]>;
+
+/** Pushes from host to worker. `cancel`: abort the running node and exit. */
+export const workerPushes = {
+  cancel: z.object({ reason: z.string().max(512) }),
+} as const;
