@@ -260,3 +260,34 @@ export function listRunEvents(
     })),
   );
 }
+
+/** The compiled graph manifest the run was prepared with (JSON). */
+export function readRunManifest(ctx: StoreContext, runId: string): JsonValue {
+  return ctx.read(() => ctx.readJsonBlob(requireRun(ctx, runId).manifest_hash));
+}
+
+/** Turns of a run that are still open: an accepted Pi turn doing the run's current work. */
+export function listOpenTurns(ctx: StoreContext, runId: string): Array<{ turnId: string; path: string | null }> {
+  return ctx.read(() =>
+    (
+      ctx.stmt("SELECT turn_id, path FROM turns WHERE run_id = ? AND status = 'open'").all(runId) as Array<{
+        turn_id: string;
+        path: string | null;
+      }>
+    ).map((r) => ({ turnId: r.turn_id, path: r.path })),
+  );
+}
+
+/** How many runs are in each status. */
+export function countRunsByStatus(ctx: StoreContext): Partial<Record<RunStatus, number>> {
+  return ctx.read(() => {
+    const counts: Partial<Record<RunStatus, number>> = {};
+    for (const r of ctx.stmt("SELECT status, count(*) AS n FROM runs GROUP BY status").all() as Array<{
+      status: RunStatus;
+      n: number;
+    }>) {
+      counts[r.status] = r.n;
+    }
+    return counts;
+  });
+}

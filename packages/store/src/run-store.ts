@@ -295,6 +295,15 @@ export class RunStore {
   readTerminalFacts(runId: string) {
     return readers.readTerminalFacts(this.use(), runId);
   }
+  readRunManifest(runId: string) {
+    return readers.readRunManifest(this.use(), runId);
+  }
+  listOpenTurns(runId: string) {
+    return readers.listOpenTurns(this.use(), runId);
+  }
+  countRunsByStatus() {
+    return readers.countRunsByStatus(this.use());
+  }
   readRunSnapshot(runId: string) {
     return readRunSnapshot(this.use(), runId);
   }
@@ -323,4 +332,7 @@ export type RunReader = Pick<
   | "listRunSteps"
   | "listRunEffects"
   | "listRunEvents"
+  | "readRunManifest"
+  | "listOpenTurns"
+  | "countRunsByStatus"
 >;
