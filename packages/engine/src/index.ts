@@ -65,7 +65,12 @@ export type { RoutingErrorCode } from "./compiler/runtime-errors.js";
 export { registerBuiltinWorkflow } from "./loader/builtin-registry.js";
 export { AUTHORING_MODULE, loadWorkflowFile, WORKFLOW_FILE_SUFFIX } from "./loader/load-workflow-file.js";
 export type { LoadedWorkflow } from "./loader/load-workflow-file.js";
-export { isWorkflowPath, resolveWorkflow, workflowSearchDirs } from "./loader/resolve-workflow.js";
+export {
+  isWorkflowPath,
+  loadBuiltinWorkflow,
+  resolveWorkflow,
+  workflowSearchDirs,
+} from "./loader/resolve-workflow.js";
 export type { ResolveWorkflowOptions } from "./loader/resolve-workflow.js";
 export { WorkflowLoadError } from "./loader/workflow-load-error.js";
 export type { WorkflowLoadErrorCode } from "./loader/workflow-load-error.js";

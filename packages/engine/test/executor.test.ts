@@ -382,3 +382,55 @@ describe("control", () => {
     expect(port.visits.map((v) => [v.path, v.status])).toEqual([["wait", "running"]]);
   });
 });
+
+describe("determinism guards", () => {
+  it("fails the node with effect_conflict when a retry asks for the same effect with another request", async () => {
+    let attempt = 0;
+    let hang = true;
+    const wf = compileWorkflow(
+      defineWorkflow({
+        name: "nondeterministic",
+        startAt: "act",
+        nodes: {
+          act: action({
+            run: ({ effects }: ActionContext) => {
+              attempt += 1;
+              return effects.idempotent("send", { attempt }, () => (hang ? forever() : "sent"));
+            },
+          }),
+        },
+        edges: { act: { to: "done" } },
+      }),
+    );
+    const first = started(new MemoryRunPort());
+    await runUntilIdle(executeRun({ workflow: wf, port: first }));
+    hang = false;
+    const second = started(first.reopen());
+    const outcome = await executeRun({ workflow: wf, port: second });
+    expect(outcome).toMatchObject({ kind: "failed", error: { code: "effect_conflict" } });
+    expect(second.visits[0]).toMatchObject({ status: "failed", error: { code: "effect_conflict" } });
+  });
+
+  it("refuses a continuation whose answer does not fit the checkpoint's schema", async () => {
+    const wf = compileWorkflow(
+      defineWorkflow({
+        name: "strict-answer",
+        startAt: "ask",
+        nodes: {
+          ask: checkpoint({ prompt: "ok?", answer: z.object({ approved: z.boolean() }) }),
+          after: compute({ run: () => "ran" }),
+        },
+        edges: { ask: { to: "after" }, after: { to: "done" } },
+      }),
+    );
+    const port = started(
+      new MemoryRunPort({ accepted: { path: "ask", visit: 1, answer: { approved: "yes" } } }),
+    );
+    const outcome = await executeRun({ workflow: wf, port });
+    expect(outcome).toMatchObject({
+      kind: "failed",
+      error: { code: "input_invalid", message: expect.stringContaining("approved") },
+    });
+    expect(port.visits).toEqual([]);
+  });
+});

@@ -1,4 +1,4 @@
-import { type RunCommand, type RunRecord, type SafeError, safeError } from "@piw/protocol";
+import { type RunCommand, type RunRecord, type RunSnapshot, type SafeError, safeError } from "@piw/protocol";
 import type { CompiledWorkflow } from "../compiler/compiled-workflow.js";
 import { expectSaved, FenceLost, NodeFailure, RunParked } from "./execution-signals.js";
 import { nodeContextFor, runNode } from "./node-runner.js";
@@ -71,6 +71,25 @@ export async function acceptRunCommand(command: RunCommand, port: RunPort): Prom
     : safeError("activation_failed", `Run ${command.runId} could not be marked running (${accepted.kind}).`);
 }
 
+/** A continuation's answer must fit the checkpoint it answers; callers validate too, this is the last word. */
+function checkAcceptedAnswer(
+  workflow: CompiledWorkflow,
+  accepted: RunSnapshot["accepted"],
+): SafeError | null {
+  if (!accepted) return null;
+  const node = workflow.nodes.get(accepted.path);
+  if (node?.kind !== "checkpoint") {
+    return safeError("source_changed", `The answered checkpoint ${accepted.path} is not in the workflow.`);
+  }
+  const parsed = node.answer.safeParse(accepted.answer);
+  if (parsed.success) return null;
+  const issue = parsed.error.issues[0];
+  return safeError(
+    "input_invalid",
+    `The answer to ${accepted.path} is invalid at ${issue?.path.join(".") || "(root)"}: ${issue?.message ?? "invalid"}.`,
+  );
+}
+
 async function fail(port: RunPort, error: SafeError, timedOut: boolean): Promise<ExecutionOutcome> {
   expectSaved(
     await port.finishRun(timedOut ? { outcome: "timed_out", error } : { outcome: "failed", error }),
@@ -88,6 +107,8 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecutionOutc
   const signal = options.signal ?? new AbortController().signal;
   try {
     const snapshot = await port.loadSnapshot();
+    const answerProblem = checkAcceptedAnswer(workflow, snapshot.accepted);
+    if (answerProblem) return fail(port, answerProblem, false);
     const position = rebuildPosition(workflow, snapshot);
     let next = position.next;
     let steps = position.stepCount;

@@ -65,17 +65,24 @@ function effectsFor(run: NodeRun): ActionContext["effects"] {
     fn: (request: unknown) => Promise<R> | R,
   ): Promise<R> => {
     const id = effectId(visitId, type, ordinal);
-    const reservation = expectSaved(
-      await run.port.reserveEffect({
-        effectId: id,
-        path: run.node.path,
-        visit: run.visit,
-        effectType: type,
-        ordinal,
-        mode,
-        request: toJson(request),
-      }),
-    );
+    const reserved = await run.port.reserveEffect({
+      effectId: id,
+      path: run.node.path,
+      visit: run.visit,
+      effectType: type,
+      ordinal,
+      mode,
+      request: toJson(request),
+    });
+    // One identity asked for with another request: the workflow is not deterministic. Fail the node
+    // rather than guess which request is right (seed 000).
+    if (reserved.kind === "conflict" && reserved.evidence.kind === "request_mismatch") {
+      throw new NodeFailure(
+        "effect_conflict",
+        `Effect ${type} #${ordinal} of ${run.node.path} was requested again with a different request.`,
+      );
+    }
+    const reservation = expectSaved(reserved);
     ordinal += 1;
     if (reservation.status === "settled") {
       if (reservation.result.ok) return reservation.result.value as R;

@@ -2,7 +2,7 @@ import { stat } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { workflowNameProblem } from "../compiler/names.js";
-import { findBuiltinWorkflow } from "./builtin-registry.js";
+import { type BuiltinWorkflow, findBuiltinWorkflow } from "./builtin-registry.js";
 import {
   compileForLoad,
   type LoadedWorkflow,
@@ -59,17 +59,31 @@ export async function resolveWorkflow(
     if (await isFile(file)) return loadWorkflowFile(file);
   }
   const builtin = findBuiltinWorkflow(ref);
-  if (builtin !== undefined) {
-    const workflow = compileForLoad(builtin.definition, `built-in workflow "${ref}"`);
-    return {
-      name: ref,
-      source: { kind: "builtin", id: ref, revision: builtin.revision },
-      definition: builtin.definition,
-      workflow,
-    };
-  }
+  if (builtin !== undefined) return compileBuiltin(ref, builtin);
   throw new WorkflowLoadError(
     "workflow_not_found",
     `workflow "${ref}" not found: looked for ${ref}${WORKFLOW_FILE_SUFFIX} in ${dirs.join(" and ")}, and among the built-ins`,
   );
+}
+
+function compileBuiltin(id: string, builtin: BuiltinWorkflow): LoadedWorkflow {
+  const workflow = compileForLoad(builtin.definition, `built-in workflow "${id}"`);
+  return {
+    name: id,
+    source: { kind: "builtin", id, revision: builtin.revision },
+    definition: builtin.definition,
+    workflow,
+  };
+}
+
+/**
+ * Compiles the built-in registered under `id`, without looking at any folder: a worker loads a run's
+ * built-in source this way, so a user file of the same name cannot stand in for it.
+ */
+export function loadBuiltinWorkflow(id: string): LoadedWorkflow {
+  const builtin = findBuiltinWorkflow(id);
+  if (builtin === undefined) {
+    throw new WorkflowLoadError("workflow_not_found", `built-in workflow "${id}" is not registered`);
+  }
+  return compileBuiltin(id, builtin);
 }
