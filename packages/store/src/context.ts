@@ -75,11 +75,24 @@ export class StoreContext {
         `A ${mediaType} value of ${content.byteLength} bytes exceeds the ${this.limits.maxBlobBytes}-byte limit.`,
       );
     }
-    const hash = sha256(`${mediaType}\n${text}`);
+    const hash = this.hashOf(mediaType, text);
     this.stmt(
       "INSERT INTO blobs (hash, media_type, size, content, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (hash) DO NOTHING",
     ).run(hash, mediaType, content.byteLength, content, this.now());
     return hash;
+  }
+
+  /** The hash a value would be stored under, without storing it: comparisons must not write. */
+  hashOf(mediaType: MediaType, text: string): string {
+    return sha256(`${mediaType}\n${text}`);
+  }
+
+  jsonHash(value: unknown): string {
+    return this.hashOf("application/json", canonicalJson(value));
+  }
+
+  textHash(text: string): string {
+    return this.hashOf("text/plain", text);
   }
 
   putJson(value: unknown): string {

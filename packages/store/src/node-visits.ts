@@ -173,7 +173,7 @@ function sameResult(ctx: StoreContext, step: StepRow, result: NodeVisitResult): 
   if (step.status !== result.status) return false;
   switch (result.status) {
     case "succeeded":
-      return step.output_hash === ctx.putJson(result.output) && step.next_path === result.next;
+      return step.output_hash === ctx.jsonHash(result.output) && step.next_path === result.next;
     case "failed":
     case "timed_out":
       return step.error_code === result.error.code && sameText(ctx, step.error_hash, result.error.message);
@@ -350,7 +350,7 @@ export function settleEffect(ctx: StoreContext, fence: Fence, req: SettleEffect)
     if (!effect || effect.run_id !== row.run_id)
       return conflict({ kind: "not_found", resource: "effect", id: req.effectId });
     const { result } = req;
-    const valueHash = result.ok ? ctx.putJson(result.value) : null;
+    const valueHash = result.ok ? ctx.jsonHash(result.value) : null;
     if (effect.status !== "reserved") {
       const same = result.ok
         ? effect.status === "settled" && effect.result_hash === valueHash
@@ -382,7 +382,7 @@ export function settleEffect(ctx: StoreContext, fence: Fence, req: SettleEffect)
       )
       .run(
         result.ok ? "settled" : "failed",
-        valueHash,
+        result.ok ? ctx.putJson(result.value) : null,
         result.ok ? null : result.error.code,
         result.ok ? null : ctx.putText(result.error.message),
         ctx.now(),

@@ -80,7 +80,7 @@ export function enqueueMessage(
         existing.path === req.path &&
         existing.visit === req.visit &&
         existing.trigger_turn === (req.triggerTurn ? 1 : 0) &&
-        existing.body_hash === ctx.putText(req.body);
+        existing.body_hash === ctx.textHash(req.body);
       return same
         ? adopted(mapMessage(ctx, existing))
         : conflict({ kind: "request_mismatch", resource: "message", id: req.messageId });
@@ -120,7 +120,7 @@ export function claimMessages(
     const rows = ctx
       .stmt(
         `SELECT * FROM messages WHERE session_id = ? AND (status = 'pending' OR (status = 'claimed' AND lease_expires_at <= ?))
-         ORDER BY created_at, message_id LIMIT ?`,
+         ORDER BY created_at, rowid LIMIT ?`,
       )
       .all(req.sessionId, now, Math.max(1, Math.min(req.limit ?? 50, 500))) as MessageRow[];
     if (rows.length === 0) return adopted([]);
@@ -194,7 +194,7 @@ export function listSessionMessages(
     (
       ctx
         .stmt(
-          `SELECT * FROM messages WHERE session_id = ? AND status IN (${statuses.map(() => "?").join(", ")}) ORDER BY created_at, message_id`,
+          `SELECT * FROM messages WHERE session_id = ? AND status IN (${statuses.map(() => "?").join(", ")}) ORDER BY created_at, rowid`,
         )
         .all(sessionId, ...statuses) as MessageRow[]
     ).map((r) => mapMessage(ctx, r)),
@@ -290,7 +290,7 @@ function savedTerminalMessages(ctx: StoreContext, runId: string): MessageRecord[
   return (
     ctx
       .stmt(
-        "SELECT * FROM messages WHERE run_id = ? AND kind IN ('launch_failure', 'terminal', 'presentation') ORDER BY created_at, message_id",
+        "SELECT * FROM messages WHERE run_id = ? AND kind IN ('launch_failure', 'terminal', 'presentation') ORDER BY created_at, rowid",
       )
       .all(runId) as MessageRow[]
   ).map((r) => mapMessage(ctx, r));

@@ -267,7 +267,10 @@ export function readRunManifest(ctx: StoreContext, runId: string): JsonValue {
 }
 
 /** Turns of a run that are still open: an accepted Pi turn doing the run's current work. */
-export function listOpenTurns(ctx: StoreContext, runId: string): Array<{ turnId: string; path: string | null }> {
+export function listOpenTurns(
+  ctx: StoreContext,
+  runId: string,
+): Array<{ turnId: string; path: string | null }> {
   return ctx.read(() =>
     (
       ctx.stmt("SELECT turn_id, path FROM turns WHERE run_id = ? AND status = 'open'").all(runId) as Array<{

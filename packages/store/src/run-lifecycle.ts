@@ -46,14 +46,14 @@ function sameReservation(
 ): boolean {
   const session = req.origin.kind === "pi" ? req.origin.sessionId : null;
   const presentation =
-    req.presentationInstructions === undefined ? null : ctx.putText(req.presentationInstructions);
+    req.presentationInstructions === undefined ? null : ctx.textHash(req.presentationInstructions);
   return (
     row.origin_command === "start" &&
     row.workflow_name === req.workflowName &&
     row.definition_digest === req.definitionDigest &&
     row.source_json === canonicalJson(req.source) &&
     row.input_hash === inputHash &&
-    row.manifest_hash === ctx.putJson(req.manifest) &&
+    row.manifest_hash === ctx.jsonHash(req.manifest) &&
     row.presentation_hash === presentation &&
     row.origin_kind === req.origin.kind &&
     row.origin_session === session
@@ -63,7 +63,7 @@ function sameReservation(
 /** Commit a queued run with its final ID and, for Pi runs, the session's one reservation (seed 003). */
 export function reservePreparedRun(ctx: StoreContext, req: ReservePreparedRun): Transition<RunRecord> {
   return ctx.tx(() => {
-    const inputHash = ctx.putJson(req.input);
+    const inputHash = ctx.jsonHash(req.input);
     const existing = ctx.getRunRow(req.runId);
     if (existing) {
       return sameReservation(ctx, existing, req, inputHash)
@@ -93,7 +93,7 @@ export function reservePreparedRun(ctx: StoreContext, req: ReservePreparedRun): 
         ctx.putJson(req.manifest),
         req.origin.kind,
         session,
-        inputHash,
+        ctx.putJson(req.input),
         req.presentationInstructions === undefined ? null : ctx.putText(req.presentationInstructions),
         now,
         now,
@@ -173,7 +173,8 @@ export function claimRun(ctx: StoreContext, req: ClaimRequest): Transition<Claim
         generation: row.generation + 1,
         claim_token: req.claimToken,
         lease_expires_at: ctx.now() + req.leaseMs,
-        paused: 0,
+        // Only an explicit resume clears a pause; a re-claim after an expired lease keeps it.
+        paused: row.status === "parked" ? 0 : row.paused,
         recovery_reason: null,
       },
       { type: "run.claimed", data: { from, generation: row.generation } },

@@ -103,7 +103,7 @@ export function prepareContinuation(ctx: StoreContext, req: PrepareContinuation)
         actual: `${req.accepted.path}#${req.accepted.visit}`,
       });
     }
-    const answerHash = ctx.putJson(req.accepted.answer);
+    const answerHash = ctx.jsonHash(req.accepted.answer);
     const child = existingChild(ctx, parent.run_id, "continue");
     if (child) {
       const same = child.run_id === req.runId && child.accepted_answer_hash === answerHash;
@@ -119,7 +119,11 @@ export function prepareContinuation(ctx: StoreContext, req: PrepareContinuation)
       command: "continue",
       restartNumber: parent.restart_number,
       parentTerminalFingerprint: parent.terminal_fingerprint,
-      accepted: { path: req.accepted.path, visit: req.accepted.visit, answerHash },
+      accepted: {
+        path: req.accepted.path,
+        visit: req.accepted.visit,
+        answerHash: ctx.putJson(req.accepted.answer),
+      },
     });
   });
 }

@@ -7,6 +7,7 @@ import {
   type Transition,
   type TurnRecord,
 } from "@piw/protocol";
+import { sha256 } from "./canonical-json.js";
 import type { StoreContext } from "./context.js";
 import { type MessageRow, mapTurnRow, type RunRow, type StepRow, type TurnRow } from "./rows.js";
 
@@ -48,7 +49,8 @@ export function startTurn(ctx: StoreContext, req: StartTurn): Transition<TurnOwn
         ? adopted(ownership(existing))
         : conflict({ kind: "request_mismatch", resource: "turn", id: existing.turn_id });
     }
-    const turnId = `turn:${req.sessionId}:${req.requestId}`;
+    // Hashed so that no choice of session and request IDs can make two turns share an ID.
+    const turnId = `turn:${sha256(JSON.stringify([req.sessionId, req.requestId])).slice(0, 32)}`;
     const owner = owningStep(ctx, req);
     const open = ctx
       .stmt("SELECT turn_id FROM turns WHERE session_id = ? AND status = 'open'")

@@ -46,7 +46,9 @@ export function recordWorkerLaunch(
       | LaunchRow
       | undefined;
     if (existing) {
-      return existing.run_id === fence.runId && existing.generation === fence.generation
+      return existing.run_id === fence.runId &&
+        existing.generation === fence.generation &&
+        existing.command_type === req.commandType
         ? adopted(mapLaunch(existing))
         : conflict({ kind: "request_mismatch", resource: "launch", id: req.launchId });
     }

@@ -1,4 +1,5 @@
 import type { Fence } from "@piw/protocol";
+import { createHash } from "node:crypto";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   crashAndRelaunch,
@@ -9,6 +10,12 @@ import {
   type StoreHarness,
   saved,
 } from "./fixtures.js";
+
+/** Turn IDs are a hash of (session, request), so no choice of IDs can collide. */
+const TURN_1 = `turn:${createHash("sha256")
+  .update(JSON.stringify(["session-1", "req-1"]))
+  .digest("hex")
+  .slice(0, 32)}`;
 
 let h: StoreHarness;
 beforeEach(() => {
@@ -55,7 +62,7 @@ function workflowTurn(requestId: string, messageId: string, path = "implement", 
   return {
     owner: "workflow",
     turn: {
-      turnId: `turn:${SESSION}:${requestId}`,
+      turnId: expect.stringMatching(/^turn:[0-9a-f]{32}$/),
       runId: RUN,
       path,
       visit,
@@ -72,7 +79,7 @@ function noOwner(sessionId: string, requestId: string, messageId: string) {
   return {
     owner: "none",
     turn: {
-      turnId: `turn:${sessionId}:${requestId}`,
+      turnId: expect.stringMatching(/^turn:[0-9a-f]{32}$/),
       runId: null,
       path: null,
       visit: null,
@@ -101,7 +108,7 @@ describe("startTurn", () => {
       type: "turn.started",
       path: "implement",
       visit: 1,
-      data: { turnId: "turn:session-1:req-1" },
+      data: { turnId: TURN_1 },
     });
   });
 
@@ -127,7 +134,7 @@ describe("startTurn", () => {
     for (const other of ["user-message-7", promptId(RUN, "implement", 1, 2)]) {
       expect(h.store.startTurn({ sessionId: SESSION, requestId: "req-1", messageId: other })).toEqual({
         kind: "conflict",
-        evidence: { kind: "request_mismatch", resource: "turn", id: "turn:session-1:req-1" },
+        evidence: { kind: "request_mismatch", resource: "turn", id: TURN_1 },
       });
     }
     expect(runSnapshot(h.store, RUN)).toEqual(before);
@@ -291,7 +298,7 @@ describe("startTurn", () => {
       evidence: {
         kind: "state_mismatch",
         resource: "turn",
-        id: "turn:session-1:req-1",
+        id: TURN_1,
         expected: "ended",
         actual: "open",
       },
@@ -362,7 +369,7 @@ describe("endTurn", () => {
         evidence: {
           kind: "state_mismatch",
           resource: "turn",
-          id: "turn:session-1:req-1",
+          id: TURN_1,
           expected: "open",
           actual: "ended",
         },
@@ -395,7 +402,7 @@ describe("endTurn", () => {
       evidence: {
         kind: "state_mismatch",
         resource: "turn",
-        id: "turn:session-1:req-1",
+        id: TURN_1,
         expected: "open",
         actual: "unowned",
       },
@@ -428,7 +435,7 @@ describe("endTurn", () => {
         evidence: {
           kind: "state_mismatch",
           resource: "turn",
-          id: "turn:session-1:req-1",
+          id: TURN_1,
           expected: "open",
           actual: "lost",
         },
@@ -528,9 +535,7 @@ describe("settleSessionTurns", () => {
     );
     const before = runSnapshot(h.store, "turns-2");
 
-    expect(saved(h.store.settleSessionTurns({ sessionId: SESSION })).map((t) => t.turnId)).toEqual([
-      "turn:session-1:req-1",
-    ]);
+    expect(saved(h.store.settleSessionTurns({ sessionId: SESSION })).map((t) => t.turnId)).toEqual([TURN_1]);
     expect(runSnapshot(h.store, "turns-2")).toEqual(before);
     expect(
       h.store.endTurn({ sessionId: "session-2", requestId: "req-1", reason: "completed" }),
@@ -547,5 +552,15 @@ describe("settleSessionTurns", () => {
     });
     expectStoreError(() => h.store.settleSessionTurns({ sessionId: "" }), "invalid_record");
     expectStoreError(() => h.store.settleSessionTurns({}), "invalid_record");
+  });
+});
+
+describe("turn identity", () => {
+  it("gives sessions and requests whose IDs contain ':' distinct turns", () => {
+    h = openHarness();
+    const a = saved(h.store.startTurn({ sessionId: "a:b", requestId: "c", messageId: "m-1" }));
+    const b = saved(h.store.startTurn({ sessionId: "a", requestId: "b:c", messageId: "m-1" }));
+    expect(a.turn.turnId).not.toBe(b.turn.turnId);
+    expect([a.owner, b.owner]).toEqual(["none", "none"]);
   });
 });
