@@ -127,8 +127,12 @@ module.exports = {
       comment:
         "The state database has one writer: the host (packages/host, wired up by apps/host) — or " +
         "packages/embedded, which runs without a host. Everyone else (viewer, extension, worker, engine, " +
-        "client, other apps) goes through the host with @piw/client.",
-      from: { path: "^(packages|apps)/", pathNot: "^(packages/(store|host|embedded)|apps/host)/" },
+        "client, other apps) goes through the host with @piw/client. A package's own tests (test/) may open a " +
+        "store to play the host's side of a real process boundary.",
+      from: {
+        path: "^(packages|apps)/",
+        pathNot: ["^(packages/(store|host|embedded)|apps/host)/", "^(packages|apps)/[^/]+/test/"],
+      },
       to: { path: workspacePackages("store") },
     },
     {

@@ -1,2 +1,5 @@
-// The process entry arrives with its issue; until then the app only proves the boundary rules apply to it.
-export {};
+#!/usr/bin/env node
+// piw-worker: spawned by the piw host, one per run command. See @piw/worker for the process contract.
+import { runWorkerProcess } from "@piw/worker";
+
+await runWorkerProcess();

@@ -1,0 +1,104 @@
+import type { AgentEvent, RunPort, SubmissionVerdict } from "@piw/engine";
+import type {
+  EnqueueMessage,
+  FinishNodeVisit,
+  MessageRecord,
+  MethodTable,
+  RecoveryReason,
+  ReserveEffect,
+  RpcPeer,
+  RunEnding,
+  SettleEffect,
+  StartNodeVisit,
+  Transition,
+  workerMethods,
+} from "@piw/protocol";
+
+/** The worker's end of the host channel: it serves nothing and calls the worker methods. */
+export type HostPeer = RpcPeer<MethodTable, typeof workerMethods>;
+
+/** The protocol's bound on a rejection reason the model sees. */
+const MAX_VERDICT_REASON = 2048;
+
+/** Settle with `work`, or reject with the signal's reason as soon as it aborts. */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
+/**
+ * The engine's port over the host channel: every durable change is one request, and the host
+ * applies it as a fenced transition of its store with this launch's claim. Replies arrive already
+ * parsed by the protocol's schemas, so a Transition here is the store's own typed result.
+ */
+export class HostRunPort implements RunPort {
+  constructor(private readonly peer: HostPeer) {}
+
+  readRun() {
+    return this.peer.call("run.read", {});
+  }
+  markRunning() {
+    return this.peer.call("run.markRunning", {});
+  }
+  loadSnapshot() {
+    return this.peer.call("run.snapshot", {});
+  }
+  startNodeVisit(req: StartNodeVisit) {
+    return this.peer.call("visit.start", req);
+  }
+  finishNodeVisit(req: FinishNodeVisit) {
+    return this.peer.call("visit.finish", req);
+  }
+  reserveEffect(req: ReserveEffect) {
+    return this.peer.call("effect.reserve", req);
+  }
+  settleEffect(req: SettleEffect) {
+    return this.peer.call("effect.settle", req);
+  }
+  async enqueueMessage(req: EnqueueMessage): Promise<Transition<MessageRecord>> {
+    // The executor only needs to know the message is saved; the record itself stays with the host.
+    return (await this.peer.call("message.enqueue", req)) as Transition<MessageRecord>;
+  }
+  finishRun(ending: RunEnding) {
+    return this.peer.call("run.finish", ending);
+  }
+  parkRun(reason: RecoveryReason) {
+    return this.peer.call("run.park", reason);
+  }
+
+  async nextAgentEvent(visit: { path: string; visit: number }, signal: AbortSignal): Promise<AgentEvent> {
+    const event = await untilAborted(
+      this.peer.call("agent.next", { path: visit.path, visit: visit.visit }),
+      signal,
+    );
+    if (event.type === "turn_ended") return { type: "turn_ended" };
+    return {
+      type: "submission",
+      output: event.output,
+      respond: (verdict) => this.sendVerdict(event.submissionId, verdict),
+    };
+  }
+
+  /** The engine answers a submission without waiting for delivery; a lost channel ends the worker anyway. */
+  private sendVerdict(submissionId: string, verdict: SubmissionVerdict): void {
+    const bounded = verdict.accepted
+      ? verdict
+      : { accepted: false as const, reason: verdict.reason.slice(0, MAX_VERDICT_REASON) };
+    this.peer.call("agent.verdict", { submissionId, verdict: bounded }).catch(() => {
+      process.stderr.write(`piw-worker: the verdict on submission ${submissionId} was not delivered\n`);
+    });
+  }
+}

@@ -1,0 +1,121 @@
+import { acceptRunCommand, executeRun } from "@piw/engine";
+import { type SafeError, safeError, type WorkerExit } from "@piw/protocol";
+import { type CrashHook, CrashingPort } from "./crash-hook.js";
+import { type HostPeer, HostRunPort } from "./host-run-port.js";
+import { loadRunWorkflow } from "./load-run-workflow.js";
+
+/**
+ * How the worker process ends. The host reads the typed exit report, not the code; the code only
+ * tells whoever watches the process which kind of end it was.
+ */
+export const WORKER_EXIT_CODES = {
+  /** Reported: the run went as far as it could (ended, waits, parked or was superseded). */
+  reported: 0,
+  /** Reported with an error: the command was refused, the workflow would not load, or the worker failed. */
+  failed: 1,
+  /** The host channel closed: no report, the execution was aborted. */
+  channelLost: 2,
+} as const;
+
+/** How long the worker waits for the host to acknowledge its exit report before leaving anyway. */
+const EXIT_REPORT_TIMEOUT_MS = 5_000;
+
+type ReportedExit = Extract<WorkerExit, { kind: "reported" }>;
+type Phase = ReportedExit["phase"];
+
+export interface WorkerRunOptions {
+  peer: HostPeer;
+  launchId: string;
+  pid: number;
+  /** Aborted by the host's `cancel` push (and by the channel's loss, which also ends the process). */
+  signal: AbortSignal;
+  crash: CrashHook;
+  /** One line for the host's log of this worker; never input, prompts or stacks. */
+  log(line: string): void;
+}
+
+/** The first line of what was thrown, bounded and without its stack: enough to find the bug. */
+function describeFailure(error: unknown): SafeError {
+  const text =
+    error instanceof Error
+      ? `${error.name}: ${error.message}`
+      : `A non-Error value was thrown (${typeof error}).`;
+  return safeError("worker_failed", `The worker failed: ${text.split("\n", 1)[0] ?? ""}`);
+}
+
+/**
+ * One worker's one run command, from `worker.hello` to its typed exit report. The command is accepted
+ * (validated against the saved run, then marked running) before any workflow code is loaded, so an
+ * invalid command never runs author code. Every path reports exactly once.
+ */
+export class WorkerRun {
+  private phase: Phase = "bootstrap";
+  private reported: Promise<number> | null = null;
+
+  constructor(private readonly options: WorkerRunOptions) {}
+
+  /** Resolves with the process exit code once the exit is reported. */
+  async run(): Promise<number> {
+    try {
+      return await this.steps();
+    } catch (error) {
+      return this.fail(error);
+    }
+  }
+
+  /** An unexpected failure (a thrown bug, an uncaught exception in workflow code) in the current phase. */
+  fail(error: unknown): Promise<number> {
+    return this.report({ kind: "reported", phase: this.phase, error: describeFailure(error) });
+  }
+
+  private async steps(): Promise<number> {
+    const { peer, crash, signal } = this.options;
+    const assignment = await peer.call("worker.hello", {
+      launchId: this.options.launchId,
+      pid: this.options.pid,
+    });
+    const { command } = assignment;
+    crash.reach("starting");
+    const port = new CrashingPort(new HostRunPort(peer), crash);
+
+    const refused = await acceptRunCommand(command, port);
+    if (refused) {
+      this.options.log(`run ${command.runId}: ${command.type} refused (${refused.code})`);
+      return this.report({ kind: "reported", phase: "bootstrap", error: refused });
+    }
+
+    // The run is running from here: a workflow that cannot be used ends it failed, through the fence.
+    const loaded = await loadRunWorkflow(assignment);
+    if (!loaded.ok) {
+      const finished = await port.finishRun({ outcome: "failed", error: loaded.error });
+      this.options.log(`run ${command.runId}: not loaded (${loaded.error.code}); run ${finished.kind}`);
+      return this.report({ kind: "reported", phase: "bootstrap", error: loaded.error });
+    }
+
+    this.phase = "execute";
+    const outcome = await executeRun({ workflow: loaded.value, port, signal });
+    this.options.log(`run ${command.runId}: ${outcome.kind}`);
+    // Failed and timed-out runs were ended through finishRun: a normal exit, not a worker failure.
+    return this.report({ kind: "reported", phase: "execute" });
+  }
+
+  private report(exit: ReportedExit): Promise<number> {
+    this.reported ??= this.sendReport(exit);
+    return this.reported;
+  }
+
+  private async sendReport(exit: ReportedExit): Promise<number> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, EXIT_REPORT_TIMEOUT_MS);
+    });
+    try {
+      await Promise.race([this.options.peer.call("worker.exit", exit), timeout]);
+    } catch {
+      // The host could not take the report; it treats this worker as lost, which is still safe.
+    } finally {
+      clearTimeout(timer);
+    }
+    return exit.error ? WORKER_EXIT_CODES.failed : WORKER_EXIT_CODES.reported;
+  }
+}

@@ -1,0 +1,75 @@
+import { workerPushes } from "@piw/protocol";
+import { type CrashHook, crashHookFromEnv } from "./crash-hook.js";
+import { WORKER_EXIT_CODES, WorkerRun } from "./run-worker.js";
+import { openStdioChannel } from "./stdio-channel.js";
+
+/** The launch this process is; the host sets it and expects it back in `worker.hello`. */
+export const LAUNCH_ID_ENV = "PIW_LAUNCH_ID";
+
+function logLine(line: string): void {
+  process.stderr.write(`piw-worker: ${line}\n`);
+}
+
+/** Usage problems end the process before it speaks on the channel at all. */
+function refuseToStart(message: string): never {
+  logLine(message);
+  process.exit(WORKER_EXIT_CODES.failed);
+}
+
+/**
+ * The `piw-worker` process: one run command from the host over stdio, executed to its next stop.
+ * Exits 0 after a reported exit, 1 after a reported failure (or a usage error), 2 when the host
+ * channel closes — at once, aborting the execution so a running shell node's process group dies too.
+ */
+export async function runWorkerProcess(): Promise<never> {
+  const launchId = process.env[LAUNCH_ID_ENV];
+  if (process.stdin.isTTY || !launchId) {
+    refuseToStart(`the piw host starts this process with ${LAUNCH_ID_ENV} set; it is not run by hand.`);
+  }
+  let crash: CrashHook;
+  try {
+    crash = crashHookFromEnv(process.env);
+  } catch (error) {
+    refuseToStart((error as Error).message);
+  }
+
+  const execution = new AbortController();
+  const abandon = () => {
+    // Aborting runs the shell runner's listener synchronously: the process group is killed before we exit.
+    execution.abort(new Error("The host channel closed."));
+    process.exit(WORKER_EXIT_CODES.channelLost);
+  };
+  const peer = openStdioChannel({
+    onPush(push, data) {
+      if (push !== "cancel") return;
+      const parsed = workerPushes.cancel.safeParse(data);
+      const reason = parsed.success ? parsed.data.reason : "cancelled";
+      execution.abort(new Error(`Cancelled by the host: ${reason}`));
+    },
+    onLost: abandon,
+  });
+  for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.on(signal, abandon);
+
+  const run = new WorkerRun({
+    peer,
+    launchId,
+    pid: process.pid,
+    signal: execution.signal,
+    crash,
+    log: logLine,
+  });
+  // Leaving with a node still running must not leave its shell commands behind. The report goes
+  // first: once the host has it, whatever the aborted node still tries to save is refused.
+  const exit = (code: number): never => {
+    execution.abort(new Error("The worker is exiting."));
+    process.exit(code);
+  };
+  // Workflow code runs here: a throw from its timers or promises is a reported worker failure.
+  const fatal = (error: unknown) => {
+    void run.fail(error).then(exit);
+  };
+  process.on("uncaughtException", fatal);
+  process.on("unhandledRejection", fatal);
+
+  return exit(await run.run());
+}
