@@ -16,6 +16,7 @@ export interface EmbeddedStartOptions {
   input: JsonValue;
   runId?: string;
   origin?: RunOrigin;
+  workingDir?: string;
 }
 
 export interface EmbeddedActivation {
@@ -49,6 +50,7 @@ export class EmbeddedRuntime {
       manifest: options.workflow.manifest as unknown as JsonValue,
       input: options.input,
       origin: options.origin ?? { kind: "cli" },
+      workingDir: options.workingDir ?? process.cwd(),
       ...(options.workflow.presentationPrompt === undefined
         ? {}
         : { presentationInstructions: options.workflow.presentationPrompt }),

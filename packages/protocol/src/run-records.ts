@@ -55,6 +55,8 @@ export const reservePreparedRunSchema = z.object({
     .string()
     .max(64 * 1024)
     .optional(),
+  /** Where the run's commands run: the CLI's directory or the Pi session's project. */
+  workingDir: z.string().min(1).max(4096).optional(),
 });
 export type ReservePreparedRun = z.infer<typeof reservePreparedRunSchema>;
 
@@ -86,6 +88,7 @@ export const runRecordSchema = z.object({
   errorCode: safeErrorSchema.shape.code.nullable(),
   terminalFingerprint: z.string().nullable(),
   presentationState: z.enum(["none", "pending", "created", "failed"]),
+  workingDir: z.string().nullable(),
   createdAt: z.number(),
   updatedAt: z.number(),
   startedAt: z.number().nullable(),

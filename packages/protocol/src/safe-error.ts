@@ -37,7 +37,10 @@ export const safeErrorSchema = z.object({
   code: errorCodeSchema,
   message: z
     .string()
-    .refine((text) => utf8Length(text) <= SAFE_MESSAGE_MAX_BYTES, `at most ${SAFE_MESSAGE_MAX_BYTES} bytes of UTF-8`),
+    .refine(
+      (text) => utf8Length(text) <= SAFE_MESSAGE_MAX_BYTES,
+      `at most ${SAFE_MESSAGE_MAX_BYTES} bytes of UTF-8`,
+    ),
 });
 export type SafeError = z.infer<typeof safeErrorSchema>;
 

@@ -73,7 +73,10 @@ describe("RpcPeer", () => {
 
   it("reassembles frames split across chunks", async () => {
     const replies: string[] = [];
-    const server = new RpcPeer({ send: (line) => replies.push(line), local: { methods, handlers: { add: ({ a, b }) => a + b } } });
+    const server = new RpcPeer({
+      send: (line) => replies.push(line),
+      local: { methods, handlers: { add: ({ a, b }) => a + b } },
+    });
     const frame = JSON.stringify({ v: 1, id: 9, method: "add", params: { a: 20, b: 22 } });
     server.feed(frame.slice(0, 10));
     server.feed(`${frame.slice(10)}\n`);

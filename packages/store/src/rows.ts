@@ -36,6 +36,7 @@ export interface RunRow {
   error_code: RunRecord["errorCode"];
   error_hash: string | null;
   presentation_hash: string | null;
+  working_dir: string | null;
   terminal_fingerprint: string | null;
   presentation_state: RunRecord["presentationState"];
   presentation_error: string | null;
@@ -79,6 +80,7 @@ export function mapRunRow(row: RunRow): RunRecord {
     errorCode: row.error_code,
     terminalFingerprint: row.terminal_fingerprint,
     presentationState: row.presentation_state,
+    workingDir: row.working_dir,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     startedAt: row.started_at,

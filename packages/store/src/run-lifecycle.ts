@@ -55,6 +55,7 @@ function sameReservation(
     row.input_hash === inputHash &&
     row.manifest_hash === ctx.jsonHash(req.manifest) &&
     row.presentation_hash === presentation &&
+    row.working_dir === (req.workingDir ?? null) &&
     row.origin_kind === req.origin.kind &&
     row.origin_session === session
   );
@@ -81,8 +82,8 @@ export function reservePreparedRun(ctx: StoreContext, req: ReservePreparedRun): 
         `INSERT INTO runs (run_id, root_run_id, parent_run_id, origin_command, next_command, restart_number,
           workflow_name, source_json, definition_digest, manifest_hash, origin_kind, origin_session, status,
           generation, revision, progress_revision, paused, step_count, input_hash, presentation_hash,
-          presentation_state, created_at, updated_at)
-         VALUES (?, ?, NULL, 'start', 'start', 0, ?, ?, ?, ?, ?, ?, 'queued', 0, 1, 0, 0, 0, ?, ?, 'none', ?, ?)`,
+          working_dir, presentation_state, created_at, updated_at)
+         VALUES (?, ?, NULL, 'start', 'start', 0, ?, ?, ?, ?, ?, ?, 'queued', 0, 1, 0, 0, 0, ?, ?, ?, 'none', ?, ?)`,
       )
       .run(
         req.runId,
@@ -95,6 +96,7 @@ export function reservePreparedRun(ctx: StoreContext, req: ReservePreparedRun): 
         session,
         ctx.putJson(req.input),
         req.presentationInstructions === undefined ? null : ctx.putText(req.presentationInstructions),
+        req.workingDir ?? null,
         now,
         now,
       );

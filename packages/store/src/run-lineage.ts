@@ -37,9 +37,9 @@ function insertChild(ctx: StoreContext, spec: ChildSpec): Transition<RunRecord> 
       `INSERT INTO runs (run_id, root_run_id, parent_run_id, origin_command, next_command, restart_number,
         parent_terminal_fingerprint, accepted_path, accepted_visit, accepted_answer_hash, workflow_name,
         source_json, definition_digest, manifest_hash, origin_kind, origin_session, status, generation,
-        revision, progress_revision, paused, step_count, input_hash, presentation_hash, presentation_state,
-        created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', 0, 1, 0, 0, 0, ?, ?, 'none', ?, ?)`,
+        revision, progress_revision, paused, step_count, input_hash, presentation_hash, working_dir,
+        presentation_state, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', 0, 1, 0, 0, 0, ?, ?, ?, 'none', ?, ?)`,
     )
     .run(
       spec.runId,
@@ -60,6 +60,7 @@ function insertChild(ctx: StoreContext, spec: ChildSpec): Transition<RunRecord> 
       parent.origin_session,
       parent.input_hash,
       parent.presentation_hash,
+      parent.working_dir,
       now,
       now,
     );

@@ -54,6 +54,7 @@ CREATE TABLE runs (
   error_code TEXT,
   error_hash TEXT REFERENCES blobs (hash),
   presentation_hash TEXT REFERENCES blobs (hash),
+  working_dir TEXT,
   terminal_fingerprint TEXT,
   presentation_state TEXT NOT NULL CHECK (presentation_state IN ('none', 'pending', 'created', 'failed')),
   presentation_error TEXT,

@@ -122,3 +122,14 @@ describe("bad input changes nothing", () => {
     expect(saved(h.store.reservePreparedRun(preparedRun("busy-1"))).status).toBe("queued");
   });
 });
+
+describe("working directory", () => {
+  it("is saved with the run and carried to a restart", () => {
+    h = openHarness();
+    const fence = runningRun(h.store, "wd-1", { workingDir: "/projects/demo" });
+    expect(h.store.getRun("wd-1")?.workingDir).toBe("/projects/demo");
+    saved(h.store.finishRun(fence, { outcome: "failed", error: { code: "node_failed", message: "boom" } }));
+    saved(h.store.prepareRestart({ runId: "wd-1-r1", parentRunId: "wd-1" }));
+    expect(h.store.getRun("wd-1-r1")?.workingDir).toBe("/projects/demo");
+  });
+});
