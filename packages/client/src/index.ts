@@ -1,1 +1,17 @@
-export {};
+export { connectHost } from "./connect-host.js";
+export type { ConnectOptions } from "./connect-host.js";
+export { HostClient } from "./host-client.js";
+export type {
+  CallArgs,
+  ClientKind,
+  HostClientEvents,
+  HostHello,
+  OpenClientOptions,
+  Unsubscribe,
+  ViewListener,
+} from "./host-client.js";
+export { HostConnection } from "./host-connection.js";
+export type { HostConnectionEvents, HostConnectionOptions, ReconnectPolicy } from "./host-connection.js";
+export { HostUnavailable } from "./host-unavailable.js";
+export type { HostUnavailableReason } from "./host-unavailable.js";
+export { defaultStateDir, hostLockPath, hostSocketPath } from "./state-dir.js";

@@ -1,0 +1,78 @@
+import { HostUnavailable } from "@piw/client";
+import { RpcError } from "@piw/protocol";
+import { CliContext, type CliIo } from "./cli-context.js";
+import { CliError, usageError } from "./cli-error.js";
+import { answerCommand, cancelCommand, restartCommand, resumeCommand } from "./commands/control.js";
+import { hostCommand } from "./commands/host.js";
+import { runCommand } from "./commands/run.js";
+import { listCommand, statusCommand } from "./commands/runs.js";
+import { ExitCode } from "./exit-codes.js";
+import { COMMAND_USAGE, type CommandName, MAIN_USAGE } from "./usage.js";
+
+type CommandHandler = (ctx: CliContext, args: string[]) => Promise<ExitCode>;
+
+// A command missing here is a compile error: every name in COMMAND_USAGE has a handler.
+const COMMANDS: { [K in CommandName]: CommandHandler } = {
+  run: runCommand,
+  list: listCommand,
+  status: statusCommand,
+  cancel: cancelCommand,
+  answer: answerCommand,
+  restart: restartCommand,
+  resume: resumeCommand,
+  host: hostCommand,
+};
+
+function isCommand(name: string): name is CommandName {
+  return Object.hasOwn(COMMANDS, name);
+}
+
+/** Run one `piw` invocation; resolves with its exit code. Every failure is printed as short lines. */
+export async function runCli(argv: string[], io: CliIo): Promise<ExitCode> {
+  const ctx = new CliContext(io);
+  try {
+    const [name, ...args] = argv;
+    if (name === undefined || name === "--help" || name === "-h" || name === "help") {
+      const topic = name === "help" ? args[0] : undefined;
+      ctx.print(topic !== undefined && isCommand(topic) ? COMMAND_USAGE[topic] : MAIN_USAGE);
+      return name === undefined ? ExitCode.usage : ExitCode.ok;
+    }
+    if (!isCommand(name)) throw usageError(`unknown command ${JSON.stringify(name)}`);
+    return await COMMANDS[name](ctx, args);
+  } catch (error) {
+    return report(ctx, error);
+  } finally {
+    ctx.close();
+  }
+}
+
+function report(ctx: CliContext, error: unknown): ExitCode {
+  const style = ctx.errStyle;
+  const say = (line: string) => ctx.warn(`${style.red("piw:")} ${line}`);
+  if (error instanceof CliError) {
+    say(error.message);
+    for (const line of error.details) ctx.warn(line);
+    return error.exitCode;
+  }
+  if (error instanceof HostUnavailable) {
+    say(error.message);
+    return ExitCode.hostUnavailable;
+  }
+  if (error instanceof RpcError) {
+    switch (error.code) {
+      case "protocol_mismatch":
+        say(`the running host speaks another protocol: ${error.message} (stop it with piw host stop)`);
+        return ExitCode.hostUnavailable;
+      case "store_unavailable":
+        say(`the host cannot use its state: ${error.message}`);
+        return ExitCode.hostUnavailable;
+      default:
+        say(error.message);
+        return ExitCode.failed;
+    }
+  }
+  const detail = error instanceof Error ? (error.message.split("\n")[0] ?? "") : String(error);
+  say(`unexpected error: ${detail}`);
+  if (ctx.io.env.PIW_DEBUG && error instanceof Error && error.stack) ctx.warn(error.stack);
+  return ExitCode.failed;
+}

@@ -1,0 +1,80 @@
+import type { CliContext } from "../cli-context.js";
+import { usageError } from "../cli-error.js";
+import { ExitCode } from "../exit-codes.js";
+import { followRun } from "../follow-run.js";
+import { HELP_OPTION, parseCommandLine } from "../parse-command-line.js";
+import { parseJsonArgument } from "../preflight.js";
+import { runStateWord } from "../render-words.js";
+import { COMMAND_USAGE } from "../usage.js";
+import { runIdArgument, savedValue } from "./run-arguments.js";
+
+const DETACH_OPTIONS = { ...HELP_OPTION, detach: { type: "boolean" } } as const;
+
+/** `piw cancel <runId>`. */
+export async function cancelCommand(ctx: CliContext, args: string[]): Promise<ExitCode> {
+  const { values, positionals } = parseCommandLine("cancel", args, HELP_OPTION);
+  if (values.help) {
+    ctx.print(COMMAND_USAGE.cancel);
+    return ExitCode.ok;
+  }
+  const runId = runIdArgument("cancel", positionals);
+  const host = await ctx.host();
+  const run = savedValue(await host.call("runs.cancel", { runId }), runId);
+  ctx.print(
+    run.status === "cancelled"
+      ? `cancelled ${runId}`
+      : `cancel requested for ${runId} (${runStateWord(run)}); it stops at the next boundary`,
+  );
+  return ExitCode.ok;
+}
+
+/** `piw answer <runId> <json>`: the continuation is a new run, followed like `piw run`. */
+export async function answerCommand(ctx: CliContext, args: string[]): Promise<ExitCode> {
+  const { values, positionals } = parseCommandLine("answer", args, DETACH_OPTIONS);
+  if (values.help) {
+    ctx.print(COMMAND_USAGE.answer);
+    return ExitCode.ok;
+  }
+  const [first, json, ...extra] = positionals;
+  if (json === undefined) throw usageError("piw answer needs a run ID and a JSON answer", "answer");
+  if (extra.length > 0) {
+    throw usageError(`unexpected argument ${JSON.stringify(extra[0])} (quote the JSON answer)`, "answer");
+  }
+  const runId = runIdArgument("answer", first === undefined ? [] : [first]);
+  const answer = parseJsonArgument(json, "the answer");
+  const host = await ctx.host();
+  const next = savedValue(await host.call("runs.answer", { runId, answer }), runId);
+  ctx.print(ctx.style.dim(`continuing ${runId} as run ${next.runId}`));
+  if (values.detach) return ExitCode.ok;
+  return followRun(ctx, host, next.runId);
+}
+
+/** `piw restart <runId>`: a new run of the same workflow and input, followed. */
+export async function restartCommand(ctx: CliContext, args: string[]): Promise<ExitCode> {
+  const { values, positionals } = parseCommandLine("restart", args, DETACH_OPTIONS);
+  if (values.help) {
+    ctx.print(COMMAND_USAGE.restart);
+    return ExitCode.ok;
+  }
+  const runId = runIdArgument("restart", positionals);
+  const host = await ctx.host();
+  const next = savedValue(await host.call("runs.restart", { runId }), runId);
+  ctx.print(ctx.style.dim(`restarting ${runId} as run ${next.runId}`));
+  if (values.detach) return ExitCode.ok;
+  return followRun(ctx, host, next.runId);
+}
+
+/** `piw resume <runId>`: a parked run goes on, followed. */
+export async function resumeCommand(ctx: CliContext, args: string[]): Promise<ExitCode> {
+  const { values, positionals } = parseCommandLine("resume", args, DETACH_OPTIONS);
+  if (values.help) {
+    ctx.print(COMMAND_USAGE.resume);
+    return ExitCode.ok;
+  }
+  const runId = runIdArgument("resume", positionals);
+  const host = await ctx.host();
+  savedValue(await host.call("runs.resume", { runId }), runId);
+  ctx.print(ctx.style.dim(`resumed ${runId}`));
+  if (values.detach) return ExitCode.ok;
+  return followRun(ctx, host, runId);
+}

@@ -1,0 +1,217 @@
+import type { NodeView, RecoveryReason, RunSummary, RunView } from "@piw/protocol";
+import {
+  NODE_STATE_WORDS,
+  nodeGlyph,
+  type RunStateWord,
+  runGlyph,
+  runStateLabel,
+  runStateWord,
+} from "./render-words.js";
+import type { Style } from "./style.js";
+
+/** `12ms`, `1.4s`, `2m03s`, `1h05m`. */
+export function formatDuration(ms: number): string {
+  const value = Math.max(0, Math.round(ms));
+  if (value < 1_000) return `${value}ms`;
+  if (value < 60_000) return `${(value / 1_000).toFixed(1)}s`;
+  const seconds = Math.floor(value / 1_000);
+  if (seconds < 3_600) return `${Math.floor(seconds / 60)}m${String(seconds % 60).padStart(2, "0")}s`;
+  const minutes = Math.floor(seconds / 60);
+  return `${Math.floor(minutes / 60)}h${String(minutes % 60).padStart(2, "0")}m`;
+}
+
+/** `5s ago`, `3m ago`, `2h ago`, `4d ago`. */
+export function formatAge(at: number, now: number): string {
+  const seconds = Math.max(0, Math.round((now - at) / 1_000));
+  if (seconds < 60) return `${seconds}s ago`;
+  if (seconds < 3_600) return `${Math.floor(seconds / 60)}m ago`;
+  if (seconds < 86_400) return `${Math.floor(seconds / 3_600)}h ago`;
+  return `${Math.floor(seconds / 86_400)}d ago`;
+}
+
+function runDuration(run: RunSummary, now: number): string | undefined {
+  if (run.startedAt === null) return undefined;
+  return formatDuration((run.finishedAt ?? now) - run.startedAt);
+}
+
+interface NodeColumns {
+  path: number;
+  kind: number;
+}
+
+function nodeColumns(view: RunView): NodeColumns {
+  let path = 4;
+  let kind = 4;
+  for (const node of view.nodes) {
+    path = Math.max(path, node.path.length);
+    kind = Math.max(kind, node.kind.length);
+  }
+  return { path, kind };
+}
+
+/** `✓ greet  compute  #1  3ms`: glyph, full path, kind, visit (and attempt), duration or error. */
+export function renderNodeLine(
+  node: NodeView,
+  columns: NodeColumns,
+  style: Style,
+  now: number | undefined,
+): string {
+  const parts = [
+    `${nodeGlyph(node.state, style)} ${node.path.padEnd(columns.path)}`,
+    node.kind.padEnd(columns.kind),
+  ];
+  if (node.visits === 0) {
+    parts.push(style.dim(NODE_STATE_WORDS[node.state]));
+    return parts.join("  ").trimEnd();
+  }
+  parts.push(node.attempt > 1 ? `#${node.visits} (attempt ${node.attempt})` : `#${node.visits}`);
+  if (node.state === "running") {
+    // Elapsed time only for a snapshot (`now` given); a live line would be stale at once.
+    const elapsed =
+      now === undefined || node.startedAt === null ? "" : ` ${formatDuration(now - node.startedAt)}`;
+    parts.push(style.dim(`running${elapsed}`));
+  } else {
+    if (node.startedAt !== null && node.finishedAt !== null) {
+      parts.push(formatDuration(node.finishedAt - node.startedAt));
+    }
+    if (node.state !== "succeeded") {
+      const word = NODE_STATE_WORDS[node.state];
+      parts.push(style.red(node.errorCode === null ? word : `${word}: ${node.errorCode}`));
+    }
+  }
+  return parts.join("  ");
+}
+
+/**
+ * Turns a stream of views into one line per node change, for `piw run` and the other following
+ * commands. A node is printed when its state, visit or attempt changes; pending nodes are skipped.
+ */
+export class NodeChangeTracker {
+  private readonly printed = new Map<string, string>();
+
+  constructor(private readonly style: Style) {}
+
+  changes(view: RunView): string[] {
+    const columns = nodeColumns(view);
+    const lines: string[] = [];
+    for (const node of view.nodes) {
+      if (node.state === "pending") continue;
+      const key = `${node.state}:${node.visits}:${node.attempt}`;
+      if (this.printed.get(node.path) === key) continue;
+      this.printed.set(node.path, key);
+      lines.push(`  ${renderNodeLine(node, columns, this.style, undefined)}`);
+    }
+    return lines;
+  }
+}
+
+export function describeRecovery(reason: RecoveryReason): string {
+  return `${reason.message} (${reason.code})`;
+}
+
+/** Where a followed run stops being followed, and with which state word. */
+export function settledWord(view: RunSummary): RunStateWord | undefined {
+  switch (view.status) {
+    case "done":
+    case "failed":
+    case "cancelled":
+      return runStateWord(view);
+    case "parked":
+      // The host relaunches a worker that died after saving progress: keep following.
+      return view.recoveryReason?.code === "worker_lost" ? undefined : "parked";
+    case "queued":
+    case "starting":
+    case "running":
+      return undefined;
+    default:
+      return view.status satisfies never;
+  }
+}
+
+/** The closing lines of a followed run: what happened and, when it stopped short, what to do next. */
+export function renderFinalLines(view: RunView, style: Style, now: number = Date.now()): string[] {
+  const word = runStateWord(view);
+  const took = runDuration(view, now);
+  const head = `${runGlyph(word, style)} ${style.bold(view.workflowName)} ${word}`;
+  switch (word) {
+    case "completed":
+    case "cancelled":
+      return [`${head}${took === undefined ? "" : ` in ${took}`}  ${style.dim(view.runId)}`];
+    case "waiting": {
+      const at = view.cursor === null ? "" : ` at ${view.cursor.path}`;
+      return [`${head}${at}  ${style.dim(view.runId)}`, `answer it with: piw answer ${view.runId} '<json>'`];
+    }
+    case "failed":
+    case "timed out": {
+      const why = view.error === null ? "" : `: ${view.error.code}: ${view.error.message}`;
+      return [`${head}${why}  ${style.dim(view.runId)}`];
+    }
+    case "parked": {
+      const why = view.recoveryReason === null ? "" : `: ${describeRecovery(view.recoveryReason)}`;
+      return [
+        `${head}${why}  ${style.dim(view.runId)}`,
+        `resume it with: piw resume ${view.runId}   or cancel it with: piw cancel ${view.runId}`,
+      ];
+    }
+    case "queued":
+    case "starting":
+    case "running":
+      return [`${head}  ${style.dim(view.runId)}`];
+    default:
+      return word satisfies never;
+  }
+}
+
+function describeOrigin(view: RunSummary): string {
+  const where = view.origin.kind === "pi" ? `Pi session ${view.origin.sessionId}` : "cli";
+  switch (view.originCommand) {
+    case "start":
+      return where;
+    case "continue":
+      return `${where}, continuation of ${view.parentRunId ?? "?"}`;
+    case "restart":
+      return `${where}, restart ${view.restartNumber} of ${view.parentRunId ?? "?"}`;
+    default:
+      return view.originCommand satisfies never;
+  }
+}
+
+function describeWork(view: RunView): string | undefined {
+  const work = view.currentWork;
+  switch (work.kind) {
+    case "none":
+      return undefined;
+    case "worker":
+      return `worker ${work.launchId}${work.path === null ? "" : ` at ${work.path}`}`;
+    case "turn":
+      return `Pi turn ${work.turnId}${work.path === null ? "" : ` at ${work.path}`}`;
+    case "waiting_for_model":
+      return `waiting for the model at ${work.path}`;
+    default:
+      return work satisfies never;
+  }
+}
+
+/** `piw status`: the run's facts as labelled lines, then every node. */
+export function renderRunStatus(view: RunView, style: Style, now: number = Date.now()): string[] {
+  const rows: [string, string][] = [
+    ["run", view.runId],
+    ["workflow", view.title === null ? view.workflowName : `${view.workflowName} (${view.title})`],
+    ["status", `${runStateLabel(runStateWord(view), style)}${view.paused ? " (paused)" : ""}`],
+    ["origin", describeOrigin(view)],
+    ["created", formatAge(view.createdAt, now)],
+  ];
+  const took = runDuration(view, now);
+  if (took !== undefined) rows.push(["duration", took]);
+  const work = describeWork(view);
+  if (work !== undefined) rows.push(["current", work]);
+  if (view.cursor !== null) rows.push(["at", `${view.cursor.path} #${view.cursor.visit}`]);
+  if (view.recoveryReason !== null)
+    rows.push(["recovery", style.yellow(describeRecovery(view.recoveryReason))]);
+  if (view.error !== null) rows.push(["error", style.red(`${view.error.code}: ${view.error.message}`)]);
+  const lines = rows.map(([label, value]) => `${label.padEnd(9)} ${value}`);
+  const columns = nodeColumns(view);
+  lines.push(`nodes`);
+  for (const node of view.nodes) lines.push(`  ${renderNodeLine(node, columns, style, now)}`);
+  return lines;
+}

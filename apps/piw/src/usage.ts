@@ -1,0 +1,120 @@
+/** Help texts. Each command's text is what `piw <command> --help` prints. */
+
+export const MAIN_USAGE = `piw — run and follow durable workflows from a shell
+
+Usage: piw <command> [options]
+
+Commands:
+  run <name|path> [task words...]   start a workflow and follow it live
+  list                              list runs
+  status <runId>                    show a run: status, nodes, recovery reason, error
+  cancel <runId>                    cancel a run
+  answer <runId> <json>             answer a waiting checkpoint, then follow the continuation
+  restart <runId>                   run a finished run again from the start, then follow it
+  resume <runId>                    resume a parked run, then follow it
+  host status | host stop           show or stop the background host
+
+Options:
+  -h, --help   help for piw or for any command (piw run --help)
+
+Environment:
+  PIW_HOME           state folder (default ~/.pi/agent/workflows)
+  PIW_HOST_COMMAND   how to start the host, as a JSON array (default: the built piw-host)
+  NO_COLOR           no colour (there is none either when output is not a terminal)
+
+Exit codes:
+  0 completed (or the command worked)   1 failed, timed out, or the command failed
+  3 waiting for an answer               4 cancelled
+  5 parked: needs a person              64 usage or input error
+  69 host unavailable                   130 detached with Ctrl-C (the run goes on)`;
+
+const FOLLOWING = `While following: one line per node change (state, path, kind, visit, duration), then the
+outcome; the exit code says how the run ended (see piw --help). Ctrl-C asks whether to cancel the
+run or detach; without a terminal it detaches.`;
+
+export const COMMAND_USAGE = {
+  run: `Usage: piw run <name|path> [task words...] [options]
+
+Start a workflow and follow it. <name> is looked up in ./.pi/workflows/, then
+~/.pi/agent/workflows/, then the built-ins; a path names a <name>.workflow.ts file.
+Before anything is saved the workflow is compiled and the input checked; workflows with agent
+steps need a Pi session and are refused here.
+
+Input: task words become {"task": "<the words>"}; --input-json gives the whole input instead.
+
+Options:
+  --input-json <json>   the run's input as JSON
+  --detach              print the run ID and exit instead of following
+  -h, --help
+
+${FOLLOWING}
+
+Examples:
+  piw run examples/hello.workflow.ts "say hi"
+  piw run approval --input-json '{"change": "bump zod"}'`,
+
+  list: `Usage: piw list [options]
+
+List runs, newest first.
+
+Options:
+  --status <status>   only runs in this status (queued, starting, running, parked, done, failed,
+                      cancelled); repeat or separate with commas
+  --limit <n>         at most n runs (default 50)
+  --json              the runs as JSON
+  -h, --help`,
+
+  status: `Usage: piw status <runId> [options]
+
+Show a run: its status, every node, why it is parked (recovery reason) and its error.
+
+Options:
+  --json       the run's view as JSON
+  -h, --help`,
+
+  cancel: `Usage: piw cancel <runId>
+
+Cancel a queued, running or parked run. Nodes that have not started never start.`,
+
+  answer: `Usage: piw answer <runId> <json> [options]
+
+Answer the checkpoint a run is waiting at. The answer starts a continuation run that carries the
+run's state forward; piw follows it like piw run.
+
+Options:
+  --detach     print the continuation's run ID and exit instead of following
+  -h, --help
+
+Example:
+  piw answer approval-m3x1-4f2a '{"approved": true}'
+
+${FOLLOWING}`,
+
+  restart: `Usage: piw restart <runId> [options]
+
+Run a finished run's workflow again, with the same input, as a new run; then follow it.
+
+Options:
+  --detach     print the new run ID and exit instead of following
+  -h, --help`,
+
+  resume: `Usage: piw resume <runId> [options]
+
+Resume a parked run (paused, or stopped for a recovery reason); then follow it.
+
+Options:
+  --detach     exit once the run is resumed instead of following
+  -h, --help`,
+
+  host: `Usage: piw host status [--json]
+       piw host stop
+
+The host is the one background process per user that owns the state (PIW_HOME). piw starts it
+when needed; it keeps running between commands.
+
+  status   whether a host runs, its pid, state folder, workers and run counts
+           (exit 69 when no host runs)
+  stop     ask the host to stop; runs are saved and continue when it starts again`,
+} as const;
+
+export type CommandName = keyof typeof COMMAND_USAGE;

@@ -1,0 +1,196 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+
+export const repo = resolve(import.meta.dirname, "../../..");
+// An absolute loader path: the host runs in another folder, where a bare `tsx` would not resolve.
+const tsx = join(repo, "node_modules", "tsx", "dist", "loader.mjs");
+export const hostCommand = [process.execPath, "--import", tsx, join(repo, "apps/host/src/main.ts")];
+export const workerCommand = [process.execPath, "--import", tsx, join(repo, "apps/worker/src/main.ts")];
+const cliEntry = join(repo, "apps/piw/src/main.ts");
+
+export const example = (name: string) => join(repo, "examples", `${name}.workflow.ts`);
+
+// Workflows the tests run by name from a project's `.pi/workflows/`. They live in the test rather than
+// in files under apps/, where their `piw` import would reach past the engine's public entry.
+const PROJECT_WORKFLOWS: Record<string, string> = {
+  slow: `import { compute, defineWorkflow, shell } from "piw";
+
+/** A run that stays busy long enough to be cancelled or detached from. */
+export default defineWorkflow({
+  name: "slow",
+  startAt: "first",
+  nodes: {
+    first: compute({ run: () => "started" }),
+    wait: shell({ exec: () => ["sleep", "20"], timeoutMs: 60_000 }),
+  },
+  edges: { first: { to: "wait" }, wait: { to: "done" } },
+});
+`,
+  broken: `import { compute, defineWorkflow, shell } from "piw";
+
+/** The second step's command fails, so the run fails. */
+export default defineWorkflow({
+  name: "broken",
+  startAt: "prepare",
+  nodes: {
+    prepare: compute({ run: () => "ready" }),
+    fail: shell({ exec: () => ["sh", "-c", "echo nope >&2; exit 3"] }),
+  },
+  edges: { prepare: { to: "fail" }, fail: { to: "done" } },
+});
+`,
+};
+
+/** A project folder whose `.pi/workflows/` holds the test workflows. */
+export function makeProject(): string {
+  const project = mkdtempSync(join(tmpdir(), "piw-project-"));
+  mkdirSync(join(project, ".pi", "workflows"), { recursive: true });
+  for (const [name, source] of Object.entries(PROJECT_WORKFLOWS)) {
+    writeFileSync(join(project, ".pi", "workflows", `${name}.workflow.ts`), source);
+  }
+  return project;
+}
+
+export function makeHome(): string {
+  return mkdtempSync(join(tmpdir(), "piw-cli-"));
+}
+
+function piwEnv(home: string, extra: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    PIW_HOME: home,
+    PIW_HOST_COMMAND: JSON.stringify(hostCommand),
+    PIW_WORKER_COMMAND: JSON.stringify(workerCommand),
+    TSX_TSCONFIG_PATH: join(repo, "tsconfig.json"),
+    NO_COLOR: "1",
+    ...extra,
+  };
+}
+
+/** The real CLI from source, as a child process. */
+export interface PiwOptions {
+  env?: NodeJS.ProcessEnv;
+  /** The folder piw runs in; default the repository. */
+  cwd?: string;
+}
+
+export function spawnPiw(home: string, args: string[], options: PiwOptions = {}): ChildProcess {
+  return spawn(process.execPath, ["--import", tsx, cliEntry, ...args], {
+    cwd: options.cwd ?? repo,
+    env: piwEnv(home, options.env ?? {}),
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+}
+
+export interface PiwResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export function collect(child: ChildProcess): Promise<PiwResult> & { stdout(): string } {
+  let stdout = "";
+  let stderr = "";
+  child.stdout?.setEncoding("utf8").on("data", (chunk: string) => {
+    stdout += chunk;
+  });
+  child.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
+    stderr += chunk;
+  });
+  const done = new Promise<PiwResult>((resolve) => {
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+  });
+  return Object.assign(done, { stdout: () => stdout });
+}
+
+export function piw(home: string, args: string[], options: PiwOptions = {}): Promise<PiwResult> {
+  return collect(spawnPiw(home, args, options));
+}
+
+export async function waitFor(what: string, check: () => boolean, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** The pid in the host's lock file, if a host ever ran in `home`. */
+export function hostPid(home: string): number | undefined {
+  const lock = join(home, "host.lock");
+  if (!existsSync(lock)) return undefined;
+  const pid = Number(readFileSync(lock, "utf8").trim().split(/\s+/)[0]);
+  return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+}
+
+/** Alive and not a zombie (an orphaned host may wait unreaped where PID 1 does not reap). */
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
+  } catch {
+    return true;
+  }
+}
+
+/** Stop the host a test started (it was detached, so it outlives the CLI), then remove its folder. */
+export async function cleanUp(home: string): Promise<void> {
+  const pid = hostPid(home);
+  if (pid !== undefined && isAlive(pid)) {
+    process.kill(pid, "SIGTERM");
+    await waitFor("the host to stop", () => !isAlive(pid), 10_000).catch(() => process.kill(pid, "SIGKILL"));
+  }
+  rmSync(home, { recursive: true, force: true });
+}
+
+/** The run ID `piw run` printed in its first line. */
+export function runIdIn(output: string): string {
+  const match = /run ([A-Za-z0-9][A-Za-z0-9._-]*)/.exec(output);
+  if (!match?.[1]) throw new Error(`no run ID in: ${output}`);
+  return match[1];
+}
+
+/** The CLI's own entry function in this process, for commands that never reach a host. */
+export async function piwInProcess(home: string, args: string[]): Promise<PiwResult> {
+  const { runCli } = await import("../src/cli.js");
+  let stdout = "";
+  let stderr = "";
+  const code = await runCli(args, {
+    env: { PIW_HOME: home, PIW_HOST_COMMAND: JSON.stringify(hostCommand), NO_COLOR: "1" },
+    cwd: repo,
+    stdout: { write: (text: string) => (stdout += text) },
+    stderr: { write: (text: string) => (stderr += text) },
+    stdin: process.stdin,
+  });
+  return { code, stdout, stderr };
+}
+
+/** Shell-quote one argument for `script -c`. */
+const quote = (arg: string) => `'${arg.replaceAll("'", `'\\''`)}'`;
+
+/**
+ * The real CLI on a pseudo-terminal (util-linux `script`), so it sees a TTY: writing "\x03" to the
+ * returned child's stdin is a Ctrl-C. The exit code is the CLI's (`script -e`).
+ */
+export function spawnPiwInTerminal(home: string, args: string[], options: PiwOptions = {}): ChildProcess {
+  const command = [process.execPath, "--import", tsx, cliEntry, ...args].map(quote).join(" ");
+  return spawn("script", ["-qfec", command, "/dev/null"], {
+    cwd: options.cwd ?? repo,
+    env: piwEnv(home, options.env ?? {}),
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+}
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching terminal escapes is the point.
+const ANSI = /\u001b\[[0-9;?]*[A-Za-z]/g;
+export const withoutAnsi = (text: string) => text.replace(ANSI, "");
+// biome-ignore lint/suspicious/noControlCharactersInRegex: an SGR (colour) escape is what this finds.
+const SGR = /\u001b\[[0-9;]*m/;
+export const hasColour = (text: string) => SGR.test(text);

@@ -1,0 +1,165 @@
+import type { NodeView, RunView } from "@piw/protocol";
+import { describe, expect, it } from "vitest";
+import {
+  formatDuration,
+  NodeChangeTracker,
+  renderFinalLines,
+  renderRunStatus,
+  settledWord,
+} from "../src/render-run.js";
+import { renderRunList } from "../src/render-list.js";
+import { runStateWord } from "../src/render-words.js";
+import { colorWanted, createStyle } from "../src/style.js";
+
+const plain = createStyle(false);
+
+function node(path: string, patch: Partial<NodeView> = {}): NodeView {
+  return {
+    path,
+    kind: "compute",
+    title: path,
+    state: "pending",
+    visits: 0,
+    attempt: 0,
+    startedAt: null,
+    finishedAt: null,
+    errorCode: null,
+    ...patch,
+  };
+}
+
+function view(patch: Partial<RunView> = {}): RunView {
+  return {
+    runId: "hello-1",
+    workflowName: "hello",
+    title: null,
+    status: "running",
+    outcome: null,
+    origin: { kind: "cli" },
+    parentRunId: null,
+    rootRunId: "hello-1",
+    originCommand: "start",
+    restartNumber: 0,
+    paused: false,
+    recoveryReason: null,
+    error: null,
+    revision: 1,
+    createdAt: 1_000,
+    startedAt: 1_000,
+    finishedAt: null,
+    currentWork: { kind: "none" },
+    cursor: null,
+    nodes: [node("greet"), node("echo", { kind: "shell" })],
+    manifest: {
+      version: 1,
+      workflow: "hello",
+      startPath: "greet",
+      exits: ["done"],
+      maxSteps: 10,
+      nodes: [],
+      mounts: [],
+      edges: [],
+    },
+    ...patch,
+  };
+}
+
+describe("colour", () => {
+  it("is on only for a terminal, and NO_COLOR turns it off", () => {
+    expect(colorWanted({ isTTY: true }, {})).toBe(true);
+    expect(colorWanted({ isTTY: false }, {})).toBe(false);
+    expect(colorWanted({}, {})).toBe(false);
+    expect(colorWanted({ isTTY: true }, { NO_COLOR: "1" })).toBe(false);
+    // An empty NO_COLOR does not count (no-color.org).
+    expect(colorWanted({ isTTY: true }, { NO_COLOR: "" })).toBe(true);
+    expect(createStyle(true).red("x")).toBe("\u001b[31mx\u001b[39m");
+    expect(createStyle(false).red("x")).toBe("x");
+  });
+});
+
+describe("status words", () => {
+  it("say the outcome once a run ended, else its status", () => {
+    expect(runStateWord({ status: "done", outcome: "completed" })).toBe("completed");
+    expect(runStateWord({ status: "done", outcome: "waiting" })).toBe("waiting");
+    expect(runStateWord({ status: "failed", outcome: "timed_out" })).toBe("timed out");
+    expect(runStateWord({ status: "parked", outcome: null })).toBe("parked");
+    expect(runStateWord({ status: "queued", outcome: null })).toBe("queued");
+  });
+
+  it("settle a followed run at its end, at a park, but not while the host relaunches a lost worker", () => {
+    expect(settledWord(view({ status: "running" }))).toBeUndefined();
+    expect(settledWord(view({ status: "cancelled", outcome: "cancelled" }))).toBe("cancelled");
+    const lost = { code: "worker_lost" as const, message: "worker died", launchId: "l1" };
+    expect(settledWord(view({ status: "parked", recoveryReason: lost }))).toBeUndefined();
+    const stuck = { code: "worker_lost_no_progress" as const, message: "worker died twice", launchId: "l1" };
+    expect(settledWord(view({ status: "parked", recoveryReason: stuck }))).toBe("parked");
+  });
+});
+
+describe("node lines", () => {
+  it("print each change of state, visit or attempt once", () => {
+    const tracker = new NodeChangeTracker(plain);
+    expect(tracker.changes(view())).toEqual([]);
+    const running = view({
+      nodes: [node("greet", { state: "running", visits: 1, attempt: 1, startedAt: 5 })],
+    });
+    expect(tracker.changes(running)).toEqual(["  ▶ greet  compute  #1  running"]);
+    expect(tracker.changes(running)).toEqual([]);
+    const done = view({
+      nodes: [
+        node("greet", { state: "succeeded", visits: 1, attempt: 1, startedAt: 5, finishedAt: 17 }),
+        node("echo", { kind: "shell", state: "failed", visits: 2, attempt: 3, errorCode: "node_failed" }),
+      ],
+    });
+    expect(tracker.changes(done)).toEqual([
+      "  ✓ greet  compute  #1  12ms",
+      "  ✗ echo   shell    #2 (attempt 3)  failed: node_failed",
+    ]);
+  });
+
+  it("format durations compactly", () => {
+    expect(formatDuration(12.4)).toBe("12ms");
+    expect(formatDuration(1_450)).toBe("1.4s");
+    expect(formatDuration(123_000)).toBe("2m03s");
+    expect(formatDuration(3_900_000)).toBe("1h05m");
+  });
+});
+
+describe("closing lines", () => {
+  it("tell how to answer a waiting run, why a run is parked, and why one failed", () => {
+    const waiting = view({ status: "done", outcome: "waiting", cursor: { path: "approve", visit: 1 } });
+    expect(renderFinalLines(waiting, plain)).toEqual([
+      "⏸ hello waiting at approve  hello-1",
+      "answer it with: piw answer hello-1 '<json>'",
+    ]);
+    const parked = view({
+      status: "parked",
+      recoveryReason: {
+        code: "manual_effect_unsettled",
+        message: "a manual effect may have run",
+        effectId: "e",
+      },
+    });
+    expect(renderFinalLines(parked, plain)[0]).toBe(
+      "‼ hello parked: a manual effect may have run (manual_effect_unsettled)  hello-1",
+    );
+    const failed = view({
+      status: "failed",
+      outcome: "failed",
+      error: { code: "node_failed", message: "exit 3" },
+    });
+    expect(renderFinalLines(failed, plain)).toEqual(["✗ hello failed: node_failed: exit 3  hello-1"]);
+  });
+
+  it("render status and list without colour codes when colour is off", () => {
+    const done = view({ status: "done", outcome: "completed", finishedAt: 2_000 });
+    const status = renderRunStatus(done, plain, 5_000);
+    expect(status).toContain("status    ✓ completed");
+    expect(status).toContain("duration  1.0s");
+    expect(status.join("\n")).not.toContain("\u001b[");
+    const list = renderRunList([done], plain, 5_000);
+    expect(list[0]).toMatch(/^RUN +WORKFLOW +STATUS +CREATED +DURATION$/);
+    expect(list[1]).toMatch(/^hello-1 +hello +✓ completed +4s ago +1\.0s$/);
+    expect(renderRunList([], plain)).toEqual(["no runs"]);
+  });
+});

@@ -1,0 +1,134 @@
+import { spawn } from "node:child_process";
+import { homedir } from "node:os";
+import { RpcError } from "@piw/protocol";
+import { type ClientKind, HostClient } from "./host-client.js";
+import { HostUnavailable } from "./host-unavailable.js";
+import { defaultStateDir, hostSocketPath } from "./state-dir.js";
+
+export interface ConnectOptions {
+  /** The host's state folder; default `defaultStateDir()`. */
+  stateDir?: string;
+  /** Start a host when none answers. Default: true when `hostCommand` is given. */
+  autoStart?: boolean;
+  /**
+   * argv that starts the host, e.g. `[process.execPath, ".../apps/host/dist/main.js"]`. The caller
+   * supplies it because a package may not depend on an app.
+   */
+  hostCommand?: readonly string[];
+  client: ClientKind;
+  /** How long to wait for a host that was just started; default 5 s. */
+  timeoutMs?: number;
+}
+
+const DEFAULT_START_TIMEOUT_MS = 5_000;
+const FIRST_RETRY_MS = 20;
+const MAX_RETRY_MS = 250;
+
+/** Socket errors that mean "no host is listening yet": worth starting one, or waiting for it. */
+const NO_HOST_CODES = new Set(["ENOENT", "ECONNREFUSED"]);
+
+function errorCode(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" ? code : undefined;
+}
+
+function noHostListening(error: unknown): boolean {
+  if (error instanceof HostUnavailable) return error.reason === "disconnected";
+  return NO_HOST_CODES.has(errorCode(error) ?? "");
+}
+
+function describe(error: unknown): string {
+  const code = errorCode(error);
+  if (code === "ENOENT") return "no host is running";
+  if (code === "ECONNREFUSED") return "no host is running (stale socket)";
+  if (code === "EACCES" || code === "EPERM") return "permission denied";
+  return error instanceof Error ? error.message.split("\n")[0] || "unknown error" : String(error);
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** A started host process, watched until it answers or exits. */
+interface StartedHost {
+  /** Set once the process failed to spawn or exited non-zero (exit 0 is "a host already runs"). */
+  failure: string | undefined;
+}
+
+/**
+ * Start a host detached, so it outlives this process. Two clients may do this at once: the host's
+ * lock lets exactly one of them run, and the other exits 0 ("already running").
+ */
+function startHost(command: readonly string[], stateDir: string): StartedHost {
+  const started: StartedHost = { failure: undefined };
+  const [file, ...args] = command;
+  if (file === undefined) {
+    started.failure = "the host command is empty";
+    return started;
+  }
+  const child = spawn(file, args, {
+    detached: true,
+    stdio: "ignore",
+    // Not the caller's folder: a long-lived host should not pin a project directory.
+    cwd: homedir(),
+    env: { ...process.env, PIW_HOME: stateDir },
+  });
+  child.once("error", (error) => {
+    started.failure = `could not run ${file}: ${describe(error)}`;
+  });
+  child.once("exit", (code, signal) => {
+    if (code !== 0) started.failure = `the host exited with ${signal ?? `code ${code}`} before it answered`;
+  });
+  child.unref();
+  return started;
+}
+
+/**
+ * Connect to the host of `stateDir` and say hello. When no host answers and auto-start is on, start
+ * one and keep connecting with backoff until it answers or `timeoutMs` passes.
+ * Rejects with HostUnavailable, or with RpcError when the host refuses the handshake.
+ */
+export async function connectHost(options: ConnectOptions): Promise<HostClient> {
+  const stateDir = options.stateDir ?? defaultStateDir();
+  const socketPath = hostSocketPath(stateDir);
+  const timeoutMs = options.timeoutMs ?? DEFAULT_START_TIMEOUT_MS;
+  const open = () => HostClient.open(socketPath, { client: options.client, timeoutMs });
+
+  let lastError: unknown;
+  try {
+    return await open();
+  } catch (error) {
+    if (error instanceof RpcError || !noHostListening(error)) throw unavailable(socketPath, error);
+    lastError = error;
+  }
+  const autoStart = options.autoStart ?? options.hostCommand !== undefined;
+  if (!autoStart) throw new HostUnavailable(socketPath, "not_running", describe(lastError));
+  if (options.hostCommand === undefined) {
+    throw new HostUnavailable(socketPath, "not_running", "no host is running and no command to start one");
+  }
+
+  const started = startHost(options.hostCommand, stateDir);
+  const deadline = Date.now() + timeoutMs;
+  let delay = FIRST_RETRY_MS;
+  for (;;) {
+    await sleep(Math.max(0, Math.min(delay, deadline - Date.now())));
+    delay = Math.min(delay * 2, MAX_RETRY_MS);
+    try {
+      return await open();
+    } catch (error) {
+      if (error instanceof RpcError || !noHostListening(error)) throw unavailable(socketPath, error);
+      lastError = error;
+    }
+    if (started.failure !== undefined) throw new HostUnavailable(socketPath, "start_failed", started.failure);
+    if (Date.now() >= deadline) {
+      throw new HostUnavailable(
+        socketPath,
+        "timeout",
+        `started a host, but it did not answer within ${timeoutMs} ms (${describe(lastError)})`,
+      );
+    }
+  }
+}
+
+function unavailable(socketPath: string, error: unknown): Error {
+  if (error instanceof RpcError || error instanceof HostUnavailable) return error;
+  return new HostUnavailable(socketPath, "refused", describe(error));
+}

@@ -1,0 +1,194 @@
+import { EventEmitter } from "node:events";
+import { connect, type Socket } from "node:net";
+import {
+  type ClientMethod,
+  type ClientParams,
+  type ClientResult,
+  clientMethods,
+  clientPushes,
+  PROTOCOL_VERSION,
+  RpcPeer,
+  type RunView,
+} from "@piw/protocol";
+import type { z } from "zod";
+import { HostUnavailable } from "./host-unavailable.js";
+
+export type ClientKind = z.infer<typeof clientMethods.hello.params>["client"];
+export type HostHello = ClientResult<"hello">;
+
+/** Arguments of `call`: the params may be left out only for methods whose params are optional. */
+export type CallArgs<M extends ClientMethod> =
+  undefined extends ClientParams<M> ? [params?: ClientParams<M>] : [params: ClientParams<M>];
+
+export type ViewListener = (view: RunView) => void;
+/** Ends a subscription; never rejects. */
+export type Unsubscribe = () => Promise<void>;
+
+export interface HostClientEvents {
+  /** The connection ended without `close()`: the host stopped, crashed or dropped us. */
+  disconnect: [error: HostUnavailable];
+}
+
+export interface OpenClientOptions {
+  client: ClientKind;
+  /** How long the connect and the `hello` handshake may take together. */
+  timeoutMs?: number;
+}
+
+// Pushes for a subscription can arrive before the reply that names it has been handled.
+const MAX_EARLY_PUSHES = 256;
+
+/**
+ * One connection to the host after a successful `hello`. Calls are typed by the client protocol and
+ * their results parsed with its schemas; `run.view` pushes are parsed and routed to subscribers.
+ */
+export class HostClient extends EventEmitter<HostClientEvents> {
+  private readonly viewListeners = new Map<string, ViewListener>();
+  private readonly earlyPushes: { subscriptionId: string; view: RunView }[] = [];
+  private pendingSubscribes = 0;
+  private ended: HostUnavailable | undefined;
+  private closedByUs = false;
+  private readonly disconnected: Promise<never>;
+  private rejectDisconnected: (error: HostUnavailable) => void = () => {};
+  private hostHello: HostHello | undefined;
+
+  private constructor(
+    readonly socketPath: string,
+    private readonly socket: Socket,
+    private readonly peer: RpcPeer<Record<never, never>, typeof clientMethods>,
+  ) {
+    super();
+    this.disconnected = new Promise<never>((_, reject) => {
+      this.rejectDisconnected = reject;
+    });
+    this.disconnected.catch(() => {});
+  }
+
+  /**
+   * Connect to the socket and say hello. Rejects with the socket's own error (its `code` tells a missing
+   * host from other trouble), with HostUnavailable when the host hung up or did not answer in time, or
+   * with an RpcError when the host refused the handshake (another protocol version).
+   */
+  static open(socketPath: string, options: OpenClientOptions): Promise<HostClient> {
+    return new Promise((resolve, reject) => {
+      const socket = connect(socketPath);
+      socket.setEncoding("utf8");
+      const timer = setTimeout(() => {
+        socket.destroy();
+        reject(new HostUnavailable(socketPath, "timeout", "the host did not answer hello in time"));
+      }, options.timeoutMs ?? 5_000);
+      const peer = new RpcPeer<Record<never, never>, typeof clientMethods>({
+        send: (line) => {
+          if (!socket.destroyed) socket.write(line);
+        },
+        remote: clientMethods,
+        onPush: (push, data) => opened.receivePush(push, data),
+      });
+      const opened = new HostClient(socketPath, socket, peer);
+      socket.on("data", (chunk: string) => peer.feed(chunk));
+      const failBeforeHello = (error: Error): void => {
+        clearTimeout(timer);
+        socket.destroy();
+        reject(error);
+      };
+      socket.once("error", failBeforeHello);
+      socket.once("close", () => {
+        clearTimeout(timer);
+        const error =
+          opened.ended ?? new HostUnavailable(socketPath, "disconnected", "the host closed the connection");
+        reject(error);
+        opened.finish(error);
+      });
+      socket.once("connect", () => {
+        peer
+          .call("hello", { protocol: PROTOCOL_VERSION, client: options.client, pid: process.pid })
+          .then((hello) => {
+            clearTimeout(timer);
+            socket.off("error", failBeforeHello);
+            // After hello, a socket error is followed by `close`, which reports the disconnect.
+            socket.on("error", () => {});
+            opened.hostHello = hello;
+            resolve(opened);
+          }, failBeforeHello);
+      });
+    });
+  }
+
+  /** What the host said in the handshake: its pid, state folder and version. */
+  get hello(): HostHello {
+    if (this.hostHello === undefined) throw new Error("HostClient used before hello");
+    return this.hostHello;
+  }
+
+  get closed(): boolean {
+    return this.ended !== undefined;
+  }
+
+  /** Call a host method. Rejects with RpcError for the host's typed errors, HostUnavailable when disconnected. */
+  async call<M extends ClientMethod>(method: M, ...args: CallArgs<M>): Promise<ClientResult<M>> {
+    if (this.ended) throw this.ended;
+    return Promise.race([this.peer.call(method, args[0]), this.disconnected]);
+  }
+
+  /**
+   * Receive every `run.view` of one run (or of all runs when `runId` is undefined). Resolves once the
+   * host has accepted the subscription; the returned function ends it.
+   */
+  async subscribe(runId: string | undefined, onView: ViewListener): Promise<Unsubscribe> {
+    this.pendingSubscribes += 1;
+    let subscriptionId: string;
+    try {
+      ({ subscriptionId } = await this.call("runs.subscribe", runId === undefined ? {} : { runId }));
+    } finally {
+      this.pendingSubscribes -= 1;
+    }
+    this.viewListeners.set(subscriptionId, onView);
+    this.flushEarlyPushes(subscriptionId, onView);
+    return async () => {
+      if (!this.viewListeners.delete(subscriptionId) || this.ended) return;
+      await this.call("runs.unsubscribe", { subscriptionId }).catch(() => {});
+    };
+  }
+
+  /** Close the connection; pending calls reject with HostUnavailable. Emits no `disconnect`. */
+  close(): void {
+    if (this.ended) return;
+    this.closedByUs = true;
+    this.finish(new HostUnavailable(this.socketPath, "disconnected", "the connection was closed"));
+    this.socket.destroy();
+  }
+
+  /** The connection is over, by `close()` or by the socket closing; runs once. */
+  private finish(error: HostUnavailable): void {
+    if (this.ended) return;
+    this.ended = error;
+    this.rejectDisconnected(error);
+    this.peer.close(error.message);
+    this.viewListeners.clear();
+    this.earlyPushes.length = 0;
+    if (!this.closedByUs && this.hostHello !== undefined) this.emit("disconnect", error);
+  }
+
+  private receivePush(push: string, data: unknown): void {
+    if (push !== "run.view") return;
+    const parsed = clientPushes["run.view"].safeParse(data);
+    if (!parsed.success) return;
+    const { subscriptionId, view } = parsed.data;
+    const listener = this.viewListeners.get(subscriptionId);
+    if (listener) {
+      listener(view);
+      return;
+    }
+    if (this.pendingSubscribes > 0 && this.earlyPushes.length < MAX_EARLY_PUSHES) {
+      this.earlyPushes.push({ subscriptionId, view });
+    }
+  }
+
+  private flushEarlyPushes(subscriptionId: string, onView: ViewListener): void {
+    const mine = this.earlyPushes.filter((p) => p.subscriptionId === subscriptionId);
+    if (mine.length === 0) return;
+    const rest = this.earlyPushes.filter((p) => p.subscriptionId !== subscriptionId);
+    this.earlyPushes.splice(0, this.earlyPushes.length, ...rest);
+    for (const push of mine) onView(push.view);
+  }
+}

@@ -1,0 +1,189 @@
+import { EventEmitter } from "node:events";
+import type { ClientMethod, ClientResult } from "@piw/protocol";
+import { type ConnectOptions, connectHost } from "./connect-host.js";
+import type { CallArgs, HostClient, Unsubscribe, ViewListener } from "./host-client.js";
+import { HostUnavailable } from "./host-unavailable.js";
+import { defaultStateDir, hostSocketPath } from "./state-dir.js";
+
+export interface ReconnectPolicy {
+  /** Delay before the second attempt; doubles up to `maxDelayMs`. The first attempt is immediate. */
+  initialDelayMs?: number;
+  maxDelayMs?: number;
+  /** Attempts after a disconnect before giving up with `unavailable`. */
+  maxAttempts?: number;
+}
+
+export interface HostConnectionOptions extends ConnectOptions {
+  reconnect?: ReconnectPolicy;
+}
+
+export interface HostConnectionEvents {
+  /** The host went away; a reconnect has begun. */
+  disconnect: [error: HostUnavailable];
+  /** Connected again (to a restarted host) and every subscription is renewed. */
+  reconnect: [client: HostClient];
+  /** Reconnecting gave up; the connection is unusable and calls reject with this error. */
+  unavailable: [error: HostUnavailable];
+}
+
+// Each phase holds what it owns: the live client, or the attempt that will produce one.
+type ConnectionState =
+  | { kind: "connected"; client: HostClient }
+  | { kind: "reconnecting"; ready: Promise<HostClient> }
+  | { kind: "failed"; error: HostUnavailable }
+  | { kind: "closed" };
+
+interface Subscription {
+  runId: string | undefined;
+  onView: ViewListener;
+  /** Ends the subscription on the client it currently lives on. */
+  end: Unsubscribe | undefined;
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * A host connection that survives host restarts: when the host goes away it connects again (starting
+ * a host when allowed) with bounded backoff, then renews every subscription and hands each one the
+ * run's current view, so a follower misses nothing. Calls made while reconnecting wait for it; a call
+ * in flight when the host died rejects (it may or may not have been applied — the caller decides).
+ */
+export class HostConnection extends EventEmitter<HostConnectionEvents> {
+  private state: ConnectionState;
+  private readonly subscriptions = new Set<Subscription>();
+
+  private constructor(
+    private readonly options: HostConnectionOptions,
+    client: HostClient,
+  ) {
+    super();
+    this.state = { kind: "connected", client };
+    this.watch(client);
+  }
+
+  /** Connect once (auto-starting as `options` allow); rejects like `connectHost`. */
+  static async open(options: HostConnectionOptions): Promise<HostConnection> {
+    return new HostConnection(options, await connectHost(options));
+  }
+
+  get socketPath(): string {
+    return hostSocketPath(this.options.stateDir ?? defaultStateDir());
+  }
+
+  /** The live client, once connected. */
+  async client(): Promise<HostClient> {
+    const state = this.state;
+    switch (state.kind) {
+      case "connected":
+        return state.client;
+      case "reconnecting":
+        return state.ready;
+      case "failed":
+        throw state.error;
+      case "closed":
+        throw new HostUnavailable(this.socketPath, "disconnected", "the connection was closed");
+      default:
+        return state satisfies never;
+    }
+  }
+
+  async call<M extends ClientMethod>(method: M, ...args: CallArgs<M>): Promise<ClientResult<M>> {
+    return (await this.client()).call(method, ...args);
+  }
+
+  /**
+   * Follow one run (or all runs). After the subscription is in place — now and after every
+   * reconnect — the run's current view is fetched and delivered, so `onView` may see a view twice.
+   */
+  async subscribe(runId: string | undefined, onView: ViewListener): Promise<Unsubscribe> {
+    const subscription: Subscription = { runId, onView, end: undefined };
+    this.subscriptions.add(subscription);
+    try {
+      await this.attach(subscription, await this.client());
+    } catch (error) {
+      this.subscriptions.delete(subscription);
+      throw error;
+    }
+    return async () => {
+      if (!this.subscriptions.delete(subscription)) return;
+      await subscription.end?.();
+    };
+  }
+
+  close(): void {
+    const state = this.state;
+    this.state = { kind: "closed" };
+    this.subscriptions.clear();
+    if (state.kind === "connected") state.client.close();
+    if (state.kind === "reconnecting")
+      state.ready.then(
+        (client) => client.close(),
+        () => {},
+      );
+  }
+
+  // A method, not an inline test: `close()` may run during any await of the reconnect loop.
+  private isClosed(): boolean {
+    return this.state.kind === "closed";
+  }
+
+  private async attach(subscription: Subscription, client: HostClient): Promise<void> {
+    subscription.end = await client.subscribe(subscription.runId, subscription.onView);
+    if (subscription.runId === undefined) return;
+    const view = await client.call("runs.get", { runId: subscription.runId });
+    if (view !== null && this.subscriptions.has(subscription)) subscription.onView(view);
+  }
+
+  private watch(client: HostClient): void {
+    client.once("disconnect", (error) => {
+      if (this.state.kind !== "connected" || this.state.client !== client) return;
+      const ready = this.reconnect();
+      ready.catch(() => {});
+      this.state = { kind: "reconnecting", ready };
+      this.emit("disconnect", error);
+    });
+  }
+
+  private async reconnect(): Promise<HostClient> {
+    const policy = this.options.reconnect ?? {};
+    const maxAttempts = policy.maxAttempts ?? 8;
+    let delay = policy.initialDelayMs ?? 100;
+    let lastError: unknown;
+    for (let attempt = 1; attempt <= maxAttempts; attempt += 1) {
+      if (attempt > 1) {
+        await sleep(delay);
+        delay = Math.min(delay * 2, policy.maxDelayMs ?? 2_000);
+      }
+      if (this.isClosed()) break;
+      try {
+        const client = await connectHost(this.options);
+        if (this.isClosed()) {
+          client.close();
+          break;
+        }
+        for (const subscription of this.subscriptions) await this.attach(subscription, client);
+        if (client.closed)
+          throw new HostUnavailable(this.socketPath, "disconnected", "the host went away again");
+        this.state = { kind: "connected", client };
+        this.watch(client);
+        this.emit("reconnect", client);
+        return client;
+      } catch (error) {
+        lastError = error;
+      }
+    }
+    const error =
+      lastError instanceof HostUnavailable
+        ? lastError
+        : new HostUnavailable(
+            this.socketPath,
+            "disconnected",
+            lastError instanceof Error ? lastError.message : "the connection was closed",
+          );
+    if (!this.isClosed()) {
+      this.state = { kind: "failed", error };
+      this.emit("unavailable", error);
+    }
+    throw error;
+  }
+}

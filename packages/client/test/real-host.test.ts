@@ -1,0 +1,196 @@
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import type { ClientParams, RunView } from "@piw/protocol";
+import { afterEach, describe, expect, it } from "vitest";
+import { connectHost, type HostClient, HostConnection } from "../src/index.js";
+
+// The real host, from source. An absolute loader path: the host runs in another folder.
+const repo = resolve(import.meta.dirname, "../../..");
+const hostMain = join(repo, "apps/host/src/main.ts");
+const hostCommand = [process.execPath, "--import", join(repo, "node_modules/tsx/dist/loader.mjs"), hostMain];
+// Runs reserved here need no real worker: one that exits at once is enough to make views change.
+process.env.PIW_WORKER_COMMAND = JSON.stringify([process.execPath, "-e", "process.exit(1)"]);
+process.env.TSX_TSCONFIG_PATH = join(repo, "tsconfig.json");
+
+const SLOW = 90_000;
+const homes: string[] = [];
+
+function makeHome(): string {
+  const home = mkdtempSync(join(tmpdir(), "piw-client-host-"));
+  homes.push(home);
+  return home;
+}
+
+/** Live host processes of one state folder, found by their command line and PIW_HOME (Linux /proc). */
+function hostProcesses(home: string): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      if (stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z")) continue;
+      const cmdline = readFileSync(`/proc/${entry}/cmdline`, "utf8");
+      if (!cmdline.includes(hostMain)) continue;
+      const environ = readFileSync(`/proc/${entry}/environ`, "utf8").split("\0");
+      if (environ.includes(`PIW_HOME=${home}`)) pids.push(Number(entry));
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  return pids;
+}
+
+function lockPid(home: string): number | undefined {
+  const lock = join(home, "host.lock");
+  return existsSync(lock) ? Number(readFileSync(lock, "utf8").trim().split(/\s+/)[0]) : undefined;
+}
+
+async function waitFor(what: string, check: () => boolean, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+afterEach(async () => {
+  for (const home of homes.splice(0)) {
+    for (const pid of hostProcesses(home)) process.kill(pid, "SIGKILL");
+    rmSync(home, { recursive: true, force: true });
+  }
+});
+
+/** A run the host accepts without any workflow code: the worker that would run it exits at once. */
+function reserveRequest(): ClientParams<"runs.reserve"> {
+  return {
+    workflowName: "probe",
+    source: { kind: "file", path: "/nonexistent/probe.workflow.ts", sha256: "0".repeat(64) },
+    definitionDigest: "probe-digest",
+    manifest: {
+      version: 1,
+      workflow: "probe",
+      startPath: "only",
+      exits: ["done"],
+      maxSteps: 10,
+      nodes: [{ path: "only", name: "only", scope: "", kind: "compute", title: "only" }],
+      mounts: [],
+      edges: [{ from: "only", to: { kind: "exit", exit: "done" } }],
+    },
+    input: null,
+    origin: { kind: "cli" },
+  };
+}
+
+describe("auto-start against the real host", () => {
+  it(
+    "four clients starting at once end up talking to exactly one host",
+    async () => {
+      const home = makeHome();
+      const clients: HostClient[] = await Promise.all(
+        [1, 2, 3, 4].map(() =>
+          connectHost({ stateDir: home, client: "test", hostCommand, timeoutMs: 20_000 }),
+        ),
+      );
+      const pids = new Set(clients.map((c) => c.hello.hostPid));
+      expect(pids.size).toBe(1);
+      const [pid] = [...pids];
+      expect(lockPid(home)).toBe(pid);
+      // The hosts that lost the lock race exit on their own ("already running").
+      await waitFor("one host process", () => hostProcesses(home).length === 1);
+      expect(hostProcesses(home)).toEqual([pid]);
+      const status = await clients[0]?.call("host.status");
+      expect(status).toMatchObject({ pid, stateDir: home });
+      for (const client of clients) client.close();
+    },
+    SLOW,
+  );
+
+  it(
+    "does not start a host when auto-start is off",
+    async () => {
+      const home = makeHome();
+      await expect(
+        connectHost({ stateDir: home, client: "test", autoStart: false, hostCommand }),
+      ).rejects.toMatchObject({ reason: "not_running" });
+      expect(hostProcesses(home)).toEqual([]);
+    },
+    SLOW,
+  );
+});
+
+describe("HostConnection against the real host", () => {
+  it(
+    "reconnects after the host is killed, restarting it, and renews its subscriptions",
+    async () => {
+      const home = makeHome();
+      const connection = await HostConnection.open({
+        stateDir: home,
+        client: "test",
+        hostCommand,
+        timeoutMs: 20_000,
+        reconnect: { initialDelayMs: 50, maxAttempts: 5 },
+      });
+      const first = (await connection.call("host.status")).pid;
+
+      const reserved = await connection.call("runs.reserve", reserveRequest());
+      expect(reserved.kind).toBe("applied");
+      const runId = reserved.kind === "applied" ? reserved.value.runId : "";
+      const views: RunView[] = [];
+      await connection.subscribe(runId, (view) => views.push(view));
+      const everyRun: string[] = [];
+      await connection.subscribe(undefined, (view) => everyRun.push(view.runId));
+      // Subscribing delivers the run's current view.
+      expect(views.at(0)?.runId).toBe(runId);
+
+      const disconnected = new Promise((r) => connection.once("disconnect", r));
+      const reconnected = new Promise((r) => connection.once("reconnect", r));
+      process.kill(first, "SIGKILL");
+      await disconnected;
+      const seenBefore = views.length;
+      await reconnected;
+
+      const second = (await connection.call("host.status")).pid;
+      expect(second).not.toBe(first);
+      expect(hostProcesses(home)).toEqual([second]);
+      // The run subscription was renewed and handed the current view again.
+      expect(views.length).toBeGreaterThan(seenBefore);
+      expect(views.at(-1)?.runId).toBe(runId);
+      // The all-runs subscription was renewed too: a new run's view reaches it.
+      const another = await connection.call("runs.reserve", reserveRequest());
+      const anotherId = another.kind === "applied" ? another.value.runId : "";
+      await waitFor("a view of the new run", () => everyRun.includes(anotherId));
+      connection.close();
+    },
+    SLOW,
+  );
+
+  it(
+    "gives up with `unavailable` when no host can be reached again",
+    async () => {
+      const home = makeHome();
+      const connection = await HostConnection.open({
+        stateDir: home,
+        client: "test",
+        hostCommand,
+        timeoutMs: 20_000,
+        reconnect: { initialDelayMs: 20, maxAttempts: 2 },
+      });
+      const pid = (await connection.call("host.status")).pid;
+      connection.close();
+      // Without a host command it may not start another host, so reconnecting must fail.
+      const stranded = await HostConnection.open({
+        stateDir: home,
+        client: "test",
+        autoStart: false,
+        reconnect: { initialDelayMs: 20, maxAttempts: 2 },
+      });
+      const gaveUp = new Promise((r) => stranded.once("unavailable", r));
+      process.kill(pid, "SIGKILL");
+      await expect(gaveUp).resolves.toMatchObject({ name: "HostUnavailable" });
+      await expect(stranded.call("host.status")).rejects.toMatchObject({ name: "HostUnavailable" });
+      stranded.close();
+    },
+    SLOW,
+  );
+});

@@ -1,0 +1,91 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer, type Server, type Socket } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { clientMethods, type Handlers, RpcPeer, type RunView } from "@piw/protocol";
+
+/** A real RpcPeer server on a real Unix socket, serving the handlers a test gives it. */
+export interface TestServer {
+  stateDir: string;
+  socketPath: string;
+  /** Every peer that connected, newest last. */
+  peers: RpcPeer[];
+  sockets: Socket[];
+  close(): Promise<void>;
+}
+
+export async function startTestServer(handlers: Handlers<typeof clientMethods>): Promise<TestServer> {
+  const stateDir = mkdtempSync(join(tmpdir(), "piw-client-"));
+  const socketPath = join(stateDir, "host.sock");
+  const peers: RpcPeer[] = [];
+  const sockets: Socket[] = [];
+  const server: Server = createServer((socket) => {
+    socket.setEncoding("utf8");
+    sockets.push(socket);
+    const peer = new RpcPeer({
+      send: (line) => {
+        if (!socket.destroyed) socket.write(line);
+      },
+      local: { methods: clientMethods, handlers },
+    });
+    peers.push(peer);
+    socket.on("data", (chunk: string) => peer.feed(chunk));
+    socket.on("error", () => {});
+    socket.on("close", () => peer.close());
+  });
+  await new Promise<void>((resolve) => server.listen(socketPath, resolve));
+  return {
+    stateDir,
+    socketPath,
+    peers,
+    sockets,
+    close: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      rmSync(stateDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export const helloResult = (stateDir: string) => ({
+  protocol: 1 as const,
+  hostPid: process.pid,
+  stateDir,
+  version: "test",
+});
+
+/** A minimal valid run view: a one-node run in the given status. */
+export function sampleView(runId: string, status: RunView["status"], revision = 1): RunView {
+  return {
+    runId,
+    workflowName: "hello",
+    title: null,
+    status,
+    outcome: status === "done" ? "completed" : null,
+    origin: { kind: "cli" },
+    parentRunId: null,
+    rootRunId: runId,
+    originCommand: "start",
+    restartNumber: 0,
+    paused: false,
+    recoveryReason: null,
+    error: null,
+    revision,
+    createdAt: 1,
+    startedAt: null,
+    finishedAt: null,
+    currentWork: { kind: "none" },
+    cursor: null,
+    nodes: [],
+    manifest: {
+      version: 1,
+      workflow: "hello",
+      startPath: "greet",
+      exits: ["done"],
+      maxSteps: 100,
+      nodes: [{ path: "greet", name: "greet", scope: "", kind: "compute", title: "greet" }],
+      mounts: [],
+      edges: [{ from: "greet", to: { kind: "exit", exit: "done" } }],
+    },
+  };
+}
