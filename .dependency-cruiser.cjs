@@ -140,8 +140,9 @@ module.exports = {
       severity: "error",
       comment:
         "The host never executes workflow code, so a broken workflow can crash a worker and never the " +
-        "host. Run workflows in a worker (@piw/worker) and send the host only protocol messages.",
-      from: { path: "^(packages|apps)/host/" },
+        "host. Run workflows in a worker (@piw/worker) and send the host only protocol messages. The " +
+        "host's own tests (test/) may compile workflows with the engine to prepare runs, as a client would.",
+      from: { path: "^(packages|apps)/host/", pathNot: "^(packages|apps)/host/test/" },
       to: { path: workspacePackages("engine") },
     },
     {

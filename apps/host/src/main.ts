@@ -1,2 +1,97 @@
-// The process entry arrives with its issue; until then the app only proves the boundary rules apply to it.
-export {};
+#!/usr/bin/env node
+// piw-host: the one host per user. Started on demand by clients (detached), or by hand.
+import { createRequire } from "node:module";
+import { homedir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { HostAlreadyRunning, type RunningHost, startHost } from "@piw/host";
+
+function log(line: string): void {
+  process.stderr.write(`piw-host: ${new Date().toISOString()} ${line}\n`);
+}
+
+function fail(message: string, code = 1): never {
+  process.stderr.write(`piw-host: ${message}\n`);
+  process.exit(code);
+}
+
+function stateDir(): string {
+  const override = process.env.PIW_HOME;
+  return override ? override : join(homedir(), ".pi", "agent", "workflows");
+}
+
+/** `PIW_WORKER_COMMAND` (a JSON array of argv) wins; otherwise the built worker of this install. */
+function workerCommand(): string[] {
+  const override = process.env.PIW_WORKER_COMMAND;
+  if (override) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(override);
+    } catch {
+      fail('PIW_WORKER_COMMAND must be a JSON array of strings, such as ["node","/path/to/worker.js"].', 2);
+    }
+    if (
+      !Array.isArray(parsed) ||
+      parsed.length === 0 ||
+      !parsed.every((a) => typeof a === "string" && a !== "")
+    ) {
+      fail("PIW_WORKER_COMMAND must be a non-empty JSON array of non-empty strings.", 2);
+    }
+    return parsed as string[];
+  }
+  const workerPackage = fileURLToPath(import.meta.resolve("@piw/app-worker/package.json"));
+  return [process.execPath, join(dirname(workerPackage), "dist", "main.js")];
+}
+
+function synchronous(): "FULL" | "NORMAL" {
+  const mode = process.env.PIW_SYNCHRONOUS;
+  if (mode === undefined || mode === "" || mode === "FULL") return "FULL";
+  if (mode === "NORMAL") return "NORMAL";
+  return fail("PIW_SYNCHRONOUS must be FULL or NORMAL.", 2);
+}
+
+function version(): string {
+  try {
+    return (createRequire(import.meta.url)("../package.json") as { version?: string }).version ?? "0.0.0";
+  } catch {
+    return "0.0.0";
+  }
+}
+
+// Everything the host creates (socket, lock, database) is private to this user from the start.
+process.umask(0o077);
+
+let host: RunningHost;
+try {
+  host = await startHost({
+    stateDir: stateDir(),
+    workerCommand: workerCommand(),
+    synchronous: synchronous(),
+    version: version(),
+    log,
+  });
+} catch (error) {
+  if (error instanceof HostAlreadyRunning) {
+    process.stderr.write(`piw-host: already running (pid ${error.pid})\n`);
+    process.exit(0);
+  }
+  fail(error instanceof Error ? error.message : String(error));
+}
+
+for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) {
+  process.on(signal, () => {
+    log(`received ${signal}`);
+    void host.stop();
+  });
+}
+// The host must outlive any one bad request: state changes are transactions, so a bug here leaves
+// durable state consistent. Log it and keep serving.
+process.on("uncaughtException", (error) => log(`uncaught: ${error.name}: ${error.message}`));
+process.on("unhandledRejection", (reason) =>
+  log(
+    `unhandled rejection: ${reason instanceof Error ? `${reason.name}: ${reason.message}` : String(reason)}`,
+  ),
+);
+
+await host.stopped;
+process.exit(0);

@@ -187,8 +187,10 @@ export class RpcPeer<Local extends MethodTable = MethodTable, Remote extends Met
     }
     const { method } = frame.data;
     const local = this.options.local;
-    const spec = local?.methods[method];
-    const handler = local?.handlers[method as keyof Local];
+    // Own properties only: `toString` or `__proto__` must be unknown methods, not Object.prototype's.
+    const spec = local && Object.hasOwn(local.methods, method) ? local.methods[method] : undefined;
+    const handler =
+      local && Object.hasOwn(local.handlers, method) ? local.handlers[method as keyof Local] : undefined;
     if (!spec || !handler) {
       this.refuse(frame.data.id, "unknown_method", `Unknown method ${method.slice(0, 100)}.`);
       return;

@@ -1,0 +1,183 @@
+import {
+  boundSafeMessage,
+  type CurrentWork,
+  type GraphManifest,
+  graphManifestSchema,
+  type NodeView,
+  nodeKindSchema,
+  type RunRecord,
+  type RunSummary,
+  type RunView,
+  type SafeError,
+  safeErrorSchema,
+} from "@piw/protocol";
+import type { RunReader, StepRecord } from "@piw/store";
+
+/** What the view needs to know about live workers: only an accepted worker of the current claim counts. */
+export interface LiveWorkerIndex {
+  acceptedWorker(runId: string, generation: number): { launchId: string } | undefined;
+}
+
+export type ViewReader = Pick<
+  RunReader,
+  "getRun" | "readRunManifest" | "listRunSteps" | "readRunError" | "listOpenTurns"
+>;
+
+function manifestOf(reader: ViewReader, run: RunRecord): GraphManifest {
+  const parsed = graphManifestSchema.safeParse(reader.readRunManifest(run.runId));
+  if (parsed.success) return parsed.data;
+  // The host validates manifests at reserve; a run saved by another writer still gets a view.
+  return {
+    version: 1,
+    workflow: run.workflowName,
+    startPath: run.cursor?.path ?? "start",
+    exits: [],
+    maxSteps: 1,
+    nodes: [],
+    mounts: [],
+    edges: [],
+  };
+}
+
+function errorOf(reader: ViewReader, run: RunRecord): SafeError | null {
+  const saved = reader.readRunError(run.runId);
+  if (saved === null) return null;
+  const parsed = safeErrorSchema.safeParse(saved);
+  return parsed.success ? parsed.data : { code: "internal_error", message: boundSafeMessage(saved.message) };
+}
+
+/** The path of the visit that is open right now, if any. */
+function openPath(steps: StepRecord[]): string | null {
+  for (let i = steps.length - 1; i >= 0; i -= 1) {
+    const step = steps[i];
+    if (step?.status === "running") return step.path;
+  }
+  return null;
+}
+
+/**
+ * `running` is shown only while an accepted worker of this claim or an accepted Pi turn is doing the
+ * work; a run whose worker is gone shows no current work, whatever its status says.
+ */
+function currentWorkOf(
+  reader: ViewReader,
+  run: RunRecord,
+  workers: LiveWorkerIndex,
+  steps: () => StepRecord[],
+): CurrentWork {
+  if (run.status !== "starting" && run.status !== "running") return { kind: "none" };
+  const worker = workers.acceptedWorker(run.runId, run.generation);
+  if (worker) return { kind: "worker", launchId: worker.launchId, path: openPath(steps()) ?? null };
+  if (run.status !== "running") return { kind: "none" };
+  const turn = reader.listOpenTurns(run.runId)[0];
+  return turn ? { kind: "turn", turnId: turn.turnId, path: turn.path } : { kind: "none" };
+}
+
+function summaryOf(
+  run: RunRecord,
+  title: string | null,
+  error: SafeError | null,
+  work: CurrentWork,
+): RunSummary {
+  return {
+    runId: run.runId,
+    workflowName: run.workflowName,
+    title,
+    status: run.status,
+    outcome: run.outcome,
+    origin: run.origin,
+    parentRunId: run.parentRunId,
+    rootRunId: run.rootRunId,
+    originCommand: run.originCommand,
+    restartNumber: run.restartNumber,
+    paused: run.paused,
+    recoveryReason: run.status === "parked" ? run.recoveryReason : null,
+    error,
+    revision: run.revision,
+    createdAt: run.createdAt,
+    startedAt: run.startedAt,
+    finishedAt: run.finishedAt,
+    currentWork: work,
+    cursor: run.cursor,
+  };
+}
+
+/** One node per manifest node, merged with the latest saved visit of its path. */
+function nodesOf(manifest: GraphManifest, steps: StepRecord[], active: boolean): NodeView[] {
+  const latest = new Map<string, StepRecord>();
+  const visits = new Map<string, Set<number>>();
+  for (const step of steps) {
+    const seen = latest.get(step.path);
+    if (!seen || step.visit > seen.visit || (step.visit === seen.visit && step.attempt >= seen.attempt)) {
+      latest.set(step.path, step);
+    }
+    const set = visits.get(step.path) ?? new Set<number>();
+    set.add(step.visit);
+    visits.set(step.path, set);
+  }
+  const view = (path: string, kind: NodeView["kind"], title: string): NodeView => {
+    const step = latest.get(path);
+    if (!step) {
+      return {
+        path,
+        kind,
+        title,
+        state: "pending",
+        visits: 0,
+        attempt: 0,
+        startedAt: null,
+        finishedAt: null,
+        errorCode: null,
+      };
+    }
+    // An open visit with nobody working on it is interrupted, not running.
+    const state = step.status === "running" && !active ? "pending" : step.status;
+    return {
+      path,
+      kind,
+      title,
+      state,
+      visits: visits.get(path)?.size ?? 0,
+      attempt: step.attempt,
+      startedAt: step.startedAt,
+      finishedAt: step.finishedAt,
+      errorCode: step.errorCode,
+    };
+  };
+  const nodes = manifest.nodes.map((node) => view(node.path, node.kind, node.title));
+  const known = new Set(manifest.nodes.map((n) => n.path));
+  for (const path of latest.keys()) {
+    if (known.has(path)) continue;
+    const kind = nodeKindSchema.safeParse(latest.get(path)?.nodeKind);
+    nodes.push(view(path, kind.success ? kind.data : "compute", path));
+  }
+  return nodes;
+}
+
+/** The host's one view of a run, or null for an unknown run ID. */
+export function buildRunView(reader: ViewReader, runId: string, workers: LiveWorkerIndex): RunView | null {
+  const run = reader.getRun(runId);
+  if (!run) return null;
+  const manifest = manifestOf(reader, run);
+  const steps = reader.listRunSteps(runId);
+  const work = currentWorkOf(reader, run, workers, () => steps);
+  return {
+    ...summaryOf(run, manifest.title ?? null, errorOf(reader, run), work),
+    nodes: nodesOf(manifest, steps, work.kind !== "none"),
+    manifest,
+  };
+}
+
+/** A run-list row: the view without the graph, built without reading every step. */
+export function buildRunSummary(reader: ViewReader, run: RunRecord, workers: LiveWorkerIndex): RunSummary {
+  const manifest = reader.readRunManifest(run.runId);
+  const title =
+    typeof manifest === "object" &&
+    manifest !== null &&
+    !Array.isArray(manifest) &&
+    typeof manifest.title === "string"
+      ? manifest.title
+      : null;
+  const work = currentWorkOf(reader, run, workers, () => reader.listRunSteps(run.runId));
+  return summaryOf(run, title, errorOf(reader, run), work);
+}

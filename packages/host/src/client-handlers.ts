@@ -1,0 +1,157 @@
+import { randomUUID } from "node:crypto";
+import {
+  type clientMethods,
+  type Handlers,
+  isSaved,
+  PROTOCOL_VERSION,
+  RpcError,
+  type RunStatus,
+  runStatusSchema,
+} from "@piw/protocol";
+import type { RunStore } from "@piw/store";
+import { buildRunSummary, buildRunView } from "./build-run-view.js";
+import type { RunControl } from "./run-control.js";
+import type { Supervisor } from "./supervisor.js";
+import type { ViewPublisher, ViewSink } from "./view-publisher.js";
+
+export interface HostInfo {
+  pid: number;
+  version: string;
+  stateDir: string;
+  startedAt: number;
+  synchronous: "FULL" | "NORMAL";
+}
+
+export interface ClientHandlerDeps {
+  store: RunStore;
+  control: RunControl;
+  supervisor: Supervisor;
+  publisher: ViewPublisher;
+  info: HostInfo;
+  /** How long the extension holds claimed messages before another delivery may take them. */
+  messageLeaseMs: number;
+  /** Stop the host after the current reply is on its way. */
+  requestStop(): void;
+}
+
+/** One client connection's protocol state. */
+export interface ClientConnection {
+  readonly sink: ViewSink;
+  greeted: boolean;
+}
+
+function statusCounts(store: RunStore): Record<RunStatus, number> {
+  const counts = store.countRunsByStatus();
+  const all = {} as Record<RunStatus, number>;
+  for (const status of runStatusSchema.options) all[status] = counts[status] ?? 0;
+  return all;
+}
+
+/** Client protocol v1, served for one connection. Nothing but `hello` is answered before `hello`. */
+export function clientHandlers(
+  deps: ClientHandlerDeps,
+  conn: ClientConnection,
+): Handlers<typeof clientMethods> {
+  const { store, control, supervisor, publisher, info } = deps;
+  const touched = (runId: string | null | undefined) => {
+    if (runId) supervisor.runChanged(runId);
+  };
+  const handlers: Handlers<typeof clientMethods> = {
+    hello: ({ protocol }) => {
+      if (protocol !== PROTOCOL_VERSION) {
+        throw new RpcError(
+          "protocol_mismatch",
+          `This piw host speaks client protocol ${PROTOCOL_VERSION}, the client speaks ${protocol}; use a client and host from the same piw release.`,
+        );
+      }
+      conn.greeted = true;
+      return {
+        protocol: PROTOCOL_VERSION,
+        hostPid: info.pid,
+        stateDir: info.stateDir,
+        version: info.version,
+      };
+    },
+    "runs.reserve": (params) => control.reserve(params),
+    "runs.get": ({ runId }) => buildRunView(store, runId, supervisor),
+    "runs.list": (query) => store.listRuns(query).map((run) => buildRunSummary(store, run, supervisor)),
+    "runs.cancel": ({ runId }) => control.cancel(runId),
+    "runs.pause": ({ runId }) => control.pause(runId),
+    "runs.resume": ({ runId }) => control.resume(runId),
+    "runs.answer": ({ runId, answer }) => control.answer(runId, answer),
+    "runs.restart": ({ runId }) => control.restart(runId),
+    "runs.subscribe": ({ runId }) => ({ subscriptionId: publisher.subscribe(conn.sink, runId ?? null) }),
+    "runs.unsubscribe": ({ subscriptionId }) => {
+      if (!publisher.unsubscribe(conn.sink, subscriptionId)) {
+        throw new RpcError(
+          "not_found",
+          `No subscription ${subscriptionId.slice(0, 100)} on this connection.`,
+        );
+      }
+      return { ok: true as const };
+    },
+    "session.settled": ({ sessionId }) => ({ activated: control.sessionSettled(sessionId) }),
+    "turns.start": (params) => {
+      const started = store.startTurn(params);
+      if (isSaved(started)) touched(started.value.turn.runId);
+      return started;
+    },
+    "turns.end": (params) => {
+      const ended = store.endTurn(params);
+      if (isSaved(ended)) touched(ended.value.runId);
+      return ended;
+    },
+    "turns.settle": (params) => {
+      const settled = store.settleSessionTurns(params);
+      if (isSaved(settled)) for (const turn of settled.value) touched(turn.runId);
+      return settled;
+    },
+    "messages.claim": ({ sessionId, limit }) => {
+      const claimed = store.claimMessages({
+        sessionId,
+        claimToken: randomUUID(),
+        leaseMs: deps.messageLeaseMs,
+        ...(limit === undefined ? {} : { limit }),
+      });
+      if (isSaved(claimed)) for (const runId of new Set(claimed.value.map((m) => m.runId))) touched(runId);
+      return claimed;
+    },
+    "messages.delivered": (params) => {
+      const delivered = store.markMessageDelivered(params);
+      if (isSaved(delivered)) touched(delivered.value.runId);
+      return delivered;
+    },
+    "host.status": () => ({
+      ...info,
+      workers: supervisor.liveWorkers(),
+      runs: statusCounts(store),
+    }),
+    "host.stop": () => {
+      deps.requestStop();
+      return { stopping: true as const };
+    },
+  };
+  return gateOnHello(handlers, conn);
+}
+
+function gateOnHello(
+  handlers: Handlers<typeof clientMethods>,
+  conn: ClientConnection,
+): Handlers<typeof clientMethods> {
+  const gated: Record<string, (params: never) => unknown> = {};
+  for (const [method, handler] of Object.entries(handlers) as Array<[string, (params: never) => unknown]>) {
+    gated[method] =
+      method === "hello"
+        ? handler
+        : (params: never) => {
+            if (!conn.greeted) {
+              throw new RpcError(
+                "protocol_mismatch",
+                `Call hello with protocol ${PROTOCOL_VERSION} before ${method.slice(0, 100)}.`,
+              );
+            }
+            return handler(params);
+          };
+  }
+  return gated as Handlers<typeof clientMethods>;
+}

@@ -1,0 +1,53 @@
+import type { Socket } from "node:net";
+import { clientMethods, MAX_FRAME_BYTES, RpcPeer } from "@piw/protocol";
+import { type ClientConnection, type ClientHandlerDeps, clientHandlers } from "./client-handlers.js";
+import { describeBug, guardHandlers } from "./host-errors.js";
+import type { HostLog } from "./host-log.js";
+
+/** A client that stops reading while this much is queued for it is disconnected, not buffered forever. */
+const MAX_QUEUED_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Serve client protocol v1 on one socket. Nothing a client sends can throw out of here: frames are
+ * parsed by the peer, handler failures become typed errors, socket errors only close this connection.
+ */
+export function serveClient(socket: Socket, deps: ClientHandlerDeps, log: HostLog): void {
+  socket.setEncoding("utf8");
+  const holder: { peer?: RpcPeer<typeof clientMethods> } = {};
+  const conn: ClientConnection = {
+    sink: { push: (name, data) => holder.peer?.push(name, data) },
+    greeted: false,
+  };
+  const peer = new RpcPeer<typeof clientMethods>({
+    send: (line) => {
+      if (socket.destroyed || !socket.writable) return;
+      socket.write(line);
+      if (socket.writableLength > MAX_QUEUED_BYTES) {
+        log("client: not reading its replies; closing the connection");
+        socket.destroy();
+      }
+    },
+    local: {
+      methods: clientMethods,
+      handlers: guardHandlers(clientHandlers(deps, conn), (method, error) =>
+        log(`client: ${method} failed: ${describeBug(error)}`),
+      ),
+    },
+    maxFrameBytes: MAX_FRAME_BYTES,
+  });
+  holder.peer = peer;
+  socket.on("data", (chunk: string) => {
+    try {
+      peer.feed(chunk);
+    } catch (error) {
+      log(`client: frame handling failed: ${describeBug(error)}`);
+    }
+  });
+  socket.on("error", () => {
+    // A reset or broken pipe ends this connection only; `close` follows.
+  });
+  socket.on("close", () => {
+    peer.close();
+    deps.publisher.dropSink(conn.sink);
+  });
+}

@@ -1,0 +1,79 @@
+import type { RunStore } from "@piw/store";
+import { describeBug } from "./host-errors.js";
+import type { HostLog } from "./host-log.js";
+import type { RunControl } from "./run-control.js";
+import type { Supervisor } from "./supervisor.js";
+
+export interface ReconcileDeps {
+  store: RunStore;
+  supervisor: Supervisor;
+  control: RunControl;
+  log: HostLog;
+  now(): number;
+}
+
+function attempt(log: HostLog, what: string, fn: () => void): void {
+  try {
+    fn();
+  } catch (error) {
+    log(`reconcile: ${what} failed: ${describeBug(error)}`);
+  }
+}
+
+/**
+ * Start-up reconciliation of every non-terminal run (seed 000 and 003): workers of the previous host are
+ * gone, so their launches are judged by the progress rule; expired `starting` leases return to
+ * `queued`; CLI runs activate; terminal runs whose messages were never created get them now.
+ */
+export function reconcileAtStart(deps: ReconcileDeps): void {
+  const { store, supervisor, control, log } = deps;
+  for (const launch of store.listOpenLaunches()) {
+    attempt(log, `launch ${launch.launchId}`, () => {
+      const judged = store.recordWorkerExit({
+        launchId: launch.launchId,
+        exit: { kind: "lost", detail: "The host restarted while the worker ran." },
+      });
+      const decision =
+        judged.kind === "applied" || judged.kind === "adopted" ? judged.value.decision : judged.kind;
+      log(
+        `reconcile: run ${launch.runId}: worker ${launch.launchId} lost with the previous host; ${decision}`,
+      );
+    });
+  }
+  sweepExpiredStarting(deps);
+  for (const run of store.listRuns({ statuses: ["queued"], limit: 10_000 }).reverse()) {
+    control.activateIfCli(run, "queued before the host restarted");
+  }
+  // `worker_lost` means a relaunch was decided; the previous host may have died before it happened.
+  for (const run of store.listRuns({ statuses: ["parked"], limit: 10_000 }).reverse()) {
+    if (run.recoveryReason?.code !== "worker_lost") continue;
+    attempt(log, `relaunch of ${run.runId}`, () => {
+      supervisor.activate(run.runId, "relaunch after progress (host restarted)");
+    });
+  }
+  for (const runId of store.listRunsNeedingPresentation()) supervisor.present(runId);
+}
+
+/**
+ * `starting` runs whose lease expired. With no worker of this host, nothing ran: they return to
+ * `queued` (seed 003) and CLI runs activate again. A worker that is alive but never accepted its
+ * command within the lease is hung in bootstrap: it is killed, and its exit fails the launch.
+ */
+export function sweepExpiredStarting(deps: ReconcileDeps): void {
+  const { store, supervisor, control, log } = deps;
+  const now = deps.now();
+  for (const run of store.listRuns({ statuses: ["starting"], limit: 10_000 })) {
+    if (run.leaseExpiresAt !== null && run.leaseExpiresAt > now) continue;
+    if (supervisor.hasLiveWorker(run.runId)) {
+      supervisor.killWorkers(run.runId, "it did not accept its command before the claim's lease expired");
+      continue;
+    }
+    attempt(log, `lease recovery of ${run.runId}`, () => {
+      const recovered = store.recoverExpiredStarting({ runId: run.runId });
+      if (recovered.kind !== "applied") return;
+      log(`run ${run.runId}: lease expired before its worker began; queued again`);
+      supervisor.runChanged(run.runId);
+      control.activateIfCli(recovered.value, "lease expired");
+    });
+  }
+}

@@ -1,0 +1,163 @@
+import {
+  type CheckpointAnswer,
+  type ClientParams,
+  conflict,
+  graphManifestSchema,
+  type JsonValue,
+  type RunRecord,
+  type RunSummary,
+  RpcError,
+  type Transition,
+} from "@piw/protocol";
+import { type RunStore, StoreError } from "@piw/store";
+import { buildRunSummary } from "./build-run-view.js";
+import { describeBug } from "./host-errors.js";
+import type { HostLog } from "./host-log.js";
+import { allocateRunId } from "./run-id.js";
+import type { Supervisor } from "./supervisor.js";
+
+export interface RunControlDeps {
+  store: RunStore;
+  supervisor: Supervisor;
+  log: HostLog;
+  now(): number;
+}
+
+/**
+ * The client's run commands. Each is one store transition, then the scheduling it implies: CLI runs
+ * activate at once, Pi runs when their session settles (seed 003), a cancel stops the live worker.
+ */
+export class RunControl {
+  constructor(private readonly deps: RunControlDeps) {}
+
+  reserve(params: ClientParams<"runs.reserve">): Transition<RunSummary> {
+    const manifest = graphManifestSchema.safeParse(params.manifest);
+    if (!manifest.success) {
+      const issue = manifest.error.issues[0];
+      throw new RpcError(
+        "invalid_params",
+        `The manifest is not a compiled graph manifest${issue?.path.length ? ` at manifest.${issue.path.join(".")}` : ""}.`,
+      );
+    }
+    const runId = allocateRunId(params.workflowName, this.deps.now());
+    const reserved = this.deps.store.reservePreparedRun({ ...params, runId });
+    return this.afterCreate(reserved, "reserved");
+  }
+
+  cancel(runId: string): Transition<RunSummary> {
+    const cancelled = this.deps.store.cancelRun({ runId });
+    if (cancelled.kind === "applied") {
+      this.deps.log(`run ${runId}: cancelled by request`);
+      this.deps.supervisor.cancelWorkers(runId);
+    }
+    this.deps.supervisor.runChanged(runId);
+    return this.summarize(cancelled);
+  }
+
+  pause(runId: string): Transition<RunSummary> {
+    const paused = this.deps.store.requestPause({ runId });
+    this.deps.supervisor.runChanged(runId);
+    return this.summarize(paused);
+  }
+
+  /** An explicit resume: only a parked run, whatever parked it (seed 000: never automatic after no progress). */
+  resume(runId: string): Transition<RunSummary> {
+    const run = this.deps.store.getRun(runId);
+    if (!run) return conflict({ kind: "not_found", resource: "run", id: runId });
+    if (run.status !== "parked") {
+      return conflict({
+        kind: "state_mismatch",
+        resource: "run",
+        id: runId,
+        expected: "parked",
+        actual: run.status,
+      });
+    }
+    const claimed = this.deps.supervisor.activate(runId, "resumed by request");
+    if (claimed.kind === "conflict" || claimed.kind === "recoveryRequired") return claimed;
+    return { kind: claimed.kind, value: this.summaryOf(runId) };
+  }
+
+  /** Answer the checkpoint a waiting run stopped at: a continuation child carries the answer forward. */
+  answer(runId: string, answer: JsonValue): Transition<RunSummary> {
+    const run = this.deps.store.getRun(runId);
+    if (!run) return conflict({ kind: "not_found", resource: "run", id: runId });
+    const facts = this.deps.store.readTerminalFacts(runId);
+    if (facts.kind !== "terminal" || facts.facts.run.outcome !== "waiting") {
+      return conflict({
+        kind: "parent_not_eligible",
+        parentRunId: runId,
+        status: run.status,
+        outcome: run.outcome,
+        requires: "waiting",
+      });
+    }
+    const { path, visit } = facts.facts.run.checkpoint;
+    const accepted: CheckpointAnswer = { path, visit, answer };
+    const childId = allocateRunId(run.workflowName, this.deps.now());
+    return this.afterCreate(
+      this.deps.store.prepareContinuation({ runId: childId, parentRunId: runId, accepted }),
+      `continuation of ${runId}`,
+    );
+  }
+
+  restart(runId: string): Transition<RunSummary> {
+    const run = this.deps.store.getRun(runId);
+    if (!run) return conflict({ kind: "not_found", resource: "run", id: runId });
+    const childId = allocateRunId(run.workflowName, this.deps.now());
+    return this.afterCreate(
+      this.deps.store.prepareRestart({ runId: childId, parentRunId: runId }),
+      `restart of ${runId}`,
+    );
+  }
+
+  /** The session is idle: activate its queued runs (at most one holds the reservation). */
+  sessionSettled(sessionId: string): string[] {
+    const queued = this.deps.store.listRuns({ statuses: ["queued"], sessionId }).reverse();
+    const activated: string[] = [];
+    for (const run of queued) {
+      const claimed = this.deps.supervisor.activate(run.runId, `session ${sessionId} settled`);
+      if (claimed.kind === "applied") activated.push(run.runId);
+    }
+    return activated;
+  }
+
+  /** Activate a queued run now when it came from the CLI; Pi runs wait for their session to settle. */
+  activateIfCli(run: RunRecord, why: string): void {
+    if (run.status !== "queued" || run.origin.kind !== "cli") return;
+    try {
+      this.deps.supervisor.activate(run.runId, why);
+    } catch (error) {
+      this.deps.log(`run ${run.runId}: activation failed: ${describeBug(error)}`);
+    }
+  }
+
+  summaryOf(runId: string): RunSummary {
+    const run = this.deps.store.getRun(runId);
+    if (!run) throw new StoreError("not_found", `No run ${runId}.`);
+    return buildRunSummary(this.deps.store, run, this.deps.supervisor);
+  }
+
+  private summarize(t: Transition<RunRecord>): Transition<RunSummary> {
+    if (t.kind === "conflict" || t.kind === "recoveryRequired") return t;
+    return { kind: t.kind, value: this.summaryOf(t.value.runId) };
+  }
+
+  /** A new queued run: answer with its summary first, then activate it (reserve-to-reply stays short). */
+  private afterCreate(created: Transition<RunRecord>, what: string): Transition<RunSummary> {
+    if (created.kind === "applied") {
+      const run = created.value;
+      this.deps.log(`run ${run.runId}: queued (${what}, origin ${run.origin.kind})`);
+      this.deps.supervisor.runChanged(run.runId);
+      setImmediate(() => {
+        try {
+          const current = this.deps.store.getRun(run.runId);
+          if (current) this.activateIfCli(current, "started from the CLI");
+        } catch (error) {
+          this.deps.log(`run ${run.runId}: activation failed: ${describeBug(error)}`);
+        }
+      });
+    }
+    return this.summarize(created);
+  }
+}

@@ -1,0 +1,182 @@
+import { chmodSync, unlinkSync } from "node:fs";
+import { createServer, type Server, type Socket } from "node:net";
+import { type RunReader, RunStore } from "@piw/store";
+import type { HostInfo } from "./client-handlers.js";
+import { serveClient } from "./client-session.js";
+import { describeBug } from "./host-errors.js";
+import { acquireHostLock, type HostLock } from "./host-lock.js";
+import { type HostLog, silentLog } from "./host-log.js";
+import { reconcileAtStart, sweepExpiredStarting } from "./reconcile.js";
+import { RunControl } from "./run-control.js";
+import { prepareStateDir } from "./state-dir.js";
+import { Supervisor } from "./supervisor.js";
+import { ViewPublisher } from "./view-publisher.js";
+
+export interface StartHostOptions {
+  /** Holds `state.db`, `host.sock` and `host.lock`; created 0700. */
+  stateDir: string;
+  /** argv that starts one worker process. */
+  workerCommand: string[];
+  workerEnv?: Record<string, string>;
+  synchronous?: "FULL" | "NORMAL";
+  /** Lease of a claim until its worker marks the run running (default 30 s). */
+  leaseMs?: number;
+  /** A cancelled run's worker is killed after this long (default 3 s). */
+  cancelGraceMs?: number;
+  /** On stop, workers get this long to exit after their channel closes (default 5 s). */
+  stopGraceMs?: number;
+  /** How often expired `starting` leases are looked for (default 5 s). */
+  sweepIntervalMs?: number;
+  messageLeaseMs?: number;
+  now?: () => number;
+  version?: string;
+  log?: HostLog;
+}
+
+export interface RunningHost {
+  readonly pid: number;
+  readonly stateDir: string;
+  readonly socketPath: string;
+  /** Read-only access to the state, for diagnostics and tests; every change goes through the host. */
+  readonly reader: RunReader;
+  /** Settles once the host has stopped (after `stop()` or a client's `host.stop`). */
+  readonly stopped: Promise<void>;
+  stop(): Promise<void>;
+}
+
+function listen(server: Server, path: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(path, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+}
+
+function unlinkIfPresent(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+  }
+}
+
+/**
+ * Start the one host of a state directory: take its lock (or throw `HostAlreadyRunning`), open the
+ * store, reconcile what the previous host left, and serve clients on `host.sock`.
+ */
+export async function startHost(options: StartHostOptions): Promise<RunningHost> {
+  const log = options.log ?? silentLog;
+  const now = options.now ?? Date.now;
+  const paths = prepareStateDir(options.stateDir);
+  const lock: HostLock = acquireHostLock(paths.lockPath);
+  let store: RunStore;
+  try {
+    store = RunStore.open({ stateDir: paths.stateDir, synchronous: options.synchronous ?? "FULL", now });
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
+  const info: HostInfo = {
+    pid: process.pid,
+    version: options.version ?? "0.0.0",
+    stateDir: paths.stateDir,
+    startedAt: now(),
+    synchronous: store.settings().synchronous,
+  };
+  const holder: { publisher?: ViewPublisher } = {};
+  const supervisor = new Supervisor({
+    store,
+    stateDir: paths.stateDir,
+    workerCommand: options.workerCommand,
+    ...(options.workerEnv ? { workerEnv: options.workerEnv } : {}),
+    leaseMs: options.leaseMs ?? 30_000,
+    cancelGraceMs: options.cancelGraceMs ?? 3_000,
+    log,
+    publish: (runId) => holder.publisher?.changed(runId),
+  });
+  const publisher = new ViewPublisher(store, supervisor, (error) => log(`views: ${describeBug(error)}`));
+  holder.publisher = publisher;
+  const control = new RunControl({ store, supervisor, log, now });
+  const sockets = new Set<Socket>();
+  let stopping: Promise<void> | null = null;
+  let resolveStopped: () => void = () => {};
+  const stopped = new Promise<void>((resolve) => {
+    resolveStopped = resolve;
+  });
+
+  const server = createServer((socket) => {
+    sockets.add(socket);
+    socket.on("close", () => sockets.delete(socket));
+    serveClient(
+      socket,
+      {
+        store,
+        control,
+        supervisor,
+        publisher,
+        info,
+        messageLeaseMs: options.messageLeaseMs ?? 60_000,
+        requestStop: () => setImmediate(() => void stop()),
+      },
+      log,
+    );
+  });
+  server.on("error", (error) => log(`socket server: ${describeBug(error)}`));
+
+  const reconcileDeps = { store, supervisor, control, log, now };
+  let sweep: NodeJS.Timeout | null = null;
+
+  const stop = (): Promise<void> => {
+    stopping ??= (async () => {
+      log("host: stopping");
+      if (sweep) clearInterval(sweep);
+      server.close();
+      for (const socket of sockets) {
+        socket.end();
+        setTimeout(() => socket.destroy(), 500).unref();
+      }
+      await supervisor.stop(options.stopGraceMs ?? 5_000);
+      publisher.close();
+      store.close();
+      try {
+        unlinkIfPresent(paths.socketPath);
+      } catch (error) {
+        log(`host: could not remove ${paths.socketPath}: ${describeBug(error)}`);
+      }
+      lock.release();
+      log("host: stopped");
+      resolveStopped();
+    })();
+    return stopping;
+  };
+
+  try {
+    reconcileAtStart(reconcileDeps);
+    // Only the lock holder may remove a socket: it can only be a dead host's.
+    unlinkIfPresent(paths.socketPath);
+    await listen(server, paths.socketPath);
+    chmodSync(paths.socketPath, 0o600);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  sweep = setInterval(() => {
+    try {
+      sweepExpiredStarting(reconcileDeps);
+    } catch (error) {
+      log(`reconcile: sweep failed: ${describeBug(error)}`);
+    }
+  }, options.sweepIntervalMs ?? 5_000);
+  sweep.unref();
+  log(`host: serving ${paths.socketPath} (pid ${process.pid}, ${info.synchronous})`);
+  return {
+    pid: process.pid,
+    stateDir: paths.stateDir,
+    socketPath: paths.socketPath,
+    reader: store,
+    stopped,
+    stop,
+  };
+}

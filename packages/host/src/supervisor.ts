@@ -1,0 +1,245 @@
+import { randomBytes, randomUUID } from "node:crypto";
+import { isTerminalStatus, RpcError, RpcPeer, type Transition, workerMethods } from "@piw/protocol";
+import type { Claim, RunStore } from "@piw/store";
+import type { LiveWorkerIndex } from "./build-run-view.js";
+import { describeBug } from "./host-errors.js";
+import type { HostLog } from "./host-log.js";
+import { type LiveWorker, workerHandlers } from "./worker-channel.js";
+import { spawnWorker } from "./worker-process.js";
+
+export interface SupervisorOptions {
+  store: RunStore;
+  stateDir: string;
+  /** argv of the worker process; the host adds nothing to it. */
+  workerCommand: string[];
+  /** Extra environment for workers (on top of the host's own). */
+  workerEnv?: Record<string, string>;
+  leaseMs: number;
+  /** How long a cancelled run's worker may take to exit before its process group is killed. */
+  cancelGraceMs: number;
+  log: HostLog;
+  /** Publish the run's view to subscribers. */
+  publish(runId: string): void;
+}
+
+export interface WorkerInfo {
+  runId: string;
+  launchId: string;
+  pid: number | null;
+}
+
+const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+function workerEnv(options: SupervisorOptions, launchId: string): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(process.env)) if (value !== undefined) env[key] = value;
+  return { ...env, ...options.workerEnv, PIW_HOME: options.stateDir, PIW_LAUNCH_ID: launchId };
+}
+
+/**
+ * Claims runs, launches one worker per claim and supervises it: every worker call is applied with the
+ * launch's fence, and an exit is judged by the store's progress rule (relaunch only after progress).
+ */
+export class Supervisor implements LiveWorkerIndex {
+  private readonly workers = new Map<string, LiveWorker>();
+  private stopping = false;
+
+  constructor(private readonly options: SupervisorOptions) {}
+
+  acceptedWorker(runId: string, generation: number): { launchId: string } | undefined {
+    for (const worker of this.workers.values()) {
+      if (worker.runId === runId && worker.generation === generation && worker.accepted) {
+        return { launchId: worker.launchId };
+      }
+    }
+    return undefined;
+  }
+
+  hasLiveWorker(runId: string): boolean {
+    for (const worker of this.workers.values()) if (worker.runId === runId) return true;
+    return false;
+  }
+
+  liveWorkers(): WorkerInfo[] {
+    return [...this.workers.values()].map((w) => ({
+      runId: w.runId,
+      launchId: w.launchId,
+      pid: w.process.pid,
+    }));
+  }
+
+  /** Claim a queued or parked run with a fresh token and lease, and launch its worker. */
+  activate(runId: string, why: string): Transition<Claim> {
+    if (this.stopping) throw new RpcError("refused", "The host is stopping; start it again to run work.");
+    const { store, leaseMs, log } = this.options;
+    const claimed = store.claimRun({ runId, claimToken: randomUUID(), leaseMs });
+    if (claimed.kind === "applied") this.launch(runId, claimed.value, why);
+    else log(`run ${runId}: not activated (${why}): ${claimed.kind}`);
+    this.runChanged(runId);
+    return claimed;
+  }
+
+  /** The store cancelled a run: tell its worker to stop, and kill it if it lingers. */
+  cancelWorkers(runId: string): void {
+    for (const worker of this.workers.values()) {
+      if (worker.runId !== runId) continue;
+      worker.peer?.push("cancel", { reason: "The run was cancelled." });
+      if (worker.killTimer === null) {
+        worker.killTimer = setTimeout(() => {
+          this.options.log(`worker ${worker.launchId}: still alive after cancel; killing its process group`);
+          worker.process.kill();
+        }, this.options.cancelGraceMs);
+        worker.killTimer.unref();
+      }
+    }
+  }
+
+  /** Kill the run's workers (their exits are then judged as lost). */
+  killWorkers(runId: string, why: string): void {
+    for (const worker of this.workers.values()) {
+      if (worker.runId !== runId) continue;
+      this.options.log(`worker ${worker.launchId}: killing its process group: ${why}`);
+      worker.process.kill();
+    }
+  }
+
+  /**
+   * After any change to a run: create terminal messages once the control state is terminal, end
+   * waits the run no longer needs, and publish the view.
+   */
+  runChanged(runId: string): void {
+    const { store, log } = this.options;
+    try {
+      const run = store.getRun(runId);
+      if (run && isTerminalStatus(run.status) && run.presentationState === "pending") this.present(runId);
+      for (const worker of this.workers.values()) {
+        if (worker.runId !== runId) continue;
+        const holds =
+          run !== null &&
+          run.generation === worker.generation &&
+          (run.status === "starting" || run.status === "running");
+        if (!holds) failWaits(worker);
+      }
+    } catch (error) {
+      log(`run ${runId}: could not reconcile after a change: ${describeBug(error)}`);
+    }
+    this.options.publish(runId);
+  }
+
+  /** Terminal messages follow the control state; a failure here is recorded by the store, never undone. */
+  present(runId: string): void {
+    try {
+      const presented = this.options.store.createTerminalMessages({ runId });
+      if (presented.kind === "conflict") {
+        this.options.log(`run ${runId}: terminal messages not created (${presented.evidence.kind})`);
+      }
+    } catch (error) {
+      this.options.log(`run ${runId}: terminal messages failed: ${describeBug(error)}`);
+    }
+  }
+
+  /** Close every worker's channel (they exit), wait up to `graceMs`, then kill what is left. */
+  async stop(graceMs: number): Promise<void> {
+    this.stopping = true;
+    const all = [...this.workers.values()];
+    for (const worker of all) {
+      failWaits(worker);
+      worker.peer?.close("The host is stopping.");
+      worker.process.closeChannel();
+    }
+    const gone = Promise.all(all.map((w) => w.process.gone));
+    await Promise.race([gone, delay(graceMs)]);
+    for (const worker of all) worker.process.kill();
+    await Promise.race([gone, delay(1000)]);
+  }
+
+  private launch(runId: string, claim: Claim, why: string): void {
+    const { store, log } = this.options;
+    const { command } = claim;
+    const launchId = `${runId}.g${command.generation}.${randomBytes(3).toString("hex")}`;
+    const holder: { worker?: LiveWorker } = {};
+    const proc = spawnWorker({
+      command: this.options.workerCommand,
+      env: workerEnv(this.options, launchId),
+      onStderrLine: (line) => log(`worker ${launchId}: ${line}`),
+      onStdout: (chunk) => holder.worker?.peer?.feed(chunk),
+      onGone: (how) => {
+        if (holder.worker) this.onGone(holder.worker, how);
+      },
+    });
+    const worker: LiveWorker = {
+      launchId,
+      runId,
+      generation: command.generation,
+      command,
+      fence: { runId, generation: command.generation, claimToken: command.claimToken },
+      process: proc,
+      peer: null,
+      accepted: false,
+      reported: null,
+      agentWaits: new Set(),
+      killTimer: null,
+    };
+    const deps = { store, log, runChanged: (id: string) => this.runChanged(id) };
+    worker.peer = new RpcPeer<typeof workerMethods>({
+      send: (line) => proc.send(line),
+      local: { methods: workerMethods, handlers: workerHandlers(deps, worker) },
+      onRefused: (error) => log(`worker ${launchId}: refused a frame (${error.code})`),
+    });
+    holder.worker = worker;
+    this.workers.set(launchId, worker);
+    // Saved before the worker can call anything: the launch revision is what the progress rule compares.
+    const recorded = store.recordWorkerLaunch(worker.fence, {
+      launchId,
+      commandType: command.type,
+      pid: proc.pid,
+    });
+    if (recorded.kind !== "applied" && recorded.kind !== "adopted") {
+      log(`run ${runId}: launch ${launchId} not recorded (${recorded.kind}); stopping its worker`);
+      proc.kill();
+      return;
+    }
+    log(`run ${runId}: launched worker ${launchId} (pid ${proc.pid ?? "none"}) for ${command.type}, ${why}`);
+  }
+
+  private onGone(worker: LiveWorker, how: string): void {
+    const { store, log } = this.options;
+    this.workers.delete(worker.launchId);
+    if (worker.killTimer) clearTimeout(worker.killTimer);
+    worker.peer?.close("The worker exited.");
+    failWaits(worker);
+    // A stopping host leaves the launch open: the next host judges it at start-up.
+    if (this.stopping) return;
+    let decision = worker.reported;
+    if (decision === null) {
+      try {
+        const recorded = store.recordWorkerExit({
+          launchId: worker.launchId,
+          exit: { kind: "lost", detail: how },
+        });
+        decision =
+          recorded.kind === "applied" || recorded.kind === "adopted" ? recorded.value.decision : "none";
+      } catch (error) {
+        log(`worker ${worker.launchId}: exit not recorded: ${describeBug(error)}`);
+        return;
+      }
+    }
+    log(`worker ${worker.launchId}: gone (${how}); decision ${decision}`);
+    if (decision === "relaunch") {
+      try {
+        this.activate(worker.runId, "relaunch after progress");
+      } catch (error) {
+        log(`run ${worker.runId}: relaunch failed: ${describeBug(error)}`);
+      }
+      return;
+    }
+    this.runChanged(worker.runId);
+  }
+}
+
+function failWaits(worker: LiveWorker): void {
+  if (worker.agentWaits.size === 0) return;
+  const error = new RpcError("refused", "The run no longer needs this wait; stop the agent step.");
+  for (const reject of worker.agentWaits) reject(error);
+  worker.agentWaits.clear();
+}

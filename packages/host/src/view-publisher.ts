@@ -1,0 +1,129 @@
+import type { RunView } from "@piw/protocol";
+import type { RunReader } from "@piw/store";
+import { buildRunView, type LiveWorkerIndex, type ViewReader } from "./build-run-view.js";
+
+/** Where pushed views go: one client connection. */
+export interface ViewSink {
+  push(push: string, data: unknown): void;
+}
+
+interface Subscription {
+  sink: ViewSink;
+  runId: string | null;
+}
+
+const LIVE_STATUSES = ["queued", "starting", "running", "parked"] as const;
+
+/**
+ * Pushes `run.view` frames to subscribers. Changes are coalesced per event-loop turn and a view is
+ * pushed only when it differs from the last one pushed (its revision or its current work moved).
+ */
+export class ViewPublisher {
+  private readonly subscriptions = new Map<string, Subscription>();
+  private readonly lastPushed = new Map<string, string>();
+  private readonly dirty = new Set<string>();
+  private flushScheduled = false;
+  private nextId = 1;
+  private closed = false;
+
+  constructor(
+    private readonly reader: ViewReader & Pick<RunReader, "listRuns">,
+    private readonly workers: LiveWorkerIndex,
+    private readonly onError: (error: unknown) => void,
+  ) {}
+
+  /** Subscribe to one run or (runId null) to all; the current view follows the reply. */
+  subscribe(sink: ViewSink, runId: string | null): string {
+    const subscriptionId = `sub-${this.nextId++}`;
+    this.subscriptions.set(subscriptionId, { sink, runId });
+    setImmediate(() => this.pushCurrent(subscriptionId));
+    return subscriptionId;
+  }
+
+  unsubscribe(sink: ViewSink, subscriptionId: string): boolean {
+    const sub = this.subscriptions.get(subscriptionId);
+    if (sub?.sink !== sink) return false;
+    this.subscriptions.delete(subscriptionId);
+    return true;
+  }
+
+  /** The connection closed: drop its subscriptions. */
+  dropSink(sink: ViewSink): void {
+    for (const [id, sub] of this.subscriptions) if (sub.sink === sink) this.subscriptions.delete(id);
+  }
+
+  /** A run changed (durably, or its live worker did): publish its view soon. */
+  changed(runId: string): void {
+    if (this.closed) return;
+    this.dirty.add(runId);
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    setImmediate(() => this.flush());
+  }
+
+  /** The host is stopping: drop pending changes and subscriptions; nothing is built after the store closes. */
+  close(): void {
+    this.closed = true;
+    this.dirty.clear();
+    this.subscriptions.clear();
+  }
+
+  /** Publish pending changes now. */
+  flush(): void {
+    this.flushScheduled = false;
+    if (this.closed) return;
+    const runs = [...this.dirty];
+    this.dirty.clear();
+    for (const runId of runs) {
+      const subs = this.interested(runId);
+      if (subs.length === 0) {
+        this.lastPushed.delete(runId);
+        continue;
+      }
+      const view = this.build(runId);
+      if (!view) continue;
+      const key = `${view.revision}:${JSON.stringify(view.currentWork)}`;
+      if (this.lastPushed.get(runId) === key) continue;
+      this.lastPushed.set(runId, key);
+      for (const [subscriptionId, sub] of subs) sub.sink.push("run.view", { subscriptionId, view });
+    }
+  }
+
+  get subscriptionCount(): number {
+    return this.subscriptions.size;
+  }
+
+  private interested(runId: string): Array<[string, Subscription]> {
+    return [...this.subscriptions].filter(([, sub]) => sub.runId === null || sub.runId === runId);
+  }
+
+  private build(runId: string): RunView | null {
+    try {
+      return buildRunView(this.reader, runId, this.workers);
+    } catch (error) {
+      this.onError(error);
+      return null;
+    }
+  }
+
+  private pushCurrent(subscriptionId: string): void {
+    if (this.closed) return;
+    const sub = this.subscriptions.get(subscriptionId);
+    if (!sub) return;
+    let runIds: string[];
+    try {
+      runIds =
+        sub.runId !== null
+          ? [sub.runId]
+          : this.reader.listRuns({ statuses: [...LIVE_STATUSES], limit: 1000 }).map((r) => r.runId);
+    } catch (error) {
+      this.onError(error);
+      return;
+    }
+    for (const runId of runIds) {
+      const view = this.build(runId);
+      if (!view) continue;
+      sub.sink.push("run.view", { subscriptionId, view });
+    }
+  }
+}

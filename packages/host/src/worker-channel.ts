@@ -1,0 +1,103 @@
+import {
+  type Fence,
+  type Handlers,
+  type RunCommand,
+  RpcError,
+  type RpcPeer,
+  type WorkerExitDecision,
+  type workerMethods,
+} from "@piw/protocol";
+import type { RunStore } from "@piw/store";
+import { describeBug, guardHandlers } from "./host-errors.js";
+import type { HostLog } from "./host-log.js";
+import type { WorkerProcess } from "./worker-process.js";
+
+/** One launched worker as the host tracks it while its process lives. */
+export interface LiveWorker {
+  readonly launchId: string;
+  readonly runId: string;
+  readonly generation: number;
+  readonly command: RunCommand;
+  readonly fence: Fence;
+  readonly process: WorkerProcess;
+  peer: RpcPeer<typeof workerMethods> | null;
+  /** The worker said hello for this launch: it accepted its command. */
+  accepted: boolean;
+  /** The decision taken on the worker's own exit report, if it sent one. */
+  reported: WorkerExitDecision | null;
+  /** Pending `agent.next` long polls, failed when the run stops needing them. */
+  readonly agentWaits: Set<(error: RpcError) => void>;
+  killTimer: NodeJS.Timeout | null;
+}
+
+export interface WorkerChannelDeps {
+  store: RunStore;
+  log: HostLog;
+  /** The run changed: reconcile presentation and waits, publish its view. */
+  runChanged(runId: string): void;
+}
+
+/**
+ * The host side of the worker protocol for one launch. The worker never sends a fence: every store
+ * call carries this launch's own, so a superseded worker only ever gets conflicts back.
+ */
+export function workerHandlers(deps: WorkerChannelDeps, worker: LiveWorker): Handlers<typeof workerMethods> {
+  const { store } = deps;
+  const { fence, runId } = worker;
+  const changed = <T>(result: T): T => {
+    deps.runChanged(runId);
+    return result;
+  };
+  const handlers: Handlers<typeof workerMethods> = {
+    "worker.hello": ({ launchId }) => {
+      if (launchId !== worker.launchId) {
+        deps.log(
+          `worker ${worker.launchId}: said hello as ${launchId.slice(0, 80)}; using the channel's launch`,
+        );
+      }
+      const run = store.getRun(runId);
+      if (!run) throw new RpcError("not_found", `Run ${runId} does not exist.`);
+      if (!worker.accepted) {
+        worker.accepted = true;
+        deps.runChanged(runId);
+      }
+      return {
+        command: worker.command,
+        workflowName: run.workflowName,
+        source: run.source,
+        definitionDigest: run.definitionDigest,
+      };
+    },
+    "run.read": () => store.getRun(runId),
+    "run.snapshot": () => store.readRunSnapshot(runId),
+    "run.markRunning": () => changed(store.markRunning(fence)),
+    "visit.start": (params) => changed(store.startNodeVisit(fence, params)),
+    "visit.finish": (params) => changed(store.finishNodeVisit(fence, params)),
+    "effect.reserve": (params) => changed(store.reserveEffect(fence, params)),
+    "effect.settle": (params) => changed(store.settleEffect(fence, params)),
+    "message.enqueue": (params) => changed(store.enqueueMessage(fence, params)),
+    "run.finish": (params) => changed(store.finishRun(fence, params)),
+    "run.park": (params) => changed(store.parkRun(fence, params)),
+    // Agent steps arrive with the Pi integration; until then a wait lasts until the run stops needing it.
+    "agent.next": () =>
+      new Promise<never>((_resolve, reject) => {
+        worker.agentWaits.add(reject);
+      }),
+    "agent.verdict": () => ({ ok: true as const }),
+    "worker.exit": (exit) => {
+      const recorded = store.recordWorkerExit({ launchId: worker.launchId, exit });
+      if (recorded.kind === "applied" || recorded.kind === "adopted")
+        worker.reported = recorded.value.decision;
+      deps.log(
+        `worker ${worker.launchId}: reported ${exit.kind === "reported" ? exit.phase : exit.kind} exit${
+          exit.kind === "reported" && exit.error ? ` (${exit.error.code})` : ""
+        }; decision ${worker.reported ?? recorded.kind}`,
+      );
+      deps.runChanged(runId);
+      return { ok: true as const };
+    },
+  };
+  return guardHandlers(handlers, (method, error) =>
+    deps.log(`worker ${worker.launchId}: ${method} failed: ${describeBug(error)}`),
+  );
+}

@@ -1,0 +1,297 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { connect, type Socket } from "node:net";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { loadWorkflowFile } from "@piw/engine";
+import {
+  type ClientParams,
+  type ClientResult,
+  type clientMethods,
+  type JsonValue,
+  type MethodTable,
+  RpcPeer,
+  type RunView,
+  clientMethods as methods,
+} from "@piw/protocol";
+import { type RunningHost, type StartHostOptions, startHost } from "../src/index.js";
+
+export const REPO = resolve(import.meta.dirname, "../../..");
+/** The real worker, from source. */
+export const WORKER_COMMAND = [process.execPath, "--import", "tsx", join(REPO, "apps/worker/src/main.ts")];
+/** The real host binary, from source. */
+export const HOST_MAIN = join(REPO, "apps/host/src/main.ts");
+export const TSX_ENV = { TSX_TSCONFIG_PATH: join(REPO, "tsconfig.json") };
+
+export interface Sandbox {
+  dir: string;
+  stateDir: string;
+  workflows: string;
+  cleanup(): void;
+}
+
+export function sandbox(): Sandbox {
+  const dir = mkdtempSync(join(tmpdir(), "piw-host-"));
+  const workflows = join(dir, "flows");
+  return {
+    dir,
+    stateDir: join(dir, "state"),
+    workflows,
+    cleanup: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+export function hostOptions(box: Sandbox, extra: Partial<StartHostOptions> = {}): StartHostOptions {
+  return {
+    stateDir: box.stateDir,
+    workerCommand: WORKER_COMMAND,
+    workerEnv: TSX_ENV,
+    cancelGraceMs: 500,
+    stopGraceMs: 2_000,
+    ...extra,
+  };
+}
+
+export function start(box: Sandbox, extra: Partial<StartHostOptions> = {}): Promise<RunningHost> {
+  return startHost(hostOptions(box, extra));
+}
+
+/** A small client on the protocol's own RpcPeer: the real client package is not a dependency of host. */
+export class TestClient {
+  readonly views: RunView[] = [];
+  private waiters: Array<() => void> = [];
+  private constructor(
+    readonly socket: Socket,
+    readonly peer: RpcPeer<MethodTable, typeof clientMethods>,
+  ) {}
+
+  static async connect(socketPath: string, hello = true): Promise<TestClient> {
+    const socket = connect(socketPath);
+    await new Promise<void>((res, rej) => {
+      socket.once("connect", res);
+      socket.once("error", rej);
+    });
+    socket.setEncoding("utf8");
+    const holder: { client?: TestClient } = {};
+    const peer = new RpcPeer<MethodTable, typeof clientMethods>({
+      send: (line) => socket.write(line),
+      remote: methods,
+      onPush: (push, data) => holder.client?.onPush(push, data),
+    });
+    socket.on("data", (chunk: string) => peer.feed(chunk));
+    socket.on("close", () => peer.close());
+    const client = new TestClient(socket, peer);
+    holder.client = client;
+    if (hello) await client.call("hello", { protocol: 1, client: "test" });
+    return client;
+  }
+
+  call<M extends keyof typeof clientMethods & string>(
+    method: M,
+    params?: ClientParams<M>,
+  ): Promise<ClientResult<M>> {
+    return this.peer.call(method, params as never) as Promise<ClientResult<M>>;
+  }
+
+  /** Resolves with the first pushed view of `runId` that satisfies `accept`. */
+  async view(runId: string, accept: (view: RunView) => boolean, timeoutMs = 20_000): Promise<RunView> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const found = this.views.find((v) => v.runId === runId && accept(v));
+      if (found) return found;
+      const left = deadline - Date.now();
+      if (left <= 0) {
+        const last = this.views.filter((v) => v.runId === runId).at(-1);
+        throw new Error(
+          `no matching view of ${runId}; last: ${JSON.stringify(last && { status: last.status, work: last.currentWork, reason: last.recoveryReason, error: last.error })}`,
+        );
+      }
+      await new Promise<void>((res) => {
+        const timer = setTimeout(res, left);
+        this.waiters.push(() => {
+          clearTimeout(timer);
+          res();
+        });
+      });
+    }
+  }
+
+  close(): void {
+    this.socket.destroy();
+  }
+
+  private onPush(push: string, data: unknown): void {
+    if (push !== "run.view") return;
+    this.views.push((data as { view: RunView }).view);
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const wake of waiters) wake();
+  }
+}
+
+/** Raw socket access for malformed frames: each reply line parsed. */
+export async function rawSocket(socketPath: string): Promise<{
+  socket: Socket;
+  replies: Array<Record<string, unknown>>;
+  next(count?: number, timeoutMs?: number): Promise<Array<Record<string, unknown>>>;
+}> {
+  const socket = connect(socketPath);
+  await new Promise<void>((res, rej) => {
+    socket.once("connect", res);
+    socket.once("error", rej);
+  });
+  socket.setEncoding("utf8");
+  const replies: Array<Record<string, unknown>> = [];
+  let buffer = "";
+  socket.on("data", (chunk: string) => {
+    buffer += chunk;
+    let newline = buffer.indexOf("\n");
+    while (newline >= 0) {
+      replies.push(JSON.parse(buffer.slice(0, newline)) as Record<string, unknown>);
+      buffer = buffer.slice(newline + 1);
+      newline = buffer.indexOf("\n");
+    }
+  });
+  return {
+    socket,
+    replies,
+    async next(count = 1, timeoutMs = 5_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (replies.length < count && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+      return replies.splice(0, count);
+    },
+  };
+}
+
+/** Write `<name>.workflow.ts` and compile it as the CLI's preflight would. */
+export async function writeWorkflow(box: Sandbox, name: string, body: string) {
+  mkdirSync(box.workflows, { recursive: true });
+  const file = join(box.workflows, `${name}.workflow.ts`);
+  writeFileSync(file, body);
+  const loaded = await loadWorkflowFile(file);
+  return {
+    file,
+    reserve(
+      input: JsonValue,
+      origin: ClientParams<"runs.reserve">["origin"] = { kind: "cli" },
+    ): ClientParams<"runs.reserve"> {
+      return {
+        workflowName: loaded.name,
+        source: loaded.source,
+        definitionDigest: loaded.workflow.digest,
+        manifest: loaded.workflow.manifest as unknown as JsonValue,
+        input,
+        origin,
+      };
+    },
+  };
+}
+
+export async function until<T>(
+  what: string,
+  probe: () => T | undefined | null | false,
+  timeoutMs = 20_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Workflows the tests run. Each compiles with the engine and runs in the real worker. */
+export const FLOWS = {
+  count: `import { compute, defineWorkflow } from "piw";
+import { z } from "zod";
+export default defineWorkflow({
+  name: "count",
+  title: "Count",
+  input: z.object({ n: z.number() }),
+  startAt: "one",
+  nodes: {
+    one: compute({ run: ({ input }) => (input as { n: number }).n + 1 }),
+    two: compute({ run: ({ outputs }) => (outputs.one as number) * 2 }),
+  },
+  edges: { one: { to: "two" }, two: { to: "done" } },
+});
+`,
+  /** `first` saves progress; `hang` waits for a release file (or forever); `after` follows. */
+  hang: `import { existsSync } from "node:fs";
+import { compute, defineWorkflow } from "piw";
+import { z } from "zod";
+export default defineWorkflow({
+  name: "hang",
+  input: z.object({ release: z.string() }),
+  startAt: "first",
+  nodes: {
+    first: compute({ run: () => "saved" }),
+    hang: compute({
+      run: async ({ input }) => {
+        const { release } = input as { release: string };
+        while (!existsSync(release)) await new Promise((r) => setTimeout(r, 25));
+        return "released";
+      },
+    }),
+    after: compute({ run: ({ outputs }) => outputs.hang }),
+  },
+  edges: { first: { to: "hang" }, hang: { to: "after" }, after: { to: "done" } },
+});
+`,
+  /** Kills its own worker once (the marker file remembers): at `first` (no progress) or `second` (after progress). */
+  crash: `import { existsSync, writeFileSync } from "node:fs";
+import { compute, defineWorkflow } from "piw";
+import { z } from "zod";
+type Input = { marker: string; at: "first" | "second" };
+const dieOnce = (input: Input, here: string) => {
+  if (input.at !== here || existsSync(input.marker)) return;
+  writeFileSync(input.marker, "died");
+  process.kill(process.pid, "SIGKILL");
+};
+export default defineWorkflow({
+  name: "crash",
+  input: z.object({ marker: z.string(), at: z.enum(["first", "second"]) }),
+  startAt: "first",
+  nodes: {
+    first: compute({ run: ({ input }) => { dieOnce(input as Input, "first"); return 1; } }),
+    second: compute({ run: ({ input }) => { dieOnce(input as Input, "second"); return 2; } }),
+  },
+  edges: { first: { to: "second" }, second: { to: "done" } },
+});
+`,
+};
+
+/** The real `piw-host` binary from source, as a child that tests may kill -9. */
+export async function spawnHostBinary(box: Sandbox): Promise<{ child: ChildProcess; stderr(): string }> {
+  const child = spawn(process.execPath, ["--import", "tsx", HOST_MAIN], {
+    cwd: REPO,
+    env: {
+      ...process.env,
+      ...TSX_ENV,
+      PIW_HOME: box.stateDir,
+      PIW_WORKER_COMMAND: JSON.stringify(WORKER_COMMAND),
+    },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  let text = "";
+  child.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
+    text += chunk;
+  });
+  await until("the host binary to serve", () => text.includes("host: serving"), 20_000);
+  return { child, stderr: () => text };
+}
+
+export function exited(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((res) => child.once("exit", () => res()));
+}

@@ -1,0 +1,139 @@
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { RunningHost } from "../src/index.js";
+import {
+  FLOWS,
+  isAlive,
+  type Sandbox,
+  sandbox,
+  start,
+  TestClient,
+  until,
+  writeWorkflow,
+} from "./host-fixture.js";
+
+let box: Sandbox;
+let host: RunningHost | undefined;
+let client: TestClient | undefined;
+beforeEach(() => {
+  box = sandbox();
+});
+afterEach(async () => {
+  client?.close();
+  await host?.stop();
+  host = undefined;
+  box.cleanup();
+});
+
+async function open(workerCommand?: string[], extra: Parameters<typeof start>[1] = {}): Promise<TestClient> {
+  host = await start(box, { ...(workerCommand ? { workerCommand } : {}), ...extra });
+  client = await TestClient.connect(host.socketPath);
+  await client.call("runs.subscribe", {});
+  return client;
+}
+
+function launches(runId: string): number {
+  return host?.reader.listRunEvents(runId).filter((e) => e.type === "worker.launched").length ?? -1;
+}
+
+async function reserve(c: TestClient, params: Parameters<TestClient["call"]>[1]): Promise<string> {
+  const reserved = await c.call("runs.reserve", params as never);
+  if (reserved.kind !== "applied") throw new Error(JSON.stringify(reserved));
+  return reserved.value.runId;
+}
+
+describe("worker supervision", () => {
+  it("parks a worker that died without progress, launched exactly once, until an explicit resume", async () => {
+    const c = await open();
+    const flow = await writeWorkflow(box, "crash", FLOWS.crash);
+    const runId = await reserve(c, flow.reserve({ marker: join(box.dir, "died"), at: "first" }));
+    const parked = await c.view(runId, (v) => v.status === "parked");
+    expect(parked.recoveryReason).toMatchObject({ code: "worker_lost_no_progress" });
+    expect(parked.currentWork).toEqual({ kind: "none" });
+    // The interrupted visit is not shown as running work.
+    expect(parked.nodes.find((n) => n.path === "first")?.state).toBe("pending");
+    // No retry loop: nothing relaunches it.
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(launches(runId)).toBe(1);
+    expect((await c.call("runs.get", { runId }))?.status).toBe("parked");
+    expect((await c.call("host.status", {})).workers).toEqual([]);
+    // An explicit resume launches it again; the marker now lets it through.
+    expect(await c.call("runs.resume", { runId })).toMatchObject({ kind: "applied" });
+    const done = await c.view(runId, (v) => v.status === "done");
+    expect(done.outcome).toBe("completed");
+    expect(launches(runId)).toBe(2);
+  });
+
+  it("relaunches a worker that died after saving progress, and the run completes", async () => {
+    const c = await open();
+    const flow = await writeWorkflow(box, "crash", FLOWS.crash);
+    const runId = await reserve(c, flow.reserve({ marker: join(box.dir, "died"), at: "second" }));
+    const done = await c.view(runId, (v) => v.status === "done");
+    expect(done).toMatchObject({ outcome: "completed", recoveryReason: null });
+    expect(launches(runId)).toBe(2);
+    const parks = host?.reader.listRunEvents(runId).filter((e) => e.type === "run.parked") ?? [];
+    expect(parks.map((e) => e.data)).toEqual([{ reason: "worker_lost" }]);
+    expect(done.nodes.map((n) => [n.path, n.state, n.visits])).toEqual([
+      ["first", "succeeded", 1],
+      ["second", "succeeded", 1],
+    ]);
+    expect(done.nodes.find((n) => n.path === "second")?.attempt).toBe(2);
+  });
+
+  it("fails the launch when the worker cannot be started at all", async () => {
+    const c = await open([join(box.dir, "no-such-worker")]);
+    const flow = await writeWorkflow(box, "count", FLOWS.count);
+    const runId = await reserve(c, flow.reserve({ n: 1 }));
+    const failed = await c.view(runId, (v) => v.status === "failed");
+    expect(failed.error).toMatchObject({ code: "activation_failed" });
+    expect(launches(runId)).toBe(1);
+  });
+
+  it("fails the launch when the worker exits before it accepts its command", async () => {
+    const c = await open([process.execPath, "-e", "process.exit(3)"]);
+    const flow = await writeWorkflow(box, "count", FLOWS.count);
+    const runId = await reserve(c, flow.reserve({ n: 1 }));
+    const failed = await c.view(runId, (v) => v.status === "failed");
+    expect(failed.error).toMatchObject({ code: "activation_failed" });
+    await new Promise((r) => setTimeout(r, 500));
+    expect(launches(runId)).toBe(1);
+  });
+
+  it("kills a worker that never accepts its command within the lease, and fails the launch", async () => {
+    const c = await open([process.execPath, "-e", "setInterval(() => {}, 1000)"], {
+      leaseMs: 400,
+      sweepIntervalMs: 100,
+    });
+    const flow = await writeWorkflow(box, "count", FLOWS.count);
+    const runId = await reserve(c, flow.reserve({ n: 1 }));
+    const failed = await c.view(runId, (v) => v.status === "failed");
+    expect(failed.error).toMatchObject({ code: "activation_failed" });
+    expect((await c.call("host.status", {})).workers).toEqual([]);
+    expect(launches(runId)).toBe(1);
+  });
+
+  it("ends a worker waiting for an agent step when its run is cancelled, without needing a kill", async () => {
+    const c = await open(undefined, { cancelGraceMs: 20_000 });
+    const flow = await writeWorkflow(
+      box,
+      "ask",
+      `import { agent, defineWorkflow } from "piw";
+import { z } from "zod";
+export default defineWorkflow({
+  name: "ask",
+  input: z.object({}),
+  startAt: "draft",
+  nodes: { draft: agent({ prompt: "Write something.", output: z.object({ text: z.string() }) }) },
+  edges: { draft: { to: "done" } },
+});
+`,
+    );
+    const runId = await reserve(c, flow.reserve({}, { kind: "pi", sessionId: "s-ask" }));
+    await c.call("session.settled", { sessionId: "s-ask" });
+    await c.view(runId, (v) => v.nodes.some((n) => n.path === "draft" && n.state === "running"));
+    const [worker] = (await c.call("host.status", {})).workers;
+    expect(await c.call("runs.cancel", { runId })).toMatchObject({ kind: "applied" });
+    await until("the worker to exit on its own", () => (worker?.pid ? !isAlive(worker.pid) : true), 5_000);
+    expect((await c.call("runs.get", { runId }))?.status).toBe("cancelled");
+  });
+});
