@@ -1,5 +1,5 @@
 import type { LoadedWorkflow } from "@piw/engine";
-import type { ClientParams, JsonValue } from "@piw/protocol";
+import type { ClientParams, JsonValue, SourceIdentity } from "@piw/protocol";
 import { CliError } from "./cli-error.js";
 import { ExitCode } from "./exit-codes.js";
 
@@ -78,6 +78,34 @@ async function loadWorkflow(ref: string, cwd: string): Promise<LoadedWorkflow> {
       `workflow ${ref} is invalid:`,
       ExitCode.failed,
       error.problems.map((problem) => `  ${problem.path}: ${problem.message}`),
+    );
+  }
+}
+
+/**
+ * Check a checkpoint answer against the checkpoint's schema before the host saves a continuation:
+ * a wrong answer must be correctable, not burn the checkpoint (seed 003 preflight).
+ */
+export async function checkAnswer(
+  source: SourceIdentity,
+  checkpointPath: string,
+  answer: JsonValue,
+  cwd: string,
+): Promise<void> {
+  if (source.kind !== "file") return;
+  const loaded = await loadWorkflow(source.path, cwd);
+  const node = loaded.workflow.nodes.get(checkpointPath);
+  if (node?.kind !== "checkpoint") {
+    throw new CliError(
+      `workflow ${loaded.name} has no checkpoint ${checkpointPath} any more (its source changed)`,
+    );
+  }
+  const checked = await node.answer.safeParseAsync(answer);
+  if (!checked.success) {
+    throw new CliError(
+      `the answer does not match checkpoint ${checkpointPath}:`,
+      ExitCode.usage,
+      checked.error.issues.map((issue) => `  ${issuePath(issue.path)}: ${issue.message}`),
     );
   }
 }

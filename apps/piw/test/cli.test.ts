@@ -222,6 +222,9 @@ describe("piw with a host", () => {
       const badAnswer = await piw(home, ["answer", runId, "{approved"]);
       expect(badAnswer.code).toBe(64);
 
+      const wrongShape = await piw(home, ["answer", runId, '{"approved": "yes"}']);
+      expect(wrongShape.code).toBe(64);
+      expect(wrongShape.stderr).toContain("approved");
       const answered = await piw(home, ["answer", runId, '{"approved": true}']);
       expect(answered.stderr).toBe("");
       expect(answered.code).toBe(0);

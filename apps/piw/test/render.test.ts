@@ -32,6 +32,7 @@ function view(patch: Partial<RunView> = {}): RunView {
   return {
     runId: "hello-1",
     workflowName: "hello",
+    source: { kind: "file", path: "/tmp/hello.workflow.ts", sha256: "0".repeat(64) },
     title: null,
     status: "running",
     outcome: null,

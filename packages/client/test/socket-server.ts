@@ -59,6 +59,7 @@ export function sampleView(runId: string, status: RunView["status"], revision = 
   return {
     runId,
     workflowName: "hello",
+    source: { kind: "file", path: "/tmp/hello.workflow.ts", sha256: "0".repeat(64) },
     title: null,
     status,
     outcome: status === "done" ? "completed" : null,

@@ -82,6 +82,7 @@ function summaryOf(
   return {
     runId: run.runId,
     workflowName: run.workflowName,
+    source: run.source,
     title,
     status: run.status,
     outcome: run.outcome,

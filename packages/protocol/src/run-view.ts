@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { graphManifestSchema } from "./graph-manifest.js";
 import { nodePathSchema, runIdSchema } from "./ids.js";
-import { nodeKindSchema } from "./run-records.js";
+import { nodeKindSchema, sourceIdentitySchema } from "./run-records.js";
 import { runStatusSchema, terminalOutcomeSchema } from "./run-status.js";
 import { safeErrorSchema } from "./safe-error.js";
 import { recoveryReasonSchema } from "./transition.js";
@@ -36,6 +36,8 @@ export type CurrentWork = z.infer<typeof currentWorkSchema>;
 export const runViewSchema = z.object({
   runId: runIdSchema,
   workflowName: z.string(),
+  /** Where the definition came from, so a client can check an answer before anything is saved. */
+  source: sourceIdentitySchema,
   title: z.string().nullable(),
   status: runStatusSchema,
   outcome: terminalOutcomeSchema.nullable(),

@@ -3,7 +3,7 @@ import { usageError } from "../cli-error.js";
 import { ExitCode } from "../exit-codes.js";
 import { followRun } from "../follow-run.js";
 import { HELP_OPTION, parseCommandLine } from "../parse-command-line.js";
-import { parseJsonArgument } from "../preflight.js";
+import { checkAnswer, parseJsonArgument } from "../preflight.js";
 import { runStateWord } from "../render-words.js";
 import { COMMAND_USAGE } from "../usage.js";
 import { runIdArgument, savedValue } from "./run-arguments.js";
@@ -43,6 +43,10 @@ export async function answerCommand(ctx: CliContext, args: string[]): Promise<Ex
   const runId = runIdArgument("answer", first === undefined ? [] : [first]);
   const answer = parseJsonArgument(json, "the answer");
   const host = await ctx.host();
+  const waiting = await host.call("runs.get", { runId });
+  if (waiting?.outcome === "waiting" && waiting.cursor) {
+    await checkAnswer(waiting.source, waiting.cursor.path, answer, ctx.io.cwd);
+  }
   const next = savedValue(await host.call("runs.answer", { runId, answer }), runId);
   ctx.print(ctx.style.dim(`continuing ${runId} as run ${next.runId}`));
   if (values.detach) return ExitCode.ok;
