@@ -1,4 +1,4 @@
-import { closeSync, openSync } from "node:fs";
+import { appendFileSync, closeSync, openSync } from "node:fs";
 import type { AgentEvent, RunPort } from "@piw/engine";
 import type {
   EnqueueMessage,
@@ -13,6 +13,9 @@ import type {
 /**
  * TEST HOOK, off by default. The durable boundaries at which `PIW_WORKER_CRASH_AT` makes the worker
  * SIGKILL itself, so crash tests can kill a real worker at an exact point instead of racing a timer.
+ * `PIW_WORKER_HANG_AT` names the same boundaries: there the worker appends `<pid> <boundary>` to the
+ * file `PIW_WORKER_HANG_MARKER` (if set) and then waits forever, so a test can kill the HOST while a
+ * worker stands at an exact point. A hanging worker still exits when its host channel closes.
  */
 export const CRASH_BOUNDARIES = [
   "starting", // after worker.hello, before the command is accepted
@@ -27,13 +30,17 @@ export type CrashBoundary = (typeof CRASH_BOUNDARIES)[number];
 export const CRASH_AT_ENV = "PIW_WORKER_CRASH_AT";
 /** Optional: crash only in the worker that creates this file first, so a relaunched worker survives. */
 export const CRASH_ONCE_FILE_ENV = "PIW_WORKER_CRASH_ONCE_FILE";
+/** Hang (never return) at this boundary instead of dying; the host's death is what the test then tests. */
+export const HANG_AT_ENV = "PIW_WORKER_HANG_AT";
+/** Optional: a file the hanging worker appends `<pid> <boundary>` to, once it stands at the boundary. */
+export const HANG_MARKER_ENV = "PIW_WORKER_HANG_MARKER";
 
 export interface CrashHook {
-  /** Die here if this is the configured boundary; return otherwise. */
-  reach(boundary: CrashBoundary): void;
+  /** Die, or hang forever, here if this is the configured boundary; resolve at once otherwise. */
+  reach(boundary: CrashBoundary): Promise<void>;
 }
 
-export const noCrash: CrashHook = { reach() {} };
+export const noCrash: CrashHook = { reach: async () => {} };
 
 function isCrashBoundary(value: string): value is CrashBoundary {
   return (CRASH_BOUNDARIES as readonly string[]).includes(value);
@@ -49,23 +56,41 @@ function claimOnce(file: string): boolean {
   }
 }
 
+function boundaryFromEnv(env: NodeJS.ProcessEnv, name: string): CrashBoundary | undefined {
+  const at = env[name];
+  if (at === undefined || at === "") return undefined;
+  if (!isCrashBoundary(at)) {
+    throw new Error(`${name}=${at} is not one of ${CRASH_BOUNDARIES.join(", ")}.`);
+  }
+  return at;
+}
+
+/** Never settles; the timer keeps the process alive until the host channel closes, which exits it. */
+function hangForever(boundary: CrashBoundary, marker: string | undefined): Promise<void> {
+  process.stderr.write(`piw-worker: ${HANG_AT_ENV}=${boundary}: hanging here (test hook)\n`);
+  if (marker) appendFileSync(marker, `${process.pid} ${boundary}\n`);
+  return new Promise<void>(() => {
+    setInterval(() => {}, 60_000);
+  });
+}
+
 /**
- * The hook `PIW_WORKER_CRASH_AT` asks for. An unknown boundary is a mistake in a test, so it throws
- * rather than silently never crashing.
+ * The hook `PIW_WORKER_CRASH_AT` and `PIW_WORKER_HANG_AT` ask for. An unknown boundary is a mistake in
+ * a test, so it throws rather than silently never crashing.
  */
 export function crashHookFromEnv(env: NodeJS.ProcessEnv): CrashHook {
-  const at = env[CRASH_AT_ENV];
-  if (at === undefined || at === "") return noCrash;
-  if (!isCrashBoundary(at)) {
-    throw new Error(`${CRASH_AT_ENV}=${at} is not one of ${CRASH_BOUNDARIES.join(", ")}.`);
-  }
+  const crashAt = boundaryFromEnv(env, CRASH_AT_ENV);
+  const hangAt = boundaryFromEnv(env, HANG_AT_ENV);
+  if (crashAt === undefined && hangAt === undefined) return noCrash;
   const onceFile = env[CRASH_ONCE_FILE_ENV];
+  const marker = env[HANG_MARKER_ENV] || undefined;
   return {
-    reach(boundary) {
-      if (boundary !== at) return;
-      if (onceFile && !claimOnce(onceFile)) return;
-      process.stderr.write(`piw-worker: ${CRASH_AT_ENV}=${at}: killing myself (test hook)\n`);
-      process.kill(process.pid, "SIGKILL");
+    async reach(boundary) {
+      if (boundary === crashAt && (!onceFile || claimOnce(onceFile))) {
+        process.stderr.write(`piw-worker: ${CRASH_AT_ENV}=${crashAt}: killing myself (test hook)\n`);
+        process.kill(process.pid, "SIGKILL");
+      }
+      if (boundary === hangAt) await hangForever(boundary, marker);
     },
   };
 }
@@ -95,19 +120,19 @@ export class CrashingPort implements RunPort {
   }
   async finishNodeVisit(req: FinishNodeVisit) {
     const result = await this.inner.finishNodeVisit(req);
-    this.hook.reach("between-nodes");
+    await this.hook.reach("between-nodes");
     return result;
   }
   async reserveEffect(req: ReserveEffect) {
-    this.hook.reach("before-effect-reserve");
+    await this.hook.reach("before-effect-reserve");
     const result = await this.inner.reserveEffect(req);
-    this.hook.reach("after-effect-reserve");
+    await this.hook.reach("after-effect-reserve");
     return result;
   }
   async settleEffect(req: SettleEffect) {
-    this.hook.reach("after-effect");
+    await this.hook.reach("after-effect");
     const result = await this.inner.settleEffect(req);
-    this.hook.reach("after-effect-settle");
+    await this.hook.reach("after-effect-settle");
     return result;
   }
   enqueueMessage(req: EnqueueMessage) {

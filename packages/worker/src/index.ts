@@ -4,6 +4,8 @@ export {
   CRASH_ONCE_FILE_ENV,
   CrashingPort,
   crashHookFromEnv,
+  HANG_AT_ENV,
+  HANG_MARKER_ENV,
   noCrash,
 } from "./crash-hook.js";
 export type { CrashBoundary, CrashHook } from "./crash-hook.js";

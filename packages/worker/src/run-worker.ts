@@ -75,7 +75,7 @@ export class WorkerRun {
       pid: this.options.pid,
     });
     const { command } = assignment;
-    crash.reach("starting");
+    await crash.reach("starting");
     const port = new CrashingPort(new HostRunPort(peer), crash);
 
     const refused = await acceptRunCommand(command, port);

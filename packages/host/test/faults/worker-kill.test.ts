@@ -1,0 +1,138 @@
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import { CRASH_BOUNDARIES, type CrashBoundary } from "@piw/worker";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { type Sandbox, sandbox, type TestClient, writeWorkflow } from "../host-fixture.js";
+import {
+  EFFECTS_FLOW,
+  type EffectMode,
+  effectEventCounts,
+  HostProcess,
+  idle,
+  type Outcome,
+  outcomeOf,
+  readState,
+  settledView,
+} from "./fault-fixture.js";
+
+let box: Sandbox;
+let host: HostProcess | undefined;
+let client: TestClient | undefined;
+beforeEach(() => {
+  box = sandbox();
+});
+afterEach(async () => {
+  client?.close();
+  await host?.kill9();
+  host = undefined;
+  box.cleanup();
+});
+
+const completedAfterRelaunch = (sideEffects: number): Outcome => ({
+  status: "done",
+  why: "completed",
+  sideEffects,
+  launches: 2,
+  parks: ["worker_lost"],
+  effects: ["settled"],
+});
+
+const failedLaunch: Outcome = {
+  status: "failed",
+  why: "activation_failed",
+  sideEffects: 0,
+  launches: 1,
+  parks: [],
+  effects: [],
+};
+
+/** Parked for a person; the test's one explicit resume asked for the reservation again and parked again. */
+const manualUnsettled = (sideEffects: number): Outcome => ({
+  status: "parked",
+  why: "manual_effect_unsettled",
+  sideEffects,
+  launches: 3,
+  parks: ["worker_lost", "manual_effect_unsettled", "manual_effect_unsettled"],
+  effects: ["reserved"],
+});
+
+/**
+ * Seed 003 (launch failure) and seed 000 (progress rule): a worker that dies before it accepted its
+ * command fails the launch; one that dies after the run saved progress is relaunched once (the
+ * once-file lets the relaunch live), and the relaunch finishes the run or parks it for a person.
+ */
+const expected: Record<CrashBoundary, Record<EffectMode, Outcome>> = {
+  starting: { idempotent: failedLaunch, manual: failedLaunch },
+  "before-effect-reserve": { idempotent: completedAfterRelaunch(1), manual: completedAfterRelaunch(1) },
+  // Reserved, not yet performed: idempotent performs it now, once; manual cannot know, so it parks.
+  "after-effect-reserve": { idempotent: completedAfterRelaunch(1), manual: manualUnsettled(0) },
+  // Performed, never settled: idempotent performs it again under the same identity (one row).
+  "after-effect": { idempotent: completedAfterRelaunch(2), manual: manualUnsettled(1) },
+  // A settled effect is never performed again.
+  "after-effect-settle": { idempotent: completedAfterRelaunch(1), manual: completedAfterRelaunch(1) },
+  "between-nodes": { idempotent: completedAfterRelaunch(1), manual: completedAfterRelaunch(1) },
+};
+
+async function runToRest(c: TestClient, mode: EffectMode): Promise<{ runId: string; log: string }> {
+  const flow = await writeWorkflow(box, "effects", EFFECTS_FLOW);
+  const log = join(box.dir, `${mode}.log`);
+  const reserved = await c.call("runs.reserve", flow.reserve({ mode, log }));
+  if (reserved.kind !== "applied") throw new Error(JSON.stringify(reserved));
+  const { runId } = reserved.value;
+  await settledView(c, runId);
+  await idle(c);
+  return { runId, log };
+}
+
+describe("kill -9 of a worker at each durable boundary, supervised by a live host binary", () => {
+  it.each(CRASH_BOUNDARIES)(
+    "%s",
+    async (boundary) => {
+      const onceFile = join(box.dir, "crashed-once");
+      host = await HostProcess.start(box, {
+        PIW_WORKER_CRASH_AT: boundary,
+        PIW_WORKER_CRASH_ONCE_FILE: onceFile,
+      });
+      const c = await host.connect();
+      client = c;
+      const idempotent = await runToRest(c, "idempotent");
+      // Removing the once-file arms the hook again for the next worker that reaches the boundary.
+      rmSync(onceFile);
+      const runs: Record<EffectMode, { runId: string; log: string }> = {
+        idempotent,
+        manual: await runToRest(c, "manual"),
+      };
+      expect(host.log()).toContain(`PIW_WORKER_CRASH_AT=${boundary}: killing myself`);
+
+      const manual = await c.call("runs.get", { runId: runs.manual.runId });
+      if (manual?.status === "parked") {
+        expect(manual.recoveryReason).toMatchObject({ code: "manual_effect_unsettled" });
+        // There is no way yet to record what a person found: a resume parks it again, `fn` uncalled.
+        c.views.length = 0;
+        expect(await c.call("runs.resume", { runId: runs.manual.runId })).toMatchObject({ kind: "applied" });
+        const again = await c.view(runs.manual.runId, (v) => v.status === "parked");
+        expect(again.recoveryReason).toMatchObject({ code: "manual_effect_unsettled" });
+        await idle(c);
+      }
+      c.close();
+      client = undefined;
+      await host.stop();
+      host = undefined;
+
+      for (const mode of ["idempotent", "manual"] as const) {
+        const { runId, log } = runs[mode];
+        const want = expected[boundary][mode];
+        const [outcome, counts] = readState(box, (store) => [
+          outcomeOf(store, runId, log),
+          effectEventCounts(store, runId),
+        ]);
+        expect({ mode, ...outcome }).toEqual({ mode, ...want });
+        expect(counts).toEqual({
+          reserved: want.effects.length,
+          settled: want.effects.filter((s) => s === "settled").length,
+        });
+      }
+    },
+    120_000,
+  );
+});
