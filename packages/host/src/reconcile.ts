@@ -31,13 +31,14 @@ export function reconcileAtStart(deps: ReconcileDeps): void {
     attempt(log, `launch ${launch.launchId}`, () => {
       const judged = store.recordWorkerExit({
         launchId: launch.launchId,
-        exit: { kind: "lost", detail: "The host restarted while the worker ran." },
+        exit: { kind: "orphaned", detail: "The host restarted while the worker ran." },
       });
       const decision =
         judged.kind === "applied" || judged.kind === "adopted" ? judged.value.decision : judged.kind;
       log(
         `reconcile: run ${launch.runId}: worker ${launch.launchId} lost with the previous host; ${decision}`,
       );
+      if (decision === "requeued") supervisor.runChanged(launch.runId);
     });
   }
   sweepExpiredStarting(deps);

@@ -252,11 +252,13 @@ export const workerExitSchema = z.discriminatedUnion("kind", [
   }),
   // The process ended without a report (killed, crashed, lost its channel).
   z.object({ kind: z.literal("lost"), detail: z.string().max(512) }),
+  // The host that launched it died (a new host holds the lock), so the worker died with its channel.
+  z.object({ kind: z.literal("orphaned"), detail: z.string().max(512) }),
 ]);
 export type WorkerExit = z.infer<typeof workerExitSchema>;
 
 /** What the host must do after a worker exit; the store decides it with the progress rule. */
-export type WorkerExitDecision = "none" | "relaunch" | "parked" | "failed";
+export type WorkerExitDecision = "none" | "relaunch" | "parked" | "failed" | "requeued";
 
 /** One run's saved ending, read from typed columns only (seed 000: never a text blob as JSON). */
 export type TerminalFact =

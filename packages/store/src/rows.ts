@@ -172,11 +172,11 @@ export interface LaunchRow {
   command_type: string;
   launch_revision: number;
   pid: number | null;
-  exit_kind: "reported" | "lost" | null;
+  exit_kind: "reported" | "lost" | "orphaned" | null;
   exit_phase: string | null;
   exit_code: string | null;
   exit_message: string | null;
-  exit_decision: "none" | "relaunch" | "parked" | "failed" | null;
+  exit_decision: "none" | "relaunch" | "parked" | "failed" | "requeued" | null;
   started_at: number;
   ended_at: number | null;
 }

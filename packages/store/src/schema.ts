@@ -159,11 +159,11 @@ CREATE TABLE worker_launches (
   command_type TEXT NOT NULL CHECK (command_type IN ('start', 'resume', 'continue', 'restart')),
   launch_revision INTEGER NOT NULL,
   pid INTEGER,
-  exit_kind TEXT CHECK (exit_kind IS NULL OR exit_kind IN ('reported', 'lost')),
+  exit_kind TEXT CHECK (exit_kind IS NULL OR exit_kind IN ('reported', 'lost', 'orphaned')),
   exit_phase TEXT,
   exit_code TEXT,
   exit_message TEXT,
-  exit_decision TEXT CHECK (exit_decision IS NULL OR exit_decision IN ('none', 'relaunch', 'parked', 'failed')),
+  exit_decision TEXT CHECK (exit_decision IS NULL OR exit_decision IN ('none', 'relaunch', 'parked', 'failed', 'requeued')),
   started_at INTEGER NOT NULL,
   ended_at INTEGER
 ) STRICT;

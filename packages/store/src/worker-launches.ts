@@ -123,6 +123,15 @@ export function recordWorkerExit(
           },
         );
         decision = "failed";
+      } else if (run.status === "starting" && exit.kind === "orphaned") {
+        // Its host died before the worker accepted the command: nothing ran, and the new host holds
+        // the lock, so the old claim is provably dead. Seed 003's `starting -> queued` recovery.
+        ctx.bumpRun(
+          run,
+          { status: "queued", claim_token: null, lease_expires_at: null, generation: run.generation + 1 },
+          { type: "run.requeued", data: { launchId: launch.launch_id } },
+        );
+        decision = "requeued";
       } else if (run.status === "starting") {
         // The worker died before it accepted its command: a deferred launch failure (seed 003).
         terminalize(

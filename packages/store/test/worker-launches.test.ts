@@ -412,3 +412,32 @@ describe("recordWorkerExit", () => {
     expect(h.store.listOpenLaunches().map((l) => l.launchId)).toEqual(["launch-1"]);
   });
 });
+
+describe("recordWorkerExit of a worker orphaned by a dead host", () => {
+  it("returns a run that was still starting to queued, so the new host can activate it again", () => {
+    const fence = launched(h.store, "orphan-1");
+    const exit = h.store.recordWorkerExit({
+      launchId: "launch-orphan-1",
+      exit: { kind: "orphaned", detail: "host died" },
+    });
+    expect(exit).toMatchObject({ kind: "applied", value: { decision: "requeued" } });
+    expect(getRun(h.store, "orphan-1")).toMatchObject({
+      status: "queued",
+      claimed: false,
+      generation: fence.generation + 1,
+    });
+    expect(h.store.markRunning(fence).kind).toBe("conflict");
+    const again = saved(h.store.claimRun({ runId: "orphan-1", claimToken: "claim-2", leaseMs: LEASE_MS }));
+    expect(again.command.type).toBe("start");
+  });
+
+  it("judges a running run by the progress rule, like a lost worker", () => {
+    launchedRunning(h.store, "orphan-2");
+    const exit = h.store.recordWorkerExit({
+      launchId: "launch-orphan-2",
+      exit: { kind: "orphaned", detail: "host died" },
+    });
+    expect(exit).toMatchObject({ kind: "applied", value: { decision: "parked" } });
+    expect(getRun(h.store, "orphan-2").recoveryReason?.code).toBe("worker_lost_no_progress");
+  });
+});

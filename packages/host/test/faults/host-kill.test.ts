@@ -47,31 +47,23 @@ const manualUnsettled = (sideEffects: number): Outcome => ({
   effects: ["reserved"],
 });
 
+/** Nothing ran before the host died, and the new host holds the lock: the run is queued again (seed 003). */
+const completedAfterRequeue: Outcome = {
+  status: "done",
+  why: "completed",
+  sideEffects: 1,
+  launches: 2,
+  parks: [],
+  effects: ["settled"],
+};
+
 /**
  * The next host judges the dead host's open launches at start-up. A run still `starting` (its worker
- * never accepted the command) fails its launch, by the store's rule for a worker gone before it
- * accepted; a run with progress since its launch is relaunched, and the relaunch finishes it or parks
- * it for a person.
+ * never accepted the command) goes back to `queued` and, as a CLI run, starts again; a run with progress
+ * since its launch is relaunched, and the relaunch finishes it or parks it for a person.
  */
 const expected: Record<CrashBoundary, Record<EffectMode, Outcome>> = {
-  starting: {
-    idempotent: {
-      status: "failed",
-      why: "activation_failed",
-      sideEffects: 0,
-      launches: 1,
-      parks: [],
-      effects: [],
-    },
-    manual: {
-      status: "failed",
-      why: "activation_failed",
-      sideEffects: 0,
-      launches: 1,
-      parks: [],
-      effects: [],
-    },
-  },
+  starting: { idempotent: completedAfterRequeue, manual: completedAfterRequeue },
   "before-effect-reserve": { idempotent: completedAfterRelaunch(1), manual: completedAfterRelaunch(1) },
   "after-effect-reserve": { idempotent: completedAfterRelaunch(1), manual: manualUnsettled(0) },
   "after-effect": { idempotent: completedAfterRelaunch(2), manual: manualUnsettled(1) },
