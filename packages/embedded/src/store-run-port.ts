@@ -1,4 +1,4 @@
-import type { AgentEvent, RunPort } from "@piw/engine";
+import { type AgentEvent, AgentEventQueue, type RunPort } from "@piw/engine";
 import type {
   EnqueueMessage,
   Fence,
@@ -16,8 +16,7 @@ import type { RunStore } from "@piw/store";
  * fenced transition, in this process. Agent events come from whoever drives the run in-process.
  */
 export class StoreRunPort implements RunPort {
-  private readonly pending: AgentEvent[] = [];
-  private waiter: ((event: AgentEvent) => void) | null = null;
+  private readonly agentEvents = new AgentEventQueue();
 
   constructor(
     private readonly store: RunStore,
@@ -57,25 +56,10 @@ export class StoreRunPort implements RunPort {
 
   /** Hand an agent event (a submission or a turn end) to the waiting agent step. */
   deliverAgentEvent(event: AgentEvent): void {
-    if (this.waiter) {
-      const waiter = this.waiter;
-      this.waiter = null;
-      waiter(event);
-    } else {
-      this.pending.push(event);
-    }
+    this.agentEvents.push(event);
   }
 
   nextAgentEvent(_visit: { path: string; visit: number }, signal: AbortSignal): Promise<AgentEvent> {
-    const queued = this.pending.shift();
-    if (queued) return Promise.resolve(queued);
-    return new Promise((resolve, reject) => {
-      if (signal.aborted) {
-        reject(signal.reason);
-        return;
-      }
-      signal.addEventListener("abort", () => reject(signal.reason), { once: true });
-      this.waiter = resolve;
-    });
+    return this.agentEvents.next(signal);
   }
 }

@@ -74,6 +74,7 @@ export {
 export type { ResolveWorkflowOptions } from "./loader/resolve-workflow.js";
 export { WorkflowLoadError } from "./loader/workflow-load-error.js";
 export type { WorkflowLoadErrorCode } from "./loader/workflow-load-error.js";
+export { AgentEventQueue } from "./executor/agent-event-queue.js";
 export { acceptRunCommand, executeRun } from "./executor/execute-command.js";
 export type { ExecuteOptions, ExecutionOutcome } from "./executor/execute-command.js";
 export { MemoryRunPort } from "./executor/memory-port.js";

@@ -194,6 +194,11 @@ export class StoreContext {
   }
 }
 
+/** The evidence for a change that needs a running run. */
+export function notRunning(row: RunRow): Conflict {
+  return { kind: "state_mismatch", resource: "run", id: row.run_id, expected: "running", actual: row.status };
+}
+
 export function isConflict(value: RunRow | Conflict): value is Conflict {
   return "kind" in value;
 }

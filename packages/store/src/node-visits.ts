@@ -15,7 +15,7 @@ import {
   type Transition,
 } from "@piw/protocol";
 import { fingerprint } from "./canonical-json.js";
-import { isConflict, type StoreContext } from "./context.js";
+import { isConflict, notRunning, type StoreContext } from "./context.js";
 import type { ErrorCode } from "@piw/protocol";
 import { parkRow } from "./run-lifecycle.js";
 import type { EffectRow, RunRow, StepRow } from "./rows.js";
@@ -59,13 +59,7 @@ function runningRun(ctx: StoreContext, fence: Fence): RunRow | Transition<never>
   const row = ctx.fencedRun(fence);
   if (isConflict(row)) return conflict(row);
   if (row.status !== "running") {
-    return conflict({
-      kind: "state_mismatch",
-      resource: "run",
-      id: row.run_id,
-      expected: "running",
-      actual: row.status,
-    });
+    return conflict(notRunning(row));
   }
   return row;
 }
@@ -207,13 +201,7 @@ export function finishNodeVisit(
           });
     }
     if (row.status !== "running") {
-      return conflict({
-        kind: "state_mismatch",
-        resource: "run",
-        id: row.run_id,
-        expected: "running",
-        actual: row.status,
-      });
+      return conflict(notRunning(row));
     }
     const { result } = req;
     const outputHash = result.status === "succeeded" ? ctx.putJson(result.output) : null;
@@ -368,13 +356,7 @@ export function settleEffect(ctx: StoreContext, fence: Fence, req: SettleEffect)
           });
     }
     if (row.status !== "running") {
-      return conflict({
-        kind: "state_mismatch",
-        resource: "run",
-        id: row.run_id,
-        expected: "running",
-        actual: row.status,
-      });
+      return conflict(notRunning(row));
     }
     ctx
       .stmt(

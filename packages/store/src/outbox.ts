@@ -10,7 +10,7 @@ import {
   type TerminalFact,
   type Transition,
 } from "@piw/protocol";
-import { isConflict, type StoreContext } from "./context.js";
+import { isConflict, notRunning, type StoreContext } from "./context.js";
 import { StoreError } from "./errors.js";
 import { readPresentationInstructions, readTerminalFacts } from "./readers.js";
 import type { MessageRow, RunRow } from "./rows.js";
@@ -86,13 +86,7 @@ export function enqueueMessage(
         : conflict({ kind: "request_mismatch", resource: "message", id: req.messageId });
     }
     if (row.status !== "running") {
-      return conflict({
-        kind: "state_mismatch",
-        resource: "run",
-        id: row.run_id,
-        expected: "running",
-        actual: row.status,
-      });
+      return conflict(notRunning(row));
     }
     insertMessage(ctx, row, { ...req });
     ctx.bumpRun(

@@ -15,7 +15,7 @@ import {
   type Transition,
 } from "@piw/protocol";
 import { canonicalJson } from "./canonical-json.js";
-import { isConflict, type StoreContext } from "./context.js";
+import { isConflict, notRunning, type StoreContext } from "./context.js";
 import { mapRunRow, type RunRow } from "./rows.js";
 import { terminalize } from "./terminalize.js";
 
@@ -356,13 +356,7 @@ export function requestPause(ctx: StoreContext, req: { runId: string }): Transit
     if (!row) return conflict({ kind: "not_found", resource: "run", id: req.runId });
     if (row.paused === 1) return adopted(mapRunRow(row));
     if (row.status !== "running" && row.status !== "starting") {
-      return conflict({
-        kind: "state_mismatch",
-        resource: "run",
-        id: row.run_id,
-        expected: "running",
-        actual: row.status,
-      });
+      return conflict(notRunning(row));
     }
     ctx.bumpRun(row, { paused: 1 }, { type: "run.pause_requested" });
     return applied(mapRunRow(row));

@@ -20,6 +20,7 @@ import {
   type StartNodeVisit,
   type Transition,
 } from "@piw/protocol";
+import { AgentEventQueue } from "./agent-event-queue.js";
 import type { AgentEvent, RunPort, SubmissionVerdict } from "./run-port.js";
 
 interface MemoryEffect {
@@ -52,8 +53,7 @@ export class MemoryRunPort implements RunPort {
   private readonly input: JsonValue;
   private readonly accepted: CheckpointAnswer | null;
   private readonly carried: Record<string, JsonValue>;
-  private readonly agentEvents: AgentEvent[] = [];
-  private agentWaiter: ((event: AgentEvent) => void) | null = null;
+  private readonly agentEvents = new AgentEventQueue();
 
   constructor(options: MemoryRunOptions = {}) {
     this.runId = options.runId ?? "memory-run";
@@ -246,25 +246,10 @@ export class MemoryRunPort implements RunPort {
   }
 
   private push(event: AgentEvent): void {
-    if (this.agentWaiter) {
-      const waiter = this.agentWaiter;
-      this.agentWaiter = null;
-      waiter(event);
-    } else {
-      this.agentEvents.push(event);
-    }
+    this.agentEvents.push(event);
   }
 
   nextAgentEvent(_visit: { path: string; visit: number }, signal: AbortSignal): Promise<AgentEvent> {
-    const queued = this.agentEvents.shift();
-    if (queued) return Promise.resolve(queued);
-    return new Promise((resolve, reject) => {
-      if (signal.aborted) {
-        reject(signal.reason);
-        return;
-      }
-      signal.addEventListener("abort", () => reject(signal.reason), { once: true });
-      this.agentWaiter = resolve;
-    });
+    return this.agentEvents.next(signal);
   }
 }
