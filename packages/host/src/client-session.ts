@@ -8,16 +8,42 @@ import type { HostLog } from "./host-log.js";
 const MAX_QUEUED_BYTES = 16 * 1024 * 1024;
 
 /**
+ * Past this backlog, views wait for the socket to drain. A view is a whole snapshot, so only the
+ * latest one per subscription is kept: a slow follower of a large run gets fewer views, never a
+ * disconnect.
+ */
+const VIEW_BACKLOG_BYTES = 1024 * 1024;
+
+/**
  * Serve client protocol v1 on one socket. Nothing a client sends can throw out of here: frames are
  * parsed by the peer, handler failures become typed errors, socket errors only close this connection.
  */
 export function serveClient(socket: Socket, deps: ClientHandlerDeps, log: HostLog): void {
   socket.setEncoding("utf8");
   const holder: { peer?: RpcPeer<typeof clientMethods> } = {};
+  const heldViews = new Map<string, unknown>();
   const conn: ClientConnection = {
-    sink: { push: (name, data) => holder.peer?.push(name, data) },
+    sink: {
+      push: (name, data) => {
+        const subscriptionId =
+          name === "run.view" ? (data as { subscriptionId: string }).subscriptionId : null;
+        if (subscriptionId !== null) {
+          heldViews.delete(subscriptionId);
+          if (socket.writableLength > VIEW_BACKLOG_BYTES) {
+            heldViews.set(subscriptionId, data);
+            return;
+          }
+        }
+        holder.peer?.push(name, data);
+      },
+    },
     greeted: false,
   };
+  socket.on("drain", () => {
+    const held = [...heldViews.values()];
+    heldViews.clear();
+    for (const data of held) holder.peer?.push("run.view", data);
+  });
   const peer = new RpcPeer<typeof clientMethods>({
     send: (line) => {
       if (socket.destroyed || !socket.writable) return;
