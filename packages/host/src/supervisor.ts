@@ -1,3 +1,4 @@
+import { statSync } from "node:fs";
 import { randomBytes, randomUUID } from "node:crypto";
 import { isTerminalStatus, RpcError, RpcPeer, type Transition, workerMethods } from "@piw/protocol";
 import type { Claim, RunStore } from "@piw/store";
@@ -161,6 +162,7 @@ export class Supervisor implements LiveWorkerIndex {
     const proc = spawnWorker({
       command: this.options.workerCommand,
       env: workerEnv(this.options, launchId),
+      cwd: workingDirOf(store.getRun(runId)?.workingDir ?? null, this.options.stateDir),
       onStderrLine: (line) => log(`worker ${launchId}: ${line}`),
       onStdout: (chunk) => holder.worker?.peer?.feed(chunk),
       onGone: (how) => {
@@ -242,4 +244,14 @@ function failWaits(worker: LiveWorker): void {
   const error = new RpcError("refused", "The run no longer needs this wait; stop the agent step.");
   for (const reject of worker.agentWaits) reject(error);
   worker.agentWaits.clear();
+}
+
+/** Where a run's worker starts: the run's own directory while it still exists, else the state dir. */
+function workingDirOf(workingDir: string | null, fallback: string): string {
+  if (workingDir === null) return fallback;
+  try {
+    return statSync(workingDir).isDirectory() ? workingDir : fallback;
+  } catch {
+    return fallback;
+  }
 }

@@ -3,6 +3,8 @@ import { type ChildProcess, spawn } from "node:child_process";
 export interface WorkerProcessOptions {
   command: string[];
   env: Record<string, string>;
+  /** The run's working directory: shell steps without their own `cwd` run here. */
+  cwd: string;
   /** Each line the worker writes to stderr, for the host log. */
   onStderrLine(line: string): void;
   /** Raw text from the worker's stdout: its protocol frames. */
@@ -48,6 +50,7 @@ export function spawnWorker(options: WorkerProcessOptions): WorkerProcess {
       stdio: ["pipe", "pipe", "pipe"],
       detached: true,
       env: options.env,
+      cwd: options.cwd,
     });
   } catch {
     queueMicrotask(() => finish("the worker process could not be started"));

@@ -18,7 +18,14 @@ import { type RunningHost, type StartHostOptions, startHost } from "../src/index
 
 export const REPO = resolve(import.meta.dirname, "../../..");
 /** The real worker, from source. */
-export const WORKER_COMMAND = [process.execPath, "--import", "tsx", join(REPO, "apps/worker/src/main.ts")];
+/** tsx's loader by absolute path: workers start in the run's directory, where a bare "tsx" would not resolve. */
+export const TSX_LOADER = join(REPO, "node_modules/tsx/dist/loader.mjs");
+export const WORKER_COMMAND = [
+  process.execPath,
+  "--import",
+  TSX_LOADER,
+  join(REPO, "apps/worker/src/main.ts"),
+];
 /** The real host binary, from source. */
 export const HOST_MAIN = join(REPO, "apps/host/src/main.ts");
 export const TSX_ENV = { TSX_TSCONFIG_PATH: join(REPO, "tsconfig.json") };
@@ -273,7 +280,7 @@ export default defineWorkflow({
 
 /** The real `piw-host` binary from source, as a child that tests may kill -9. */
 export async function spawnHostBinary(box: Sandbox): Promise<{ child: ChildProcess; stderr(): string }> {
-  const child = spawn(process.execPath, ["--import", "tsx", HOST_MAIN], {
+  const child = spawn(process.execPath, ["--import", TSX_LOADER, HOST_MAIN], {
     cwd: REPO,
     env: {
       ...process.env,

@@ -3,7 +3,16 @@ import { readdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { HostAlreadyRunning, type RunningHost } from "../src/index.js";
-import { HOST_MAIN, REPO, type Sandbox, sandbox, start, TSX_ENV, WORKER_COMMAND } from "./host-fixture.js";
+import {
+  HOST_MAIN,
+  REPO,
+  type Sandbox,
+  sandbox,
+  start,
+  TSX_ENV,
+  TSX_LOADER,
+  WORKER_COMMAND,
+} from "./host-fixture.js";
 
 let box: Sandbox;
 let host: RunningHost | undefined;
@@ -64,7 +73,7 @@ describe("host lock and state files", () => {
 
   it("the piw-host binary exits 0 and names the running host", async () => {
     host = await start(box);
-    const result = spawnSync(process.execPath, ["--import", "tsx", HOST_MAIN], {
+    const result = spawnSync(process.execPath, ["--import", TSX_LOADER, HOST_MAIN], {
       cwd: REPO,
       env: {
         ...process.env,
@@ -99,7 +108,7 @@ describe("host lock and state files", () => {
       PIW_WORKER_COMMAND: JSON.stringify(WORKER_COMMAND),
     };
     const children = Array.from({ length: 4 }, () =>
-      spawn(process.execPath, ["--import", "tsx", HOST_MAIN], {
+      spawn(process.execPath, ["--import", TSX_LOADER, HOST_MAIN], {
         cwd: REPO,
         env,
         stdio: ["ignore", "ignore", "pipe"],

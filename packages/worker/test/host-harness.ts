@@ -21,11 +21,12 @@ import { RunStore } from "@piw/store";
 const REPO = resolve(import.meta.dirname, "../../..");
 /** The worker's process entry, run from source: no build needed. */
 export const WORKER_MAIN = join(REPO, "apps/worker/src/main.ts");
+const TSX_LOADER = join(REPO, "node_modules/tsx/dist/loader.mjs");
 
 /** `PIW_WORKER_COMMAND` (a JSON argv, as the host reads it) runs these tests against another build, e.g. dist. */
 function workerCommand(): [string, ...string[]] {
   const override = process.env.PIW_WORKER_COMMAND;
-  return override ? JSON.parse(override) : [process.execPath, "--import", "tsx", WORKER_MAIN];
+  return override ? JSON.parse(override) : [process.execPath, "--import", TSX_LOADER, WORKER_MAIN];
 }
 
 export interface SpawnedWorker {
