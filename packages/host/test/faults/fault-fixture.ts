@@ -9,12 +9,11 @@ import {
   type Sandbox,
   TestClient,
   TSX_ENV,
+  TSX_LOADER,
   until,
   WORKER_COMMAND,
 } from "../host-fixture.js";
 
-// An absolute loader path, as apps/piw/test/cli-harness.ts uses: it resolves from any cwd.
-const TSX_LOADER = join(REPO, "node_modules", "tsx", "dist", "loader.mjs");
 const CLI_MAIN = join(REPO, "apps/piw/src/main.ts");
 
 /** Alive and not a zombie: a worker orphaned by a killed host may linger unreaped. */
