@@ -98,14 +98,22 @@ export function clientHandlers(
     },
     "turns.end": (params) => {
       const ended = store.endTurn(params);
+      if (ended.kind === "applied") {
+        const turn = ended.value;
+        // Escape in Pi: the step's run pauses now; a resume delivers the step prompt again.
+        if (turn.endReason === "aborted" && turn.runId !== null) control.pause(turn.runId);
+        else supervisor.turnEnded(turn);
+      }
       if (isSaved(ended)) touched(ended.value.runId);
       return ended;
     },
     "turns.settle": (params) => {
       const settled = store.settleSessionTurns(params);
+      if (settled.kind === "applied") for (const turn of settled.value) supervisor.turnEnded(turn);
       if (isSaved(settled)) for (const turn of settled.value) touched(turn.runId);
       return settled;
     },
+    "turns.submit": ({ sessionId, output }) => supervisor.submit(sessionId, output),
     "messages.claim": ({ sessionId, limit }) => {
       const claimed = store.claimMessages({
         sessionId,

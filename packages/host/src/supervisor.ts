@@ -1,7 +1,16 @@
-import { statSync } from "node:fs";
 import { randomBytes, randomUUID } from "node:crypto";
-import { isTerminalStatus, RpcError, RpcPeer, type Transition, workerMethods } from "@piw/protocol";
+import { statSync } from "node:fs";
+import {
+  isTerminalStatus,
+  RpcError,
+  RpcPeer,
+  type SubmissionResult,
+  type Transition,
+  type TurnRecord,
+  workerMethods,
+} from "@piw/protocol";
 import type { Claim, RunStore } from "@piw/store";
+import { AgentChannel } from "./agent-channel.js";
 import type { LiveWorkerIndex } from "./build-run-view.js";
 import { describeBug } from "./host-errors.js";
 import type { HostLog } from "./host-log.js";
@@ -95,6 +104,51 @@ export class Supervisor implements LiveWorkerIndex {
     }
   }
 
+  /** The accepted worker running `runId` now, if any. */
+  private currentWorker(runId: string): LiveWorker | undefined {
+    const run = this.options.store.getRun(runId);
+    if (!run) return undefined;
+    for (const worker of this.workers.values()) {
+      if (worker.runId === runId && worker.generation === run.generation) return worker;
+    }
+    return undefined;
+  }
+
+  /**
+   * The model's output for the step that owns the session's open turn (seed 000): only that turn may
+   * submit, and only for the visit it was started for. Resolves with the worker's verdict.
+   */
+  async submit(sessionId: string, output: unknown): Promise<SubmissionResult> {
+    const turn = this.options.store.openSessionTurn(sessionId);
+    if (!turn || turn.runId === null || turn.path === null || turn.visit === null) {
+      throw new RpcError(
+        "refused",
+        "No workflow step owns this turn: submit only while answering a workflow step prompt.",
+      );
+    }
+    const run = this.options.store.getRun(turn.runId);
+    if (run?.status !== "running") {
+      throw new RpcError(
+        "refused",
+        `Run ${turn.runId} is ${run?.status ?? "gone"}; its step ${turn.path} takes no submissions.`,
+      );
+    }
+    const worker = this.currentWorker(turn.runId);
+    if (!worker) {
+      throw new RpcError(
+        "refused",
+        `Run ${turn.runId} has no running worker for step ${turn.path} right now; submit again shortly.`,
+      );
+    }
+    return worker.agent.submit({ path: turn.path, visit: turn.visit }, output);
+  }
+
+  /** A workflow turn ended without being answered by a submission (or was lost): tell its step. */
+  turnEnded(turn: TurnRecord): void {
+    if (turn.runId === null || turn.path === null || turn.visit === null) return;
+    this.currentWorker(turn.runId)?.agent.turnEnded({ path: turn.path, visit: turn.visit });
+  }
+
   /** Kill the run's workers (their exits are then judged as lost). */
   killWorkers(runId: string, why: string): void {
     for (const worker of this.workers.values()) {
@@ -120,6 +174,7 @@ export class Supervisor implements LiveWorkerIndex {
           run.generation === worker.generation &&
           (run.status === "starting" || run.status === "running");
         if (!holds) failWaits(worker);
+        else if (run.paused) worker.agent.pause();
       }
     } catch (error) {
       log(`run ${runId}: could not reconcile after a change: ${describeBug(error)}`);
@@ -179,7 +234,7 @@ export class Supervisor implements LiveWorkerIndex {
       peer: null,
       accepted: false,
       reported: null,
-      agentWaits: new Set(),
+      agent: new AgentChannel(runId),
       killTimer: null,
     };
     const deps = { store, log, runChanged: (id: string) => this.runChanged(id) };
@@ -240,10 +295,7 @@ export class Supervisor implements LiveWorkerIndex {
 }
 
 function failWaits(worker: LiveWorker): void {
-  if (worker.agentWaits.size === 0) return;
-  const error = new RpcError("refused", "The run no longer needs this wait; stop the agent step.");
-  for (const reject of worker.agentWaits) reject(error);
-  worker.agentWaits.clear();
+  worker.agent.close("The run no longer needs this wait; stop the agent step.");
 }
 
 /** Where a run's worker starts: the run's own directory while it still exists, else the state dir. */

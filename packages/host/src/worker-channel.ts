@@ -1,13 +1,14 @@
 import {
   type Fence,
   type Handlers,
-  type RunCommand,
   RpcError,
   type RpcPeer,
+  type RunCommand,
   type WorkerExitDecision,
   type workerMethods,
 } from "@piw/protocol";
 import type { RunStore } from "@piw/store";
+import type { AgentChannel } from "./agent-channel.js";
 import { describeBug, guardHandlers } from "./host-errors.js";
 import type { HostLog } from "./host-log.js";
 import type { WorkerProcess } from "./worker-process.js";
@@ -25,8 +26,8 @@ export interface LiveWorker {
   accepted: boolean;
   /** The decision taken on the worker's own exit report, if it sent one. */
   reported: WorkerExitDecision | null;
-  /** Pending `agent.next` long polls, failed when the run stops needing them. */
-  readonly agentWaits: Set<(error: RpcError) => void>;
+  /** The open agent step's traffic with the run's Pi session; closed when the run stops needing it. */
+  readonly agent: AgentChannel;
   killTimer: NodeJS.Timeout | null;
 }
 
@@ -78,12 +79,11 @@ export function workerHandlers(deps: WorkerChannelDeps, worker: LiveWorker): Han
     "message.enqueue": (params) => changed(store.enqueueMessage(fence, params)),
     "run.finish": (params) => changed(store.finishRun(fence, params)),
     "run.park": (params) => changed(store.parkRun(fence, params)),
-    // Agent steps arrive with the Pi integration; until then a wait lasts until the run stops needing it.
-    "agent.next": () =>
-      new Promise<never>((_resolve, reject) => {
-        worker.agentWaits.add(reject);
-      }),
-    "agent.verdict": () => ({ ok: true as const }),
+    "agent.next": (key) => worker.agent.next(key),
+    "agent.verdict": ({ submissionId, verdict }) => {
+      worker.agent.verdict(submissionId, verdict);
+      return { ok: true as const };
+    },
     "worker.exit": (exit) => {
       const recorded = store.recordWorkerExit({ launchId: worker.launchId, exit });
       if (recorded.kind === "applied" || recorded.kind === "adopted")

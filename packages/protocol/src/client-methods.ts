@@ -1,10 +1,19 @@
 import { z } from "zod";
+import { PROTOCOL_VERSION } from "./framing.js";
 import { jsonValueSchema, opaqueIdSchema, runIdSchema } from "./ids.js";
-import { reservePreparedRunSchema, endTurnSchema, startTurnSchema } from "./run-records.js";
+import {
+  endTurnSchema,
+  messageRecordSchema,
+  reservePreparedRunSchema,
+  startTurnSchema,
+  submissionVerdictSchema,
+  submitOutputSchema,
+  turnOwnershipSchema,
+  turnRecordSchema,
+} from "./run-records.js";
 import { runStatusSchema } from "./run-status.js";
 import { runSummarySchema, runViewSchema } from "./run-view.js";
 import { transitionSchema } from "./transition.js";
-import { PROTOCOL_VERSION } from "./framing.js";
 
 const runRef = z.object({ runId: runIdSchema });
 const runTransition = transitionSchema(runSummarySchema);
@@ -66,14 +75,25 @@ export const clientMethods = {
     params: z.object({ sessionId: opaqueIdSchema }),
     result: z.object({ activated: z.array(runIdSchema) }),
   },
-  "turns.start": { params: startTurnSchema, result: z.unknown() },
-  "turns.end": { params: endTurnSchema, result: z.unknown() },
-  "turns.settle": { params: z.object({ sessionId: opaqueIdSchema }), result: z.unknown() },
+  /** Pi `agent_start`: does the workflow message that started this turn own it? (seed 000) */
+  "turns.start": { params: startTurnSchema, result: transitionSchema(turnOwnershipSchema) },
+  /** Pi `agent_end`: end exactly the turn that was accepted. An `aborted` end pauses its run. */
+  "turns.end": { params: endTurnSchema, result: transitionSchema(turnRecordSchema) },
+  /** Nothing can prove the session's open turns any more (a reconnect, a new Pi process): lost. */
+  "turns.settle": {
+    params: z.object({ sessionId: opaqueIdSchema }),
+    result: transitionSchema(z.array(turnRecordSchema)),
+  },
+  /** The model's output for the step that owns the session's open turn; waits for the verdict. */
+  "turns.submit": { params: submitOutputSchema, result: submissionVerdictSchema },
   "messages.claim": {
     params: z.object({ sessionId: opaqueIdSchema, limit: z.number().int().min(1).max(500).optional() }),
-    result: z.unknown(),
+    result: transitionSchema(z.array(messageRecordSchema)),
   },
-  "messages.delivered": { params: z.object({ messageId: opaqueIdSchema }), result: z.unknown() },
+  "messages.delivered": {
+    params: z.object({ messageId: opaqueIdSchema }),
+    result: transitionSchema(messageRecordSchema),
+  },
   "host.status": {
     params: z.object({}).optional(),
     result: z.object({

@@ -1,24 +1,24 @@
+export type { ClientMethod, ClientParams, ClientResult } from "./client-methods.js";
+export { clientKindSchema, clientMethods, clientPushes } from "./client-methods.js";
+export type { EffectState, NodeVisitState, RunSnapshot, SavedVisit } from "./execution.js";
+export { effectStateSchema, nodeVisitStateSchema, runSnapshotSchema, savedVisitSchema } from "./execution.js";
+export type { ProtocolError, ProtocolErrorCode, PushFrame, ReplyFrame, RequestFrame } from "./framing.js";
 export {
-  ACTIVE_STATUSES,
-  isActiveStatus,
-  isAllowedTransition,
-  isTerminalStatus,
-  RUN_TRANSITIONS,
-  runOriginCommandSchema,
-  runOriginSchema,
-  runStatusSchema,
-  TERMINAL_STATUSES,
-  terminalOutcomeSchema,
-} from "./run-status.js";
-export type { RunOrigin, RunOriginCommand, RunStatus, TerminalOutcome } from "./run-status.js";
-export {
-  boundSafeMessage,
-  errorCodeSchema,
-  SAFE_MESSAGE_MAX_BYTES,
-  safeError,
-  safeErrorSchema,
-} from "./safe-error.js";
-export type { ErrorCode, SafeError } from "./safe-error.js";
+  clientInboundSchema,
+  encodeFrame,
+  FrameTooLarge,
+  LineSplitter,
+  MAX_FRAME_BYTES,
+  PROTOCOL_VERSION,
+  protocolErrorCodeSchema,
+  protocolErrorSchema,
+  pushFrameSchema,
+  replyFrameSchema,
+  requestFrameSchema,
+} from "./framing.js";
+export type { GraphManifest, ManifestTarget } from "./graph-manifest.js";
+export { graphManifestSchema, manifestTargetSchema } from "./graph-manifest.js";
+export type { JsonValue, NodePath, RunId } from "./ids.js";
 export {
   generationSchema,
   jsonValueSchema,
@@ -28,44 +28,10 @@ export {
   runIdSchema,
   visitNumberSchema,
 } from "./ids.js";
-export type { JsonValue, NodePath, RunId } from "./ids.js";
-export {
-  adopted,
-  applied,
-  conflict,
-  conflictSchema,
-  isSaved,
-  recoveryReasonSchema,
-  recoveryRequired,
-  resourceKindSchema,
-  transitionSchema,
-} from "./transition.js";
-export type { Conflict, RecoveryCode, RecoveryReason, ResourceKind, Transition } from "./transition.js";
-export { assertNever, checkpointAnswerSchema, runCommandSchema } from "./run-command.js";
+export type { Handlers, MethodTable, RpcPeerOptions } from "./rpc-peer.js";
+export { RpcError, RpcPeer, toProtocolError } from "./rpc-peer.js";
 export type { CheckpointAnswer, RunCommand, RunCommandType } from "./run-command.js";
-export {
-  effectModeSchema,
-  effectResultSchema,
-  endTurnSchema,
-  enqueueMessageSchema,
-  fenceSchema,
-  finishNodeVisitSchema,
-  messageKindSchema,
-  nodeKindSchema,
-  nodeVisitResultSchema,
-  prepareContinuationSchema,
-  prepareRestartSchema,
-  reserveEffectSchema,
-  reservePreparedRunSchema,
-  runEndingSchema,
-  runRecordSchema,
-  settleEffectSchema,
-  sourceIdentitySchema,
-  startNodeVisitSchema,
-  startTurnSchema,
-  turnEndReasonSchema,
-  workerExitSchema,
-} from "./run-records.js";
+export { assertNever, checkpointAnswerSchema, runCommandSchema } from "./run-command.js";
 export type {
   EffectMode,
   EffectResult,
@@ -87,35 +53,76 @@ export type {
   SourceIdentity,
   StartNodeVisit,
   StartTurn,
+  SubmissionResult,
   TerminalFact,
   TerminalFacts,
+  TurnOwnership,
   TurnRecord,
   WorkerExit,
   WorkerExitDecision,
 } from "./run-records.js";
-export { effectStateSchema, nodeVisitStateSchema, runSnapshotSchema, savedVisitSchema } from "./execution.js";
-export type { EffectState, NodeVisitState, RunSnapshot, SavedVisit } from "./execution.js";
-export { graphManifestSchema, manifestTargetSchema } from "./graph-manifest.js";
-export type { GraphManifest, ManifestTarget } from "./graph-manifest.js";
-export { currentWorkSchema, nodeViewSchema, runSummarySchema, runViewSchema } from "./run-view.js";
-export type { CurrentWork, NodeView, RunSummary, RunView } from "./run-view.js";
 export {
-  clientInboundSchema,
-  encodeFrame,
-  FrameTooLarge,
-  LineSplitter,
-  MAX_FRAME_BYTES,
-  PROTOCOL_VERSION,
-  protocolErrorCodeSchema,
-  protocolErrorSchema,
-  pushFrameSchema,
-  replyFrameSchema,
-  requestFrameSchema,
-} from "./framing.js";
-export type { ProtocolError, ProtocolErrorCode, PushFrame, ReplyFrame, RequestFrame } from "./framing.js";
-export { clientKindSchema, clientMethods, clientPushes } from "./client-methods.js";
-export type { ClientMethod, ClientParams, ClientResult } from "./client-methods.js";
-export { workerMethods, workerPushes } from "./worker-methods.js";
+  effectModeSchema,
+  effectResultSchema,
+  endTurnSchema,
+  enqueueMessageSchema,
+  fenceSchema,
+  finishNodeVisitSchema,
+  messageKindSchema,
+  messageRecordSchema,
+  nodeKindSchema,
+  nodeVisitResultSchema,
+  prepareContinuationSchema,
+  prepareRestartSchema,
+  reserveEffectSchema,
+  reservePreparedRunSchema,
+  runEndingSchema,
+  runRecordSchema,
+  settleEffectSchema,
+  sourceIdentitySchema,
+  startNodeVisitSchema,
+  startTurnSchema,
+  submissionVerdictSchema,
+  submitOutputSchema,
+  turnEndReasonSchema,
+  turnOwnershipSchema,
+  turnRecordSchema,
+  workerExitSchema,
+} from "./run-records.js";
+export type { RunOrigin, RunOriginCommand, RunStatus, TerminalOutcome } from "./run-status.js";
+export {
+  ACTIVE_STATUSES,
+  isActiveStatus,
+  isAllowedTransition,
+  isTerminalStatus,
+  RUN_TRANSITIONS,
+  runOriginCommandSchema,
+  runOriginSchema,
+  runStatusSchema,
+  TERMINAL_STATUSES,
+  terminalOutcomeSchema,
+} from "./run-status.js";
+export type { CurrentWork, NodeView, RunSummary, RunView } from "./run-view.js";
+export { currentWorkSchema, nodeViewSchema, runSummarySchema, runViewSchema } from "./run-view.js";
+export type { ErrorCode, SafeError } from "./safe-error.js";
+export {
+  boundSafeMessage,
+  errorCodeSchema,
+  SAFE_MESSAGE_MAX_BYTES,
+  safeError,
+  safeErrorSchema,
+} from "./safe-error.js";
+export type { Conflict, RecoveryCode, RecoveryReason, ResourceKind, Transition } from "./transition.js";
+export {
+  adopted,
+  applied,
+  conflict,
+  conflictSchema,
+  isSaved,
+  recoveryReasonSchema,
+  recoveryRequired,
+  resourceKindSchema,
+  transitionSchema,
+} from "./transition.js";
 export type { WorkerMethod, WorkerParams, WorkerResult } from "./worker-methods.js";
-export { RpcError, RpcPeer, toProtocolError } from "./rpc-peer.js";
-export type { Handlers, MethodTable, RpcPeerOptions } from "./rpc-peer.js";
+export { workerMethods, workerPushes } from "./worker-methods.js";

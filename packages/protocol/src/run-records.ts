@@ -202,19 +202,21 @@ export const enqueueMessageSchema = z.object({
 });
 export type EnqueueMessage = z.infer<typeof enqueueMessageSchema>;
 
-export interface MessageRecord {
-  messageId: string;
-  runId: string;
-  sessionId: string | null;
-  kind: MessageKind;
-  path: string | null;
-  visit: number | null;
-  body: string;
-  triggerTurn: boolean;
-  status: "pending" | "claimed" | "delivered" | "cancelled";
-  createdAt: number;
-  deliveredAt: number | null;
-}
+/** A message of the host's outbox to one Pi session, as the deliverer sees it. */
+export const messageRecordSchema = z.object({
+  messageId: z.string(),
+  runId: z.string(),
+  sessionId: z.string().nullable(),
+  kind: messageKindSchema,
+  path: z.string().nullable(),
+  visit: z.number().int().nullable(),
+  body: z.string(),
+  triggerTurn: z.boolean(),
+  status: z.enum(["pending", "claimed", "delivered", "cancelled"]),
+  createdAt: z.number(),
+  deliveredAt: z.number().nullable(),
+});
+export type MessageRecord = z.infer<typeof messageRecordSchema>;
 
 export const startTurnSchema = z.object({
   sessionId: opaqueIdSchema,
@@ -231,17 +233,35 @@ export const endTurnSchema = z.object({
 });
 export type EndTurn = z.infer<typeof endTurnSchema>;
 
-export interface TurnRecord {
-  turnId: string;
-  runId: string | null;
-  path: string | null;
-  visit: number | null;
-  sessionId: string;
-  requestId: string;
-  messageId: string;
-  status: "open" | "ended" | "lost" | "unowned";
-  endReason: z.infer<typeof turnEndReasonSchema> | null;
-}
+export const turnRecordSchema = z.object({
+  turnId: z.string(),
+  runId: z.string().nullable(),
+  path: z.string().nullable(),
+  visit: z.number().int().nullable(),
+  sessionId: z.string(),
+  requestId: z.string(),
+  messageId: z.string(),
+  status: z.enum(["open", "ended", "lost", "unowned"]),
+  endReason: turnEndReasonSchema.nullable(),
+});
+export type TurnRecord = z.infer<typeof turnRecordSchema>;
+
+/** The host's answer at Pi `agent_start`: this turn belongs to a workflow step, or to nobody. */
+export const turnOwnershipSchema = z.discriminatedUnion("owner", [
+  z.object({ owner: z.literal("workflow"), turn: turnRecordSchema }),
+  z.object({ owner: z.literal("none"), turn: turnRecordSchema }),
+]);
+export type TurnOwnership = z.infer<typeof turnOwnershipSchema>;
+
+/** The model's structured output for the step its turn owns. */
+export const submitOutputSchema = z.object({ sessionId: opaqueIdSchema, output: z.unknown() });
+
+/** What the model is told about a submission: accepted (the step is done) or why not. */
+export const submissionVerdictSchema = z.discriminatedUnion("accepted", [
+  z.object({ accepted: z.literal(true), runId: z.string(), path: z.string() }),
+  z.object({ accepted: z.literal(false), reason: z.string().max(2048) }),
+]);
+export type SubmissionResult = z.infer<typeof submissionVerdictSchema>;
 
 export const workerExitSchema = z.discriminatedUnion("kind", [
   // The worker said why it stopped; `error` is set when it stopped because of a failure.

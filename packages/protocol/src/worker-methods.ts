@@ -7,8 +7,8 @@ import {
   finishNodeVisitSchema,
   reserveEffectSchema,
   runEndingSchema,
-  settleEffectSchema,
   runRecordSchema,
+  settleEffectSchema,
   sourceIdentitySchema,
   startNodeVisitSchema,
   workerExitSchema,
@@ -46,6 +46,8 @@ export const workerMethods = {
     result: z.discriminatedUnion("type", [
       z.object({ type: z.literal("submission"), submissionId: z.string(), output: z.unknown() }),
       z.object({ type: z.literal("turn_ended") }),
+      // The step's turn was interrupted (Escape) and the run was asked to pause: park and stop.
+      z.object({ type: z.literal("paused") }),
     ]),
   },
   /** The verdict on a submission, returned to the model through the extension. */

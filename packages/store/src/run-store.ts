@@ -1,9 +1,9 @@
 import {
   endTurnSchema,
   enqueueMessageSchema,
+  type Fence,
   fenceSchema,
   finishNodeVisitSchema,
-  type Fence,
   type MessageRecord,
   opaqueIdSchema,
   prepareContinuationSchema,
@@ -33,7 +33,6 @@ import {
   markMessageDelivered,
 } from "./outbox.js";
 import * as readers from "./readers.js";
-import { readRunSnapshot } from "./run-snapshot.js";
 import {
   cancelRun,
   claimRun,
@@ -45,7 +44,8 @@ import {
   reservePreparedRun,
 } from "./run-lifecycle.js";
 import { prepareContinuation, prepareRestart } from "./run-lineage.js";
-import { endTurn, settleSessionTurns, startTurn } from "./turns.js";
+import { readRunSnapshot } from "./run-snapshot.js";
+import { endTurn, openSessionTurn, settleSessionTurns, startTurn } from "./turns.js";
 import { listOpenLaunches, recordWorkerExit, recordWorkerLaunch } from "./worker-launches.js";
 
 export interface OpenStoreOptions {
@@ -226,6 +226,10 @@ export class RunStore {
   }
   settleSessionTurns(req: unknown) {
     return settleSessionTurns(this.use(), parse(sessionRef, req, "session"));
+  }
+  /** The session's open workflow turn, if any: the only turn a submission may come from. */
+  openSessionTurn(sessionId: string) {
+    return openSessionTurn(this.use(), parse(sessionRef, { sessionId }, "session").sessionId);
   }
 
   // Outbox.

@@ -5,14 +5,14 @@ import {
   type EndTurn,
   type StartTurn,
   type Transition,
+  type TurnOwnership,
   type TurnRecord,
 } from "@piw/protocol";
 import { sha256 } from "./canonical-json.js";
 import type { StoreContext } from "./context.js";
 import { type MessageRow, mapTurnRow, type RunRow, type StepRow, type TurnRow } from "./rows.js";
 
-/** The host's answer at Pi `agent_start`: this turn belongs to a workflow step, or to nobody. */
-export type TurnOwnership = { owner: "workflow"; turn: TurnRecord } | { owner: "none"; turn: TurnRecord };
+export type { TurnOwnership };
 
 function ownership(row: TurnRow): TurnOwnership {
   return row.status === "unowned"
@@ -140,5 +140,15 @@ export function settleSessionTurns(ctx: StoreContext, req: { sessionId: string }
       if (run) ctx.bumpRun(run, {}, { type: "turn.lost", path: turn.path, visit: turn.visit });
     }
     return applied(open.map((t) => mapTurnRow({ ...t, status: "lost" })));
+  });
+}
+
+/** The session's open workflow turn (at most one is ever open), or null. */
+export function openSessionTurn(ctx: StoreContext, sessionId: string): TurnRecord | null {
+  return ctx.read(() => {
+    const row = ctx
+      .stmt("SELECT * FROM turns WHERE session_id = ? AND status = 'open' ORDER BY started_at DESC LIMIT 1")
+      .get(sessionId) as TurnRow | undefined;
+    return row ? mapTurnRow(row) : null;
   });
 }

@@ -84,7 +84,7 @@ export class HostRunPort implements RunPort {
       this.peer.call("agent.next", { path: visit.path, visit: visit.visit }),
       signal,
     );
-    if (event.type === "turn_ended") return { type: "turn_ended" };
+    if (event.type !== "submission") return event;
     return {
       type: "submission",
       output: event.output,

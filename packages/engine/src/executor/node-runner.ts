@@ -5,8 +5,8 @@ import type {
   CompiledWorkflow,
   NodeContext,
 } from "../compiler/compiled-workflow.js";
-import { effectId, nodeVisitId, visitMessageId } from "../identity/execution-identity.js";
 import { ScopeInputError } from "../compiler/runtime-errors.js";
+import { effectId, nodeVisitId, visitMessageId } from "../identity/execution-identity.js";
 import { describeThrown, expectSaved, FenceLost, NodeFailure, RunParked } from "./execution-signals.js";
 import type { RunPort } from "./run-port.js";
 import { runShell } from "./shell-runner.js";
@@ -156,6 +156,15 @@ async function runAgent(
   let nudges = 0;
   for (;;) {
     const event = await run.port.nextAgentEvent({ path: node.path, visit: run.visit }, ctx.signal);
+    if (event.type === "paused") {
+      // The visit stays open: a resume starts a new attempt, which delivers the step prompt again.
+      const reason = {
+        code: "paused" as const,
+        message: `Paused during ${node.path}: its turn was interrupted.`,
+      };
+      expectSaved(await run.port.parkRun(reason));
+      throw new RunParked(reason);
+    }
     if (event.type === "turn_ended") {
       if (nudges >= MAX_AGENT_NUDGES) {
         throw new NodeFailure(

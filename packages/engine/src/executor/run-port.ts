@@ -20,7 +20,9 @@ export type SubmissionVerdict = { accepted: true } | { accepted: false; reason: 
 /** What happens in the run's Pi session while an agent step waits. */
 export type AgentEvent =
   | { type: "submission"; output: unknown; respond(verdict: SubmissionVerdict): void }
-  | { type: "turn_ended" };
+  | { type: "turn_ended" }
+  /** The step's turn was interrupted and the run asked to pause: park, keep the visit open. */
+  | { type: "paused" };
 
 /**
  * Durability as the executor sees it. Every method is one fenced transition of the run store: the
