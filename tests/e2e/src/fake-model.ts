@@ -158,7 +158,14 @@ export async function startFakeModel(options: { modelId?: string } = {}): Promis
   function chooseReply(request: ModelRequest): ModelReply | undefined {
     const head = queue[0];
     if (head) {
-      const reply = head(request);
+      let reply: ModelReply | undefined;
+      try {
+        reply = head(request);
+      } catch (error) {
+        // A one-shot script that throws is spent: it must not fail every later request too.
+        queue.shift();
+        throw error;
+      }
       if (reply) {
         queue.shift();
         return reply;
