@@ -1,4 +1,5 @@
 import type { NodeView, RecoveryReason, RunSummary, RunView } from "@piw/protocol";
+import { formatAge, formatDuration } from "@piw/viewer";
 import {
   NODE_STATE_WORDS,
   nodeGlyph,
@@ -9,25 +10,7 @@ import {
 } from "./render-words.js";
 import type { Style } from "./style.js";
 
-/** `12ms`, `1.4s`, `2m03s`, `1h05m`. */
-export function formatDuration(ms: number): string {
-  const value = Math.max(0, Math.round(ms));
-  if (value < 1_000) return `${value}ms`;
-  if (value < 60_000) return `${(value / 1_000).toFixed(1)}s`;
-  const seconds = Math.floor(value / 1_000);
-  if (seconds < 3_600) return `${Math.floor(seconds / 60)}m${String(seconds % 60).padStart(2, "0")}s`;
-  const minutes = Math.floor(seconds / 60);
-  return `${Math.floor(minutes / 60)}h${String(minutes % 60).padStart(2, "0")}m`;
-}
-
-/** `5s ago`, `3m ago`, `2h ago`, `4d ago`. */
-export function formatAge(at: number, now: number): string {
-  const seconds = Math.max(0, Math.round((now - at) / 1_000));
-  if (seconds < 60) return `${seconds}s ago`;
-  if (seconds < 3_600) return `${Math.floor(seconds / 60)}m ago`;
-  if (seconds < 86_400) return `${Math.floor(seconds / 3_600)}h ago`;
-  return `${Math.floor(seconds / 86_400)}d ago`;
-}
+export { formatAge, formatDuration } from "@piw/viewer";
 
 function runDuration(run: RunSummary, now: number): string | undefined {
   if (run.startedAt === null) return undefined;

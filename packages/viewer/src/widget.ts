@@ -1,0 +1,148 @@
+import { truncateToWidth, visibleWidth } from "@earendil-works/pi-tui";
+import type { NodeView, RunView } from "@piw/protocol";
+import { activePath, type FlowEntry, flowEntries } from "./flow.js";
+import { formatDuration } from "./format.js";
+import { plainTheme, type Theme } from "./theme.js";
+import { KIND_GLYPHS, NODE_GLYPHS, NODE_TINTS, type NodeState, runStateWord } from "./words.js";
+
+export interface WidgetOptions {
+  /** Terminal columns; no line is wider. */
+  width: number;
+  /** Most lines to return, the recovery line included. Default 8. */
+  maxLines?: number;
+  /** When given, a running node shows how long it has run; without it the line says `running`. */
+  now?: number;
+  theme?: Theme;
+}
+
+export const DEFAULT_WIDGET_LINES = 8;
+
+interface Timed {
+  state: NodeState;
+  visits: number;
+  startedAt: number | null;
+  finishedAt: number | null;
+}
+
+/** `#2  1.4s`, `#1  running 3.0s`, `#1  failed: timeout` — empty for an unvisited node. */
+function timingText(item: Timed & { errorCode?: string | null; attempt?: number }, now?: number): string {
+  if (item.visits === 0) return "";
+  const parts = [`#${item.visits}`];
+  if (item.attempt !== undefined && item.attempt > 1) parts.push(`try ${item.attempt}`);
+  if (item.state === "running") {
+    parts.push(
+      now === undefined || item.startedAt === null
+        ? "running"
+        : `running ${formatDuration(now - item.startedAt)}`,
+    );
+  } else if (item.startedAt !== null && item.finishedAt !== null) {
+    parts.push(formatDuration(item.finishedAt - item.startedAt));
+  }
+  if ((item.state === "failed" || item.state === "timed_out") && item.errorCode) parts.push(item.errorCode);
+  return parts.join("  ");
+}
+
+function nodeLabel(node: NodeView): string {
+  const name = node.path.slice(node.path.lastIndexOf("/") + 1);
+  return node.title !== "" && node.title !== name ? `${node.path} ${node.title}` : node.path;
+}
+
+function entryPath(entry: FlowEntry): string {
+  return entry.kind === "node" ? entry.node.path : entry.mount.path;
+}
+
+/** Fits `head label … tail` into `width`, shortening the label first. */
+function fitLine(head: string, label: string, tail: string, labelWidth: number, width: number): string {
+  const tailWidth = visibleWidth(tail);
+  const room = width - visibleWidth(head) - (tailWidth > 0 ? tailWidth + 2 : 0);
+  if (room < 4) return truncateToWidth(`${head}${label}${tail === "" ? "" : `  ${tail}`}`, width, "…");
+  const column = Math.min(room, Math.max(labelWidth, 1));
+  const fitted = visibleWidth(label) > column ? truncateToWidth(label, column, "…") : label;
+  const padded = tail === "" ? fitted : fitted + " ".repeat(Math.max(0, column - visibleWidth(fitted)));
+  return truncateToWidth(`${head}${padded}${tail === "" ? "" : `  ${tail}`}`, width, "…");
+}
+
+function entryLine(
+  entry: FlowEntry,
+  labelWidth: number,
+  width: number,
+  active: boolean,
+  theme: Theme,
+  now?: number,
+): string {
+  const item = entry.kind === "node" ? entry.node : entry.mount;
+  const glyph = theme(NODE_TINTS[item.state], NODE_GLYPHS[item.state]);
+  const kind = entry.kind === "node" ? KIND_GLYPHS[entry.node.kind] : KIND_GLYPHS.include;
+  const indent = "  ".repeat(entry.depth);
+  const label =
+    entry.kind === "node" ? nodeLabel(entry.node) : `${entry.mount.path} (${entry.mount.workflow})`;
+  const tail = timingText(entry.kind === "node" ? entry.node : { ...entry.mount, errorCode: null }, now);
+  const marker = active ? "›" : " ";
+  const line = fitLine(`${marker}${glyph} ${kind} `, indent + label, theme("dim", tail), labelWidth, width);
+  return active ? theme("bold", line) : line;
+}
+
+/** Which slice of `total` rows to show in `room` rows so that `focus` is inside, near the middle. */
+function windowAround(total: number, room: number, focus: number): { start: number; end: number } {
+  if (total <= room) return { start: 0, end: total };
+  const start = Math.min(Math.max(0, focus - Math.floor((room - 1) / 2)), total - room);
+  return { start, end: start + room };
+}
+
+/**
+ * The Pi widget above the editor: one line per node (and per include) in flow order, windowed
+ * around the active node when the run has more nodes than lines, and a parked run's reason last.
+ */
+export function renderWidgetLines(view: RunView, options: WidgetOptions): string[] {
+  const width = Math.max(1, Math.floor(options.width));
+  const maxLines = Math.max(1, Math.floor(options.maxLines ?? DEFAULT_WIDGET_LINES));
+  const theme = options.theme ?? plainTheme;
+  const entries = flowEntries(view);
+  const active = activePath(view);
+  const lines: string[] = [];
+
+  const recovery =
+    view.status === "parked" && view.recoveryReason !== null
+      ? truncateToWidth(
+          theme("yellow", `‼ parked: ${view.recoveryReason.message} (${view.recoveryReason.code})`),
+          width,
+          "…",
+        )
+      : undefined;
+  const room = maxLines - (recovery === undefined ? 0 : 1);
+  if (room > 0 && entries.length > 0) {
+    const focus = Math.max(
+      0,
+      entries.findIndex((entry) => entryPath(entry) === active),
+    );
+    const { start, end } = windowAround(entries.length, room, focus);
+    const labelWidth = Math.max(
+      ...entries.map((entry) => {
+        const label =
+          entry.kind === "node" ? nodeLabel(entry.node) : `${entry.mount.path} (${entry.mount.workflow})`;
+        return visibleWidth(label) + 2 * entry.depth;
+      }),
+    );
+    // The first and last rows of a cut window say what is hidden, when there is room to spare.
+    const marks = room >= 3;
+    for (let i = start; i < end; i += 1) {
+      const entry = entries[i] as FlowEntry;
+      if (marks && i === start && start > 0) {
+        lines.push(truncateToWidth(theme("dim", `  ⋮ ${start + 1} more above`), width, "…"));
+      } else if (marks && i === end - 1 && end < entries.length) {
+        lines.push(truncateToWidth(theme("dim", `  ⋮ ${entries.length - end + 1} more below`), width, "…"));
+      } else {
+        lines.push(entryLine(entry, labelWidth, width, entryPath(entry) === active, theme, options.now));
+      }
+    }
+  }
+  if (recovery !== undefined) lines.push(recovery);
+  return lines;
+}
+
+/** The Pi footer: `wf <name> [<status word>] <current node path>`. */
+export function renderFooterStatus(view: RunView): string {
+  const path = activePath(view);
+  const head = `wf ${view.workflowName} [${runStateWord(view)}]`;
+  return path === null ? head : `${head} ${path}`;
+}
