@@ -107,17 +107,28 @@ export class PiSession {
     child.stderr.on("data", (chunk: Buffer) => {
       this.stderrText += chunk.toString("utf8");
     });
-    this.exited = new Promise((resolveExit) => {
-      child.on("exit", (code, signal) => {
-        this.exitInfo = { code, signal };
-        for (const { reject } of this.pending.values()) {
-          reject(new Error(`pi exited (${this.describeExit()}) before answering.\n${this.diagnostics()}`));
-        }
-        this.pending.clear();
-        this.notify();
-        resolveExit();
-      });
+    // Writing to a dead Pi raises EPIPE on stdin; keep it as a diagnostic, not a crash of the test run.
+    child.stdin.on("error", (error) => {
+      this.stderrText += `[e2e] pi stdin: ${error.message}\n`;
     });
+    this.exited = new Promise((resolveExit) => {
+      child.on("error", (error) => {
+        this.stderrText += `[e2e] could not run ${PI_BIN}: ${error.message}\n`;
+        if (child.pid === undefined) this.onExit(resolveExit, null, null);
+      });
+      child.on("exit", (code, signal) => this.onExit(resolveExit, code, signal));
+    });
+  }
+
+  private onExit(resolveExit: () => void, code: number | null, signal: NodeJS.Signals | null): void {
+    if (this.exitInfo) return;
+    this.exitInfo = { code, signal };
+    for (const { reject } of this.pending.values()) {
+      reject(new Error(`pi exited (${this.describeExit()}) before answering.\n${this.diagnostics()}`));
+    }
+    this.pending.clear();
+    this.notify();
+    resolveExit();
   }
 
   /** Writes the isolated config, spawns Pi and waits until it answers `get_state`. */

@@ -239,6 +239,28 @@ export default function (pi) {
   );
 
   it(
+    "reports pi exiting during startup with its exit code and stderr",
+    async () => {
+      const extension = writeExtension(
+        scratch,
+        "exit-at-start.ts",
+        `export default function (pi) {
+  pi.on("session_start", () => {
+    process.stderr.write("e2e extension: exiting on purpose\\n");
+    process.exit(3);
+  });
+}
+`,
+      );
+
+      const starting = startPiSession({ model, extensions: [extension], startupTimeoutMs: 20_000 });
+
+      await expect(starting).rejects.toThrow(/pi exited \(code 3[\s\S]*exiting on purpose/);
+    },
+    TEST_TIMEOUT,
+  );
+
+  it(
     "times out waiting for an event with the recent events in the message",
     async () => {
       const pi = await startPiSession({ model });
