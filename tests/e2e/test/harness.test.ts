@@ -54,6 +54,7 @@ describe("the real pi against the scripted fake model", () => {
       session = pi;
 
       const settled = await pi.promptAndSettle("hello harness, are you there?");
+      model.assertNoErrors();
 
       expect(settled).toEqual({ type: "agent_settled", aborted: false });
       const last = await pi.call<{ text: string | null }>({ type: "get_last_assistant_text" });
@@ -62,7 +63,6 @@ describe("the real pi against the scripted fake model", () => {
       const [request] = model.requests;
       expect(request?.stream).toBe(true);
       expect(request && lastUserText(request)).toBe("hello harness, are you there?");
-      model.assertNoErrors();
 
       const roles = (await pi.getMessages()).map((m) => m.role);
       expect(roles).toEqual(["system", "user", "assistant"]);
@@ -115,6 +115,7 @@ export default function (pi) {
       session = pi;
 
       await pi.promptAndSettle("please call the tool");
+      model.assertNoErrors();
 
       const toolEnd = await pi.waitForEvent((e) => e.type === "tool_execution_end", { since: 0 });
       expect(toolEnd).toMatchObject({
@@ -132,7 +133,6 @@ export default function (pi) {
       expect(messageText(toolMessage)).toBe("ECHO:banana-42 via call_echo_1");
       const last = await pi.call<{ text: string | null }>({ type: "get_last_assistant_text" });
       expect(last.text).toBe("The tool said banana.");
-      model.assertNoErrors();
     },
     TEST_TIMEOUT,
   );
@@ -164,6 +164,7 @@ export default function (pi) {
 
       await pi.promptAndSettle("start");
       const second = await pi.waitForIdle();
+      model.assertNoErrors();
 
       expect(second).toEqual({ type: "agent_settled", aborted: false });
       expect(model.requests).toHaveLength(2);
@@ -176,7 +177,6 @@ export default function (pi) {
         content: "NUDGE: workflow step finished",
         details: { step: 7 },
       });
-      model.assertNoErrors();
     },
     TEST_TIMEOUT,
   );
