@@ -1,17 +1,3 @@
-export {
-  action,
-  agent,
-  checkpoint,
-  compute,
-  DEFAULT_EXIT,
-  DEFAULT_MAX_STEPS,
-  decision,
-  decisionEdge,
-  defineWorkflow,
-  includeWorkflow,
-  notify,
-  shell,
-} from "./authoring/index.js";
 export type {
   ActionNode,
   AgentNode,
@@ -37,13 +23,27 @@ export type {
   WorkflowNode,
   WorkflowSpec,
 } from "./authoring/index.js";
-export { CompileError } from "./compiler/compile-error.js";
+export {
+  action,
+  agent,
+  checkpoint,
+  compute,
+  DEFAULT_EXIT,
+  DEFAULT_MAX_STEPS,
+  decision,
+  decisionEdge,
+  defineWorkflow,
+  includeWorkflow,
+  notify,
+  shell,
+} from "./authoring/index.js";
 export type { CompileProblem } from "./compiler/compile-error.js";
+export { CompileError } from "./compiler/compile-error.js";
 export { compileWorkflow } from "./compiler/compile-workflow.js";
 export type {
   ActionContext,
-  CompiledAgentNode,
   CompiledActionNode,
+  CompiledAgentNode,
   CompiledCheckpointNode,
   CompiledComputeNode,
   CompiledDecisionNode,
@@ -57,28 +57,40 @@ export type {
   ScopeContext,
   ShellCommand,
 } from "./compiler/compiled-workflow.js";
-export { graphManifestSchema } from "./compiler/graph-manifest.js";
 export type { GraphManifest, ManifestTarget } from "./compiler/graph-manifest.js";
+export { graphManifestSchema } from "./compiler/graph-manifest.js";
 export { RESERVED_WORKFLOW_NAMES } from "./compiler/names.js";
-export { RoutingError, ScopeInputError } from "./compiler/runtime-errors.js";
 export type { RoutingErrorCode } from "./compiler/runtime-errors.js";
+export { RoutingError, ScopeInputError } from "./compiler/runtime-errors.js";
+export { AgentEventQueue } from "./executor/agent-event-queue.js";
+export type { ExecuteOptions, ExecutionOutcome } from "./executor/execute-command.js";
+export { acceptRunCommand, executeRun } from "./executor/execute-command.js";
+export type { MemoryRunOptions } from "./executor/memory-port.js";
+export { MemoryRunPort } from "./executor/memory-port.js";
+export { MAX_AGENT_NUDGES } from "./executor/node-runner.js";
+export type { AgentEvent, RunPort, SubmissionVerdict } from "./executor/run-port.js";
+export type { EffectId, NodeVisitId } from "./identity/execution-identity.js";
 export { registerBuiltinWorkflow } from "./loader/builtin-registry.js";
-export { AUTHORING_MODULE, loadWorkflowFile, WORKFLOW_FILE_SUFFIX } from "./loader/load-workflow-file.js";
 export type { LoadedWorkflow } from "./loader/load-workflow-file.js";
+export { AUTHORING_MODULE, loadWorkflowFile, WORKFLOW_FILE_SUFFIX } from "./loader/load-workflow-file.js";
+export type { ResolveWorkflowOptions } from "./loader/resolve-workflow.js";
 export {
   isWorkflowPath,
   loadBuiltinWorkflow,
   resolveWorkflow,
   workflowSearchDirs,
 } from "./loader/resolve-workflow.js";
-export type { ResolveWorkflowOptions } from "./loader/resolve-workflow.js";
-export { WorkflowLoadError } from "./loader/workflow-load-error.js";
 export type { WorkflowLoadErrorCode } from "./loader/workflow-load-error.js";
-export { AgentEventQueue } from "./executor/agent-event-queue.js";
-export { acceptRunCommand, executeRun } from "./executor/execute-command.js";
-export type { ExecuteOptions, ExecutionOutcome } from "./executor/execute-command.js";
-export { MemoryRunPort } from "./executor/memory-port.js";
-export type { MemoryRunOptions } from "./executor/memory-port.js";
-export { MAX_AGENT_NUDGES } from "./executor/node-runner.js";
-export type { AgentEvent, RunPort, SubmissionVerdict } from "./executor/run-port.js";
-export type { EffectId, NodeVisitId } from "./identity/execution-identity.js";
+export { WorkflowLoadError } from "./loader/workflow-load-error.js";
+export type { LaunchRequest, PreparedLaunch } from "./launch/prepare-launch.js";
+export {
+  agentStepPaths,
+  checkCheckpointAnswer,
+  describeIssuePath,
+  LaunchRefused,
+  listWorkflowFiles,
+  loadForLaunch,
+  prepareInput,
+  prepareLaunch,
+  reserveRequest,
+} from "./launch/prepare-launch.js";

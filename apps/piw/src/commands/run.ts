@@ -33,7 +33,7 @@ export async function runCommand(ctx: CliContext, args: string[]): Promise<ExitC
 
   const host = await ctx.host();
   const reserved = savedValue(
-    await host.call("runs.reserve", reserveParams(prepared, ctx.io.cwd)),
+    await host.call("runs.reserve", await reserveParams(prepared, ctx.io.cwd)),
     prepared.loaded.name,
   );
   const title = prepared.loaded.workflow.title;

@@ -1,0 +1,183 @@
+import { readdirSync } from "node:fs";
+import type { JsonValue, ReservePreparedRun, SourceIdentity } from "@piw/protocol";
+import type { LoadedWorkflow } from "../loader/load-workflow-file.js";
+import { WORKFLOW_FILE_SUFFIX } from "../loader/load-workflow-file.js";
+import { resolveWorkflow, workflowSearchDirs } from "../loader/resolve-workflow.js";
+import { WorkflowLoadError } from "../loader/workflow-load-error.js";
+
+/**
+ * A launch that must not be saved, with every reason: the caller shows `message` and `problems`
+ * (one per line) and nothing was recorded. Seed 003: preflight failures stay in the calling turn.
+ */
+export class LaunchRefused extends Error {
+  override readonly name = "LaunchRefused";
+  constructor(
+    message: string,
+    readonly problems: readonly string[] = [],
+    /** A usage mistake (wrong input, wrong answer) rather than a broken workflow. */
+    readonly usage = true,
+  ) {
+    super(message);
+  }
+
+  /** The whole refusal as text, for a tool result or a terminal. */
+  describe(): string {
+    return [this.message, ...this.problems.map((problem) => `  ${problem}`)].join("\n");
+  }
+}
+
+export interface LaunchRequest {
+  /** A workflow name or a path to a `<name>.workflow.ts` file. */
+  ref: string;
+  cwd: string;
+  /** Free-text task; becomes `{ task }` when the workflow takes input and no whole input is given. */
+  task?: string | undefined;
+  /** The whole input, when given. */
+  input?: JsonValue | undefined;
+}
+
+export interface PreparedLaunch {
+  loaded: LoadedWorkflow;
+  input: JsonValue;
+  /** Said before the run starts, e.g. that the task was ignored. */
+  notes: string[];
+}
+
+/** Where a validation issue sits, as a reader would write it: `items[2].title`, or `(input)`. */
+export function describeIssuePath(path: readonly PropertyKey[], root = "(input)"): string {
+  if (path.length === 0) return root;
+  return path
+    .map((key, i) => (typeof key === "number" ? `[${key}]` : `${i === 0 ? "" : "."}${String(key)}`))
+    .join("");
+}
+
+/** Resolve and compile a workflow; a failure is a refusal naming every compile problem. */
+export async function loadForLaunch(ref: string, cwd: string): Promise<LoadedWorkflow> {
+  try {
+    return await resolveWorkflow(ref, { cwd });
+  } catch (error) {
+    if (!(error instanceof WorkflowLoadError)) throw error;
+    if (error.problems.length === 0) throw new LaunchRefused(error.message, [], false);
+    throw new LaunchRefused(
+      `workflow ${ref} is invalid:`,
+      error.problems.map((problem) => `${problem.path}: ${problem.message}`),
+      false,
+    );
+  }
+}
+
+/**
+ * Everything checked before the host saves a run (seed 003 preflight): the workflow resolves and
+ * compiles, and the input matches its schema. Throws `LaunchRefused`; never writes anything.
+ */
+export async function prepareLaunch(request: LaunchRequest): Promise<PreparedLaunch> {
+  return prepareInput(await loadForLaunch(request.ref, request.cwd), request);
+}
+
+/** The input check of `prepareLaunch`, for a workflow the caller already loaded. */
+export async function prepareInput(
+  loaded: LoadedWorkflow,
+  request: Pick<LaunchRequest, "task" | "input">,
+): Promise<PreparedLaunch> {
+  const { workflow } = loaded;
+  const notes: string[] = [];
+  const task = request.task?.trim() ? request.task.trim() : undefined;
+  let input: JsonValue;
+  if (request.input !== undefined) {
+    input = request.input;
+  } else if (workflow.inputSchema === undefined) {
+    if (task !== undefined) notes.push(`workflow ${loaded.name} takes no input; the task was ignored`);
+    input = null;
+  } else {
+    input = task !== undefined ? { task } : {};
+  }
+  if (workflow.inputSchema !== undefined) {
+    const checked = await workflow.inputSchema.safeParseAsync(input);
+    if (!checked.success) {
+      const problems = checked.error.issues.map(
+        (issue) => `${describeIssuePath(issue.path)}: ${issue.message}`,
+      );
+      if (request.input === undefined && task === undefined) {
+        problems.push("(no input was given: pass a task, or the whole input as JSON)");
+      }
+      throw new LaunchRefused(`the input does not match workflow ${loaded.name}'s input:`, problems);
+    }
+  }
+  return { loaded, input, notes };
+}
+
+/** The agent steps of a prepared workflow (they need a Pi session to run). */
+export function agentStepPaths(loaded: LoadedWorkflow): string[] {
+  return loaded.workflow.manifest.nodes.filter((node) => node.kind === "agent").map((node) => node.path);
+}
+
+/** The `runs.reserve` request for a prepared launch; the host allocates the run ID. */
+export function reserveRequest(
+  prepared: PreparedLaunch,
+  where: { origin: ReservePreparedRun["origin"]; workingDir: string },
+): Omit<ReservePreparedRun, "runId"> {
+  const { loaded, input } = prepared;
+  return {
+    workflowName: loaded.name,
+    source: loaded.source,
+    definitionDigest: loaded.workflow.digest,
+    manifest: loaded.workflow.manifest as unknown as JsonValue,
+    input,
+    origin: where.origin,
+    workingDir: where.workingDir,
+    ...(loaded.workflow.presentationPrompt === undefined
+      ? {}
+      : { presentationInstructions: loaded.workflow.presentationPrompt }),
+  };
+}
+
+/**
+ * Check a checkpoint answer against the checkpoint's schema before the host saves a continuation:
+ * a wrong answer must be correctable, not burn the checkpoint (seed 003 preflight).
+ */
+export async function checkCheckpointAnswer(
+  source: SourceIdentity,
+  checkpointPath: string,
+  answer: JsonValue,
+  cwd: string,
+): Promise<void> {
+  if (source.kind !== "file") return;
+  const loaded = await loadForLaunch(source.path, cwd);
+  const node = loaded.workflow.nodes.get(checkpointPath);
+  if (node?.kind !== "checkpoint") {
+    throw new LaunchRefused(
+      `workflow ${loaded.name} has no checkpoint ${checkpointPath} any more (its source changed)`,
+      [],
+      false,
+    );
+  }
+  const checked = await node.answer.safeParseAsync(answer);
+  if (!checked.success) {
+    throw new LaunchRefused(
+      `the answer does not match checkpoint ${checkpointPath}:`,
+      checked.error.issues.map((issue) => `${describeIssuePath(issue.path, "(answer)")}: ${issue.message}`),
+    );
+  }
+}
+
+/** Workflow names a user can start from `cwd`, in search order, each with where it was found. */
+export function listWorkflowFiles(cwd: string): Array<{ name: string; dir: string }> {
+  const seen = new Set<string>();
+  const found: Array<{ name: string; dir: string }> = [];
+  for (const dir of workflowSearchDirs({ cwd })) {
+    let entries: string[];
+    try {
+      entries = readdirSync(dir);
+    } catch {
+      continue;
+    }
+    for (const entry of entries.sort()) {
+      if (!entry.endsWith(WORKFLOW_FILE_SUFFIX)) continue;
+      const name = entry.slice(0, -WORKFLOW_FILE_SUFFIX.length);
+      if (seen.has(name)) continue;
+      seen.add(name);
+      found.push({ name, dir });
+    }
+  }
+  return found;
+}

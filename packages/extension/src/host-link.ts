@@ -1,0 +1,155 @@
+import { HostConnection, HostUnavailable } from "@piw/client";
+import {
+  type ClientMethod,
+  type ClientParams,
+  type ClientResult,
+  type Conflict,
+  RpcError,
+  type RunView,
+  type Transition,
+} from "@piw/protocol";
+
+export interface HostLinkOptions {
+  /** argv that starts a host when none answers; without it the extension never starts one. */
+  hostCommand?: readonly string[] | undefined;
+  /** The host's state folder; default `PIW_HOME`, else `~/.pi/agent/workflows`. */
+  stateDir?: string | undefined;
+  /** Called when the connection came back (a restarted host): re-report what needs it. */
+  onReconnect?: () => void;
+  /** Called with every pushed view of a watched run. */
+  onView: (view: RunView) => void;
+  log?: (line: string) => void;
+}
+
+/** An error the model or the user can read: no stack, no raw SQLite, one clear sentence. */
+export class WorkflowError extends Error {
+  override readonly name = "WorkflowError";
+}
+
+/**
+ * The extension's one connection to the piw host: opened on first use (starting a host when allowed),
+ * renewed after a host restart, and closed with the Pi session.
+ */
+export class HostLink {
+  private connection: Promise<HostConnection> | undefined;
+  private readonly watched = new Map<string, Promise<() => Promise<void>>>();
+  private closed = false;
+
+  constructor(private readonly options: HostLinkOptions) {}
+
+  private open(): Promise<HostConnection> {
+    if (this.closed) return Promise.reject(new WorkflowError("The piw extension was shut down."));
+    this.connection ??= HostConnection.open({
+      client: "extension",
+      ...(this.options.stateDir === undefined ? {} : { stateDir: this.options.stateDir }),
+      ...(this.options.hostCommand && this.options.hostCommand.length > 0
+        ? { hostCommand: this.options.hostCommand }
+        : { autoStart: false }),
+      reconnect: { maxAttempts: 8, initialDelayMs: 50, maxDelayMs: 1_000 },
+    }).then(
+      (connection) => {
+        connection.on("reconnect", () => this.options.onReconnect?.());
+        connection.on("unavailable", () => {
+          // The next call opens a fresh connection (and may start a host again).
+          this.connection = undefined;
+          this.watched.clear();
+        });
+        return connection;
+      },
+      (error: unknown) => {
+        this.connection = undefined;
+        throw error;
+      },
+    );
+    return this.connection;
+  }
+
+  /** One host call; host and transport failures become a WorkflowError with a readable message. */
+  async call<M extends ClientMethod>(method: M, params: ClientParams<M>): Promise<ClientResult<M>> {
+    try {
+      const connection = await this.open();
+      return await connection.call(method, params);
+    } catch (error) {
+      throw asWorkflowError(error);
+    }
+  }
+
+  /** Follow one run's view; watching an already watched run does nothing. */
+  watch(runId: string): void {
+    if (this.watched.has(runId)) return;
+    const stop = this.open().then((connection) => connection.subscribe(runId, this.options.onView));
+    this.watched.set(runId, stop);
+    stop.catch((error: unknown) => {
+      this.watched.delete(runId);
+      this.options.log?.(`piw: cannot follow run ${runId}: ${asWorkflowError(error).message}`);
+    });
+  }
+
+  unwatch(runId: string): void {
+    const stop = this.watched.get(runId);
+    this.watched.delete(runId);
+    void stop?.then((end) => end()).catch(() => {});
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const connection = this.connection;
+    this.connection = undefined;
+    this.watched.clear();
+    if (connection) await connection.then((c) => c.close()).catch(() => {});
+  }
+}
+
+export function asWorkflowError(error: unknown): WorkflowError {
+  if (error instanceof WorkflowError) return error;
+  if (error instanceof HostUnavailable) {
+    return new WorkflowError(`The piw host is not reachable (${error.message}).`);
+  }
+  if (error instanceof RpcError) return new WorkflowError(error.message);
+  const message = error instanceof Error ? error.message.split("\n")[0] : String(error);
+  return new WorkflowError(`piw: ${message?.slice(0, 500) ?? "unknown error"}`);
+}
+
+/** The saved value of a transition, or a WorkflowError saying in plain words why nothing changed. */
+export function savedOrThrow<T>(result: Transition<T>, subject: string): T {
+  switch (result.kind) {
+    case "applied":
+    case "adopted":
+      return result.value;
+    case "conflict":
+      throw new WorkflowError(`${subject}: ${describeConflict(result.evidence)}.`);
+    case "recoveryRequired":
+      throw new WorkflowError(`${subject}: the run must be recovered first (${result.reason.message}).`);
+    default:
+      return result satisfies never;
+  }
+}
+
+/** One sentence on why the host refused a change, in the model's and the user's terms. */
+export function describeConflict(conflict: Conflict): string {
+  switch (conflict.kind) {
+    case "not_found":
+      return `there is no ${conflict.resource} ${conflict.id}`;
+    case "invalid_transition":
+      return `run ${conflict.runId} is ${conflict.from} and cannot become ${conflict.to}`;
+    case "stale_fence":
+    case "revision_mismatch":
+      return `run ${conflict.runId} changed meanwhile; try again`;
+    case "session_busy":
+      return `this Pi session already has run ${conflict.activeRunId} in progress; wait for it to end or cancel it first`;
+    case "request_mismatch":
+      return `${conflict.resource} ${conflict.id} was already saved with a different request`;
+    case "state_mismatch":
+      return `${conflict.resource} ${conflict.id} is ${conflict.actual}, not ${conflict.expected}`;
+    case "parent_not_eligible":
+      return conflict.requires === "waiting"
+        ? `run ${conflict.parentRunId} is not waiting at a checkpoint (it is ${conflict.outcome ?? conflict.status})`
+        : `run ${conflict.parentRunId} has not finished (it is ${conflict.outcome ?? conflict.status})`;
+    case "child_exists":
+      return `run ${conflict.parentRunId} already went on as run ${conflict.childRunId}`;
+    case "visit_not_open":
+      return `step ${conflict.path} (visit ${conflict.visit}) of run ${conflict.runId} is not open`;
+    default:
+      return conflict satisfies never;
+  }
+}

@@ -1,0 +1,132 @@
+import type {
+  ExtensionAPI,
+  ExtensionCommandContext,
+  ExtensionContext,
+} from "@earendil-works/pi-coding-agent";
+import { Type } from "typebox";
+import { asWorkflowError, WorkflowError } from "./host-link.js";
+import { SessionBridge } from "./session-bridge.js";
+import { parseAction, runAction, WORKFLOW_ACTIONS, type WorkflowAction } from "./workflow-actions.js";
+import { parseWorkflowCommand } from "./workflow-command.js";
+
+export interface PiwExtensionOptions {
+  /** argv that starts a piw host when none answers (the Pi package passes its bundled host). */
+  hostCommand?: readonly string[];
+  /** The host's state folder; default `PIW_HOME`, else `~/.pi/agent/workflows`. */
+  stateDir?: string;
+}
+
+// One object root: strict providers reject a top-level union. Each action's arguments are
+// checked again at run time (`parseAction`) with an error the model can act on.
+const workflowToolParameters = Type.Object({
+  action: Type.Union(
+    WORKFLOW_ACTIONS.map((name) => Type.Literal(name)),
+    { description: "What to do." },
+  ),
+  workflow: Type.Optional(
+    Type.String({ description: "start: the workflow name (or a path to a .workflow.ts file)." }),
+  ),
+  task: Type.Optional(Type.String({ description: "start: the task, for workflows that take { task }." })),
+  input: Type.Optional(Type.Any({ description: "start: the whole input as JSON, instead of task." })),
+  runId: Type.Optional(
+    Type.String({ description: "status/pause/resume/cancel/answer: the run ID (status: default latest)." }),
+  ),
+  answer: Type.Optional(Type.Any({ description: "answer: the checkpoint answer as JSON." })),
+  output: Type.Optional(
+    Type.Any({ description: "submit: the structured output the current workflow step asks for." }),
+  ),
+});
+
+const TOOL_DESCRIPTION = [
+  "Operate durable piw workflows.",
+  "start: queue a workflow (it starts after this turn ends) — returns its run ID.",
+  "submit: complete the workflow step whose prompt started this turn, with the output it asks for; if it is rejected, fix the output and submit again.",
+  "status/list: inspect runs; pause/resume/cancel: control a run; answer: answer a run waiting at a checkpoint.",
+].join(" ");
+
+/**
+ * The piw Pi extension: the `workflow` tool and `/workflow` command (one lifecycle), turn reports,
+ * activation at idle boundaries, delivery of the host's messages, and the run widget.
+ */
+export function piwExtension(options: PiwExtensionOptions = {}): (pi: ExtensionAPI) => void {
+  return (pi) => {
+    const bridge = new SessionBridge(pi, {
+      hostCommand: options.hostCommand,
+      stateDir: options.stateDir ?? process.env.PIW_HOME,
+    });
+
+    pi.registerTool({
+      name: "workflow",
+      label: "Workflow",
+      description: TOOL_DESCRIPTION,
+      promptSnippet: "workflow: start and operate durable piw workflows; submit workflow step outputs",
+      parameters: workflowToolParameters,
+      async execute(_toolCallId, params, _signal, _onUpdate, ctx) {
+        bridge.remember(ctx);
+        try {
+          const result = await runAction(bridge, parseAction(params), ctx.cwd);
+          return { content: [{ type: "text", text: result.text }], details: result.details };
+        } catch (error) {
+          throw asWorkflowError(error);
+        }
+      },
+    });
+
+    pi.registerCommand("workflow", {
+      description:
+        "Start or operate a piw workflow: /workflow <name> [task] | status | pause | resume | cancel | answer",
+      handler: async (args, ctx) => runCommand(bridge, args, ctx),
+    });
+
+    pi.on("session_start", async (_event, ctx) => {
+      try {
+        await bridge.sessionStarted(ctx);
+      } catch (error) {
+        ctx.ui.setStatus("piw", `wf host problem: ${asWorkflowError(error).message.slice(0, 200)}`);
+      }
+    });
+    pi.on("before_agent_start", (event, ctx) => {
+      bridge.remember(ctx);
+      bridge.agentStarting(event.messageType === "custom" ? event.message : undefined);
+    });
+    pi.on("agent_start", (_event, ctx) => {
+      bridge.remember(ctx);
+      bridge.agentStarted();
+    });
+    pi.on("agent_end", async (event, ctx) => {
+      bridge.remember(ctx);
+      await bridge.agentEnded(event.messages);
+    });
+    pi.on("agent_settled", async (_event, ctx) => {
+      bridge.remember(ctx);
+      await bridge.settled();
+    });
+    pi.on("session_shutdown", async () => {
+      await bridge.shutdown();
+    });
+  };
+}
+
+async function runCommand(bridge: SessionBridge, args: string, ctx: ExtensionCommandContext): Promise<void> {
+  bridge.remember(ctx);
+  let action: WorkflowAction;
+  try {
+    action = parseAction(parseWorkflowCommand(args));
+  } catch (error) {
+    ctx.ui.notify(asWorkflowError(error).message, "error");
+    return;
+  }
+  try {
+    const result = await runAction(bridge, action, ctx.cwd);
+    ctx.ui.notify(result.text, "info");
+    // A start from the command line of an idle session starts now: this is an idle boundary.
+    if (action.action !== "submit" && isIdle(ctx)) await bridge.settled();
+  } catch (error) {
+    const problem = error instanceof WorkflowError ? error : asWorkflowError(error);
+    ctx.ui.notify(problem.message, "error");
+  }
+}
+
+function isIdle(ctx: ExtensionContext): boolean {
+  return ctx.isIdle() && !ctx.hasPendingMessages();
+}

@@ -1,0 +1,235 @@
+import {
+  agentStepPaths,
+  checkCheckpointAnswer,
+  LaunchRefused,
+  listWorkflowFiles,
+  prepareLaunch,
+  reserveRequest,
+} from "@piw/engine";
+import { type JsonValue, jsonValueSchema, type RunSummary, type RunView } from "@piw/protocol";
+import { renderWidgetLines, runStateWord } from "@piw/viewer";
+import { z } from "zod";
+import { savedOrThrow, WorkflowError } from "./host-link.js";
+import type { SessionBridge } from "./session-bridge.js";
+
+export const WORKFLOW_ACTIONS = [
+  "list",
+  "start",
+  "status",
+  "pause",
+  "resume",
+  "cancel",
+  "answer",
+  "submit",
+] as const;
+export type WorkflowActionName = (typeof WORKFLOW_ACTIONS)[number];
+
+const runIdField = z.string().min(1, "runId is required").max(200);
+
+/**
+ * Every action's arguments, checked at run time: the tool's JSON schema is one flat object (strict
+ * providers reject a top-level union), so this is where a wrong combination gets its clear error.
+ */
+const actionSchemas = {
+  list: z.object({ action: z.literal("list") }),
+  start: z.object({
+    action: z.literal("start"),
+    workflow: z.string().min(1, "workflow (a name or a .workflow.ts path) is required").max(1000),
+    task: z
+      .string()
+      .max(64 * 1024)
+      .optional(),
+    input: jsonValueSchema.optional(),
+  }),
+  status: z.object({ action: z.literal("status"), runId: runIdField.optional() }),
+  pause: z.object({ action: z.literal("pause"), runId: runIdField }),
+  resume: z.object({ action: z.literal("resume"), runId: runIdField }),
+  cancel: z.object({ action: z.literal("cancel"), runId: runIdField }),
+  answer: z.object({ action: z.literal("answer"), runId: runIdField, answer: jsonValueSchema }),
+  submit: z.object({ action: z.literal("submit"), output: jsonValueSchema }),
+} satisfies Record<WorkflowActionName, z.ZodType>;
+
+export type WorkflowAction = {
+  [K in WorkflowActionName]: z.infer<(typeof actionSchemas)[K]>;
+}[WorkflowActionName];
+
+/** The structured result every action returns beside its text. */
+export interface ActionResult {
+  text: string;
+  details: { action: WorkflowActionName; [key: string]: unknown };
+}
+
+/** Check raw tool or command arguments; a problem is a WorkflowError the caller can fix. */
+export function parseAction(raw: unknown): WorkflowAction {
+  const action = (raw as { action?: unknown } | null)?.action;
+  if (typeof action !== "string" || !(WORKFLOW_ACTIONS as readonly string[]).includes(action)) {
+    throw new WorkflowError(`action must be one of: ${WORKFLOW_ACTIONS.join(", ")}.`);
+  }
+  const parsed = actionSchemas[action as WorkflowActionName].safeParse(stripUndefined(raw));
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map(
+      (issue) => `${issue.path.length ? issue.path.join(".") : "(arguments)"}: ${issue.message}`,
+    );
+    throw new WorkflowError(`Invalid arguments for workflow ${action}: ${problems.join("; ")}.`);
+  }
+  return parsed.data as WorkflowAction;
+}
+
+function stripUndefined(raw: unknown): unknown {
+  if (typeof raw !== "object" || raw === null) return raw;
+  return Object.fromEntries(Object.entries(raw).filter(([, value]) => value !== undefined && value !== null));
+}
+
+function describeRun(view: RunView | RunSummary): string {
+  const word = runStateWord(view);
+  const reason = view.recoveryReason ? ` (${view.recoveryReason.message})` : "";
+  const error = view.error ? `: [${view.error.code}] ${view.error.message}` : "";
+  return `Workflow ${view.workflowName} run ${view.runId} is ${word}${reason}${error}.`;
+}
+
+/**
+ * The one lifecycle behind the `workflow` tool and `/workflow`: both parse into a WorkflowAction and
+ * run it here, so a start from the model and a start from the user are the same start.
+ */
+export async function runAction(
+  bridge: SessionBridge,
+  action: WorkflowAction,
+  cwd: string,
+): Promise<ActionResult> {
+  switch (action.action) {
+    case "list":
+      return listAction(bridge, cwd);
+    case "start":
+      return startAction(bridge, action, cwd);
+    case "status": {
+      const runId = action.runId ?? (await latestRunId(bridge));
+      const view = await bridge.host.call("runs.get", { runId });
+      if (!view) throw new WorkflowError(`There is no workflow run ${runId}.`);
+      const lines = [describeRun(view), ...renderWidgetLines(view, { width: 100, maxLines: 20 })];
+      return { text: lines.join("\n"), details: { action: "status", runId, status: view.status, view } };
+    }
+    case "pause":
+    case "resume":
+    case "cancel": {
+      const method = `runs.${action.action}` as const;
+      const summary = savedOrThrow(
+        await bridge.host.call(method, { runId: action.runId }),
+        `Could not ${action.action} run ${action.runId}`,
+      );
+      if (action.action === "resume") bridge.follow(action.runId);
+      const said = {
+        pause: `Pause requested for run ${summary.runId}; it stops at the current step.`,
+        resume: `Run ${summary.runId} resumed.`,
+        cancel: `Run ${summary.runId} cancelled.`,
+      }[action.action];
+      return {
+        text: `${said} ${describeRun(summary)}`,
+        details: { action: action.action, runId: summary.runId, status: summary.status },
+      };
+    }
+    case "answer":
+      return answerAction(bridge, action.runId, action.answer, cwd);
+    case "submit": {
+      await bridge.whenTurnKnown();
+      const verdict = await bridge.host.call("turns.submit", {
+        sessionId: bridge.sessionId,
+        output: action.output,
+      });
+      if (!verdict.accepted) throw new WorkflowError(verdict.reason);
+      return {
+        text: `Accepted: workflow step ${verdict.path} of run ${verdict.runId} is complete. End your turn now; the workflow continues on its own.`,
+        details: { action: "submit", runId: verdict.runId, path: verdict.path, accepted: true },
+      };
+    }
+    default:
+      return action satisfies never;
+  }
+}
+
+async function latestRunId(bridge: SessionBridge): Promise<string> {
+  const [latest] = await bridge.host.call("runs.list", { sessionId: bridge.sessionId, limit: 1 });
+  if (!latest) throw new WorkflowError("This Pi session has no workflow runs; give a runId.");
+  return latest.runId;
+}
+
+async function listAction(bridge: SessionBridge, cwd: string): Promise<ActionResult> {
+  const files = listWorkflowFiles(cwd);
+  const runs = await bridge.host.call("runs.list", { sessionId: bridge.sessionId, limit: 10 });
+  const lines = [
+    files.length === 0
+      ? "No workflows found in .pi/workflows/ or ~/.pi/agent/workflows/."
+      : `Workflows: ${files.map((file) => file.name).join(", ")}`,
+    ...(runs.length === 0 ? [] : ["Runs of this session:", ...runs.map((run) => `- ${describeRun(run)}`)]),
+  ];
+  return {
+    text: lines.join("\n"),
+    details: {
+      action: "list",
+      workflows: files.map((file) => file.name),
+      runs: runs.map((run) => ({ runId: run.runId, workflow: run.workflowName, status: run.status })),
+    },
+  };
+}
+
+async function startAction(
+  bridge: SessionBridge,
+  action: Extract<WorkflowAction, { action: "start" }>,
+  cwd: string,
+): Promise<ActionResult> {
+  const prepared = await refusals(() =>
+    prepareLaunch({
+      ref: action.workflow,
+      cwd,
+      ...(action.task === undefined ? {} : { task: action.task }),
+      ...(action.input === undefined ? {} : { input: action.input as JsonValue }),
+    }),
+  );
+  const name = prepared.loaded.name;
+  const reserved = savedOrThrow(
+    await bridge.host.call(
+      "runs.reserve",
+      reserveRequest(prepared, { origin: { kind: "pi", sessionId: bridge.sessionId }, workingDir: cwd }),
+    ),
+    `Workflow ${name} was not started`,
+  );
+  bridge.follow(reserved.runId);
+  const notes = prepared.notes.length > 0 ? ` (${prepared.notes.join("; ")})` : "";
+  const agentSteps = agentStepPaths(prepared.loaded).length > 0;
+  return {
+    text: `Workflow ${name} queued (run ${reserved.runId}).${notes}${
+      agentSteps ? " It starts when this turn ends; its steps arrive as messages." : ""
+    }`,
+    details: { action: "start", workflow: name, runId: reserved.runId, queued: true },
+  };
+}
+
+async function answerAction(
+  bridge: SessionBridge,
+  runId: string,
+  answer: JsonValue,
+  cwd: string,
+): Promise<ActionResult> {
+  const view = await bridge.host.call("runs.get", { runId });
+  if (!view) throw new WorkflowError(`There is no workflow run ${runId}.`);
+  if (view.outcome !== "waiting" || view.cursor === null) {
+    throw new WorkflowError(`Run ${runId} is not waiting at a checkpoint (${describeRun(view)})`);
+  }
+  const checkpoint = view.cursor.path;
+  await refusals(() => checkCheckpointAnswer(view.source, checkpoint, answer, cwd));
+  const child = savedOrThrow(await bridge.host.call("runs.answer", { runId, answer }), "Answer not saved");
+  bridge.follow(child.runId);
+  return {
+    text: `Answer saved for checkpoint ${checkpoint}; the workflow continues as run ${child.runId}.`,
+    details: { action: "answer", runId, continuation: child.runId },
+  };
+}
+
+/** A launch refusal becomes the tool's error with every problem on its own line. */
+async function refusals<T>(step: () => Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (error) {
+    if (error instanceof LaunchRefused) throw new WorkflowError(error.describe());
+    throw error;
+  }
+}
