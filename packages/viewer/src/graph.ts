@@ -1,0 +1,208 @@
+import { truncateToWidth, visibleWidth } from "@earendil-works/pi-tui";
+import type { NodeView, RunView } from "@piw/protocol";
+import { Canvas } from "./canvas.js";
+import { enclosingMounts } from "./flow.js";
+import { formatDuration } from "./format.js";
+import { type CardLayout, type EdgeLayout, type GraphLayout, layoutGraph } from "./graph-layout.js";
+import { plainTheme, type Theme, type Tint } from "./theme.js";
+import { KIND_GLYPHS, NODE_GLYPHS, NODE_STATE_WORDS, NODE_TINTS } from "./words.js";
+
+export interface GraphOptions {
+  /** Columns available; cards shrink to fit, down to a minimum. */
+  width: number;
+  /** The card drawn with a heavy border: the selected or active node. */
+  highlight?: string | null;
+  now?: number;
+  theme?: Theme;
+}
+
+export interface RenderedGraph {
+  lines: string[];
+  /** Where each card sits, for scrolling a card into view. */
+  cards: { id: string; top: number; height: number }[];
+}
+
+export const MIN_CARD_WIDTH = 12;
+const MAX_CARD_WIDTH = 48;
+
+const LIGHT = { tl: "╭", tr: "╮", bl: "╰", br: "╯", h: "─", v: "│", down: "┬" };
+const HEAVY = { tl: "┏", tr: "┓", bl: "┗", br: "┛", h: "━", v: "┃", down: "┰" };
+
+interface CardText {
+  title: string;
+  status: string;
+  /** Text on the top border: the include a node sits in. */
+  banner: string | undefined;
+  tint: Tint;
+}
+
+function statusText(node: NodeView, now: number | undefined): string {
+  const parts = [`${NODE_GLYPHS[node.state]} ${NODE_STATE_WORDS[node.state]}`];
+  if (node.visits > 0) parts.push(`#${node.visits}`);
+  if (node.attempt > 1) parts.push(`try ${node.attempt}`);
+  if (node.state === "running" && now !== undefined && node.startedAt !== null) {
+    parts.push(formatDuration(now - node.startedAt));
+  } else if (node.startedAt !== null && node.finishedAt !== null) {
+    parts.push(formatDuration(node.finishedAt - node.startedAt));
+  }
+  if (node.errorCode !== null && node.state !== "succeeded") parts.push(node.errorCode);
+  return parts.join(" ");
+}
+
+function cardText(card: CardLayout, view: RunView, nodes: Map<string, NodeView>, now?: number): CardText {
+  if (card.kind === "exit") {
+    const exit = card.id.slice("exit:".length);
+    const reached = view.status === "done" && view.outcome === "completed";
+    return { title: `◎ ${exit}`, status: reached ? "exit, reached" : "exit", banner: undefined, tint: "dim" };
+  }
+  const node = nodes.get(card.id);
+  const mount = enclosingMounts(card.id, view.manifest.mounts).at(-1);
+  const banner = mount === undefined ? undefined : `${KIND_GLYPHS.include} ${mount.path} (${mount.workflow})`;
+  if (node === undefined) return { title: card.id, status: "", banner, tint: "dim" };
+  return {
+    title: `${KIND_GLYPHS[node.kind]} ${node.path}`,
+    status: statusText(node, now),
+    banner,
+    tint: NODE_TINTS[node.state],
+  };
+}
+
+/** Puts a line cell, turning a line crossing another into a crossing. */
+function putLine(canvas: Canvas, x: number, y: number, char: "─" | "│"): void {
+  const there = canvas.get(x, y);
+  if ((char === "─" && there === "│") || (char === "│" && there === "─")) canvas.set(x, y, "┼", "dim");
+  else canvas.set(x, y, char, "dim");
+}
+
+interface Geometry {
+  left: number;
+  width: number;
+  total: number;
+}
+
+function geometry(
+  layout: GraphLayout,
+  texts: CardText[],
+  labels: Map<number, string>,
+  width: number,
+): Geometry {
+  const left = layout.leftLanes > 0 ? 2 * layout.leftLanes + 1 : 0;
+  const right = layout.rightLanes > 0 ? 2 * layout.rightLanes + 1 : 0;
+  let need = MIN_CARD_WIDTH;
+  for (const text of texts) {
+    need = Math.max(need, visibleWidth(text.title) + 4, visibleWidth(text.status) + 4);
+    if (text.banner !== undefined) need = Math.max(need, visibleWidth(text.banner) + 6);
+  }
+  for (const label of labels.values()) need = Math.max(need, visibleWidth(label) + 4);
+  const cardWidth = Math.max(MIN_CARD_WIDTH, Math.min(need, MAX_CARD_WIDTH, width - left - right));
+  return { left, width: cardWidth, total: left + cardWidth + right };
+}
+
+function drawCard(canvas: Canvas, card: CardLayout, text: CardText, at: Geometry, heavy: boolean): void {
+  const box = heavy ? HEAVY : LIGHT;
+  const tint: Tint = heavy ? "bold" : text.tint;
+  const x0 = at.left;
+  const x1 = at.left + at.width - 1;
+  const y0 = card.top;
+  const y1 = card.top + card.height - 1;
+  canvas.set(x0, y0, box.tl, tint);
+  canvas.set(x1, y0, box.tr, tint);
+  canvas.set(x0, y1, box.bl, tint);
+  canvas.set(x1, y1, box.br, tint);
+  for (let x = x0 + 1; x < x1; x += 1) {
+    canvas.set(x, y0, box.h, tint);
+    canvas.set(x, y1, box.h, tint);
+  }
+  for (let y = y0 + 1; y < y1; y += 1) {
+    canvas.set(x0, y, box.v, tint);
+    canvas.set(x1, y, box.v, tint);
+  }
+  const inner = at.width - 4;
+  if (text.banner !== undefined && at.width > 6)
+    canvas.text(x0 + 2, y0, ` ${text.banner} `, at.width - 4, "dim");
+  canvas.text(x0 + 2, y0 + 1, text.title, inner, heavy ? "bold" : undefined);
+  canvas.text(x0 + 2, y0 + 2, text.status, inner, text.tint);
+}
+
+function drawEdge(
+  canvas: Canvas,
+  edge: EdgeLayout,
+  cards: CardLayout[],
+  at: Geometry,
+  heavy: Set<number>,
+): void {
+  const from = cards[edge.from] as CardLayout;
+  const x0 = at.left;
+  const x1 = at.left + at.width - 1;
+  const route = edge.route;
+  switch (route.kind) {
+    case "main": {
+      const x = at.left + Math.floor(at.width / 2);
+      const bottom = from.top + from.height - 1;
+      canvas.set(
+        x,
+        bottom,
+        heavy.has(edge.from) ? HEAVY.down : LIGHT.down,
+        heavy.has(edge.from) ? "bold" : "dim",
+      );
+      canvas.set(x, bottom + 1, "│", "dim");
+      canvas.set(x, bottom + 2, "▼", "dim");
+      if (edge.label !== undefined) canvas.text(x + 2, bottom + 1, edge.label, x1 - x - 2, "yellow");
+      return;
+    }
+    case "right": {
+      const lane = x1 + 2 + 2 * route.lane;
+      for (let x = x1 + 1; x < lane; x += 1) putLine(canvas, x, route.fromRow, "─");
+      canvas.set(lane, route.fromRow, "╮", "dim");
+      for (let y = route.fromRow + 1; y < route.toRow; y += 1) putLine(canvas, lane, y, "│");
+      canvas.set(lane, route.toRow, "╯", "dim");
+      for (let x = lane - 1; x > x1 + 1; x -= 1) putLine(canvas, x, route.toRow, "─");
+      canvas.set(x1 + 1, route.toRow, "◀", "dim");
+      if (edge.label !== undefined) {
+        const room = at.width - 4;
+        const label = truncateToWidth(edge.label, room, "…");
+        canvas.text(x1 - 1 - visibleWidth(label), route.fromRow, label, room, "yellow");
+      }
+      return;
+    }
+    case "left": {
+      const lane = x0 - 2 - 2 * route.lane;
+      for (let x = x0 - 1; x > lane; x -= 1) putLine(canvas, x, route.fromRow, "─");
+      canvas.set(lane, route.fromRow, "╰", "dim");
+      for (let y = route.fromRow - 1; y > route.toRow; y -= 1) putLine(canvas, lane, y, "│");
+      canvas.set(lane, route.toRow, "╭", "dim");
+      for (let x = lane + 1; x < x0 - 1; x += 1) putLine(canvas, x, route.toRow, "─");
+      canvas.set(x0 - 1, route.toRow, "▶", "dim");
+      if (edge.label !== undefined) canvas.text(x0 + 2, route.fromRow, edge.label, at.width - 4, "yellow");
+      return;
+    }
+    default:
+      return route satisfies never;
+  }
+}
+
+/**
+ * The run's graph as boxed cards joined by edges: the whole graph, top to bottom. The caller shows
+ * the slice that fits its screen; `cards` says where each card is.
+ */
+export function renderGraph(view: RunView, options: GraphOptions, layout?: GraphLayout): RenderedGraph {
+  const graph = layout ?? layoutGraph(view.manifest, view.nodes);
+  const nodes = new Map(view.nodes.map((node) => [node.path, node]));
+  const texts = graph.cards.map((card) => cardText(card, view, nodes, options.now));
+  const labels = new Map<number, string>();
+  graph.edges.forEach((edge, i) => {
+    if (edge.label !== undefined && edge.route.kind !== "main") labels.set(i, edge.label);
+  });
+  const at = geometry(graph, texts, labels, options.width);
+  const canvas = new Canvas(at.total, graph.height);
+  const heavy = new Set<number>();
+  graph.cards.forEach((card, i) => {
+    if (card.id === options.highlight) heavy.add(i);
+  });
+  graph.cards.forEach((card, i) => drawCard(canvas, card, texts[i] as CardText, at, heavy.has(i)));
+  for (const edge of graph.edges) drawEdge(canvas, edge, graph.cards, at, heavy);
+  return {
+    lines: canvas.lines(options.theme ?? plainTheme),
+    cards: graph.cards.map((card) => ({ id: card.id, top: card.top, height: card.height })),
+  };
+}
