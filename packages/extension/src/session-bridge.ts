@@ -62,6 +62,8 @@ export class SessionBridge {
   private deliverAgain = false;
   private readonly views = new Map<string, RunView>();
   private shownRunId: string | undefined;
+  /** What the widget and footer show now, so an unchanged view draws nothing. */
+  private shown = { widget: "", status: "" };
 
   constructor(
     private readonly pi: ExtensionAPI,
@@ -268,8 +270,12 @@ export class SessionBridge {
     const ui = this.ctx?.ui;
     const view = this.shownRunId === undefined ? undefined : this.views.get(this.shownRunId);
     if (!ui || !view) return;
-    ui.setWidget(WIDGET_KEY, renderWidgetLines(view, { width: 100 }));
-    ui.setStatus(WIDGET_KEY, renderFooterStatus(view));
+    const lines = renderWidgetLines(view, { width: 100 });
+    const status = renderFooterStatus(view);
+    const widget = lines.join("\n");
+    if (widget !== this.shown.widget) ui.setWidget(WIDGET_KEY, lines);
+    if (status !== this.shown.status) ui.setStatus(WIDGET_KEY, status);
+    this.shown = { widget, status };
   }
 
   /** The latest view the host pushed for a run, if it is being followed. */
@@ -279,7 +285,9 @@ export class SessionBridge {
 
   private showProblem(error: unknown): void {
     const message = error instanceof Error ? error.message : String(error);
-    this.ctx?.ui.setStatus(WIDGET_KEY, `wf host problem: ${message.slice(0, 200)}`);
+    const status = `wf host problem: ${message.slice(0, 200)}`;
+    this.shown = { ...this.shown, status };
+    this.ctx?.ui.setStatus(WIDGET_KEY, status);
   }
 
   async shutdown(): Promise<void> {
