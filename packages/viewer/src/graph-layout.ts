@@ -122,7 +122,9 @@ export function layoutGraph(manifest: GraphManifest, nodes: readonly NodeView[])
       },
     ].map(({ arrivals, departures }) => {
       const slots: SideSlots = { arrive: new Map(), depart: new Map() };
-      arrivals.forEach((edge, k) => slots.arrive.set(edge, k));
+      arrivals.forEach((edge, k) => {
+        slots.arrive.set(edge, k);
+      });
       let next = arrivals.length;
       for (const edge of departures) if (pending[edge]?.label === undefined) slots.depart.set(edge, next++);
       return { slots, used: next, labeled: departures.filter((e) => pending[e]?.label !== undefined) };
@@ -164,7 +166,9 @@ export function layoutGraph(manifest: GraphManifest, nodes: readonly NodeView[])
   for (const side of ["left", "right"] as const) {
     const spans = spansOf(side);
     const { lanes, count } = assignLanes(spans);
-    spans.forEach((span, k) => laneOf.set(span.i, lanes[k] ?? 0));
+    spans.forEach((span, k) => {
+      laneOf.set(span.i, lanes[k] ?? 0);
+    });
     counts[side] = count;
   }
 

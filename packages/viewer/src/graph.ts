@@ -177,7 +177,7 @@ function drawEdge(
       return;
     }
     default:
-      return route satisfies never;
+      route satisfies never;
   }
 }
 
@@ -199,7 +199,9 @@ export function renderGraph(view: RunView, options: GraphOptions, layout?: Graph
   graph.cards.forEach((card, i) => {
     if (card.id === options.highlight) heavy.add(i);
   });
-  graph.cards.forEach((card, i) => drawCard(canvas, card, texts[i] as CardText, at, heavy.has(i)));
+  graph.cards.forEach((card, i) => {
+    drawCard(canvas, card, texts[i] as CardText, at, heavy.has(i));
+  });
   for (const edge of graph.edges) drawEdge(canvas, edge, graph.cards, at, heavy);
   return {
     lines: canvas.lines(options.theme ?? plainTheme),
