@@ -12,7 +12,12 @@ export const PI_PACKAGE = join(REPO, "apps", "pi-package");
 const TSX_LOADER = join(REPO, "node_modules", "tsx", "dist", "loader.mjs");
 /** Host and worker run from source (tsx), exactly as the CLI tests run them. */
 export const HOST_COMMAND = [process.execPath, "--import", TSX_LOADER, join(REPO, "apps/host/src/main.ts")];
-export const WORKER_COMMAND = [process.execPath, "--import", TSX_LOADER, join(REPO, "apps/worker/src/main.ts")];
+export const WORKER_COMMAND = [
+  process.execPath,
+  "--import",
+  TSX_LOADER,
+  join(REPO, "apps/worker/src/main.ts"),
+];
 
 /** One isolated piw world: a state dir, a project with workflows, a fake model and a real Pi. */
 export interface PiwWorld {
@@ -96,7 +101,9 @@ export async function startPiwWorld(options: WorldOptions = {}): Promise<PiwWorl
         reject(
           new Error(
             `run ${runId} did not reach the expected state in ${timeoutMs} ms; last view: ${
-              latest ? `${latest.status}/${latest.outcome} nodes ${latest.nodes.map((n) => `${n.path}:${n.state}`).join(",")}` : "none"
+              latest
+                ? `${latest.status}/${latest.outcome} nodes ${latest.nodes.map((n) => `${n.path}:${n.state}`).join(",")}`
+                : "none"
             }\npi stderr: ${pi.stderr.slice(-2000)}`,
           ),
         );
@@ -148,7 +155,9 @@ export async function startPiwWorld(options: WorldOptions = {}): Promise<PiwWorl
 }
 
 /** The text of every piw custom message in the Pi session, in order. */
-export async function piwMessages(pi: PiSession): Promise<Array<{ text: string; details: Record<string, unknown> }>> {
+export async function piwMessages(
+  pi: PiSession,
+): Promise<Array<{ text: string; details: Record<string, unknown> }>> {
   const entries = (await pi.getEntries()) as Array<Record<string, unknown>>;
   return entries
     .filter((entry) => entry.type === "custom_message" && entry.customType === "piw")

@@ -31,61 +31,72 @@ afterEach(async () => {
 });
 
 describe("agent steps in a real Pi session", () => {
-  it(
-    "are completed by the model through submit, an invalid output is corrected in the same turn, and a presentation turn ends the run",
-    async () => {
-      world = await startPiwWorld({ workflows: { pair: PAIR } });
-      const { model, pi } = world;
-      model.reply(whenLastMessageContains("please make tea", toolCall("workflow", { action: "start", workflow: "pair", task: "tea" })));
-      model.reply(whenLastMessageContains("queued (run", text("Queued; it starts when I am done.")));
-      model.reply(whenLastMessageContains("PLAN-STEP", toolCall("workflow", { action: "submit", output: { steps: [] } })));
-      model.reply(
-        whenLastMessageContains("Output rejected", toolCall("workflow", { action: "submit", output: { steps: ["boil water"] } })),
-      );
-      model.reply(whenLastMessageContains("Accepted: workflow step plan", text("Plan submitted.")));
-      model.reply(whenLastMessageContains("BUILD-STEP", toolCall("workflow", { action: "submit", output: { result: "tea made" } })));
-      model.reply(whenLastMessageContains("Accepted: workflow step build", text("Build submitted.")));
-      model.reply(whenLastMessageContains("Final output", text("PRESENTED: your tea is ready.")));
+  it("are completed by the model through submit, an invalid output is corrected in the same turn, and a presentation turn ends the run", async () => {
+    world = await startPiwWorld({ workflows: { pair: PAIR } });
+    const { model, pi } = world;
+    model.reply(
+      whenLastMessageContains(
+        "please make tea",
+        toolCall("workflow", { action: "start", workflow: "pair", task: "tea" }),
+      ),
+    );
+    model.reply(whenLastMessageContains("queued (run", text("Queued; it starts when I am done.")));
+    model.reply(
+      whenLastMessageContains("PLAN-STEP", toolCall("workflow", { action: "submit", output: { steps: [] } })),
+    );
+    model.reply(
+      whenLastMessageContains(
+        "Output rejected",
+        toolCall("workflow", { action: "submit", output: { steps: ["boil water"] } }),
+      ),
+    );
+    model.reply(whenLastMessageContains("Accepted: workflow step plan", text("Plan submitted.")));
+    model.reply(
+      whenLastMessageContains(
+        "BUILD-STEP",
+        toolCall("workflow", { action: "submit", output: { result: "tea made" } }),
+      ),
+    );
+    model.reply(whenLastMessageContains("Accepted: workflow step build", text("Build submitted.")));
+    model.reply(whenLastMessageContains("Final output", text("PRESENTED: your tea is ready.")));
 
-      await pi.promptAndSettle("please make tea");
-      const started = model.requests.find((r) => lastMessageText(r).includes("queued (run"));
-      expect(started).toBeDefined();
-      const runId = queuedRunId(lastMessageText(started as NonNullable<typeof started>));
+    await pi.promptAndSettle("please make tea");
+    const started = model.requests.find((r) => lastMessageText(r).includes("queued (run"));
+    expect(started).toBeDefined();
+    const runId = queuedRunId(lastMessageText(started as NonNullable<typeof started>));
 
-      const done = await world.waitForRun(runId, (view) => view.status === "done", 60_000);
-      expect(done.outcome).toBe("completed");
-      expect(done.nodes.map((node) => [node.path, node.state, node.visits])).toEqual([
-        ["plan", "succeeded", 1],
-        ["build", "succeeded", 1],
-      ]);
+    const done = await world.waitForRun(runId, (view) => view.status === "done", 60_000);
+    expect(done.outcome).toBe("completed");
+    expect(done.nodes.map((node) => [node.path, node.state, node.visits])).toEqual([
+      ["plan", "succeeded", 1],
+      ["build", "succeeded", 1],
+    ]);
 
-      // The presentation follow-up reaches the model, which answers in plain words.
-      await model.waitForRequest((r) => lastMessageText(r).includes("Final output"), 30_000);
-      await pi.waitForEvent(
-        (e) => e.type === "message_end" && JSON.stringify(e).includes("PRESENTED: your tea is ready."),
-        { timeoutMs: 30_000 },
-      );
+    // The presentation follow-up reaches the model, which answers in plain words.
+    await model.waitForRequest((r) => lastMessageText(r).includes("Final output"), 30_000);
+    await pi.waitForEvent(
+      (e) => e.type === "message_end" && JSON.stringify(e).includes("PRESENTED: your tea is ready."),
+      { timeoutMs: 30_000 },
+    );
 
-      // The rejection went back to the model in the same turn as the first submission.
-      const rejection = model.requests.find((r) => lastMessageText(r).includes("Output rejected"));
-      expect(lastMessageText(rejection as NonNullable<typeof rejection>)).toContain("steps");
+    // The rejection went back to the model in the same turn as the first submission.
+    const rejection = model.requests.find((r) => lastMessageText(r).includes("Output rejected"));
+    expect(lastMessageText(rejection as NonNullable<typeof rejection>)).toContain("steps");
 
-      const messages = await piwMessages(pi);
-      const kinds = messages.map((m) => m.details.kind);
-      expect(kinds.filter((k) => k === "step_prompt")).toHaveLength(2);
-      expect(kinds).toContain("terminal");
-      expect(kinds).toContain("presentation");
-      // Every piw message is delivered once.
-      const ids = messages.map((m) => m.details.piwMessageId);
-      expect(new Set(ids).size).toBe(ids.length);
-      model.assertNoErrors();
+    const messages = await piwMessages(pi);
+    const kinds = messages.map((m) => m.details.kind);
+    expect(kinds.filter((k) => k === "step_prompt")).toHaveLength(2);
+    expect(kinds).toContain("terminal");
+    expect(kinds).toContain("presentation");
+    // Every piw message is delivered once.
+    const ids = messages.map((m) => m.details.piwMessageId);
+    expect(new Set(ids).size).toBe(ids.length);
+    model.assertNoErrors();
 
-      // The footer status was rendered from the host's view.
-      const statuses = pi.events.filter((e) => e.type === "extension_ui_request" && e.method === "setStatus");
-      const texts = statuses.map((e) => String(e.statusText));
-      expect(texts.at(-1), texts.join(" | ")).toMatch(/^wf pair \[completed\]/);
-      expect(texts).toContain("wf pair [running] plan");
-    },
-    120_000,
-  );
+    // The footer status was rendered from the host's view.
+    const statuses = pi.events.filter((e) => e.type === "extension_ui_request" && e.method === "setStatus");
+    const texts = statuses.map((e) => String(e.statusText));
+    expect(texts.at(-1), texts.join(" | ")).toMatch(/^wf pair \[completed\]/);
+    expect(texts).toContain("wf pair [running] plan");
+  }, 120_000);
 });
