@@ -11,6 +11,7 @@ import {
 import type { RunStore } from "@piw/store";
 import { buildRunSummary, buildRunView } from "./build-run-view.js";
 import type { RunControl } from "./run-control.js";
+import { readRunHistoryView } from "./run-history.js";
 import type { Supervisor } from "./supervisor.js";
 import type { ViewPublisher, ViewSink } from "./view-publisher.js";
 
@@ -74,6 +75,7 @@ export function clientHandlers(
     },
     "runs.reserve": (params) => control.reserve(params),
     "runs.get": ({ runId }) => buildRunView(store, runId, supervisor),
+    "runs.history": ({ runId }) => readRunHistoryView(store, runId),
     "runs.list": (query) => store.listRuns(query).map((run) => buildRunSummary(store, run, supervisor)),
     "runs.cancel": ({ runId }) => control.cancel(runId),
     "runs.pause": ({ runId }) => control.pause(runId),

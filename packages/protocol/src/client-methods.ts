@@ -12,6 +12,7 @@ import {
   turnRecordSchema,
 } from "./run-records.js";
 import { runStatusSchema } from "./run-status.js";
+import { runHistorySchema } from "./run-history.js";
 import { runSummarySchema, runViewSchema } from "./run-view.js";
 import { transitionSchema } from "./transition.js";
 
@@ -45,6 +46,8 @@ export const clientMethods = {
     result: runTransition,
   },
   "runs.get": { params: runRef, result: runViewSchema.nullable() },
+  /** What a viewer replays and inspects beyond the view: trace, outputs, effects, messages, turns. */
+  "runs.history": { params: runRef, result: runHistorySchema.nullable() },
   "runs.list": {
     params: z.object({
       statuses: z.array(runStatusSchema).optional(),

@@ -1,4 +1,20 @@
 export type { ClientMethod, ClientParams, ClientResult } from "./client-methods.js";
+export {
+  historyEffectSchema,
+  historyEventSchema,
+  historyMessageSchema,
+  historyStepSchema,
+  historyTurnSchema,
+  runHistorySchema,
+} from "./run-history.js";
+export type {
+  HistoryEffect,
+  HistoryEvent,
+  HistoryMessage,
+  HistoryStep,
+  HistoryTurn,
+  RunHistory,
+} from "./run-history.js";
 export { clientKindSchema, clientMethods, clientPushes } from "./client-methods.js";
 export type { EffectState, NodeVisitState, RunSnapshot, SavedVisit } from "./execution.js";
 export { effectStateSchema, nodeVisitStateSchema, runSnapshotSchema, savedVisitSchema } from "./execution.js";

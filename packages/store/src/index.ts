@@ -1,4 +1,11 @@
 export { StoreError } from "./errors.js";
+export type {
+  HistoryEffect,
+  HistoryMessage,
+  HistoryStep,
+  HistoryTurn,
+  RunHistoryRecords,
+} from "./history-readers.js";
 export type { StoreErrorCode } from "./errors.js";
 export { SCHEMA_ID } from "./schema.js";
 export { STATE_FILE_NAME } from "./open-database.js";

@@ -32,6 +32,7 @@ import {
   listSessionMessages,
   markMessageDelivered,
 } from "./outbox.js";
+import { readRunHistory } from "./history-readers.js";
 import * as readers from "./readers.js";
 import {
   cancelRun,
@@ -319,6 +320,10 @@ export class RunStore {
   }
   listRunEvents(runId: string, afterSeq?: number, limit?: number) {
     return readers.listRunEvents(this.use(), runId, afterSeq, limit);
+  }
+  /** Outputs, errors, effects, messages and turns of a run, for a viewer's inspector. */
+  readRunHistory(runId: string) {
+    return readRunHistory(this.use(), runId);
   }
 }
 
