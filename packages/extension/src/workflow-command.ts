@@ -31,6 +31,15 @@ export function splitArguments(text: string): string[] {
   return words;
 }
 
+/**
+ * The raw text after the first `count` words: JSON keeps its own quotes this way. One pair of
+ * single quotes around the whole of it (shell habit) is removed.
+ */
+function rawTail(text: string, count: number): string {
+  const tail = text.replace(new RegExp(`^\\s*(?:\\S+\\s+){${count}}`), "").trim();
+  return tail.length >= 2 && tail.startsWith("'") && tail.endsWith("'") ? tail.slice(1, -1) : tail;
+}
+
 function parseJson(text: string, what: string): unknown {
   try {
     return JSON.parse(text);
@@ -56,20 +65,17 @@ export function parseWorkflowCommand(args: string): Record<string, unknown> {
     if (runId === undefined || answer.length === 0) {
       throw new WorkflowError("Usage: /workflow answer <runId> <answer as JSON>");
     }
-    return { action: "answer", runId, answer: parseJson(answer.join(" "), "The answer") };
+    return { action: "answer", runId, answer: parseJson(rawTail(args, 2), "The answer") };
   }
   if (first === "submit") {
     if (rest.length === 0) throw new WorkflowError("Usage: /workflow submit <output as JSON>");
-    return { action: "submit", output: parseJson(rest.join(" "), "The output") };
+    return { action: "submit", output: parseJson(rawTail(args, 1), "The output") };
   }
   const flag = rest.indexOf("--input-json");
   if (flag >= 0) {
-    const json = rest[flag + 1];
-    if (json === undefined) throw new WorkflowError("--input-json needs the input as JSON.");
-    const task = [...rest.slice(0, flag), ...rest.slice(flag + 2)];
-    if (task.length > 0)
-      throw new WorkflowError("Give the input as task words or with --input-json, not both.");
-    return { action: "start", workflow: first, input: parseJson(json, "--input-json") };
+    if (flag > 0) throw new WorkflowError("Give the input as task words or with --input-json, not both.");
+    if (rest.length === 1) throw new WorkflowError("--input-json needs the input as JSON.");
+    return { action: "start", workflow: first, input: parseJson(rawTail(args, 2), "--input-json") };
   }
   return { action: "start", workflow: first, ...(rest.length > 0 ? { task: rest.join(" ") } : {}) };
 }
