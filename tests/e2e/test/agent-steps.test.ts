@@ -40,7 +40,14 @@ describe("agent steps in a real Pi session", () => {
         toolCall("workflow", { action: "start", workflow: "pair", task: "tea" }),
       ),
     );
-    model.reply(whenLastMessageContains("queued (run", text("Queued; it starts when I am done.")));
+    // The initiating turn is still running while the model answers the tool result, and it streams
+    // slowly: nothing of the run may start before this turn has settled (seed 003).
+    let initiatingTurnLastReply = 0;
+    model.reply((request) => {
+      if (!lastMessageText(request).includes("queued (run")) return undefined;
+      initiatingTurnLastReply = Date.now();
+      return text("Queued; it starts when I am done.", { chunkSize: 4, delayMs: 60 });
+    });
     model.reply(
       whenLastMessageContains("PLAN-STEP", toolCall("workflow", { action: "submit", output: { steps: [] } })),
     );
@@ -66,6 +73,11 @@ describe("agent steps in a real Pi session", () => {
     const runId = queuedRunId(lastMessageText(started as NonNullable<typeof started>));
 
     const done = await world.waitForRun(runId, (view) => view.status === "done", 60_000);
+    expect(initiatingTurnLastReply).toBeGreaterThan(0);
+    expect(done.startedAt).toBeGreaterThan(initiatingTurnLastReply);
+    // The last reply streams for ~0.5 s: a node started during the turn would start before it settled.
+    const firstNodeStart = Math.min(...done.nodes.map((node) => node.startedAt ?? Number.POSITIVE_INFINITY));
+    expect(firstNodeStart).toBeGreaterThanOrEqual(initiatingTurnLastReply + 400);
     expect(done.outcome).toBe("completed");
     expect(done.nodes.map((node) => [node.path, node.state, node.visits])).toEqual([
       ["plan", "succeeded", 1],
