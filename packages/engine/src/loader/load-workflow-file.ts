@@ -2,15 +2,16 @@ import { readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { basename, dirname, resolve } from "node:path";
 import type { SourceIdentity } from "@piw/protocol";
-import { createJiti, type Jiti } from "jiti";
+import type { Jiti } from "jiti";
 import * as zod from "zod";
 import { isWorkflowDefinition, type WorkflowDefinition } from "../authoring/define-workflow.js";
 import * as authoring from "../authoring/index.js";
 import { CompileError } from "../compiler/compile-error.js";
-import type { CompiledWorkflow } from "../compiler/compiled-workflow.js";
 import { compileWorkflow } from "../compiler/compile-workflow.js";
+import type { CompiledWorkflow } from "../compiler/compiled-workflow.js";
 import { sha256Hex } from "../compiler/definition-digest.js";
 import { workflowNameProblem } from "../compiler/names.js";
+import { importWorkflowModule, isUnsupportedSyntax } from "./native-workflow-import.js";
 import { summaryOf, WorkflowLoadError } from "./workflow-load-error.js";
 
 export const WORKFLOW_FILE_SUFFIX = ".workflow.ts";
@@ -26,21 +27,47 @@ export interface LoadedWorkflow {
   workflow: CompiledWorkflow;
 }
 
-let loader: Jiti | undefined;
+let loader: Promise<Jiti> | undefined;
 
 /**
- * One jiti instance for every workflow file. `piw` and `zod` are this engine's own module instances (so a
- * file anywhere on disk needs no node_modules, and its schemas are the engine's zod); the `zod` alias
- * serves subpaths such as `zod/v4` from the same package. No module cache: a changed file reloads.
+ * One jiti instance for the files Node's type stripping cannot take. `piw` and `zod` are this engine's own
+ * module instances (so a file anywhere on disk needs no node_modules, and its schemas are the engine's
+ * zod); the `zod` alias serves subpaths such as `zod/v4` from the same package. No module cache: a
+ * changed file reloads. Imported on first use: most processes never need it.
  */
-function workflowLoader(): Jiti {
-  loader ??= createJiti(import.meta.url, {
-    virtualModules: { [AUTHORING_MODULE]: authoring, zod },
-    alias: { zod: dirname(createRequire(import.meta.url).resolve("zod/package.json")) },
-    moduleCache: false,
-    fsCache: false,
-  });
+function workflowLoader(): Promise<Jiti> {
+  loader ??= import("jiti").then(({ createJiti }) =>
+    createJiti(import.meta.url, {
+      virtualModules: { [AUTHORING_MODULE]: authoring, zod },
+      alias: { zod: dirname(createRequire(import.meta.url).resolve("zod/package.json")) },
+      moduleCache: false,
+      fsCache: false,
+    }),
+  );
   return loader;
+}
+
+/**
+ * Evaluates the file's bytes: natively first; through jiti when Node rejects the syntax (TypeScript that
+ * is not erasable, such as an enum). A parse error comes before any of the file's code ran, so the
+ * second attempt does not repeat top-level side effects of a file that parsed.
+ */
+async function evaluateWorkflowModule(
+  file: string,
+  bytes: Buffer,
+): Promise<{ default?: unknown } | undefined> {
+  try {
+    return await importWorkflowModule(file, bytes);
+  } catch (error) {
+    if (!isUnsupportedSyntax(error)) throw error;
+  }
+  return (await (
+    await workflowLoader()
+  ).evalModule(bytes.toString("utf8"), {
+    id: file,
+    filename: file,
+    async: true,
+  })) as { default?: unknown } | undefined;
 }
 
 /** `review.workflow.ts` → `review`; undefined for a file without the suffix. */
@@ -93,12 +120,7 @@ export async function loadWorkflowFile(
 
   let exported: unknown;
   try {
-    const module = (await workflowLoader().evalModule(bytes.toString("utf8"), {
-      id: file,
-      filename: file,
-      async: true,
-    })) as { default?: unknown } | undefined;
-    exported = module?.default;
+    exported = (await evaluateWorkflowModule(file, bytes))?.default;
   } catch (error) {
     throw new WorkflowLoadError("workflow_invalid", `${file} failed to load: ${summaryOf(error)}`);
   }
