@@ -1,5 +1,6 @@
 import { type AgentEvent, AgentEventQueue, type RunPort } from "@piw/engine";
 import type {
+  AdvanceNodeVisit,
   EnqueueMessage,
   Fence,
   FinishNodeVisit,
@@ -37,6 +38,9 @@ export class StoreRunPort implements RunPort {
   }
   async finishNodeVisit(req: FinishNodeVisit) {
     return this.store.finishNodeVisit(this.fence, req);
+  }
+  async advanceNodeVisit(req: AdvanceNodeVisit) {
+    return this.store.advanceNodeVisit(this.fence, req);
   }
   async reserveEffect(req: ReserveEffect) {
     return this.store.reserveEffect(this.fence, req);

@@ -74,6 +74,7 @@ export function workerHandlers(deps: WorkerChannelDeps, worker: LiveWorker): Han
     "run.markRunning": () => changed(store.markRunning(fence)),
     "visit.start": (params) => changed(store.startNodeVisit(fence, params)),
     "visit.finish": (params) => changed(store.finishNodeVisit(fence, params)),
+    "visit.advance": (params) => changed(store.advanceNodeVisit(fence, params)),
     "effect.reserve": (params) => changed(store.reserveEffect(fence, params)),
     "effect.settle": (params) => changed(store.settleEffect(fence, params)),
     "message.enqueue": (params) => changed(store.enqueueMessage(fence, params)),

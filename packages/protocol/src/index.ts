@@ -44,6 +44,8 @@ export {
   runIdSchema,
   visitNumberSchema,
 } from "./ids.js";
+export type { AdvanceNodeVisit, NodeVisitAdvance } from "./node-advance.js";
+export { advanceNodeVisitSchema, nodeVisitAdvanceSchema } from "./node-advance.js";
 export type { Handlers, MethodTable, RpcPeerOptions } from "./rpc-peer.js";
 export { RpcError, RpcPeer, toProtocolError } from "./rpc-peer.js";
 export type { CheckpointAnswer, RunCommand, RunCommandType } from "./run-command.js";

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { effectStateSchema, nodeVisitStateSchema, runSnapshotSchema } from "./execution.js";
 import { nodePathSchema, visitNumberSchema } from "./ids.js";
+import { advanceNodeVisitSchema, nodeVisitAdvanceSchema } from "./node-advance.js";
 import { runCommandSchema } from "./run-command.js";
 import {
   enqueueMessageSchema,
@@ -35,6 +36,8 @@ export const workerMethods = {
   "run.snapshot": { params: z.object({}).optional(), result: runSnapshotSchema },
   "visit.start": { params: startNodeVisitSchema, result: transitionSchema(nodeVisitStateSchema) },
   "visit.finish": { params: finishNodeVisitSchema, result: transitionSchema(nodeVisitStateSchema) },
+  /** `visit.finish` and the next `visit.start` in one transaction (see node-advance.ts). */
+  "visit.advance": { params: advanceNodeVisitSchema, result: transitionSchema(nodeVisitAdvanceSchema) },
   "effect.reserve": { params: reserveEffectSchema, result: transitionSchema(effectStateSchema) },
   "effect.settle": { params: settleEffectSchema, result: transitionSchema(effectStateSchema) },
   "message.enqueue": { params: enqueueMessageSchema, result: transitionSchema(z.unknown()) },

@@ -1,4 +1,6 @@
+import type { ErrorCode } from "@piw/protocol";
 import {
+  type AdvanceNodeVisit,
   adopted,
   applied,
   conflict,
@@ -6,6 +8,7 @@ import {
   type Fence,
   type FinishNodeVisit,
   type JsonValue,
+  type NodeVisitAdvance,
   type NodeVisitResult,
   type ReserveEffect,
   recoveryRequired,
@@ -16,9 +19,8 @@ import {
 } from "@piw/protocol";
 import { fingerprint } from "./canonical-json.js";
 import { isConflict, notRunning, type StoreContext } from "./context.js";
-import type { ErrorCode } from "@piw/protocol";
-import { parkRow } from "./run-lifecycle.js";
 import type { EffectRow, RunRow, StepRow } from "./rows.js";
+import { parkRow } from "./run-lifecycle.js";
 
 /** A node visit as the engine needs it: still open (with its attempt), or finished with its result. */
 export type NodeVisitState =
@@ -102,60 +104,63 @@ export function startNodeVisit(
   fence: Fence,
   req: StartNodeVisit,
 ): Transition<NodeVisitState> {
-  return ctx.tx(() => {
-    const row = runningRun(ctx, fence);
-    if (isTransition(row)) return row;
-    const step = getStep(ctx, row.run_id, req.path, req.visit);
-    if (step && step.status !== "running") {
-      const result = stepResult(ctx, step) as NodeVisitResult;
-      return adopted({
-        status: "finished",
-        path: step.path,
-        visit: step.visit,
-        attempt: step.attempt,
-        result,
-      });
-    }
-    if (row.paused === 1) {
-      const reason = { code: "paused" as const, message: "Paused at a node boundary by request." };
-      parkRow(ctx, row, reason);
-      return recoveryRequired(reason);
-    }
-    if (step) {
-      ctx
-        .stmt(
-          "UPDATE run_steps SET attempt = attempt + 1, started_at = ? WHERE run_id = ? AND path = ? AND visit = ?",
-        )
-        .run(ctx.now(), row.run_id, req.path, req.visit);
-      ctx.bumpRun(
-        row,
-        {},
-        { type: "node.retried", path: req.path, visit: req.visit, data: { attempt: step.attempt + 1 } },
-      );
-      return applied({ status: "running", path: req.path, visit: req.visit, attempt: step.attempt + 1 });
-    }
-    const expected = expectedVisit(ctx, row.run_id, req.path, req.visit);
-    if (req.visit !== expected) {
-      return conflict({
-        kind: "state_mismatch",
-        resource: "step",
-        id: `${row.run_id}:${req.path}`,
-        expected: `visit ${expected}`,
-        actual: `visit ${req.visit}`,
-      });
-    }
+  return ctx.tx(() => openVisit(ctx, fence, req));
+}
+
+/** The body of `startNodeVisit`, inside the caller's transaction. */
+function openVisit(ctx: StoreContext, fence: Fence, req: StartNodeVisit): Transition<NodeVisitState> {
+  const row = runningRun(ctx, fence);
+  if (isTransition(row)) return row;
+  const step = getStep(ctx, row.run_id, req.path, req.visit);
+  if (step && step.status !== "running") {
+    const result = stepResult(ctx, step) as NodeVisitResult;
+    return adopted({
+      status: "finished",
+      path: step.path,
+      visit: step.visit,
+      attempt: step.attempt,
+      result,
+    });
+  }
+  if (row.paused === 1) {
+    const reason = { code: "paused" as const, message: "Paused at a node boundary by request." };
+    parkRow(ctx, row, reason);
+    return recoveryRequired(reason);
+  }
+  if (step) {
     ctx
       .stmt(
-        "INSERT INTO run_steps (run_id, path, visit, node_kind, attempt, status, started_at) VALUES (?, ?, ?, ?, 1, 'running', ?)",
+        "UPDATE run_steps SET attempt = attempt + 1, started_at = ? WHERE run_id = ? AND path = ? AND visit = ?",
       )
-      .run(row.run_id, req.path, req.visit, req.nodeKind, ctx.now());
+      .run(ctx.now(), row.run_id, req.path, req.visit);
     ctx.bumpRun(
       row,
-      { step_count: row.step_count + 1, cursor_path: req.path, cursor_visit: req.visit },
-      { type: "node.started", path: req.path, visit: req.visit, data: { kind: req.nodeKind } },
+      {},
+      { type: "node.retried", path: req.path, visit: req.visit, data: { attempt: step.attempt + 1 } },
     );
-    return applied({ status: "running", path: req.path, visit: req.visit, attempt: 1 });
-  });
+    return applied({ status: "running", path: req.path, visit: req.visit, attempt: step.attempt + 1 });
+  }
+  const expected = expectedVisit(ctx, row.run_id, req.path, req.visit);
+  if (req.visit !== expected) {
+    return conflict({
+      kind: "state_mismatch",
+      resource: "step",
+      id: `${row.run_id}:${req.path}`,
+      expected: `visit ${expected}`,
+      actual: `visit ${req.visit}`,
+    });
+  }
+  ctx
+    .stmt(
+      "INSERT INTO run_steps (run_id, path, visit, node_kind, attempt, status, started_at) VALUES (?, ?, ?, ?, 1, 'running', ?)",
+    )
+    .run(row.run_id, req.path, req.visit, req.nodeKind, ctx.now());
+  ctx.bumpRun(
+    row,
+    { step_count: row.step_count + 1, cursor_path: req.path, cursor_visit: req.visit },
+    { type: "node.started", path: req.path, visit: req.visit, data: { kind: req.nodeKind } },
+  );
+  return applied({ status: "running", path: req.path, visit: req.visit, attempt: 1 });
 }
 
 /** Whether a saved text blob holds exactly `text`; an error's message is part of the saved result. */
@@ -182,57 +187,80 @@ export function finishNodeVisit(
   fence: Fence,
   req: FinishNodeVisit,
 ): Transition<NodeVisitState> {
-  return ctx.tx(() => {
-    const row = ctx.fencedRun(fence);
-    if (isConflict(row)) return conflict(row);
-    const step = getStep(ctx, row.run_id, req.path, req.visit);
-    if (!step)
-      return conflict({ kind: "visit_not_open", runId: row.run_id, path: req.path, visit: req.visit });
-    const finished = { status: "finished" as const, path: req.path, visit: req.visit, attempt: step.attempt };
-    if (step.status !== "running") {
-      return sameResult(ctx, step, req.result)
-        ? adopted({ ...finished, result: stepResult(ctx, step) as NodeVisitResult })
-        : conflict({
-            kind: "state_mismatch",
-            resource: "step",
-            id: `${row.run_id}:${req.path}:${req.visit}`,
-            expected: "running",
-            actual: step.status,
-          });
-    }
-    if (row.status !== "running") {
-      return conflict(notRunning(row));
-    }
-    const { result } = req;
-    const outputHash = result.status === "succeeded" ? ctx.putJson(result.output) : null;
-    const error: SafeError | null = result.status === "succeeded" ? null : result.error;
-    ctx
-      .stmt(
-        "UPDATE run_steps SET status = ?, output_hash = ?, error_code = ?, error_hash = ?, next_path = ?, finished_at = ? WHERE run_id = ? AND path = ? AND visit = ?",
-      )
-      .run(
-        result.status,
-        outputHash,
-        error?.code ?? null,
-        error ? ctx.putText(error.message) : null,
-        result.status === "succeeded" ? result.next : null,
-        ctx.now(),
-        row.run_id,
-        req.path,
-        req.visit,
-      );
-    ctx.bumpRun(
-      row,
-      {},
-      {
-        type: `node.${result.status}`,
-        path: req.path,
-        visit: req.visit,
-        data: error ? { code: error.code } : null,
-      },
-      true,
+  return ctx.tx(() => closeVisit(ctx, fence, req));
+}
+
+/** The body of `finishNodeVisit`, inside the caller's transaction. */
+function closeVisit(ctx: StoreContext, fence: Fence, req: FinishNodeVisit): Transition<NodeVisitState> {
+  const row = ctx.fencedRun(fence);
+  if (isConflict(row)) return conflict(row);
+  const step = getStep(ctx, row.run_id, req.path, req.visit);
+  if (!step) return conflict({ kind: "visit_not_open", runId: row.run_id, path: req.path, visit: req.visit });
+  const finished = { status: "finished" as const, path: req.path, visit: req.visit, attempt: step.attempt };
+  if (step.status !== "running") {
+    return sameResult(ctx, step, req.result)
+      ? adopted({ ...finished, result: stepResult(ctx, step) as NodeVisitResult })
+      : conflict({
+          kind: "state_mismatch",
+          resource: "step",
+          id: `${row.run_id}:${req.path}:${req.visit}`,
+          expected: "running",
+          actual: step.status,
+        });
+  }
+  if (row.status !== "running") {
+    return conflict(notRunning(row));
+  }
+  const { result } = req;
+  const outputHash = result.status === "succeeded" ? ctx.putJson(result.output) : null;
+  const error: SafeError | null = result.status === "succeeded" ? null : result.error;
+  ctx
+    .stmt(
+      "UPDATE run_steps SET status = ?, output_hash = ?, error_code = ?, error_hash = ?, next_path = ?, finished_at = ? WHERE run_id = ? AND path = ? AND visit = ?",
+    )
+    .run(
+      result.status,
+      outputHash,
+      error?.code ?? null,
+      error ? ctx.putText(error.message) : null,
+      result.status === "succeeded" ? result.next : null,
+      ctx.now(),
+      row.run_id,
+      req.path,
+      req.visit,
     );
-    return applied({ ...finished, result });
+  ctx.bumpRun(
+    row,
+    {},
+    {
+      type: `node.${result.status}`,
+      path: req.path,
+      visit: req.visit,
+      data: error ? { code: error.code } : null,
+    },
+    true,
+  );
+  return applied({ ...finished, result });
+}
+
+/**
+ * Finish a visit and open the one it succeeded into, in one transaction: exactly what `finishNodeVisit`
+ * then `startNodeVisit` would save, with one commit. A refused finish saves nothing and is the result;
+ * the start's own outcome (applied, adopted, or refused, as a pause parks the run) rides along with the
+ * saved finish.
+ */
+export function advanceNodeVisit(
+  ctx: StoreContext,
+  fence: Fence,
+  req: AdvanceNodeVisit,
+): Transition<NodeVisitAdvance> {
+  return ctx.tx(() => {
+    const finished = closeVisit(ctx, fence, req.finish);
+    if (finished.kind === "conflict" || finished.kind === "recoveryRequired") return finished;
+    // The finish checked the fence's expected revision and moved it; the start needs the same claim only.
+    const { expectedRevision: _checked, ...claim } = fence;
+    const advance = { finished: finished.value, started: openVisit(ctx, claim, req.start) };
+    return finished.kind === "applied" ? applied(advance) : adopted(advance);
   });
 }
 

@@ -1,4 +1,5 @@
 import {
+  advanceNodeVisitSchema,
   endTurnSchema,
   enqueueMessageSchema,
   type Fence,
@@ -21,7 +22,13 @@ import {
 import { z } from "zod";
 import { StoreContext } from "./context.js";
 import { StoreError } from "./errors.js";
-import { finishNodeVisit, reserveEffect, settleEffect, startNodeVisit } from "./node-visits.js";
+import {
+  advanceNodeVisit,
+  finishNodeVisit,
+  reserveEffect,
+  settleEffect,
+  startNodeVisit,
+} from "./node-visits.js";
 import { openDatabase, type SynchronousMode } from "./open-database.js";
 import {
   cancelMessage,
@@ -201,6 +208,14 @@ export class RunStore {
       this.use(),
       parse(fenceSchema, fence, "fence"),
       parse(finishNodeVisitSchema, req, "node result"),
+    );
+  }
+  /** `finishNodeVisit` and the next `startNodeVisit` in one transaction (one commit). */
+  advanceNodeVisit(fence: Fence, req: unknown) {
+    return advanceNodeVisit(
+      this.use(),
+      parse(fenceSchema, fence, "fence"),
+      parse(advanceNodeVisitSchema, req, "node advance"),
     );
   }
   reserveEffect(fence: Fence, req: unknown) {

@@ -1,6 +1,7 @@
 import { appendFileSync, closeSync, openSync } from "node:fs";
 import type { AgentEvent, RunPort } from "@piw/engine";
 import type {
+  AdvanceNodeVisit,
   EnqueueMessage,
   FinishNodeVisit,
   RecoveryReason,
@@ -9,6 +10,7 @@ import type {
   SettleEffect,
   StartNodeVisit,
 } from "@piw/protocol";
+import { adopted, applied } from "@piw/protocol";
 
 /**
  * TEST HOOK, off by default. The durable boundaries at which `PIW_WORKER_CRASH_AT` makes the worker
@@ -24,6 +26,7 @@ export const CRASH_BOUNDARIES = [
   "after-effect", // the side effect ran, its result is not settled
   "after-effect-settle",
   "between-nodes", // a visit finished, the next has not started
+  "after-advance", // a visit finished and the next started in one commit; nothing of the next ran
 ] as const;
 export type CrashBoundary = (typeof CRASH_BOUNDARIES)[number];
 
@@ -38,9 +41,11 @@ export const HANG_MARKER_ENV = "PIW_WORKER_HANG_MARKER";
 export interface CrashHook {
   /** Die, or hang forever, here if this is the configured boundary; resolve at once otherwise. */
   reach(boundary: CrashBoundary): Promise<void>;
+  /** Whether `reach(boundary)` would stop: the port then keeps that boundary reachable. */
+  stopsAt(boundary: CrashBoundary): boolean;
 }
 
-export const noCrash: CrashHook = { reach: async () => {} };
+export const noCrash: CrashHook = { reach: async () => {}, stopsAt: () => false };
 
 function isCrashBoundary(value: string): value is CrashBoundary {
   return (CRASH_BOUNDARIES as readonly string[]).includes(value);
@@ -92,6 +97,7 @@ export function crashHookFromEnv(env: NodeJS.ProcessEnv): CrashHook {
       }
       if (boundary === hangAt) await hangForever(boundary, marker);
     },
+    stopsAt: (boundary) => boundary === crashAt || boundary === hangAt,
   };
 }
 
@@ -121,6 +127,21 @@ export class CrashingPort implements RunPort {
   async finishNodeVisit(req: FinishNodeVisit) {
     const result = await this.inner.finishNodeVisit(req);
     await this.hook.reach("between-nodes");
+    return result;
+  }
+  /**
+   * One commit finishes a visit and starts the next, so "between-nodes" (finished, next not started)
+   * does not exist on this path: a hook that stops there gets the two separate calls instead.
+   */
+  async advanceNodeVisit(req: AdvanceNodeVisit) {
+    if (this.hook.stopsAt("between-nodes") || !this.inner.advanceNodeVisit) {
+      const finished = await this.finishNodeVisit(req.finish);
+      if (finished.kind === "conflict" || finished.kind === "recoveryRequired") return finished;
+      const advance = { finished: finished.value, started: await this.inner.startNodeVisit(req.start) };
+      return finished.kind === "applied" ? applied(advance) : adopted(advance);
+    }
+    const result = await this.inner.advanceNodeVisit(req);
+    await this.hook.reach("after-advance");
     return result;
   }
   async reserveEffect(req: ReserveEffect) {

@@ -1,5 +1,6 @@
 import type { AgentEvent, RunPort, SubmissionVerdict } from "@piw/engine";
 import type {
+  AdvanceNodeVisit,
   EnqueueMessage,
   FinishNodeVisit,
   MessageRecord,
@@ -61,6 +62,9 @@ export class HostRunPort implements RunPort {
   }
   finishNodeVisit(req: FinishNodeVisit) {
     return this.peer.call("visit.finish", req);
+  }
+  advanceNodeVisit(req: AdvanceNodeVisit) {
+    return this.peer.call("visit.advance", req);
   }
   reserveEffect(req: ReserveEffect) {
     return this.peer.call("effect.reserve", req);

@@ -49,6 +49,16 @@ interface SavedAtDeath {
 const expectedAtDeath: Record<CrashBoundary, SavedAtDeath> = {
   starting: { status: "starting", steps: [], effects: [], sideEffects: 0 },
   "between-nodes": { status: "running", steps: [["prepare", "succeeded"]], effects: [], sideEffects: 0 },
+  // prepare's finish and deploy's start are one commit: deploy is open, none of it ran.
+  "after-advance": {
+    status: "running",
+    steps: [
+      ["prepare", "succeeded"],
+      ["deploy", "running"],
+    ],
+    effects: [],
+    sideEffects: 0,
+  },
   "before-effect-reserve": {
     status: "running",
     steps: [

@@ -125,6 +125,7 @@ export class TestHost {
       "run.snapshot": () => store.readRunSnapshot(runId),
       "visit.start": (req) => store.startNodeVisit(fence, req),
       "visit.finish": (req) => store.finishNodeVisit(fence, req),
+      "visit.advance": (req) => store.advanceNodeVisit(fence, req),
       "effect.reserve": (req) => store.reserveEffect(fence, req),
       "effect.settle": (req) => store.settleEffect(fence, req),
       "message.enqueue": (req) => store.enqueueMessage(fence, req),

@@ -1,4 +1,12 @@
-import { type RunCommand, type RunRecord, type RunSnapshot, type SafeError, safeError } from "@piw/protocol";
+import {
+  type NodeVisitState,
+  type RunCommand,
+  type RunRecord,
+  type RunSnapshot,
+  type SafeError,
+  safeError,
+  type Transition,
+} from "@piw/protocol";
 import type { CompiledWorkflow } from "../compiler/compiled-workflow.js";
 import { expectSaved, FenceLost, NodeFailure, RunParked } from "./execution-signals.js";
 import { nodeContextFor, runNode } from "./node-runner.js";
@@ -112,6 +120,8 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecutionOutc
     const position = rebuildPosition(workflow, snapshot);
     let next = position.next;
     let steps = position.stepCount;
+    /** The start of `next`, already saved together with the previous visit's finish (advance). */
+    let opening: Transition<NodeVisitState> | undefined;
     for (;;) {
       switch (next.kind) {
         case "complete":
@@ -153,8 +163,10 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecutionOutc
             );
           }
           const opened = expectSaved(
-            await port.startNodeVisit({ path: next.path, visit: next.visit, nodeKind: node.kind }),
+            opening ??
+              (await port.startNodeVisit({ path: next.path, visit: next.visit, nodeKind: node.kind })),
           );
+          opening = undefined;
           if (opened.status === "running" && opened.attempt === 1) {
             steps += 1;
             if (steps > workflow.maxSteps) {
@@ -186,17 +198,31 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecutionOutc
                   outputsByPath: position.outputsByPath,
                   signal,
                 });
-          if (opened.status === "running")
-            expectSaved(await port.finishNodeVisit({ path: next.path, visit: next.visit, result }));
+          const finish = { path: next.path, visit: next.visit, result };
           position.visitCounts.set(next.path, next.visit);
+          const following =
+            result.status === "succeeded" && result.next !== null
+              ? { path: result.next, visit: (position.visitCounts.get(result.next) ?? 0) + 1 }
+              : null;
+          const followingNode = following && workflow.nodes.get(following.path);
+          if (opened.status === "running") {
+            if (following && followingNode && port.advanceNodeVisit && !signal.aborted) {
+              // One commit for the boundary: this visit's result and the next visit's start.
+              const advanced = expectSaved(
+                await port.advanceNodeVisit({
+                  finish,
+                  start: { ...following, nodeKind: followingNode.kind },
+                }),
+              );
+              opening = advanced.started;
+            } else {
+              expectSaved(await port.finishNodeVisit(finish));
+            }
+          }
           if (result.status !== "succeeded") return fail(port, result.error, result.status === "timed_out");
           position.outputsByPath.set(next.path, result.output);
-          if (result.next !== null) {
-            next = {
-              kind: "visit",
-              path: result.next,
-              visit: (position.visitCounts.get(result.next) ?? 0) + 1,
-            };
+          if (following) {
+            next = { kind: "visit", ...following };
           } else if (node.kind === "checkpoint") {
             next = { kind: "wait", path: next.path, visit: next.visit };
           } else {

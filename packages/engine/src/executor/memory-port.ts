@@ -1,4 +1,5 @@
 import {
+  type AdvanceNodeVisit,
   adopted,
   applied,
   type CheckpointAnswer,
@@ -8,6 +9,7 @@ import {
   type FinishNodeVisit,
   type JsonValue,
   type MessageRecord,
+  type NodeVisitAdvance,
   type NodeVisitState,
   type RecoveryReason,
   type ReserveEffect,
@@ -166,6 +168,13 @@ export class MemoryRunPort implements RunPort {
       visit.error = result.error;
     }
     return applied({ status: "finished", path: req.path, visit: req.visit, attempt: visit.attempt, result });
+  }
+
+  async advanceNodeVisit(req: AdvanceNodeVisit): Promise<Transition<NodeVisitAdvance>> {
+    const finished = await this.finishNodeVisit(req.finish);
+    if (finished.kind === "conflict" || finished.kind === "recoveryRequired") return finished;
+    const advance = { finished: finished.value, started: await this.startNodeVisit(req.start) };
+    return finished.kind === "applied" ? applied(advance) : adopted(advance);
   }
 
   async reserveEffect(req: ReserveEffect): Promise<Transition<EffectState>> {

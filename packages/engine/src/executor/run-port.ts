@@ -1,8 +1,10 @@
 import type {
+  AdvanceNodeVisit,
   EffectState,
   EnqueueMessage,
   FinishNodeVisit,
   MessageRecord,
+  NodeVisitAdvance,
   NodeVisitState,
   RecoveryReason,
   ReserveEffect,
@@ -35,6 +37,11 @@ export interface RunPort {
   loadSnapshot(): Promise<RunSnapshot>;
   startNodeVisit(req: StartNodeVisit): Promise<Transition<NodeVisitState>>;
   finishNodeVisit(req: FinishNodeVisit): Promise<Transition<NodeVisitState>>;
+  /**
+   * Optional: `finishNodeVisit` and the `startNodeVisit` of the node it succeeded into, in one
+   * transaction. The executor uses it when present; without it, it makes the two calls.
+   */
+  advanceNodeVisit?(req: AdvanceNodeVisit): Promise<Transition<NodeVisitAdvance>>;
   reserveEffect(req: ReserveEffect): Promise<Transition<EffectState>>;
   settleEffect(req: SettleEffect): Promise<Transition<EffectState>>;
   enqueueMessage(req: EnqueueMessage): Promise<Transition<MessageRecord>>;

@@ -71,6 +71,8 @@ const expected: Record<CrashBoundary, Record<EffectMode, Outcome>> = {
   // A settled effect is never performed again.
   "after-effect-settle": { idempotent: completedAfterRelaunch(1), manual: completedAfterRelaunch(1) },
   "between-nodes": { idempotent: completedAfterRelaunch(1), manual: completedAfterRelaunch(1) },
+  // One commit finished a node and opened the next: progress, so one relaunch, which finishes it.
+  "after-advance": { idempotent: completedAfterRelaunch(1), manual: completedAfterRelaunch(1) },
 };
 
 async function runToRest(c: TestClient, mode: EffectMode): Promise<{ runId: string; log: string }> {
