@@ -20,7 +20,10 @@
  *
  * Environment: BENCH_NODES (default 1000), BENCH_ROUNDS (default 5), BENCH_RESERVES (default 500),
  * BENCH_ACTIVATIONS (default 10), BENCH_COMMITS (default 2000), BENCH_SKIP_BUILD=1 (use the dist
- * as it is), BENCH_DIR (parent of the temp dir, default the OS temp dir).
+ * as it is), BENCH_DIR (parent of the temp dir, default the OS temp dir), BENCH_BASELINE (another
+ * checkout with built apps: its host and worker run as one more side at FULL, in the same rounds, for a
+ * before/after comparison in one run), BENCH_BUILT (run the measured host and worker from a copy of
+ * this checkout's builds, so that a rebuild in the working tree during the run cannot change them).
  *
  * Run from the repository root. The host and workers run from `apps/host/dist` and `apps/worker/dist`
  * (built first with nx, cached when nothing changed), so their timing is that of the shipped code. The
@@ -35,8 +38,8 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { Annotation, END, START, StateGraph } from "@langchain/langgraph";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { connectHost, type HostClient } from "@piw/client";
-import { type LoadedWorkflow, loadWorkflowFile } from "@piw/engine";
 import { EmbeddedRuntime } from "@piw/embedded";
+import { type LoadedWorkflow, loadWorkflowFile } from "@piw/engine";
 import { startHost } from "@piw/host";
 import type { ClientParams, JsonValue, RunView } from "@piw/protocol";
 import { RunStore } from "@piw/store";
@@ -60,13 +63,15 @@ const RESERVES = envInt("BENCH_RESERVES", 500, 1);
 const ACTIVATIONS = envInt("BENCH_ACTIVATIONS", 10, 1);
 const COMMITS = envInt("BENCH_COMMITS", 2000, 1);
 const SKIP_BUILD = process.env.BENCH_SKIP_BUILD === "1";
+const BASELINE = process.env.BENCH_BASELINE ? resolve(process.env.BENCH_BASELINE) : undefined;
 
 type Mode = "FULL" | "NORMAL";
 const MODES: Mode[] = ["FULL", "NORMAL"];
 
 const REPO = process.cwd();
-const HOST_MAIN = join(REPO, "apps/host/dist/main.js");
-const WORKER_MAIN = join(REPO, "apps/worker/dist/main.js");
+/** Where the measured host and worker are built: this checkout, or a copy of its builds (BENCH_BUILT). */
+const BUILT = process.env.BENCH_BUILT ? resolve(process.env.BENCH_BUILT) : REPO;
+const WORKER_MAIN = join(BUILT, "apps/worker/dist/main.js");
 /** USER_HZ, the unit of the CPU times in /proc/<pid>/stat: 100 on Linux (`getconf CLK_TCK`). */
 const CLK_TCK = 100;
 
@@ -178,6 +183,7 @@ function checkCompleted(view: RunView | null, nodes: number, what: string): RunV
 
 interface Host {
   mode: Mode;
+  label: string;
   stateDir: string;
   process: ChildProcess;
   pid: number;
@@ -185,15 +191,17 @@ interface Host {
   logFile: string;
 }
 
-async function startHostProcess(mode: Mode): Promise<Host> {
-  const stateDir = join(root, `host-${mode.toLowerCase()}`);
-  const logFile = join(root, `host-${mode.toLowerCase()}.log`);
+async function startHostProcess(mode: Mode, checkout = BUILT, label: string = mode): Promise<Host> {
+  const name = `host-${label.toLowerCase().replace(/\W+/g, "-")}`;
+  const stateDir = join(root, name);
+  const logFile = join(root, `${name}.log`);
+  const hostMain = join(checkout, "apps/host/dist/main.js");
   const fd = openSync(logFile, "a");
   const env: NodeJS.ProcessEnv = { ...process.env, PIW_HOME: stateDir, PIW_SYNCHRONOUS: mode };
   delete env.PIW_WORKER_COMMAND; // the host's default: the built worker of this checkout
-  const child = spawn(process.execPath, [HOST_MAIN], { stdio: ["ignore", fd, fd], env });
+  const child = spawn(process.execPath, [hostMain], { stdio: ["ignore", fd, fd], env });
   closeSync(fd);
-  if (child.pid === undefined) throw new Error(`could not start ${HOST_MAIN}`);
+  if (child.pid === undefined) throw new Error(`could not start ${hostMain}`);
   const deadline = Date.now() + 15_000;
   for (;;) {
     let client: HostClient | undefined;
@@ -203,7 +211,7 @@ async function startHostProcess(mode: Mode): Promise<Host> {
       if (status.synchronous !== mode || status.pid !== child.pid) {
         throw new Error(`host ${status.pid} runs ${status.synchronous}, expected ${child.pid} at ${mode}`);
       }
-      return { mode, stateDir, process: child, pid: child.pid, client, logFile };
+      return { mode, label, stateDir, process: child, pid: child.pid, client, logFile };
     } catch (error) {
       client?.close();
       if (child.exitCode !== null || Date.now() > deadline) {
@@ -706,6 +714,8 @@ interface Results {
   langGraph: Map<LangGraphConfig, LangGraphSample[]>;
   commits: CommitSample[];
   activations: Map<Mode, ActivationSample[]>;
+  /** BENCH_BASELINE's activations (its host at FULL). */
+  baselineActivations: ActivationSample[];
   /** Host VmHWM after its chains with no follower (before any followed run), and at the end. */
   hostHwmQuiet: Map<Mode, number>;
   hostHwmEnd: Map<Mode, number>;
@@ -746,6 +756,7 @@ async function main(): Promise<void> {
     ]),
     commits: [],
     activations: new Map(MODES.map((m) => [m, []])),
+    baselineActivations: [],
     hostHwmQuiet: new Map(),
     hostHwmEnd: new Map(),
     compileMs,
@@ -753,9 +764,12 @@ async function main(): Promise<void> {
     reserveCommitMs: [],
   };
   const hosts = new Map<Mode, Host>();
+  let baseline: Host | undefined;
   try {
     for (const mode of MODES) hosts.set(mode, await startHostProcess(mode));
     const hostOf = (mode: Mode) => hosts.get(mode) as Host;
+    baseline = BASELINE ? await startHostProcess("FULL", BASELINE, "FULL baseline") : undefined;
+    if (baseline) log(`baseline: ${BASELINE} at FULL, as one more side`);
 
     // (1) + (2) + (3), interleaved: every round runs each side once, in a rotating order.
     type Side = { run(): Promise<void> };
@@ -790,6 +804,20 @@ async function main(): Promise<void> {
           const ms = await embeddedRun(mode, chain);
           if (recording) r.embedded.get(mode)?.push(ms);
           log(`  embedded ${mode.padEnd(10)} ${fmt((NODES * 1000) / ms)} nodes/s (one process)`);
+        },
+      });
+    }
+    if (baseline) {
+      const key = "baseline FULL quiet";
+      const base = baseline;
+      sides.push({
+        run: async () => {
+          const s = await chainRun(base, chainParams, false);
+          if (recording) r.chain.set(key, [...(r.chain.get(key) ?? []), s]);
+          log(
+            `  ${key.padEnd(19)} ${fmt((NODES * 1000) / s.e2eMs)} nodes/s end to end, ` +
+              `${fmt((NODES * 1000) / s.nodePhaseMs)} in the node phase, start-up ${fmt(s.startupMs)} ms`,
+          );
         },
       });
     }
@@ -829,13 +857,20 @@ async function main(): Promise<void> {
         await connectHost({ stateDir: hostOf(mode).stateDir, client: "test", autoStart: false }),
       );
     }
+    const baselineWatcher = baseline
+      ? await connectHost({ stateDir: baseline.stateDir, client: "test", autoStart: false })
+      : undefined;
     for (let i = 0; i < ACTIVATIONS; i++) {
       for (const mode of i % 2 ? [...MODES].reverse() : MODES) {
         const s = await activationRun(hostOf(mode), watchers.get(mode) as HostClient, tiny);
         r.activations.get(mode)?.push(s);
       }
+      if (baseline && baselineWatcher) {
+        r.baselineActivations.push(await activationRun(baseline, baselineWatcher, tiny));
+      }
     }
     for (const w of watchers.values()) w.close();
+    baselineWatcher?.close();
 
     // (4) reserve → reply: warm-up, then blocks of 50 alternating between the hosts; then cancel all.
     log(`reserve latency: ${RESERVES} Pi-origin reserves per mode`);
@@ -867,8 +902,10 @@ async function main(): Promise<void> {
     // (6) peak RSS of the hosts over everything above.
     for (const mode of MODES) r.hostHwmEnd.set(mode, procStatus(hostOf(mode).pid)?.hwmKiB ?? Number.NaN);
     report(r);
+    if (baseline) reportBaseline(r);
   } finally {
     for (const host of hosts.values()) await stopHostProcess(host);
+    if (baseline) await stopHostProcess(baseline);
   }
 }
 
@@ -1029,6 +1066,42 @@ function report(r: Results): void {
     `Load average at the end: ${loadavg()
       .map((l) => l.toFixed(1))
       .join(" ")}.`,
+  );
+}
+
+/** This checkout against BENCH_BASELINE, both at FULL, from the same rounds. */
+function reportBaseline(r: Results): void {
+  const perSec = (ms: number) => (NODES * 1000) / ms;
+  const sides = [r.chain.get("baseline FULL quiet") ?? [], r.chain.get("FULL quiet") ?? []];
+  const acts = [r.baselineActivations, r.activations.get("FULL") ?? []];
+  const lgFull = (r.langGraph.get("full-sync") ?? []).map((s) => perSec(s.ms));
+  console.log(`\nBaseline ${BASELINE} against this checkout, both at FULL (medians of the same rounds):\n`);
+  console.log("| what | baseline | this checkout |");
+  console.log("| --- | ---: | ---: |");
+  const row = (what: string, f: (samples: ChainSample[], i: number) => string) =>
+    console.log(`| ${what} | ${f(sides[0] ?? [], 0)} | ${f(sides[1] ?? [], 1)} |`);
+  const med = (samples: ChainSample[], f: (s: ChainSample) => number) => median(samples.map(f));
+  row("(1) nodes/s, reserve sent → run finished", (s) => fmt(perSec(med(s, (x) => x.e2eMs))));
+  row("(1) nodes/s, node phase", (s) => fmt(perSec(med(s, (x) => x.nodePhaseMs))));
+  row("(1) reserve sent → run accepted by its worker, ms", (s) => fmt(med(s, (x) => x.acceptedMs)));
+  row("(1) reserve sent → first node started, ms", (s) => fmt(med(s, (x) => x.startupMs)));
+  row("(1) node phase: host CPU per node, µs", (s) => fmt((med(s, (x) => x.hostNodeCpuMs) * 1000) / NODES));
+  row("(1) node phase: worker CPU per node, µs", (s) =>
+    fmt((med(s, (x) => x.workerNodeCpuMs) * 1000) / NODES),
+  );
+  row("(3) ratio to LangGraph at FULL, per-round median", (s) => {
+    const ratio = perRound(
+      s.map((x) => perSec(x.e2eMs)),
+      lgFull,
+      (a, b) => a / b,
+    );
+    return `${fmt(ratio.median, 2)}×`;
+  });
+  row("(5) reserve reply → worker accepted, median ms", (_s, i) =>
+    fmt(median((acts[i] ?? []).map((x) => x.replyToWorkerMs))),
+  );
+  row("(5) reserve reply → first node running, median ms", (_s, i) =>
+    fmt(median((acts[i] ?? []).map((x) => x.replyToNodeMs))),
   );
 }
 
