@@ -22,6 +22,7 @@ import {
 import { z } from "zod";
 import { StoreContext } from "./context.js";
 import { StoreError } from "./errors.js";
+import { readRunHistory } from "./history-readers.js";
 import {
   advanceNodeVisit,
   finishNodeVisit,
@@ -39,7 +40,6 @@ import {
   listSessionMessages,
   markMessageDelivered,
 } from "./outbox.js";
-import { readRunHistory } from "./history-readers.js";
 import * as readers from "./readers.js";
 import {
   cancelRun,

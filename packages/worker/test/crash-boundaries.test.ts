@@ -1,5 +1,5 @@
 import type { RunStatus } from "@piw/protocol";
-import { type CrashBoundary, CRASH_BOUNDARIES } from "@piw/worker";
+import { CRASH_BOUNDARIES, type CrashBoundary } from "@piw/worker";
 import { afterEach, describe, expect, it } from "vitest";
 import { lines, TestHost } from "./host-harness.js";
 
