@@ -29,7 +29,9 @@ const workflowToolParameters = Type.Object({
   task: Type.Optional(Type.String({ description: "start: the task, for workflows that take { task }." })),
   input: Type.Optional(Type.Any({ description: "start: the whole input as JSON, instead of task." })),
   runId: Type.Optional(
-    Type.String({ description: "status/pause/resume/cancel/answer: the run ID (status: default latest)." }),
+    Type.String({
+      description: "status/pause/resume/cancel/restart/answer: the run ID (status: default latest).",
+    }),
   ),
   answer: Type.Optional(Type.Any({ description: "answer: the checkpoint answer as JSON." })),
   output: Type.Optional(
@@ -41,7 +43,7 @@ const TOOL_DESCRIPTION = [
   "Operate durable piw workflows.",
   "start: queue a workflow (it starts after this turn ends) — returns its run ID.",
   "submit: complete the workflow step whose prompt started this turn, with the output it asks for; if it is rejected, fix the output and submit again.",
-  "status/list: inspect runs; pause/resume/cancel: control a run; answer: answer a run waiting at a checkpoint.",
+  "status/list: inspect runs; pause/resume/cancel: control a run; restart: run a finished run again from its start as a new run (it starts after this turn ends); answer: answer a run waiting at a checkpoint.",
 ].join(" ");
 
 /**
@@ -74,7 +76,7 @@ export function piwExtension(options: PiwExtensionOptions = {}): (pi: ExtensionA
 
     pi.registerCommand("workflow", {
       description:
-        "Start or operate a piw workflow: /workflow <name> [task] | status | pause | resume | cancel | answer",
+        "Start or operate a piw workflow: /workflow <name> [task] | status | pause | resume | cancel | restart | answer",
       handler: async (args, ctx) => runCommand(bridge, args, ctx),
     });
 

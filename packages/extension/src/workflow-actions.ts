@@ -19,6 +19,7 @@ export const WORKFLOW_ACTIONS = [
   "pause",
   "resume",
   "cancel",
+  "restart",
   "answer",
   "submit",
 ] as const;
@@ -45,6 +46,7 @@ const actionSchemas = {
   pause: z.object({ action: z.literal("pause"), runId: runIdField }),
   resume: z.object({ action: z.literal("resume"), runId: runIdField }),
   cancel: z.object({ action: z.literal("cancel"), runId: runIdField }),
+  restart: z.object({ action: z.literal("restart"), runId: runIdField }),
   answer: z.object({ action: z.literal("answer"), runId: runIdField, answer: jsonValueSchema }),
   submit: z.object({ action: z.literal("submit"), output: jsonValueSchema }),
 } satisfies Record<WorkflowActionName, z.ZodType>;
@@ -125,6 +127,20 @@ export async function runAction(
       return {
         text: `${said} ${describeRun(summary)}`,
         details: { action: action.action, runId: summary.runId, status: summary.status },
+      };
+    }
+    case "restart": {
+      // A restart is a new run of this session (seed 000: fresh from the first node, no parent
+      // state). Without this action a Pi run could only be restarted from the CLI, and that child
+      // would wait `queued` until this session happened to settle again.
+      const child = savedOrThrow(
+        await bridge.host.call("runs.restart", { runId: action.runId }),
+        `Could not restart run ${action.runId}`,
+      );
+      bridge.follow(child.runId);
+      return {
+        text: `Workflow ${child.workflowName} queued (run ${child.runId}): a restart of run ${action.runId}; it starts when this turn ends.`,
+        details: { action: "restart", runId: child.runId, parentRunId: action.runId, queued: true },
       };
     }
     case "answer":

@@ -1,6 +1,6 @@
 import { WorkflowError } from "./host-link.js";
 
-const RUN_VERBS = new Set(["status", "pause", "resume", "cancel"]);
+const RUN_VERBS = new Set(["status", "pause", "resume", "cancel", "restart"]);
 
 /** Split command arguments like a shell would for simple cases: spaces, and '…' or "…" quoting. */
 export function splitArguments(text: string): string[] {

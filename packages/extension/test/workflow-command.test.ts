@@ -30,6 +30,7 @@ describe("/workflow arguments", () => {
   it("maps the run verbs to the tool's actions", () => {
     expect(parseWorkflowCommand("status")).toEqual({ action: "status" });
     expect(parseWorkflowCommand("cancel r-1")).toEqual({ action: "cancel", runId: "r-1" });
+    expect(parseWorkflowCommand("restart r-1")).toEqual({ action: "restart", runId: "r-1" });
     expect(parseWorkflowCommand(`answer r-2 {"ok":true}`)).toEqual({
       action: "answer",
       runId: "r-2",
@@ -63,6 +64,8 @@ describe("workflow tool arguments", () => {
     expect(() => parseAction({})).toThrow(/action must be one of/);
     expect(() => parseAction({ action: "start" })).toThrow(/workflow: /);
     expect(() => parseAction({ action: "cancel" })).toThrow(/runId/);
+    expect(() => parseAction({ action: "restart" })).toThrow(/runId/);
+    expect(parseAction({ action: "restart", runId: "r-1" })).toEqual({ action: "restart", runId: "r-1" });
     expect(() => parseAction({ action: "answer", runId: "r" })).toThrow(/answer/);
     expect(() => parseAction({ action: "submit" })).toThrow(/Invalid arguments for workflow submit/);
   });
