@@ -17,6 +17,8 @@ export function describeConflict(conflict: Conflict): string {
       return `run ${conflict.runId} changed meanwhile; try again`;
     case "session_busy":
       return `Pi session ${conflict.sessionId} already has run ${conflict.activeRunId}`;
+    case "presentation_pending":
+      return `Pi session ${conflict.sessionId} has not yet presented run ${conflict.runId}; start again after that`;
     case "request_mismatch":
       return `${conflict.resource} ${conflict.id} was already saved with a different request`;
     case "state_mismatch":

@@ -137,6 +137,8 @@ export function describeConflict(conflict: Conflict): string {
       return `run ${conflict.runId} changed meanwhile; try again`;
     case "session_busy":
       return `this Pi session already has run ${conflict.activeRunId} in progress; wait for it to end or cancel it first`;
+    case "presentation_pending":
+      return `run ${conflict.runId} of this session has finished but its result was not presented yet; present it first, then start again`;
     case "request_mismatch":
       return `${conflict.resource} ${conflict.id} was already saved with a different request`;
     case "state_mismatch":

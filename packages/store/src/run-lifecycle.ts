@@ -38,6 +38,25 @@ export function activeRunInSession(ctx: StoreContext, sessionId: string): string
   return row?.run_id;
 }
 
+/** A run of the session whose presentation follow-up has not reached the session yet. */
+export function pendingPresentationInSession(ctx: StoreContext, sessionId: string): string | undefined {
+  const row = ctx
+    .stmt(
+      "SELECT run_id FROM messages WHERE session_id = ? AND kind = 'presentation' AND status IN ('pending', 'claimed') LIMIT 1",
+    )
+    .get(sessionId) as { run_id: string } | undefined;
+  return row?.run_id;
+}
+
+/** Why the session cannot take another run now (one reservation; no cutting into a presentation). */
+export function sessionRefusal(ctx: StoreContext, sessionId: string): Conflict | undefined {
+  const active = activeRunInSession(ctx, sessionId);
+  if (active) return { kind: "session_busy", sessionId, activeRunId: active };
+  const presenting = pendingPresentationInSession(ctx, sessionId);
+  if (presenting) return { kind: "presentation_pending", sessionId, runId: presenting };
+  return undefined;
+}
+
 function sameReservation(
   ctx: StoreContext,
   row: RunRow,
@@ -72,10 +91,8 @@ export function reservePreparedRun(ctx: StoreContext, req: ReservePreparedRun): 
         : conflict({ kind: "request_mismatch", resource: "run", id: req.runId });
     }
     const session = req.origin.kind === "pi" ? req.origin.sessionId : null;
-    if (session !== null) {
-      const active = activeRunInSession(ctx, session);
-      if (active) return conflict({ kind: "session_busy", sessionId: session, activeRunId: active });
-    }
+    const refusal = session === null ? undefined : sessionRefusal(ctx, session);
+    if (refusal) return conflict(refusal);
     const now = ctx.now();
     ctx
       .stmt(

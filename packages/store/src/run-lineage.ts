@@ -8,8 +8,8 @@ import {
   type Transition,
 } from "@piw/protocol";
 import type { StoreContext } from "./context.js";
-import { activeRunInSession } from "./run-lifecycle.js";
 import { mapRunRow, type RunRow } from "./rows.js";
+import { sessionRefusal } from "./run-lifecycle.js";
 
 interface ChildSpec {
   runId: string;
@@ -26,11 +26,8 @@ interface ChildSpec {
  */
 function insertChild(ctx: StoreContext, spec: ChildSpec): Transition<RunRecord> {
   const { parent } = spec;
-  if (parent.origin_session !== null) {
-    const active = activeRunInSession(ctx, parent.origin_session);
-    if (active)
-      return conflict({ kind: "session_busy", sessionId: parent.origin_session, activeRunId: active });
-  }
+  const refusal = parent.origin_session === null ? undefined : sessionRefusal(ctx, parent.origin_session);
+  if (refusal) return conflict(refusal);
   const now = ctx.now();
   ctx
     .stmt(

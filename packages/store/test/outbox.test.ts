@@ -972,3 +972,38 @@ describe("typed readers with a failed ancestor (seed 000)", () => {
     expectStoreError(() => h.store.readTerminalFacts("ghost-1"), "not_found");
   });
 });
+
+describe("a pending presentation holds the session", () => {
+  const INSTRUCTIONS = "Tell the user the result.";
+
+  function presentedRun(): string {
+    const fence = runningRun(h.store, RUN, { presentationInstructions: INSTRUCTIONS });
+    saved(h.store.finishRun(fence, { outcome: "completed", output: { ok: true } }));
+    const messages = saved(h.store.createTerminalMessages({ runId: RUN }));
+    const presentation = messages.find((m) => m.kind === "presentation");
+    if (!presentation) throw new Error("no presentation message");
+    return presentation.messageId;
+  }
+
+  it("refuses a new run of the session until the presentation reached it, and names the run", () => {
+    const presentationId = presentedRun();
+    const refused = h.store.reservePreparedRun(preparedRun("outbox-2"));
+    expect(refused).toEqual({
+      kind: "conflict",
+      evidence: { kind: "presentation_pending", sessionId: SESSION, runId: RUN },
+    });
+    expect(h.store.getRun("outbox-2")).toBeNull();
+    // Another session is not held.
+    saved(
+      h.store.reservePreparedRun(preparedRun("outbox-3", { origin: { kind: "pi", sessionId: "other" } })),
+    );
+    // A restart from the same session is held the same way.
+    expect(h.store.prepareRestart({ runId: "outbox-4", parentRunId: RUN })).toMatchObject({
+      kind: "conflict",
+      evidence: { kind: "presentation_pending" },
+    });
+
+    saved(h.store.markMessageDelivered({ messageId: presentationId }));
+    expect(h.store.reservePreparedRun(preparedRun("outbox-2")).kind).toBe("applied");
+  });
+});
