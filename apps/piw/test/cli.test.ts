@@ -299,7 +299,8 @@ describe("piw with a host", () => {
       await waitFor("the question", () => output.stdout().includes("cancel the run or detach? [c/d]"));
       terminal.stdin?.write("c\r");
       const result = await output;
-      expect(result.code).toBe(4);
+      // On a failure, the terminal transcript says whether piw detached or died of a signal.
+      expect(result.code, `terminal transcript:\n${withoutAnsi(result.stdout)}\n${result.stderr}`).toBe(4);
       expect(result.stdout).toMatch(/^■ slow cancelled/m);
       // Readline moves the cursor, but nothing is coloured.
       expect(hasColour(result.stdout)).toBe(false);
