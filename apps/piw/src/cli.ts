@@ -6,6 +6,7 @@ import { answerCommand, cancelCommand, restartCommand, resumeCommand } from "./c
 import { hostCommand } from "./commands/host.js";
 import { runCommand } from "./commands/run.js";
 import { listCommand, statusCommand } from "./commands/runs.js";
+import { viewCommand } from "./commands/view.js";
 import { ExitCode } from "./exit-codes.js";
 import { COMMAND_USAGE, type CommandName, MAIN_USAGE } from "./usage.js";
 
@@ -21,6 +22,7 @@ const COMMANDS: { [K in CommandName]: CommandHandler } = {
   restart: restartCommand,
   resume: resumeCommand,
   host: hostCommand,
+  view: viewCommand,
 };
 
 function isCommand(name: string): name is CommandName {
@@ -32,6 +34,8 @@ export async function runCli(argv: string[], io: CliIo): Promise<ExitCode> {
   const ctx = new CliContext(io);
   try {
     const [name, ...args] = argv;
+    // Bare `piw` in a terminal opens the viewer; anywhere else it prints the usage.
+    if (name === undefined && ctx.interactive && io.stdout.isTTY === true) return await viewCommand(ctx, []);
     if (name === undefined || name === "--help" || name === "-h" || name === "help") {
       const topic = name === "help" ? args[0] : undefined;
       ctx.print(topic !== undefined && isCommand(topic) ? COMMAND_USAGE[topic] : MAIN_USAGE);

@@ -3,8 +3,10 @@
 export const MAIN_USAGE = `piw — run and follow durable workflows from a shell
 
 Usage: piw <command> [options]
+       piw                             (in a terminal) the interactive viewer
 
 Commands:
+  view [runId]                      the viewer: run list, live graph, replay, inspector
   run <name|path> [task words...]   start a workflow and follow it live
   list                              list runs
   status <runId>                    show a run: status, nodes, recovery reason, error
@@ -52,6 +54,17 @@ ${FOLLOWING}
 Examples:
   piw run examples/hello.workflow.ts "say hi"
   piw run approval --input-json '{"change": "bump zod"}'`,
+
+  view: `Usage: piw view [runId] [options]
+
+Open the interactive viewer: the run list, or the run's graph followed live. Left and right replay
+the run's recorded events; enter opens the inspector of a node; ? lists every key.
+
+Options:
+  --once          print one snapshot (the run's graph, or the run list) and exit; no terminal needed
+  --json          print the run's view (or the run list) as JSON
+  --width <n>     snapshot width in columns (default: the terminal's, else 100)
+  -h, --help`,
 
   list: `Usage: piw list [options]
 

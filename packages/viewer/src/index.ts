@@ -5,8 +5,29 @@ export type { GraphOptions, RenderedGraph } from "./graph.js";
 export { MIN_CARD_WIDTH, renderGraph } from "./graph.js";
 export type { CardLayout, EdgeLayout, EdgeRoute, GraphLayout } from "./graph-layout.js";
 export { CARD_GAP, layoutGraph } from "./graph-layout.js";
+export type { InspectorOptions } from "./inspector.js";
+export { renderInspector } from "./inspector.js";
+export type { JsonLinesOptions } from "./json-lines.js";
+export { jsonLines } from "./json-lines.js";
+export { describeEvent, replayView, stepReplay } from "./replay.js";
+export type { RunFilter, RunTableOptions } from "./run-list.js";
+export { filterRuns, RUN_FILTERS, renderRunTable } from "./run-list.js";
+export type { ScreenOptions, ScreenSize } from "./screen.js";
+export { KEY_MAP, MIN_SCREEN, renderScreen, renderSnapshot } from "./screen.js";
 export type { Theme, Tint } from "./theme.js";
 export { ansiTheme, plainTheme } from "./theme.js";
+export type { ViewerAppOptions, ViewerSource } from "./viewer-app.js";
+export { runViewerApp, viewerKeyOf } from "./viewer-app.js";
+export type {
+  ConnectionState,
+  OpenRun,
+  ViewerAction,
+  ViewerKey,
+  ViewerRequest,
+  ViewerState,
+  ViewerStep,
+} from "./viewer-state.js";
+export { focusPath, initialState, reduceViewer } from "./viewer-state.js";
 export type { WidgetOptions } from "./widget.js";
 export { DEFAULT_WIDGET_LINES, renderFooterStatus, renderWidgetLines } from "./widget.js";
 export type { ElementKind, NodeState, NodeStateWord, RunStateWord } from "./words.js";

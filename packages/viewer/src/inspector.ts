@@ -1,0 +1,105 @@
+import { truncateToWidth, wrapTextWithAnsi } from "@earendil-works/pi-tui";
+import type { RunHistory, RunView } from "@piw/protocol";
+import { formatDuration } from "./format.js";
+import { jsonLines } from "./json-lines.js";
+import { plainTheme, type Theme } from "./theme.js";
+import { KIND_GLYPHS, NODE_GLYPHS, NODE_STATE_WORDS, NODE_TINTS } from "./words.js";
+
+export interface InspectorOptions {
+  width: number;
+  theme?: Theme;
+  /** Lines a prompt may take before it is folded. */
+  maxPromptLines?: number;
+}
+
+const EFFECT_TINTS = { reserved: "yellow", settled: "green", failed: "red" } as const;
+
+/**
+ * Everything saved about one node: its state, then per visit and attempt its output (JSON,
+ * pretty-printed and folded) or error, its effects with their state, the prompts sent for it and
+ * the Pi turns that answered them. `history` null means it has not arrived yet.
+ */
+export function renderInspector(
+  view: RunView,
+  history: RunHistory | null,
+  path: string,
+  options: InspectorOptions,
+): string[] {
+  const theme = options.theme ?? plainTheme;
+  const width = Math.max(10, options.width);
+  const maxPromptLines = options.maxPromptLines ?? 12;
+  const lines: string[] = [];
+  const push = (line: string) => lines.push(truncateToWidth(line, width, "…"));
+  const heading = (text: string) => push(theme("bold", text));
+  const node = view.nodes.find((n) => n.path === path);
+  if (node === undefined) {
+    push(`no node ${path} in this run`);
+    return lines;
+  }
+  heading(
+    `${KIND_GLYPHS[node.kind]} ${node.path}  ${node.kind}${node.title !== node.path ? `  ${node.title}` : ""}`,
+  );
+  const timing =
+    node.startedAt !== null && node.finishedAt !== null
+      ? `  ${formatDuration(node.finishedAt - node.startedAt)}`
+      : "";
+  push(
+    `${theme(NODE_TINTS[node.state], `${NODE_GLYPHS[node.state]} ${NODE_STATE_WORDS[node.state]}`)}  visits ${node.visits}  attempt ${node.attempt}${timing}${node.errorCode === null ? "" : `  ${theme("red", node.errorCode)}`}`,
+  );
+  if (history === null) {
+    push(theme("dim", "loading the run's history…"));
+    return lines;
+  }
+  const steps = history.steps.filter((step) => step.path === path);
+  if (steps.length === 0) push(theme("dim", "not visited yet"));
+  for (const step of steps) {
+    push("");
+    const took = step.finishedAt === null ? "running" : formatDuration(step.finishedAt - step.startedAt);
+    heading(`visit ${step.visit}, attempt ${step.attempt}: ${step.status.replace("_", " ")}  ${took}`);
+    if (step.error !== null || step.errorCode !== null) {
+      push(theme("red", `error ${step.errorCode ?? ""}`.trimEnd()));
+      for (const line of wrapTextWithAnsi(step.error ?? "", width - 2)) push(`  ${line}`);
+    }
+    if (step.output !== null) {
+      push("output");
+      for (const line of jsonLines(step.output)) push(`  ${line}`);
+    }
+  }
+  const effects = history.effects.filter((effect) => effect.path === path);
+  if (effects.length > 0) {
+    push("");
+    heading("effects");
+    for (const effect of effects) {
+      push(
+        `  ${effect.effectType} #${effect.ordinal} (visit ${effect.visit}, ${effect.mode})  ${theme(EFFECT_TINTS[effect.status], effect.status)}`,
+      );
+      if (effect.result !== null)
+        for (const line of jsonLines(effect.result, { maxEntries: 10 })) push(`    ${line}`);
+      if (effect.error !== null) push(theme("red", `    ${effect.errorCode ?? "error"}: ${effect.error}`));
+    }
+  }
+  const messages = history.messages.filter((message) => message.path === path);
+  if (messages.length > 0) {
+    push("");
+    heading("prompts");
+    for (const message of messages) {
+      push(`  ${message.kind} (visit ${message.visit ?? "-"})  ${message.status}`);
+      const body = wrapTextWithAnsi(message.body, width - 4);
+      for (const line of body.slice(0, maxPromptLines)) push(`    ${line}`);
+      if (body.length > maxPromptLines)
+        push(theme("dim", `    … ${body.length - maxPromptLines} more lines`));
+    }
+  }
+  const turns = history.turns.filter((turn) => turn.path === path);
+  if (turns.length > 0) {
+    push("");
+    heading("turns");
+    for (const turn of turns) {
+      const took = turn.endedAt === null ? "open" : formatDuration(turn.endedAt - turn.startedAt);
+      push(
+        `  ${turn.turnId} (visit ${turn.visit ?? "-"})  ${turn.status}${turn.endReason === null ? "" : `: ${turn.endReason}`}  ${took}`,
+      );
+    }
+  }
+  return lines;
+}

@@ -1,0 +1,211 @@
+import {
+  type Component,
+  ProcessTerminal,
+  parseKey,
+  type Terminal,
+  TuiAltScreen,
+  type TuiMouseEvent,
+  type TuiMouseEventResult,
+} from "@earendil-works/pi-tui";
+import type { RunHistory, RunSummary, RunView } from "@piw/protocol";
+import { renderScreen } from "./screen.js";
+import { ansiTheme, type Theme } from "./theme.js";
+import {
+  type ConnectionState,
+  initialState,
+  reduceViewer,
+  type ViewerAction,
+  type ViewerKey,
+  type ViewerRequest,
+  type ViewerState,
+} from "./viewer-state.js";
+
+/**
+ * Everything the viewer asks of the host. The app in apps/piw implements it with the host client;
+ * the viewer never opens the database and never looks at processes or clocks to guess progress.
+ */
+export interface ViewerSource {
+  listRuns(): Promise<RunSummary[]>;
+  getRun(runId: string): Promise<RunView | null>;
+  history(runId: string): Promise<RunHistory | null>;
+  /** Pushed views of every run as they change; resolves with the way to stop. */
+  watchRuns(onView: (view: RunView) => void): Promise<() => Promise<void>>;
+  /** Connection changes: a host that went away, came back, or cannot be reached. */
+  onConnection(listener: (state: ConnectionState) => void): () => void;
+}
+
+export interface ViewerAppOptions {
+  source: ViewerSource;
+  /** Open this run at once instead of the run list. */
+  runId?: string;
+  terminal?: Terminal;
+  theme?: Theme;
+  now?: () => number;
+}
+
+const KEYS: Record<string, ViewerKey> = {
+  up: "up",
+  k: "up",
+  down: "down",
+  j: "down",
+  left: "left",
+  h: "left",
+  right: "right",
+  l: "right",
+  home: "home",
+  end: "end",
+  pageUp: "pageUp",
+  pageDown: "pageDown",
+  enter: "enter",
+  i: "inspect",
+  escape: "back",
+  backspace: "back",
+  f: "follow",
+  tab: "filter",
+  s: "filter",
+  "?": "help",
+  q: "quit",
+  "ctrl+c": "quit",
+};
+
+/** Turns raw terminal input into a viewer key, or undefined for input the viewer ignores. */
+export function viewerKeyOf(data: string): ViewerKey | undefined {
+  const id = parseKey(data) ?? data;
+  return KEYS[id];
+}
+
+/** The one component on screen: it draws `renderScreen` at the terminal's size. */
+class ViewerScreen implements Component {
+  constructor(
+    private readonly terminal: Terminal,
+    private readonly state: () => ViewerState,
+    private readonly onKey: (key: ViewerKey) => void,
+    private readonly theme: Theme,
+    private readonly now: () => number,
+  ) {}
+
+  render(width: number): string[] {
+    return renderScreen(this.state(), {
+      width,
+      height: this.terminal.rows,
+      now: this.now(),
+      theme: this.theme,
+    });
+  }
+
+  handleInput(data: string): void {
+    const key = viewerKeyOf(data);
+    if (key !== undefined) this.onKey(key);
+  }
+
+  handleMouse(event: TuiMouseEvent): TuiMouseEventResult | undefined {
+    if (event.type !== "wheel") return undefined;
+    this.onKey((event.wheelDelta ?? 0) < 0 ? "wheelUp" : "wheelDown");
+    return { handled: true, render: true };
+  }
+
+  invalidate(): void {}
+}
+
+/**
+ * Runs the interactive viewer until the user quits. Every change comes from the host: pushed views,
+ * history replies and connection events go through `reduceViewer`, and each one redraws.
+ */
+export async function runViewerApp(options: ViewerAppOptions): Promise<void> {
+  const { source } = options;
+  const terminal = options.terminal ?? new ProcessTerminal();
+  const theme = options.theme ?? ansiTheme;
+  const now = options.now ?? Date.now;
+  let state = initialState(options.runId);
+  const tui = new TuiAltScreen(terminal, false, undefined, { mouse: true, copyOnSelect: false });
+  const fetching = new Set<string>();
+  let finish: () => void = () => {};
+  const done = new Promise<void>((resolve) => {
+    finish = resolve;
+  });
+
+  const dispatch = (action: ViewerAction) => {
+    const step = reduceViewer(state, action);
+    state = step.state;
+    for (const request of step.requests) perform(request);
+    tui.requestRender();
+  };
+  const report = (error: unknown) => {
+    const message = error instanceof Error ? (error.message.split("\n")[0] ?? "") : String(error);
+    dispatch({ type: "notice", text: message });
+  };
+  const loadHistory = (runId: string) => {
+    if (fetching.has(runId)) return;
+    fetching.add(runId);
+    source
+      .history(runId)
+      .then((history) => {
+        if (history !== null) dispatch({ type: "history", history });
+      })
+      .catch(report)
+      .finally(() => fetching.delete(runId));
+  };
+  const loadRun = (runId: string) => {
+    source
+      .getRun(runId)
+      .then((view) => {
+        if (view === null) dispatch({ type: "notice", text: `no run ${runId}` });
+        else dispatch({ type: "view", view });
+      })
+      .catch(report);
+    loadHistory(runId);
+  };
+  const loadRuns = () => {
+    source
+      .listRuns()
+      .then((runs) => dispatch({ type: "runs", runs }))
+      .catch(report);
+  };
+  function perform(request: ViewerRequest): void {
+    switch (request.type) {
+      case "open":
+        loadRun(request.runId);
+        return;
+      case "close":
+        return;
+      case "history":
+        loadHistory(request.runId);
+        return;
+      case "quit":
+        finish();
+        return;
+      default:
+        request satisfies never;
+    }
+  }
+
+  const screen = new ViewerScreen(
+    terminal,
+    () => state,
+    (key) => dispatch({ type: "key", key }),
+    theme,
+    now,
+  );
+  tui.addChild(screen);
+  tui.setFocus(screen);
+  const stopConnection = source.onConnection((connection) => {
+    dispatch({ type: "connection", state: connection });
+    // Back from a host restart: what changed meanwhile was not pushed, so read it again.
+    if (connection.kind === "connected") {
+      loadRuns();
+      if (state.run !== null) loadRun(state.run.runId);
+    }
+  });
+  tui.start();
+  let stopWatching: (() => Promise<void>) | undefined;
+  try {
+    stopWatching = await source.watchRuns((view) => dispatch({ type: "view", view }));
+    loadRuns();
+    if (options.runId !== undefined) loadRun(options.runId);
+    await done;
+  } finally {
+    stopConnection();
+    tui.stop();
+    await stopWatching?.().catch(() => undefined);
+  }
+}

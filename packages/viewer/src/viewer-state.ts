@@ -1,0 +1,281 @@
+import type { RunHistory, RunSummary, RunView } from "@piw/protocol";
+import { activePath, flowOrder } from "./flow.js";
+import { stepReplay } from "./replay.js";
+import { filterRuns, RUN_FILTERS, type RunFilter } from "./run-list.js";
+
+/** What the viewer knows about its host link; it never guesses beyond what the client reports. */
+export type ConnectionState =
+  | { kind: "connected" }
+  | { kind: "reconnecting"; message: string }
+  | { kind: "unavailable"; message: string };
+
+/** The open run: its live view, its recorded history, and where the user is looking. */
+export interface OpenRun {
+  runId: string;
+  view: RunView | null;
+  history: RunHistory | null;
+  /** Index into `history.events`; null is live. */
+  replay: number | null;
+  /** The node the user picked; null follows the active node. */
+  selected: string | null;
+  inspector: boolean;
+  /** Steps asked for while the history was still on its way; applied when it arrives. */
+  pending: number | null;
+  /** Lines scrolled by the wheel or page keys, in the graph or the inspector. */
+  scroll: number;
+}
+
+export interface ViewerState {
+  screen: "list" | "run";
+  runs: RunSummary[];
+  filter: RunFilter;
+  listIndex: number;
+  run: OpenRun | null;
+  help: boolean;
+  connection: ConnectionState;
+  notice: string | null;
+}
+
+export type ViewerKey =
+  | "up"
+  | "down"
+  | "left"
+  | "right"
+  | "home"
+  | "end"
+  | "pageUp"
+  | "pageDown"
+  | "wheelUp"
+  | "wheelDown"
+  | "enter"
+  | "inspect"
+  | "back"
+  | "follow"
+  | "filter"
+  | "help"
+  | "quit";
+
+export type ViewerAction =
+  | { type: "key"; key: ViewerKey }
+  | { type: "runs"; runs: RunSummary[] }
+  | { type: "view"; view: RunView }
+  | { type: "history"; history: RunHistory }
+  | { type: "connection"; state: ConnectionState }
+  | { type: "notice"; text: string | null };
+
+/** What the app must do for the state to be right: the reducer itself never talks to the host. */
+export type ViewerRequest =
+  | { type: "open"; runId: string }
+  | { type: "close"; runId: string }
+  | { type: "history"; runId: string }
+  | { type: "quit" };
+
+export interface ViewerStep {
+  state: ViewerState;
+  requests: ViewerRequest[];
+}
+
+export function initialState(runId?: string): ViewerState {
+  return {
+    screen: runId === undefined ? "list" : "run",
+    runs: [],
+    filter: "all",
+    listIndex: 0,
+    run: runId === undefined ? null : openRun(runId),
+    help: false,
+    connection: { kind: "connected" },
+    notice: null,
+  };
+}
+
+function openRun(runId: string): OpenRun {
+  return {
+    runId,
+    view: null,
+    history: null,
+    replay: null,
+    selected: null,
+    inspector: false,
+    pending: null,
+    scroll: 0,
+  };
+}
+
+/** The view on screen: the live one, or the run re-derived at the replay position. */
+export function shownNodes(run: OpenRun): string[] {
+  return run.view === null ? [] : flowOrder(run.view.manifest, run.view.nodes);
+}
+
+/** The node the graph highlights and the inspector shows. */
+export function focusPath(run: OpenRun, shown: RunView | null): string | null {
+  if (run.selected !== null) return run.selected;
+  if (shown === null) return null;
+  return activePath(shown) ?? shown.manifest.startPath;
+}
+
+const PAGE = 10;
+const WHEEL = 3;
+
+function visibleRuns(state: ViewerState): RunSummary[] {
+  return filterRuns(state.runs, state.filter);
+}
+
+function onListKey(state: ViewerState, key: ViewerKey): ViewerStep {
+  const runs = visibleRuns(state);
+  const clamp = (i: number) => Math.max(0, Math.min(i, runs.length - 1));
+  switch (key) {
+    case "up":
+    case "wheelUp":
+      return { state: { ...state, listIndex: clamp(state.listIndex - 1) }, requests: [] };
+    case "down":
+    case "wheelDown":
+      return { state: { ...state, listIndex: clamp(state.listIndex + 1) }, requests: [] };
+    case "pageUp":
+    case "home":
+      return {
+        state: { ...state, listIndex: clamp(key === "home" ? 0 : state.listIndex - PAGE) },
+        requests: [],
+      };
+    case "pageDown":
+    case "end":
+      return {
+        state: { ...state, listIndex: clamp(key === "end" ? runs.length - 1 : state.listIndex + PAGE) },
+        requests: [],
+      };
+    case "filter": {
+      const filter = RUN_FILTERS[(RUN_FILTERS.indexOf(state.filter) + 1) % RUN_FILTERS.length] as RunFilter;
+      return { state: { ...state, filter, listIndex: 0 }, requests: [] };
+    }
+    case "enter":
+    case "right":
+    case "inspect": {
+      const run = runs[state.listIndex];
+      if (run === undefined) return { state, requests: [] };
+      return {
+        state: { ...state, screen: "run", run: openRun(run.runId), notice: null },
+        requests: [{ type: "open", runId: run.runId }],
+      };
+    }
+    case "quit":
+    case "back":
+      return { state, requests: [{ type: "quit" }] };
+    case "left":
+    case "follow":
+    case "help":
+      return { state, requests: [] };
+    default:
+      return key satisfies never;
+  }
+}
+
+function onRunKey(state: ViewerState, run: OpenRun, key: ViewerKey): ViewerStep {
+  const set = (patch: Partial<OpenRun>, requests: ViewerRequest[] = []): ViewerStep => ({
+    state: { ...state, run: { ...run, ...patch } },
+    requests,
+  });
+  const events = run.history?.events.length ?? 0;
+  // The replay needs the history as of now; a stale one is fetched again first.
+  const stale = run.history === null || (run.view !== null && run.history.revision < run.view.revision);
+  const scrub = (delta: number): ViewerStep => {
+    if (stale) return set({ pending: (run.pending ?? 0) + delta }, [{ type: "history", runId: run.runId }]);
+    return set({ replay: stepReplay(run.replay, delta, events) });
+  };
+  const moveSelection = (delta: number): ViewerStep => {
+    const order = shownNodes(run);
+    if (order.length === 0) return set({});
+    const current = run.selected ?? (run.view === null ? null : activePath(run.view));
+    const at = current === null ? -1 : order.indexOf(current);
+    const next = order[Math.max(0, Math.min(order.length - 1, at < 0 ? 0 : at + delta))] ?? null;
+    return set({ selected: next, scroll: 0 });
+  };
+  switch (key) {
+    case "up":
+      return run.inspector ? set({ scroll: Math.max(0, run.scroll - 1) }) : moveSelection(-1);
+    case "down":
+      return run.inspector ? set({ scroll: run.scroll + 1 }) : moveSelection(1);
+    case "left":
+      return scrub(-1);
+    case "right":
+      return scrub(1);
+    case "home":
+      return scrub(-events - 1_000_000);
+    case "end":
+      return set({ replay: null });
+    case "pageUp":
+      return set({ scroll: run.scroll - PAGE });
+    case "pageDown":
+      return set({ scroll: run.scroll + PAGE });
+    case "wheelUp":
+      return set({ scroll: run.scroll - WHEEL });
+    case "wheelDown":
+      return set({ scroll: run.scroll + WHEEL });
+    case "enter":
+    case "inspect": {
+      const opening = !run.inspector;
+      return set(
+        { inspector: opening, scroll: 0 },
+        opening && (run.history === null || stale) ? [{ type: "history", runId: run.runId }] : [],
+      );
+    }
+    case "follow":
+      return set({ selected: null, replay: null, scroll: 0 });
+    case "back":
+      if (run.inspector) return set({ inspector: false, scroll: 0 });
+      return {
+        state: { ...state, screen: "list", run: null },
+        requests: [{ type: "close", runId: run.runId }],
+      };
+    case "filter":
+    case "help":
+      return set({});
+    case "quit":
+      return { state, requests: [{ type: "quit" }] };
+    default:
+      return key satisfies never;
+  }
+}
+
+/** The viewer's one state transition: keys, host updates and connection changes all come here. */
+export function reduceViewer(state: ViewerState, action: ViewerAction): ViewerStep {
+  switch (action.type) {
+    case "key": {
+      if (action.key === "help") return { state: { ...state, help: !state.help }, requests: [] };
+      if (state.help) return { state: { ...state, help: false }, requests: [] };
+      if (state.screen === "run" && state.run !== null) return onRunKey(state, state.run, action.key);
+      return onListKey(state, action.key);
+    }
+    case "runs": {
+      const runs = [...action.runs].sort((a, b) => b.createdAt - a.createdAt);
+      const max = Math.max(0, filterRuns(runs, state.filter).length - 1);
+      return { state: { ...state, runs, listIndex: Math.min(state.listIndex, max) }, requests: [] };
+    }
+    case "view": {
+      const { view } = action;
+      const known = state.runs.some((run) => run.runId === view.runId);
+      const runs = known
+        ? state.runs.map((run) => (run.runId === view.runId ? { ...run, ...summaryOf(view) } : run))
+        : [summaryOf(view), ...state.runs];
+      const run = state.run !== null && state.run.runId === view.runId ? { ...state.run, view } : state.run;
+      return { state: { ...state, runs, run }, requests: [] };
+    }
+    case "history": {
+      const { history } = action;
+      if (state.run === null || state.run.runId !== history.runId) return { state, requests: [] };
+      const run = state.run;
+      const replay =
+        run.pending === null ? run.replay : stepReplay(run.replay, run.pending, history.events.length);
+      return { state: { ...state, run: { ...run, history, replay, pending: null } }, requests: [] };
+    }
+    case "connection":
+      return { state: { ...state, connection: action.state }, requests: [] };
+    case "notice":
+      return { state: { ...state, notice: action.text }, requests: [] };
+    default:
+      return action satisfies never;
+  }
+}
+
+function summaryOf(view: RunView): RunSummary {
+  const { nodes: _nodes, manifest: _manifest, ...summary } = view;
+  return summary;
+}
