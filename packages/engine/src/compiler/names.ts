@@ -4,6 +4,7 @@ export const RESERVED_WORKFLOW_NAMES: readonly string[] = [
   "cancel",
   "list",
   "pause",
+  "restart",
   "resume",
   "status",
   "submit",
