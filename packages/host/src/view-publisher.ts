@@ -15,14 +15,27 @@ interface Subscription {
 const LIVE_STATUSES = ["queued", "starting", "running", "parked"] as const;
 
 /**
- * Pushes `run.view` frames to subscribers. Changes are coalesced per event-loop turn and a view is
- * pushed only when it differs from the last one pushed (its revision or its current work moved).
+ * After publishing a run's view, wait this many times what building and sending it took before the
+ * next one: views of one run take at most about a tenth of the host's time. A small run's view costs
+ * well under a millisecond, so it still goes out at once; a 1,000-node run's view (~0.3 MB) is sent a
+ * few dozen times a second instead of after every node.
+ */
+const VIEW_COST_FACTOR = 10;
+
+/**
+ * Pushes `run.view` frames to subscribers. Changes are coalesced per event-loop turn, and per run
+ * for as long as its last view's cost asks (see VIEW_COST_FACTOR); the view sent is always built from
+ * the latest state. A view is pushed only when it differs from the last one pushed (its revision or
+ * its current work moved).
  */
 export class ViewPublisher {
   private readonly subscriptions = new Map<string, Subscription>();
   private readonly lastPushed = new Map<string, string>();
   private readonly dirty = new Set<string>();
+  /** When each recently published run may be published again (`now()` time). */
+  private readonly readyAt = new Map<string, number>();
   private flushScheduled = false;
+  private deferredTimer: NodeJS.Timeout | undefined;
   private nextId = 1;
   private closed = false;
 
@@ -30,6 +43,7 @@ export class ViewPublisher {
     private readonly reader: ViewReader & Pick<RunReader, "listRuns">,
     private readonly workers: LiveWorkerIndex,
     private readonly onError: (error: unknown) => void,
+    private readonly now: () => number = () => performance.now(),
   ) {}
 
   /** Subscribe to one run or (runId null) to all; the current view follows the reply. */
@@ -66,6 +80,7 @@ export class ViewPublisher {
     this.closed = true;
     this.dirty.clear();
     this.subscriptions.clear();
+    clearTimeout(this.deferredTimer);
   }
 
   /** Publish pending changes now. */
@@ -74,10 +89,20 @@ export class ViewPublisher {
     if (this.closed) return;
     const runs = [...this.dirty];
     this.dirty.clear();
+    let earliest = Number.POSITIVE_INFINITY;
     for (const runId of runs) {
       const subs = this.interested(runId);
       if (subs.length === 0) {
         this.lastPushed.delete(runId);
+        this.readyAt.delete(runId);
+        continue;
+      }
+      const started = this.now();
+      const readyAt = this.readyAt.get(runId) ?? started;
+      if (readyAt > started) {
+        // Still paying for the last view: publish the latest state when the wait is over.
+        this.dirty.add(runId);
+        earliest = Math.min(earliest, readyAt);
         continue;
       }
       const view = this.build(runId);
@@ -86,7 +111,22 @@ export class ViewPublisher {
       if (this.lastPushed.get(runId) === key) continue;
       this.lastPushed.set(runId, key);
       for (const [subscriptionId, sub] of subs) sub.sink.push("run.view", { subscriptionId, view });
+      const finished = this.now();
+      this.readyAt.set(runId, finished + (finished - started) * (VIEW_COST_FACTOR - 1));
     }
+    if (earliest !== Number.POSITIVE_INFINITY) this.flushLater(earliest);
+  }
+
+  /** One timer for all deferred runs, at the earliest time one of them may be published. */
+  private flushLater(at: number): void {
+    clearTimeout(this.deferredTimer);
+    this.deferredTimer = setTimeout(
+      () => {
+        this.deferredTimer = undefined;
+        this.flush();
+      },
+      Math.max(1, Math.ceil(at - this.now())),
+    );
   }
 
   get subscriptionCount(): number {

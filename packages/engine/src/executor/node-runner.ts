@@ -37,9 +37,15 @@ export function nodeContextFor(
 ): NodeContext {
   const node = workflow.nodes.get(path);
   const scope = node?.scope ?? "";
+  // Built on first read (during the node's run, before its own output is added): collecting a scope's
+  // outputs is O(nodes in the scope), which a large workflow would otherwise pay on every visit.
+  let outputs: Record<string, unknown> | undefined;
   return {
     input: workflow.scopeInput(scope, runInput, outputsByPath),
-    outputs: workflow.scopeOutputs(scope, outputsByPath),
+    get outputs() {
+      outputs ??= workflow.scopeOutputs(scope, outputsByPath);
+      return outputs;
+    },
     node: { path, name: node?.name ?? path.slice(path.lastIndexOf("/") + 1), visit },
     signal,
   };

@@ -1,0 +1,136 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Fence, RunView } from "@piw/protocol";
+import { RunStore } from "@piw/store";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { ViewPublisher } from "../src/view-publisher.js";
+
+const RUN = "views-1";
+
+let dir: string;
+let store: RunStore;
+let publisher: ViewPublisher | undefined;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "piw-views-"));
+  store = RunStore.open({ stateDir: join(dir, "state") });
+});
+afterEach(() => {
+  publisher?.close();
+  store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** A run that is running, so that each opened visit moves its revision (a new view). */
+function runningRun(): Fence {
+  const reserved = store.reservePreparedRun({
+    runId: RUN,
+    workflowName: "views",
+    source: { kind: "file", path: "/tmp/views.workflow.ts", sha256: "a".repeat(64) },
+    definitionDigest: "digest-1",
+    manifest: { nodes: [] },
+    input: null,
+    origin: { kind: "cli" },
+  });
+  if (reserved.kind !== "applied") throw new Error(JSON.stringify(reserved));
+  const claim = store.claimRun({ runId: RUN, claimToken: "claim-1", leaseMs: 30_000 });
+  if (claim.kind !== "applied") throw new Error(JSON.stringify(claim));
+  const fence = { runId: RUN, generation: claim.value.command.generation, claimToken: "claim-1" };
+  if (store.markRunning(fence).kind !== "applied") throw new Error("not running");
+  return fence;
+}
+
+function openVisit(fence: Fence, path: string): void {
+  const opened = store.startNodeVisit(fence, { path, visit: 1, nodeKind: "compute" });
+  if (opened.kind !== "applied") throw new Error(JSON.stringify(opened));
+}
+
+/**
+ * A publisher on the real store whose clock the test sets. `perRead` is added on every read of the
+ * clock: the publisher reads it before and after building a view, so that is what a view "costs".
+ */
+async function publisherWithClock(perRead: number) {
+  const clock = { at: 1_000, perRead };
+  const views: RunView[] = [];
+  publisher = new ViewPublisher(
+    store,
+    { acceptedWorker: () => undefined },
+    (error) => {
+      throw error;
+    },
+    () => {
+      clock.at += clock.perRead;
+      return clock.at;
+    },
+  );
+  publisher.subscribe({ push: (_push, data) => views.push((data as { view: RunView }).view) }, RUN);
+  // A new subscription gets the current view on the next turn; the tests count what follows it.
+  await new Promise((resolve) => setImmediate(resolve));
+  expect(views).toHaveLength(1);
+  views.length = 0;
+  return { clock, views, publisher };
+}
+
+describe("ViewPublisher", () => {
+  it("pushes every change of a run whose view costs nothing", async () => {
+    const fence = runningRun();
+    const { views, publisher } = await publisherWithClock(0);
+    for (const path of ["a", "b", "c"]) {
+      openVisit(fence, path);
+      publisher.changed(RUN);
+      publisher.flush();
+    }
+    expect(views.map((v) => v.revision)).toEqual([...new Set(views.map((v) => v.revision))]);
+    expect(views).toHaveLength(3);
+  });
+
+  it("holds an expensive run's views back for ten times their cost, then sends the latest state", async () => {
+    const fence = runningRun();
+    const { clock, views, publisher } = await publisherWithClock(5);
+    openVisit(fence, "a");
+    publisher.changed(RUN);
+    publisher.flush();
+    expect(views).toHaveLength(1);
+
+    // The view took 5 "ms" to build and send: nothing more goes out for the next 45.
+    clock.perRead = 0;
+    for (const path of ["b", "c", "d"]) {
+      openVisit(fence, path);
+      publisher.changed(RUN);
+      publisher.flush();
+    }
+    expect(views).toHaveLength(1);
+
+    clock.at += 45;
+    publisher.flush();
+    expect(views).toHaveLength(2);
+    expect(views[1]?.revision).toBe(store.getRun(RUN)?.revision);
+    expect(views[1]?.revision).toBeGreaterThan(views[0]?.revision ?? Number.POSITIVE_INFINITY);
+  });
+
+  it("publishes a held-back change on its own once the wait is over", async () => {
+    const fence = runningRun();
+    const { clock, views, publisher } = await publisherWithClock(1);
+    openVisit(fence, "a");
+    publisher.changed(RUN);
+    publisher.flush();
+    clock.perRead = 0;
+    openVisit(fence, "b");
+    publisher.changed(RUN);
+    publisher.flush();
+    expect(views).toHaveLength(1);
+
+    // The flush that changed() queued runs too, and still holds the view back.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(views).toHaveLength(1);
+
+    // Nobody calls flush or changed() again: the publisher's own timer sends the latest view.
+    clock.at += 100;
+    const revision = store.getRun(RUN)?.revision;
+    for (let turn = 0; turn < 200 && views.length < 2; turn++) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    expect(views).toHaveLength(2);
+    expect(views[1]?.revision).toBe(revision);
+  });
+});
