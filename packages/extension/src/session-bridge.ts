@@ -56,6 +56,8 @@ export class SessionBridge {
   private turn: OpenTurn | undefined;
   /** Settles once the current turn's ownership is known; `submit` waits for it. */
   private turnKnown: Promise<void> = Promise.resolve();
+  /** Settles once the last `agent_end` report is done. */
+  private ending: Promise<void> = Promise.resolve();
   /** IDs this process handed to Pi; the session entries prove the rest. */
   private readonly sent = new Set<string>();
   private delivering: Promise<void> | undefined;
@@ -96,6 +98,18 @@ export class SessionBridge {
     this.remember(ctx);
     this.idle = ctx.isIdle();
     const sessionId = this.sessionId;
+    // A new, resumed or forked session shows its own runs only.
+    if (this.shownRunId !== undefined && this.views.get(this.shownRunId)?.origin.kind === "pi") {
+      const previous = this.views.get(this.shownRunId)?.origin;
+      if (previous?.kind === "pi" && previous.sessionId !== sessionId) {
+        for (const runId of this.views.keys()) this.host.unwatch(runId);
+        this.views.clear();
+        this.shownRunId = undefined;
+        this.shown = { widget: "", status: "" };
+        ctx.ui.setWidget(WIDGET_KEY, undefined);
+        ctx.ui.setStatus(WIDGET_KEY, undefined);
+      }
+    }
     await this.host.call("turns.settle", { sessionId });
     const runs = await this.host.call("runs.list", { sessionId, limit: 20 });
     for (const run of runs) if (!isTerminalStatus(run.status)) this.host.watch(run.runId);
@@ -138,7 +152,12 @@ export class SessionBridge {
   }
 
   /** `agent_end`: end exactly the turn the host accepted. */
-  async agentEnded(messages: readonly unknown[]): Promise<void> {
+  agentEnded(messages: readonly unknown[]): Promise<void> {
+    this.ending = this.endTurn(messages);
+    return this.ending;
+  }
+
+  private async endTurn(messages: readonly unknown[]): Promise<void> {
     await this.turnKnown;
     const turn = this.turn;
     this.turn = undefined;
@@ -158,6 +177,8 @@ export class SessionBridge {
   async settled(): Promise<void> {
     this.idle = true;
     const sessionId = this.sessionId;
+    // The turn's end must reach the host before anything still open is settled as lost.
+    await this.ending;
     try {
       await this.host.call("turns.settle", { sessionId });
       const { activated } = await this.host.call("session.settled", { sessionId });
@@ -249,7 +270,8 @@ export class SessionBridge {
 
   private onView(view: RunView): void {
     this.views.set(view.runId, view);
-    if (view.origin.kind !== "pi") return;
+    if (view.origin.kind !== "pi" || view.origin.sessionId !== this.ctx?.sessionManager.getSessionId())
+      return;
     if (this.shownRunId === undefined || view.runId === this.shownRunId || !isTerminalStatus(view.status)) {
       this.shownRunId = view.runId;
     }
