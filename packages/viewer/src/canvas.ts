@@ -1,4 +1,5 @@
-import { truncateToWidth, visibleWidth } from "@earendil-works/pi-tui";
+import { visibleWidth } from "@earendil-works/pi-tui";
+import { clipToWidth } from "./text-width.js";
 import type { Theme, Tint } from "./theme.js";
 
 /**
@@ -33,7 +34,7 @@ export class Canvas {
 
   /** Writes text cell by cell, cut at `maxWidth` columns; wide characters are replaced. */
   text(x: number, y: number, text: string, maxWidth: number, tint?: Tint): void {
-    const fitted = visibleWidth(text) > maxWidth ? truncateToWidth(text, maxWidth, "…") : text;
+    const fitted = visibleWidth(text) > maxWidth ? clipToWidth(text, maxWidth, "…") : text;
     let column = x;
     for (const char of fitted) {
       if (column >= x + maxWidth) break;

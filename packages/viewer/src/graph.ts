@@ -1,9 +1,10 @@
-import { truncateToWidth, visibleWidth } from "@earendil-works/pi-tui";
+import { visibleWidth } from "@earendil-works/pi-tui";
 import type { NodeView, RunView } from "@piw/protocol";
 import { Canvas } from "./canvas.js";
 import { enclosingMounts } from "./flow.js";
 import { formatDuration } from "./format.js";
 import { type CardLayout, type EdgeLayout, type GraphLayout, layoutGraph } from "./graph-layout.js";
+import { clipToWidth } from "./text-width.js";
 import { plainTheme, type Theme, type Tint } from "./theme.js";
 import { KIND_GLYPHS, NODE_GLYPHS, NODE_STATE_WORDS, NODE_TINTS } from "./words.js";
 
@@ -160,7 +161,7 @@ function drawEdge(
       canvas.set(x1 + 1, route.toRow, "◀", "dim");
       if (edge.label !== undefined) {
         const room = at.width - 4;
-        const label = truncateToWidth(edge.label, room, "…");
+        const label = clipToWidth(edge.label, room, "…");
         canvas.text(x1 - 1 - visibleWidth(label), route.fromRow, label, room, "yellow");
       }
       return;

@@ -14,6 +14,7 @@ export type { RunFilter, RunTableOptions } from "./run-list.js";
 export { filterRuns, RUN_FILTERS, renderRunTable } from "./run-list.js";
 export type { ScreenOptions, ScreenSize } from "./screen.js";
 export { KEY_MAP, MIN_SCREEN, renderScreen, renderSnapshot } from "./screen.js";
+export { clipToWidth } from "./text-width.js";
 export type { Theme, Tint } from "./theme.js";
 export { ansiTheme, plainTheme } from "./theme.js";
 export type { ViewerAppOptions, ViewerSource } from "./viewer-app.js";

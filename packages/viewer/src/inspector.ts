@@ -1,7 +1,8 @@
-import { truncateToWidth, wrapTextWithAnsi } from "@earendil-works/pi-tui";
+import { wrapTextWithAnsi } from "@earendil-works/pi-tui";
 import type { RunHistory, RunView } from "@piw/protocol";
 import { formatDuration } from "./format.js";
 import { jsonLines } from "./json-lines.js";
+import { clipToWidth } from "./text-width.js";
 import { plainTheme, type Theme } from "./theme.js";
 import { KIND_GLYPHS, NODE_GLYPHS, NODE_STATE_WORDS, NODE_TINTS } from "./words.js";
 
@@ -29,8 +30,17 @@ export function renderInspector(
   const width = Math.max(10, options.width);
   const maxPromptLines = options.maxPromptLines ?? 12;
   const lines: string[] = [];
-  const push = (line: string) => lines.push(truncateToWidth(line, width, "…"));
+  const push = (line: string) => lines.push(clipToWidth(line, width, "…"));
   const heading = (text: string) => push(theme("bold", text));
+  // Long JSON lines wrap, continuing under their own indentation, so a fold's note stays visible.
+  const pushJson = (indent: string, line: string) => {
+    const inner = line.length - line.trimStart().length;
+    const lead = indent + " ".repeat(inner);
+    const room = Math.max(8, width - lead.length - 2);
+    wrapTextWithAnsi(line.trimStart(), room).forEach((part, i) => {
+      push(`${lead}${i === 0 ? "" : "  "}${part}`);
+    });
+  };
   const node = view.nodes.find((n) => n.path === path);
   if (node === undefined) {
     push(`no node ${path} in this run`);
@@ -62,7 +72,7 @@ export function renderInspector(
     }
     if (step.output !== null) {
       push("output");
-      for (const line of jsonLines(step.output)) push(`  ${line}`);
+      for (const line of jsonLines(step.output)) pushJson("  ", line);
     }
   }
   const effects = history.effects.filter((effect) => effect.path === path);

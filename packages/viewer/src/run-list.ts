@@ -1,6 +1,7 @@
-import { truncateToWidth, visibleWidth } from "@earendil-works/pi-tui";
+import { visibleWidth } from "@earendil-works/pi-tui";
 import type { RunStatus, RunSummary } from "@piw/protocol";
 import { formatAge, formatDuration } from "./format.js";
+import { clipToWidth } from "./text-width.js";
 import { plainTheme, type Theme } from "./theme.js";
 import { RUN_GLYPHS, RUN_TINTS, runStateWord } from "./words.js";
 
@@ -69,14 +70,14 @@ export function renderRunTable(runs: readonly RunSummary[], options: RunTableOpt
       .map((cell, i) => {
         if (i === cells.length - 1) return cell;
         const w = widths[i] ?? 0;
-        const fitted = truncateToWidth(cell, w, "…");
+        const fitted = clipToWidth(cell, w, "…");
         return fitted + " ".repeat(Math.max(0, w - visibleWidth(fitted)));
       })
       .join("  ");
-  const lines = [theme("dim", truncateToWidth(`  ${line(header)}`, width, "…"))];
+  const lines = [theme("dim", clipToWidth(`  ${line(header)}`, width, "…"))];
   rows.forEach((row, i) => {
     const chosen = i === options.selected;
-    const text = truncateToWidth(`${chosen ? "›" : " "} ${line(row.cells)}`, width, "…");
+    const text = clipToWidth(`${chosen ? "›" : " "} ${line(row.cells)}`, width, "…");
     lines.push(chosen ? theme("inverse", text) : theme(RUN_TINTS[row.word], text));
   });
   return lines;

@@ -1,10 +1,11 @@
-import { truncateToWidth, visibleWidth } from "@earendil-works/pi-tui";
+import { visibleWidth, wrapTextWithAnsi } from "@earendil-works/pi-tui";
 import type { RunView } from "@piw/protocol";
 import { formatDuration } from "./format.js";
 import { renderGraph } from "./graph.js";
 import { renderInspector } from "./inspector.js";
 import { describeEvent, replayView } from "./replay.js";
 import { filterRuns, renderRunTable } from "./run-list.js";
+import { clipToWidth } from "./text-width.js";
 import { plainTheme, type Theme } from "./theme.js";
 import { focusPath, type OpenRun, type ViewerState } from "./viewer-state.js";
 import { RUN_GLYPHS, RUN_TINTS, runStateWord } from "./words.js";
@@ -43,7 +44,7 @@ const RUN_FOOTER = "↑↓ node  ←→ replay  enter inspect  f follow  esc bac
 const INSPECTOR_FOOTER = "↑↓ pgup pgdn scroll  ←→ replay  esc close  ? help  q quit";
 
 function fitLines(lines: string[], width: number, height: number): string[] {
-  const out = lines.slice(0, height).map((line) => truncateToWidth(line, width, "…"));
+  const out = lines.slice(0, height).map((line) => clipToWidth(line, width, "…"));
   while (out.length < height) out.push("");
   return out;
 }
@@ -68,7 +69,7 @@ function helpLines(width: number): string[] {
     lines.push(`  ${entry.keys.padEnd(keyWidth)}  ${entry.where.padEnd(4)}  ${entry.does}`);
   }
   lines.push("", "any key closes this help");
-  return lines.map((line) => truncateToWidth(line, width, "…"));
+  return lines.map((line) => clipToWidth(line, width, "…"));
 }
 
 function listScreen(state: ViewerState, options: ScreenOptions, theme: Theme): string[] {
@@ -164,19 +165,16 @@ export function renderScreen(state: ViewerState, options: ScreenOptions): string
   const height = Math.max(1, Math.floor(options.height));
   let lines: string[];
   if (width < MIN_SCREEN.width || height < MIN_SCREEN.height) {
-    lines = [
-      "terminal too small for the piw viewer",
-      `need ${MIN_SCREEN.width}×${MIN_SCREEN.height}, have ${width}×${height}`,
-      "enlarge the window, or press q to quit",
-    ];
+    lines = wrapTextWithAnsi(
+      `terminal too small for the piw viewer: need ${MIN_SCREEN.width}×${MIN_SCREEN.height}, have ${width}×${height}. Enlarge the window, or press q to quit.`,
+      width,
+    );
   } else if (state.screen === "run" && state.run !== null) {
     lines = runScreen(state, state.run, { ...options, width, height }, theme);
   } else {
     lines = listScreen(state, { ...options, width, height }, theme);
   }
-  return fitLines(lines, width, height).map((line) =>
-    visibleWidth(line) > width ? truncateToWidth(line, width, "") : line,
-  );
+  return fitLines(lines, width, height).map((line) => clipToWidth(line, width, ""));
 }
 
 /** `piw view <runId> --once`: the run's header, its live line and the whole graph, for scripts. */
@@ -198,6 +196,6 @@ export function renderSnapshot(
   const focus = focusPath(run, view);
   const graph = renderGraph(view, { width: options.width, highlight: focus, now: options.now, theme });
   return [runHeader(view, options.now, theme), timelineLine(run, view, focus, theme), "", ...graph.lines].map(
-    (line) => truncateToWidth(line, Math.max(1, options.width), "…"),
+    (line) => clipToWidth(line, Math.max(1, options.width), "…"),
   );
 }

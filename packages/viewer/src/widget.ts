@@ -1,7 +1,8 @@
-import { truncateToWidth, visibleWidth } from "@earendil-works/pi-tui";
+import { visibleWidth } from "@earendil-works/pi-tui";
 import type { NodeView, RunView } from "@piw/protocol";
 import { activePath, type FlowEntry, flowEntries } from "./flow.js";
 import { formatDuration } from "./format.js";
+import { clipToWidth } from "./text-width.js";
 import { plainTheme, type Theme } from "./theme.js";
 import { KIND_GLYPHS, NODE_GLYPHS, NODE_TINTS, type NodeState, runStateWord } from "./words.js";
 
@@ -55,11 +56,11 @@ function entryPath(entry: FlowEntry): string {
 function fitLine(head: string, label: string, tail: string, labelWidth: number, width: number): string {
   const tailWidth = visibleWidth(tail);
   const room = width - visibleWidth(head) - (tailWidth > 0 ? tailWidth + 2 : 0);
-  if (room < 4) return truncateToWidth(`${head}${label}${tail === "" ? "" : `  ${tail}`}`, width, "…");
+  if (room < 4) return clipToWidth(`${head}${label}${tail === "" ? "" : `  ${tail}`}`, width, "…");
   const column = Math.min(room, Math.max(labelWidth, 1));
-  const fitted = visibleWidth(label) > column ? truncateToWidth(label, column, "…") : label;
+  const fitted = visibleWidth(label) > column ? clipToWidth(label, column, "…") : label;
   const padded = tail === "" ? fitted : fitted + " ".repeat(Math.max(0, column - visibleWidth(fitted)));
-  return truncateToWidth(`${head}${padded}${tail === "" ? "" : `  ${tail}`}`, width, "…");
+  return clipToWidth(`${head}${padded}${tail === "" ? "" : `  ${tail}`}`, width, "…");
 }
 
 function entryLine(
@@ -103,7 +104,7 @@ export function renderWidgetLines(view: RunView, options: WidgetOptions): string
 
   const recovery =
     view.status === "parked" && view.recoveryReason !== null
-      ? truncateToWidth(
+      ? clipToWidth(
           theme("yellow", `‼ parked: ${view.recoveryReason.message} (${view.recoveryReason.code})`),
           width,
           "…",
@@ -128,9 +129,9 @@ export function renderWidgetLines(view: RunView, options: WidgetOptions): string
     for (let i = start; i < end; i += 1) {
       const entry = entries[i] as FlowEntry;
       if (marks && i === start && start > 0) {
-        lines.push(truncateToWidth(theme("dim", `  ⋮ ${start + 1} more above`), width, "…"));
+        lines.push(clipToWidth(theme("dim", `  ⋮ ${start + 1} more above`), width, "…"));
       } else if (marks && i === end - 1 && end < entries.length) {
-        lines.push(truncateToWidth(theme("dim", `  ⋮ ${entries.length - end + 1} more below`), width, "…"));
+        lines.push(clipToWidth(theme("dim", `  ⋮ ${entries.length - end + 1} more below`), width, "…"));
       } else {
         lines.push(entryLine(entry, labelWidth, width, entryPath(entry) === active, theme, options.now));
       }

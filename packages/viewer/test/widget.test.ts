@@ -165,6 +165,8 @@ describe("renderWidgetLines", () => {
       for (const theme of [undefined, ansiTheme]) {
         const lines = renderWidgetLines(view, { width, theme });
         for (const line of lines) expect(visibleWidth(line)).toBeLessThanOrEqual(width);
+        // Cut plain lines stay plain: no reset codes around the ellipsis.
+        if (theme === undefined) for (const line of lines) expect(line).not.toContain("\u001b");
         expect(lines.length).toBeLessThanOrEqual(8);
       }
     }

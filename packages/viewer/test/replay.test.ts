@@ -1,0 +1,101 @@
+import type { GraphManifest } from "@piw/protocol";
+import { describe, expect, it } from "vitest";
+import { describeEvent, replayView, stepReplay } from "../src/index.js";
+import { event, historyOf } from "./history-fixture.js";
+import { manifestNode, runViewOf, withNode } from "./run-view-fixture.js";
+
+const loop: GraphManifest = {
+  version: 1,
+  workflow: "loop",
+  startPath: "draft",
+  exits: ["done"],
+  maxSteps: 20,
+  nodes: [manifestNode("draft", "agent"), manifestNode("route", "decision")],
+  mounts: [],
+  edges: [
+    { from: "draft", to: { kind: "node", path: "route" } },
+    { from: "route", to: { kind: "node", path: "draft" }, label: "revise" },
+    { from: "route", to: { kind: "exit", exit: "done" }, label: "accept" },
+  ],
+};
+
+const events = [
+  event("run.queued"),
+  event("run.claimed"),
+  event("run.running"),
+  event("node.started", "draft", 1, { kind: "agent" }),
+  event("node.succeeded", "draft", 1),
+  event("node.started", "route", 1, { kind: "decision" }),
+  event("node.succeeded", "route", 1),
+  event("node.started", "draft", 2, { kind: "agent" }),
+  event("node.retried", "draft", 2, { attempt: 2 }),
+  event("node.failed", "draft", 2, { code: "node_failed" }),
+  event("run.failed", null, null, { code: "node_failed" }),
+];
+const history = historyOf("run_01", events);
+let live = runViewOf(loop, {
+  status: "failed",
+  outcome: "failed",
+  error: { code: "node_failed", message: "boom" },
+});
+live = withNode(live, "draft", {
+  state: "failed",
+  visits: 2,
+  attempt: 2,
+  startedAt: 1,
+  finishedAt: 2,
+  errorCode: "node_failed",
+});
+live = withNode(live, "route", { state: "succeeded", visits: 1, attempt: 1, startedAt: 1, finishedAt: 2 });
+
+describe("replayView", () => {
+  it("re-derives every node and the run from the events up to the point", () => {
+    const early = replayView(live, history, 3);
+    expect(early.status).toBe("running");
+    expect(early.nodes.map((n) => [n.path, n.state, n.visits])).toEqual([
+      ["draft", "running", 1],
+      ["route", "pending", 0],
+    ]);
+    expect(early.cursor).toEqual({ path: "draft", visit: 1 });
+    expect(early.currentWork).toEqual({ kind: "none" });
+    expect(early.error).toBeNull();
+
+    const looped = replayView(live, history, 8);
+    const draft = looped.nodes.find((n) => n.path === "draft");
+    expect(draft).toMatchObject({ state: "running", visits: 2, attempt: 2, finishedAt: null });
+    expect(looped.nodes.find((n) => n.path === "route")).toMatchObject({ state: "succeeded", visits: 1 });
+  });
+
+  it("ends where the live view is", () => {
+    const end = replayView(live, history, events.length - 1);
+    expect(end.status).toBe("failed");
+    expect(end.outcome).toBe("failed");
+    expect(end.error).toEqual(live.error);
+    expect(end.nodes.map((n) => [n.path, n.state, n.visits, n.attempt, n.errorCode])).toEqual(
+      live.nodes.map((n) => [n.path, n.state, n.visits, n.attempt, n.errorCode]),
+    );
+  });
+
+  it("clamps positions outside the timeline", () => {
+    expect(replayView(live, history, -5).status).toBe("queued");
+    expect(replayView(live, history, 500).status).toBe("failed");
+  });
+});
+
+describe("stepReplay", () => {
+  it("steps back from live, forward again, and snaps to live at the end", () => {
+    expect(stepReplay(null, -1, 10)).toBe(8);
+    expect(stepReplay(8, -1, 10)).toBe(7);
+    expect(stepReplay(7, 1, 10)).toBe(8);
+    expect(stepReplay(8, 1, 10)).toBeNull();
+    expect(stepReplay(0, -1, 10)).toBe(0);
+    expect(stepReplay(null, 1, 10)).toBeNull();
+    expect(stepReplay(null, -1, 0)).toBeNull();
+    expect(stepReplay(null, -1, 1)).toBeNull();
+  });
+
+  it("names an event by type, path and visit", () => {
+    expect(describeEvent(events[4] as (typeof events)[number])).toBe("node.succeeded draft #1");
+    expect(describeEvent(events[0] as (typeof events)[number])).toBe("run.queued");
+  });
+});
