@@ -5,8 +5,6 @@
  */
 import { accessSync, constants } from "node:fs";
 import { isDeepStrictEqual } from "node:util";
-import Database from "better-sqlite3";
-import fc from "fast-check";
 import {
   ACTIVE_STATUSES,
   type Conflict,
@@ -16,6 +14,7 @@ import {
   isTerminalStatus,
   type MessageRecord,
   type NodeVisitResult,
+  type NodeVisitState,
   type RecoveryReason,
   type RunEnding,
   type RunRecord,
@@ -26,6 +25,8 @@ import {
   type WorkerExit,
   type WorkerExitDecision,
 } from "@piw/protocol";
+import Database from "better-sqlite3";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { type RunStore, StoreError } from "../src/index.js";
 import { openHarness, preparedRun, type StoreHarness } from "./fixtures.js";
@@ -110,6 +111,7 @@ type Op =
   | ({ t: "markRunning" } & Fenced)
   | ({ t: "startVisit"; path: number; visit: VisitChoice } & Fenced)
   | ({ t: "finishVisit"; path: number; visit: VisitChoice; result: number } & Fenced)
+  | ({ t: "advanceVisit"; path: number; visit: VisitChoice; to: number; output: number } & Fenced)
   | ({ t: "reserveEffect"; path: number; visit: VisitChoice; manual: boolean; request: number } & Fenced)
   | ({ t: "settleEffect"; effect: number; result: number } & Fenced)
   | ({ t: "enqueue"; path: number; visit: VisitChoice; notify: boolean; body: number } & Fenced)
@@ -500,6 +502,7 @@ const PREFER: Record<Op["t"], readonly RunStatus[]> = {
   markRunning: ["starting"],
   startVisit: RUNNING,
   finishVisit: ["running", "starting"],
+  advanceVisit: ["running", "starting"],
   reserveEffect: RUNNING,
   settleEffect: ["running", "starting"],
   enqueue: RUNNING,
@@ -526,6 +529,7 @@ function useful(m: Readonly<Model>, run: MRun, t: Op["t"]): boolean {
   const openVisit = [...run.steps.values()].some((step) => step.status === "running");
   switch (t) {
     case "finishVisit":
+    case "advanceVisit":
     case "reserveEffect":
     case "enqueue":
       return openVisit;
@@ -625,7 +629,12 @@ function derive(m: Model, op: { run: Target; variant: number }): Op | undefined 
       return nth(options, v);
     }
     case "running": {
-      if (run.paused) return { t: "startVisit", ...fenced, path: v, visit: "next" };
+      if (run.paused) {
+        // The worker reaches the boundary by starting the next node, alone or in an advance.
+        return openVisits(run).length > 0 && v % 2 === 1
+          ? { t: "advanceVisit", ...fenced, path: v, visit: "last", to: v, output: v }
+          : { t: "startVisit", ...fenced, path: v, visit: "next" };
+      }
       const open = openVisits(run);
       if (open.length === 0) {
         // Between visits: open the next one, finish the run, or (a restarted host) record this
@@ -646,7 +655,12 @@ function derive(m: Model, op: { run: Target; variant: number }): Op | undefined 
       const effects = [...m.effects.entries()].filter(([id]) => id.startsWith(`${runId}:${path}:${visit}:`));
       const prompt = m.ownablePrompts().indexOf(messageId);
       // Whatever a worker and the extension could do next inside this visit; `v` picks one.
-      const options: Op[] = [{ t: "finishVisit", ...fenced, path: i, visit: "last", result: v % 2 }];
+      // A worker finishes the visit alone (and starts the next later), or moves on in one advance.
+      const options: Op[] = [
+        v % 3 === 2
+          ? { t: "advanceVisit", ...fenced, path: i, visit: "last", to: v, output: v }
+          : { t: "finishVisit", ...fenced, path: i, visit: "last", result: v % 2 },
+      ];
       if (!m.messages.has(messageId)) {
         options.push({ t: "enqueue", ...fenced, path: i, visit: "last", notify: false, body: 0 });
       }
@@ -695,6 +709,112 @@ function derive(m: Model, op: { run: Target; variant: number }): Op | undefined 
 // ---------------------------------------------------------------------------------------------
 // Operations: predict with the model, run against the store, compare, update the model
 // ---------------------------------------------------------------------------------------------
+
+/** What startNodeVisit must answer, from the model before the call. */
+function expectStart(run: MRun | undefined, fence: Fence, path: string, visit: number): Expect {
+  const fc0 = fenceConflict(run, fence);
+  const step = run?.steps.get(`${path}#${visit}`);
+  if (fc0 || !run) return refuse(fc0 ?? "not_found");
+  if (run.status !== "running") return refuse("state_mismatch");
+  if (step && step.status !== "running") return ADOPTED;
+  if (run.paused) return RECOVERY;
+  if (step) return APPLIED;
+  if (visit !== resolveVisit(run, path, "next")) return refuse("state_mismatch");
+  return APPLIED;
+}
+
+/** Apply a start's answer to the model and check it against the store; true when the run changed. */
+function recordStart(
+  m: Model,
+  store: RunStore,
+  label: string,
+  run: MRun | undefined,
+  runId: string,
+  path: string,
+  visit: number,
+  t: Transition<NodeVisitState>,
+): boolean {
+  if (!run) return false;
+  if (t.kind === "recoveryRequired") {
+    same(m, label, "recovery reason", t.reason, PAUSE_AT_BOUNDARY);
+    m.park(run, PAUSE_AT_BOUNDARY);
+    return true;
+  }
+  if (t.kind !== "applied" && t.kind !== "adopted") return false;
+  const key = `${path}#${visit}`;
+  const step = run.steps.get(key);
+  if (t.kind === "applied") {
+    if (step) step.attempt += 1;
+    else {
+      run.steps.set(key, { status: "running", attempt: 1, outputKey: null, next: null, code: null });
+      run.stepCount += 1;
+      run.cursor = { path, visit };
+    }
+  }
+  const saved = store.listRunSteps(runId).find((s) => s.path === path && s.visit === visit);
+  same(
+    m,
+    label,
+    "returned visit vs listRunSteps",
+    [t.value.attempt, t.value.status === "running"],
+    [saved?.attempt, saved?.status === "running"],
+  );
+  return t.kind === "applied";
+}
+
+/** What finishNodeVisit must answer, from the model before the call. */
+function expectFinish(
+  run: MRun | undefined,
+  fence: Fence,
+  path: string,
+  visit: number,
+  result: NodeVisitResult,
+): Expect {
+  const fc0 = fenceConflict(run, fence);
+  const step = run?.steps.get(`${path}#${visit}`);
+  if (fc0 || !run) return refuse(fc0 ?? "not_found");
+  if (!step) return refuse("visit_not_open");
+  if (step.status !== "running") return sameVisitResult(step, result) ? ADOPTED : refuse("state_mismatch");
+  if (run.status !== "running") return refuse("state_mismatch");
+  return APPLIED;
+}
+
+/** Apply a finish's answer to the model and check it against the store; true when the run changed. */
+function recordFinish(
+  m: Model,
+  store: RunStore,
+  label: string,
+  run: MRun | undefined,
+  runId: string,
+  path: string,
+  visit: number,
+  result: NodeVisitResult,
+  t: Transition<NodeVisitState>,
+): boolean {
+  const step = run?.steps.get(`${path}#${visit}`);
+  if (!run || !step || (t.kind !== "applied" && t.kind !== "adopted")) return false;
+  if (t.kind === "applied") {
+    step.status = result.status;
+    step.outputKey = result.status === "succeeded" ? canon(result.output) : null;
+    step.next = result.status === "succeeded" ? result.next : null;
+    step.code = result.status === "succeeded" ? null : result.error.code;
+    run.progress += 1;
+  }
+  const saved = store.listRunSteps(runId).find((s) => s.path === path && s.visit === visit);
+  const value = t.value;
+  same(
+    m,
+    label,
+    "returned visit vs listRunSteps",
+    [
+      value.attempt,
+      value.status === "finished" ? value.result.status : "running",
+      value.status === "finished" && value.result.status === "succeeded" ? value.result.next : null,
+    ],
+    [saved?.attempt, saved?.status, saved?.nextPath],
+  );
+  return t.kind === "applied";
+}
 
 function execute(m: Model, r: Real, op: Op): StepEffect {
   const store = r.h.store;
@@ -961,45 +1081,14 @@ function execute(m: Model, r: Real, op: Op): StepEffect {
       const fence = makeFence(run, runId, op.fence, op.stale);
       const path = nth(PATHS, op.path);
       const visit = resolveVisit(run, path, op.visit);
-      const key = `${path}#${visit}`;
-      const label = `startNodeVisit(${runId}, ${fenceText(fence)}, ${key})`;
+      const label = `startNodeVisit(${runId}, ${fenceText(fence)}, ${path}#${visit})`;
       m.log.push(label);
-      const fc0 = fenceConflict(run, fence);
-      const step = run?.steps.get(key);
-      let exp: Expect;
-      if (fc0 || !run) exp = refuse(fc0 ?? "not_found");
-      else if (run.status !== "running") exp = refuse("state_mismatch");
-      else if (step && step.status !== "running") exp = ADOPTED;
-      else if (run.paused) exp = RECOVERY;
-      else if (step) exp = APPLIED;
-      else if (visit !== resolveVisit(run, path, "next")) exp = refuse("state_mismatch");
-      else exp = APPLIED;
+      const exp = expectStart(run, fence, path, visit);
       const t = call(m, label, () => store.startNodeVisit(fence, { path, visit, nodeKind: "compute" }));
       expectKind(m, label, t, exp);
-      if (!run) return NOTHING;
-      if (t.kind === "recoveryRequired") {
-        same(m, label, "recovery reason", t.reason, PAUSE_AT_BOUNDARY);
-        m.park(run, PAUSE_AT_BOUNDARY);
-        return { bumped: [runId], created: [] };
-      }
-      if (t.kind !== "applied" && t.kind !== "adopted") return NOTHING;
-      if (t.kind === "applied") {
-        if (step) step.attempt += 1;
-        else {
-          run.steps.set(key, { status: "running", attempt: 1, outputKey: null, next: null, code: null });
-          run.stepCount += 1;
-          run.cursor = { path, visit };
-        }
-      }
-      const saved = store.listRunSteps(runId).find((s) => s.path === path && s.visit === visit);
-      same(
-        m,
-        label,
-        "returned visit vs listRunSteps",
-        [t.value.attempt, t.value.status === "running"],
-        [saved?.attempt, saved?.status === "running"],
-      );
-      return { bumped: t.kind === "applied" ? [runId] : [], created: [] };
+      return recordStart(m, store, label, run, runId, path, visit, t)
+        ? { bumped: [runId], created: [] }
+        : NOTHING;
     }
 
     case "finishVisit": {
@@ -1007,43 +1096,52 @@ function execute(m: Model, r: Real, op: Op): StepEffect {
       const run = m.run(runId);
       const fence = makeFence(run, runId, op.fence, op.stale);
       const { path, visit } = spot(run, op.run.smart, op.path, op.visit);
-      const key = `${path}#${visit}`;
       const result = nth(VISIT_RESULTS, op.result);
-      const label = `finishNodeVisit(${runId}, ${fenceText(fence)}, ${key}, ${result.status} #${op.result % VISIT_RESULTS.length})`;
+      const label = `finishNodeVisit(${runId}, ${fenceText(fence)}, ${path}#${visit}, ${result.status} #${op.result % VISIT_RESULTS.length})`;
       m.log.push(label);
-      const fc0 = fenceConflict(run, fence);
-      const step = run?.steps.get(key);
-      let exp: Expect;
-      if (fc0 || !run) exp = refuse(fc0 ?? "not_found");
-      else if (!step) exp = refuse("visit_not_open");
-      else if (step.status !== "running")
-        exp = sameVisitResult(step, result) ? ADOPTED : refuse("state_mismatch");
-      else if (run.status !== "running") exp = refuse("state_mismatch");
-      else exp = APPLIED;
+      const exp = expectFinish(run, fence, path, visit, result);
       const t = call(m, label, () => store.finishNodeVisit(fence, { path, visit, result }));
       expectKind(m, label, t, exp);
-      if (!run || !step || (t.kind !== "applied" && t.kind !== "adopted")) return NOTHING;
-      if (t.kind === "applied") {
-        step.status = result.status;
-        step.outputKey = result.status === "succeeded" ? canon(result.output) : null;
-        step.next = result.status === "succeeded" ? result.next : null;
-        step.code = result.status === "succeeded" ? null : result.error.code;
-        run.progress += 1;
-      }
-      const saved = store.listRunSteps(runId).find((s) => s.path === path && s.visit === visit);
-      const value = t.value;
-      same(
-        m,
-        label,
-        "returned visit vs listRunSteps",
-        [
-          value.attempt,
-          value.status === "finished" ? value.result.status : "running",
-          value.status === "finished" && value.result.status === "succeeded" ? value.result.next : null,
-        ],
-        [saved?.attempt, saved?.status, saved?.nextPath],
+      return recordFinish(m, store, label, run, runId, path, visit, result, t)
+        ? { bumped: [runId], created: [] }
+        : NOTHING;
+    }
+
+    case "advanceVisit": {
+      // A succeeded finish and the start of the node it leads to, in one transaction: the model is the
+      // finish then the start, as separate calls would predict them.
+      const runId = m.pick(op.run, op.t);
+      const run = m.run(runId);
+      const fence = makeFence(run, runId, op.fence, op.stale);
+      const { path, visit } = spot(run, op.run.smart, op.path, op.visit);
+      const to = nth(PATHS, op.to);
+      const result: NodeVisitResult = { status: "succeeded", output: { n: op.output % 2 }, next: to };
+      const label = `advanceNodeVisit(${runId}, ${fenceText(fence)}, ${path}#${visit} -> ${to}, output #${op.output % 2})`;
+      m.log.push(label);
+      const expFinish = expectFinish(run, fence, path, visit, result);
+      // The start's visit number counts the finished visit when it re-enters the same node.
+      const toVisit = resolveVisit(run, to, "next");
+      const t = call(m, label, () =>
+        store.advanceNodeVisit(fence, {
+          finish: { path, visit, result },
+          start: { path: to, visit: toVisit, nodeKind: "compute" },
+        }),
       );
-      return { bumped: t.kind === "applied" ? [runId] : [], created: [] };
+      expectKind(m, label, t, expFinish);
+      if (t.kind !== "applied" && t.kind !== "adopted") return NOTHING;
+      const finished: Transition<NodeVisitState> = { kind: t.kind, value: t.value.finished };
+      const finishBumped = recordFinish(m, store, label, run, runId, path, visit, result, finished);
+      const startLabel = `${label}: start ${to}#${toVisit}`;
+      const claimOnly: Fence = {
+        runId: fence.runId,
+        generation: fence.generation,
+        claimToken: fence.claimToken,
+      };
+      const expStart = expectStart(run, claimOnly, to, toVisit);
+      expectKind(m, startLabel, t.value.started, expStart);
+      m.lastResult = `${t.kind}+${m.lastResult}`;
+      const startBumped = recordStart(m, store, startLabel, run, runId, to, toVisit, t.value.started);
+      return finishBumped || startBumped ? { bumped: [runId], created: [] } : NOTHING;
     }
 
     case "reserveEffect": {
@@ -1920,6 +2018,16 @@ const commandArb = fc.oneof(
     arbitrary: cmd("finishVisit", { ...fenced, path: small(1), visit: visitChoice, result: small(3) }),
   },
   {
+    weight: 3,
+    arbitrary: cmd("advanceVisit", {
+      ...fenced,
+      path: small(1),
+      visit: visitChoice,
+      to: small(1),
+      output: small(1),
+    }),
+  },
+  {
     weight: 4,
     arbitrary: cmd("reserveEffect", {
       ...fenced,
@@ -2048,6 +2156,9 @@ describe("RunStore against a reference model", () => {
         "startVisit=applied",
         "startVisit=recoveryRequired",
         "finishVisit=applied",
+        "advanceVisit=applied+applied",
+        "advanceVisit=applied+recoveryRequired",
+        "advanceVisit=conflict(visit_not_open)",
         "enqueue=applied",
         "reserveEffect=applied",
         "settleEffect=applied",
