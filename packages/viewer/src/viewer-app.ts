@@ -68,8 +68,18 @@ const KEYS: Record<string, ViewerKey> = {
   "ctrl+c": "quit",
 };
 
+// Home and End as tmux, screen and the Linux console send them (VT220 style), which pi-tui leaves alone.
+const VT_KEYS: Record<string, ViewerKey> = {
+  "\u001b[1~": "home",
+  "\u001b[7~": "home",
+  "\u001b[4~": "end",
+  "\u001b[8~": "end",
+};
+
 /** Turns raw terminal input into a viewer key, or undefined for input the viewer ignores. */
 export function viewerKeyOf(data: string): ViewerKey | undefined {
+  const vt = VT_KEYS[data];
+  if (vt !== undefined) return vt;
   const id = parseKey(data) ?? data;
   return KEYS[id];
 }

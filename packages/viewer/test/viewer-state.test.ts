@@ -173,6 +173,9 @@ describe("viewerKeyOf", () => {
     expect(viewerKeyOf("?")).toBe("help");
     expect(viewerKeyOf("q")).toBe("quit");
     expect(viewerKeyOf("\u0003")).toBe("quit");
+    expect(viewerKeyOf("\u001b[4~")).toBe("end");
+    expect(viewerKeyOf("\u001bOF")).toBe("end");
+    expect(viewerKeyOf("\u001b[1~")).toBe("home");
     expect(viewerKeyOf("z")).toBeUndefined();
   });
 });

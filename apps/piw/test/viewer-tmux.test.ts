@@ -1,0 +1,189 @@
+import { execFileSync } from "node:child_process";
+import { existsSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  cleanUp,
+  example,
+  hostCommand,
+  makeHome,
+  piw,
+  repo,
+  runIdIn,
+  waitFor,
+  workerCommand,
+} from "./cli-harness.js";
+
+// The real `piw` in a real terminal: tmux runs it, `send-keys` types, `capture-pane` reads the
+// screen. Nothing here is mocked: the viewer talks to a real host over its socket.
+
+const SLOW = 120_000;
+const server = `piw-viewer-${process.pid}`;
+const tsx = join(repo, "node_modules", "tsx", "dist", "loader.mjs");
+
+function tmux(...args: string[]): string {
+  return execFileSync("tmux", ["-L", server, ...args], { encoding: "utf8" });
+}
+
+const quote = (word: string) => `'${word.replaceAll("'", "'\\''")}'`;
+
+function screen(): string {
+  return tmux("capture-pane", "-p", "-t", "viewer");
+}
+
+async function waitForScreen(
+  what: string,
+  check: (text: string) => boolean,
+  timeoutMs = 30_000,
+): Promise<string> {
+  let last = "";
+  try {
+    await waitFor(
+      what,
+      () => {
+        last = screen();
+        return check(last);
+      },
+      timeoutMs,
+    );
+  } catch (error) {
+    throw new Error(`${(error as Error).message}; the screen was:\n${last}`);
+  }
+  return last;
+}
+
+describe("piw viewer in tmux", () => {
+  let home: string;
+  let runId: string;
+  let block: string;
+  beforeAll(async () => {
+    home = makeHome();
+    block = join(home, "no-host");
+    const ran = await piw(home, ["run", example("hello"), "from tmux"]);
+    expect(ran.code).toBe(0);
+    runId = runIdIn(ran.stdout);
+  }, SLOW);
+  afterAll(async () => {
+    try {
+      tmux("kill-server");
+    } catch {
+      // Already gone with its last session.
+    }
+    rmSync(block, { force: true });
+    await cleanUp(home);
+  });
+
+  it(
+    "opens a run, scrubs back two steps, opens the inspector, survives a host restart and quits",
+    async () => {
+      // The viewer starts hosts through a gate, so the test can keep a host away for a while.
+      const gatedHost = ["sh", "-c", 'if [ -e "$0" ]; then exit 1; fi; exec "$@"', block, ...hostCommand];
+      const env = {
+        PIW_HOME: home,
+        PIW_HOST_COMMAND: JSON.stringify(gatedHost),
+        PIW_WORKER_COMMAND: JSON.stringify(workerCommand),
+        TSX_TSCONFIG_PATH: join(repo, "tsconfig.json"),
+        NO_COLOR: "1",
+        PATH: process.env.PATH ?? "",
+      };
+      const command = [
+        "env",
+        ...Object.entries(env).map(([name, value]) => `${name}=${value}`),
+        process.execPath,
+        "--import",
+        tsx,
+        join(repo, "apps/piw/src/main.ts"),
+      ]
+        .map(quote)
+        .join(" ");
+      tmux(
+        "new-session",
+        "-d",
+        "-s",
+        "viewer",
+        "-x",
+        "100",
+        "-y",
+        "32",
+        "-c",
+        repo,
+        `${command}; echo "piw exited with $?"; sleep 600`,
+      );
+
+      // Bare `piw` in a terminal: the run list.
+      const list = await waitForScreen("the run list", (text) => text.includes(runId));
+      expect(list).toContain("piw · runs · filter: all · 1 of 1");
+      expect(list).toMatch(/› ✓ completed {2}hello/);
+      expect(list).toContain("↑↓ choose  enter open  tab filter  ? help  q quit");
+
+      tmux("send-keys", "-t", "viewer", "Enter");
+      const live = await waitForScreen("the run's graph", (text) => text.includes("◎ done"));
+      expect(live).toContain(`piw · hello (Say hello) · ${runId} · ✓ completed`);
+      expect(live).toContain("● live  at echo");
+      expect(live).toMatch(/┃ \$ echo +┃\n┃ ✓ succeeded #1/);
+
+      tmux("send-keys", "-t", "viewer", "Left");
+      tmux("send-keys", "-t", "viewer", "Left");
+      const replay = await waitForScreen("two steps back", (text) => /◀ replay \d+\/\d+/.test(text));
+      const [, at, of] = /◀ replay (\d+)\/(\d+)/.exec(replay) ?? [];
+      expect(Number(at)).toBe(Number(of) - 2);
+      // Two events before the end, the run has not finished yet.
+      expect(replay).not.toContain("✓ completed");
+
+      tmux("send-keys", "-t", "viewer", "Enter");
+      const inspector = await waitForScreen("the inspector", (text) => text.includes("output"));
+      expect(inspector).toMatch(/visit 1, attempt 1: succeeded/);
+      expect(inspector).toContain("esc close");
+
+      // The host goes away and, while the gate is shut, stays away: the viewer says so.
+      tmux("send-keys", "-t", "viewer", "End");
+      writeFileSync(block, "");
+      const stopped = await piw(home, ["host", "stop"]);
+      expect(stopped.code).toBe(0);
+      await waitForScreen("the host gone", (text) => text.includes("host went away"));
+      // Open the gate: the viewer starts a host, reconnects and shows the run live again.
+      rmSync(block);
+      await waitForScreen(
+        "the reconnect",
+        (text) => text.includes("● live") && !text.includes("host went away"),
+      );
+      expect(existsSync(join(home, "host.sock"))).toBe(true);
+
+      // Too small to draw: a clear message; big again: the screen is drawn again.
+      tmux("resize-window", "-t", "viewer", "-x", "30", "-y", "8");
+      const small = await waitForScreen("the too-small message", (text) =>
+        text.includes("terminal too small"),
+      );
+      expect(small.replace(/\s+/g, " ")).toContain("need 40×10, have 30×8");
+      tmux("resize-window", "-t", "viewer", "-x", "100", "-y", "32");
+      await waitForScreen(
+        "the inspector again",
+        (text) => text.includes("● live  at echo") && text.includes("output"),
+      );
+
+      tmux("send-keys", "-t", "viewer", "q");
+      const after = await waitForScreen("piw to exit", (text) => text.includes("piw exited with"));
+      expect(after).toContain("piw exited with 0");
+    },
+    SLOW,
+  );
+
+  it(
+    "tells an unknown run ID apart, without a terminal",
+    async () => {
+      const unknown = await piw(home, ["view", "nope-123", "--once"]);
+      expect(unknown.code).toBe(1);
+      expect(unknown.stderr).toContain("no run nope-123");
+      const once = await piw(home, ["view", runId, "--once", "--width", "100"]);
+      expect(once.code).toBe(0);
+      expect(once.stdout.startsWith(`piw · hello (Say hello) · ${runId} · ✓ completed · `)).toBe(true);
+      expect(once.stdout).toContain("◎ done");
+      const json = await piw(home, ["view", runId, "--json"]);
+      expect(JSON.parse(json.stdout)).toMatchObject({ runId, workflowName: "hello", status: "done" });
+      const noTerminal = await piw(home, ["view", runId]);
+      expect(noTerminal.code).toBe(64);
+      expect(noTerminal.stderr).toContain("the interactive viewer needs a terminal");
+    },
+    SLOW,
+  );
+});
