@@ -77,8 +77,16 @@ export function flowOrder(manifest: GraphManifest, nodes: readonly NodeView[]): 
       queue.push(to);
     }
   }
-  for (const node of manifest.nodes) if (!seen.has(node.path) && known.has(node.path)) order.push(node.path);
-  for (const node of nodes) if (!order.includes(node.path)) order.push(node.path);
+  for (const node of manifest.nodes) {
+    if (seen.has(node.path) || !known.has(node.path)) continue;
+    seen.add(node.path);
+    order.push(node.path);
+  }
+  for (const node of nodes) {
+    if (seen.has(node.path)) continue;
+    seen.add(node.path);
+    order.push(node.path);
+  }
   return order;
 }
 

@@ -11,6 +11,8 @@ import { KIND_GLYPHS, NODE_GLYPHS, NODE_STATE_WORDS, NODE_TINTS } from "./words.
 export interface GraphOptions {
   /** Columns available; cards shrink to fit, down to a minimum. */
   width: number;
+  /** Only these rows are drawn and returned (a screen's slice); default the whole graph. */
+  rows?: { top: number; height: number };
   /** The card drawn with a heavy border: the selected or active node. */
   highlight?: string | null;
   now?: number;
@@ -18,7 +20,10 @@ export interface GraphOptions {
 }
 
 export interface RenderedGraph {
+  /** The drawn rows: the whole graph, or the `rows` asked for. */
   lines: string[];
+  /** Rows of the whole graph. */
+  height: number;
   /** Where each card sits, for scrolling a card into view. */
   cards: { id: string; top: number; height: number }[];
 }
@@ -195,17 +200,21 @@ export function renderGraph(view: RunView, options: GraphOptions, layout?: Graph
     if (edge.label !== undefined && edge.route.kind !== "main") labels.set(i, edge.label);
   });
   const at = geometry(graph, texts, labels, options.width);
-  const canvas = new Canvas(at.total, graph.height);
+  const top = Math.max(0, Math.min(options.rows?.top ?? 0, graph.height));
+  const rows = Math.max(0, Math.min(options.rows?.height ?? graph.height, graph.height - top));
+  const canvas = new Canvas(at.total, rows, top);
   const heavy = new Set<number>();
   graph.cards.forEach((card, i) => {
     if (card.id === options.highlight) heavy.add(i);
   });
   graph.cards.forEach((card, i) => {
-    drawCard(canvas, card, texts[i] as CardText, at, heavy.has(i));
+    if (card.top + card.height > top && card.top < top + rows)
+      drawCard(canvas, card, texts[i] as CardText, at, heavy.has(i));
   });
   for (const edge of graph.edges) drawEdge(canvas, edge, graph.cards, at, heavy);
   return {
     lines: canvas.lines(options.theme ?? plainTheme),
+    height: graph.height,
     cards: graph.cards.map((card) => ({ id: card.id, top: card.top, height: card.height })),
   };
 }

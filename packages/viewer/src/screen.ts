@@ -2,6 +2,7 @@ import { visibleWidth, wrapTextWithAnsi } from "@earendil-works/pi-tui";
 import type { RunView } from "@piw/protocol";
 import { formatDuration } from "./format.js";
 import { renderGraph } from "./graph.js";
+import { layoutGraph } from "./graph-layout.js";
 import { renderInspector } from "./inspector.js";
 import { describeEvent, replayView } from "./replay.js";
 import { filterRuns, renderRunTable } from "./run-list.js";
@@ -146,12 +147,13 @@ function runScreen(state: ViewerState, run: OpenRun, options: ScreenOptions, the
     const top = Math.max(0, Math.min(run.scroll, lines.length - body));
     middle = lines.slice(top, top + body);
   } else {
-    const graph = renderGraph(shown, { width, highlight: focus, now: options.now, theme });
-    const card = graph.cards.find((c) => c.id === focus);
+    const layout = layoutGraph(shown.manifest, shown.nodes);
+    const card = layout.cards.find((c) => c.id === focus);
     // The focused card sits a third of the way down, moved by any scrolling, kept within the graph.
     const anchor = card === undefined ? 0 : card.top - Math.floor(body / 3);
-    const top = Math.max(0, Math.min(anchor + run.scroll, graph.lines.length - body));
-    middle = graph.lines.slice(top, top + body);
+    const top = Math.max(0, Math.min(anchor + run.scroll, layout.height - body));
+    const rows = { top, height: body };
+    middle = renderGraph(shown, { width, highlight: focus, now: options.now, theme, rows }, layout).lines;
   }
   // A replayed run is timed at its replay point, not at the wall clock.
   const at = run.replay === null ? options.now : (run.history?.events[run.replay]?.at ?? options.now);

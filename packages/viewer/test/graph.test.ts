@@ -55,6 +55,17 @@ describe("graph verifier", () => {
     for (const count of Object.values(seen)) expect(count).toBeGreaterThan(0);
   });
 
+  it("draws any slice of rows exactly as the same rows of the whole graph", () => {
+    for (const seed of seeds.slice(0, 10)) {
+      const view = randomView(seed);
+      const whole = renderGraph(view, { width: 200 });
+      for (const top of [0, 3, 17, whole.height - 5]) {
+        const slice = renderGraph(view, { width: 200, rows: { top, height: 9 } });
+        expect(slice.lines).toEqual(whole.lines.slice(Math.max(0, top), Math.max(0, top) + 9));
+      }
+    }
+  });
+
   it("catches a drawing whose line ends nowhere", () => {
     const lines = renderGraph(randomView(1_000), { width: 200 }).lines;
     const broken = lines.map((line) => line.replace("▼", " "));
