@@ -13,7 +13,7 @@ Commands:
   cancel <runId>                    cancel a run
   answer <runId> <json>             answer a waiting checkpoint, then follow the continuation
   restart <runId>                   run a finished run again from the start, then follow it
-  resume <runId>                    resume a parked run, then follow it
+  resume <runId>                    resume a parked run (settling a manual effect), then follow it
   host status | host stop           show or stop the background host
 
 Options:
@@ -115,9 +115,17 @@ Options:
 
 Resume a parked run (paused, or stopped for a recovery reason); then follow it.
 
+A run parked at a manual effect that was started but never settled (a crash in the middle of it)
+needs a person's word first: check whether the effect happened, then say so.
+
 Options:
-  --detach     exit once the run is resumed instead of following
-  -h, --help`,
+  --happened <json>   the effect happened; <json> is the value the action would have returned
+  --not-happened      the effect did not happen; the resumed run performs it
+  --detach            exit once the run is resumed instead of following
+  -h, --help
+
+Example:
+  piw resume invoice-m3x1-4f2a --happened '{"invoiceId": "INV-7"}'`,
 
   host: `Usage: piw host status [--json]
        piw host stop

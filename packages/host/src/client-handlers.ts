@@ -82,6 +82,7 @@ export function clientHandlers(
     "runs.resume": ({ runId }) => control.resume(runId),
     "runs.answer": ({ runId, answer }) => control.answer(runId, answer),
     "runs.restart": ({ runId }) => control.restart(runId),
+    "runs.resolveEffect": (params) => control.resolveEffect(params),
     "runs.subscribe": ({ runId }) => ({ subscriptionId: publisher.subscribe(conn.sink, runId ?? null) }),
     "runs.unsubscribe": ({ subscriptionId }) => {
       if (!publisher.unsubscribe(conn.sink, subscriptionId)) {

@@ -4,9 +4,9 @@ import {
   conflict,
   graphManifestSchema,
   type JsonValue,
+  RpcError,
   type RunRecord,
   type RunSummary,
-  RpcError,
   type Transition,
 } from "@piw/protocol";
 import { type RunStore, StoreError } from "@piw/store";
@@ -73,9 +73,30 @@ export class RunControl {
         actual: run.status,
       });
     }
+    // Resuming would only park again at the same effect: a person must settle it first.
+    if (run.recoveryReason?.code === "manual_effect_unsettled") {
+      return conflict({
+        kind: "state_mismatch",
+        resource: "effect",
+        id: run.recoveryReason.effectId,
+        expected: "settled by a person (piw resume --happened or --not-happened)",
+        actual: "reserved and unsettled",
+      });
+    }
     const claimed = this.deps.supervisor.activate(runId, "resumed by request");
     if (claimed.kind === "conflict" || claimed.kind === "recoveryRequired") return claimed;
     return { kind: claimed.kind, value: this.summaryOf(runId) };
+  }
+
+  /** A person settled the manual effect a parked run stopped at: record it, then resume the run. */
+  resolveEffect(params: ClientParams<"runs.resolveEffect">): Transition<RunSummary> {
+    const resolved = this.deps.store.resolveManualEffect(params);
+    this.deps.supervisor.runChanged(params.runId);
+    if (resolved.kind !== "applied") return this.summarize(resolved);
+    this.deps.log(
+      `run ${params.runId}: manual effect ${params.effectId} resolved (happened: ${params.happened})`,
+    );
+    return this.resume(params.runId);
   }
 
   /** Answer the checkpoint a waiting run stopped at: a continuation child carries the answer forward. */

@@ -1,10 +1,12 @@
 import { z } from "zod";
 import { PROTOCOL_VERSION } from "./framing.js";
 import { jsonValueSchema, opaqueIdSchema, runIdSchema } from "./ids.js";
+import { runHistorySchema } from "./run-history.js";
 import {
   endTurnSchema,
   messageRecordSchema,
   reservePreparedRunSchema,
+  resolveManualEffectSchema,
   startTurnSchema,
   submissionVerdictSchema,
   submitOutputSchema,
@@ -12,7 +14,6 @@ import {
   turnRecordSchema,
 } from "./run-records.js";
 import { runStatusSchema } from "./run-status.js";
-import { runHistorySchema } from "./run-history.js";
 import { runSummarySchema, runViewSchema } from "./run-view.js";
 import { transitionSchema } from "./transition.js";
 
@@ -64,6 +65,8 @@ export const clientMethods = {
     result: runTransition,
   },
   "runs.restart": { params: runRef, result: runTransition },
+  /** Settle the unsettled manual effect a parked run stopped at, then resume the run. */
+  "runs.resolveEffect": { params: resolveManualEffectSchema, result: runTransition },
   /** Subscribe to pushed `run.view` frames: one run, or every run when `runId` is absent. */
   "runs.subscribe": {
     params: z.object({ runId: runIdSchema.optional() }),

@@ -1,20 +1,4 @@
 export type { ClientMethod, ClientParams, ClientResult } from "./client-methods.js";
-export {
-  historyEffectSchema,
-  historyEventSchema,
-  historyMessageSchema,
-  historyStepSchema,
-  historyTurnSchema,
-  runHistorySchema,
-} from "./run-history.js";
-export type {
-  HistoryEffect,
-  HistoryEvent,
-  HistoryMessage,
-  HistoryStep,
-  HistoryTurn,
-  RunHistory,
-} from "./run-history.js";
 export { clientKindSchema, clientMethods, clientPushes } from "./client-methods.js";
 export type { EffectState, NodeVisitState, RunSnapshot, SavedVisit } from "./execution.js";
 export { effectStateSchema, nodeVisitStateSchema, runSnapshotSchema, savedVisitSchema } from "./execution.js";
@@ -51,6 +35,22 @@ export { RpcError, RpcPeer, toProtocolError } from "./rpc-peer.js";
 export type { CheckpointAnswer, RunCommand, RunCommandType } from "./run-command.js";
 export { assertNever, checkpointAnswerSchema, runCommandSchema } from "./run-command.js";
 export type {
+  HistoryEffect,
+  HistoryEvent,
+  HistoryMessage,
+  HistoryStep,
+  HistoryTurn,
+  RunHistory,
+} from "./run-history.js";
+export {
+  historyEffectSchema,
+  historyEventSchema,
+  historyMessageSchema,
+  historyStepSchema,
+  historyTurnSchema,
+  runHistorySchema,
+} from "./run-history.js";
+export type {
   EffectMode,
   EffectResult,
   EndTurn,
@@ -65,6 +65,7 @@ export type {
   PrepareRestart,
   ReserveEffect,
   ReservePreparedRun,
+  ResolveManualEffect,
   RunEnding,
   RunRecord,
   SettleEffect,
@@ -94,6 +95,7 @@ export {
   prepareRestartSchema,
   reserveEffectSchema,
   reservePreparedRunSchema,
+  resolveManualEffectSchema,
   runEndingSchema,
   runRecordSchema,
   settleEffectSchema,

@@ -202,6 +202,21 @@ export const enqueueMessageSchema = z.object({
 });
 export type EnqueueMessage = z.infer<typeof enqueueMessageSchema>;
 
+/**
+ * A person's word on the manual effect a parked run stopped at (`manual_effect_unsettled`): it
+ * happened, with the value the action would have returned, or it did not and should be performed.
+ */
+export const resolveManualEffectSchema = z.discriminatedUnion("happened", [
+  z.object({
+    runId: runIdSchema,
+    effectId: z.string().min(1).max(512),
+    happened: z.literal(true),
+    value: jsonValueSchema,
+  }),
+  z.object({ runId: runIdSchema, effectId: z.string().min(1).max(512), happened: z.literal(false) }),
+]);
+export type ResolveManualEffect = z.infer<typeof resolveManualEffectSchema>;
+
 /** A message of the host's outbox to one Pi session, as the deliverer sees it. */
 export const messageRecordSchema = z.object({
   messageId: z.string(),

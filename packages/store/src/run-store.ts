@@ -12,6 +12,7 @@ import {
   recoveryReasonSchema,
   reserveEffectSchema,
   reservePreparedRunSchema,
+  resolveManualEffectSchema,
   runEndingSchema,
   runIdSchema,
   settleEffectSchema,
@@ -21,6 +22,7 @@ import {
 } from "@piw/protocol";
 import { z } from "zod";
 import { StoreContext } from "./context.js";
+import { resolveManualEffect } from "./effect-resolution.js";
 import { StoreError } from "./errors.js";
 import { readRunHistory } from "./history-readers.js";
 import {
@@ -181,6 +183,10 @@ export class RunStore {
       parse(fenceSchema, fence, "fence"),
       parse(recoveryReasonSchema, reason, "recovery reason"),
     );
+  }
+  /** A person's word on an unsettled manual effect of a parked run; the run stays parked. */
+  resolveManualEffect(req: unknown) {
+    return resolveManualEffect(this.use(), parse(resolveManualEffectSchema, req, "effect resolution"));
   }
   requestPause(req: unknown) {
     return requestPause(this.use(), parse(runRef, req, "pause request"));

@@ -68,17 +68,59 @@ export async function restartCommand(ctx: CliContext, args: string[]): Promise<E
   return followRun(ctx, host, next.runId);
 }
 
-/** `piw resume <runId>`: a parked run goes on, followed. */
+const RESUME_OPTIONS = {
+  ...DETACH_OPTIONS,
+  happened: { type: "string" },
+  "not-happened": { type: "boolean" },
+} as const;
+
+/**
+ * `piw resume <runId>`: a parked run goes on, followed. A run parked at an unsettled manual effect
+ * first needs `--happened <json>` or `--not-happened`: only a person knows whether it took place.
+ */
 export async function resumeCommand(ctx: CliContext, args: string[]): Promise<ExitCode> {
-  const { values, positionals } = parseCommandLine("resume", args, DETACH_OPTIONS);
+  const { values, positionals } = parseCommandLine("resume", args, RESUME_OPTIONS);
   if (values.help) {
     ctx.print(COMMAND_USAGE.resume);
     return ExitCode.ok;
   }
   const runId = runIdArgument("resume", positionals);
+  if (values.happened !== undefined && values["not-happened"]) {
+    throw usageError("give either --happened <json> or --not-happened, not both", "resume");
+  }
+  const said =
+    values.happened !== undefined
+      ? { happened: true as const, value: parseJsonArgument(values.happened, "--happened") }
+      : values["not-happened"]
+        ? { happened: false as const }
+        : undefined;
   const host = await ctx.host();
-  savedValue(await host.call("runs.resume", { runId }), runId);
-  ctx.print(ctx.style.dim(`resumed ${runId}`));
+  const run = await host.call("runs.get", { runId });
+  const reason = run?.recoveryReason;
+  if (reason?.code === "manual_effect_unsettled" && run?.status === "parked") {
+    if (said === undefined) {
+      throw usageError(
+        `run ${runId} stopped at manual effect ${reason.effectId}, which was started but never settled; ` +
+          `check whether it happened, then: piw resume ${runId} --happened '<result json>' or --not-happened`,
+        "resume",
+      );
+    }
+    savedValue(await host.call("runs.resolveEffect", { runId, effectId: reason.effectId, ...said }), runId);
+    ctx.print(
+      ctx.style.dim(
+        `settled manual effect ${reason.effectId} (${said.happened ? "it happened" : "it did not happen"}); resumed ${runId}`,
+      ),
+    );
+  } else {
+    if (said !== undefined) {
+      throw usageError(
+        `run ${runId} is not parked at an unsettled manual effect; resume it without --happened/--not-happened`,
+        "resume",
+      );
+    }
+    savedValue(await host.call("runs.resume", { runId }), runId);
+    ctx.print(ctx.style.dim(`resumed ${runId}`));
+  }
   if (values.detach) return ExitCode.ok;
   return followRun(ctx, host, runId);
 }

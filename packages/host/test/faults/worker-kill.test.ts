@@ -46,14 +46,17 @@ const failedLaunch: Outcome = {
   effects: [],
 };
 
-/** Parked for a person; the test's one explicit resume asked for the reservation again and parked again. */
-const manualUnsettled = (sideEffects: number): Outcome => ({
-  status: "parked",
-  why: "manual_effect_unsettled",
-  sideEffects,
+/**
+ * Parked for a person. Resuming alone is refused; the person says the effect did not happen, so the
+ * resumed run performs it (once more than before) under a fresh reservation and finishes.
+ */
+const manualResolved = (sideEffectsBefore: number): Outcome => ({
+  status: "done",
+  why: "completed",
+  sideEffects: sideEffectsBefore + 1,
   launches: 3,
-  parks: ["worker_lost", "manual_effect_unsettled", "manual_effect_unsettled"],
-  effects: ["reserved"],
+  parks: ["worker_lost", "manual_effect_unsettled"],
+  effects: ["settled"],
 });
 
 /**
@@ -65,9 +68,9 @@ const expected: Record<CrashBoundary, Record<EffectMode, Outcome>> = {
   starting: { idempotent: failedLaunch, manual: failedLaunch },
   "before-effect-reserve": { idempotent: completedAfterRelaunch(1), manual: completedAfterRelaunch(1) },
   // Reserved, not yet performed: idempotent performs it now, once; manual cannot know, so it parks.
-  "after-effect-reserve": { idempotent: completedAfterRelaunch(1), manual: manualUnsettled(0) },
+  "after-effect-reserve": { idempotent: completedAfterRelaunch(1), manual: manualResolved(0) },
   // Performed, never settled: idempotent performs it again under the same identity (one row).
-  "after-effect": { idempotent: completedAfterRelaunch(2), manual: manualUnsettled(1) },
+  "after-effect": { idempotent: completedAfterRelaunch(2), manual: manualResolved(1) },
   // A settled effect is never performed again.
   "after-effect-settle": { idempotent: completedAfterRelaunch(1), manual: completedAfterRelaunch(1) },
   "between-nodes": { idempotent: completedAfterRelaunch(1), manual: completedAfterRelaunch(1) },
@@ -107,14 +110,25 @@ describe("kill -9 of a worker at each durable boundary, supervised by a live hos
       expect(host.log()).toContain(`PIW_WORKER_CRASH_AT=${boundary}: killing myself`);
 
       const manual = await c.call("runs.get", { runId: runs.manual.runId });
+      let resolved = false;
       if (manual?.status === "parked") {
-        expect(manual.recoveryReason).toMatchObject({ code: "manual_effect_unsettled" });
-        // There is no way yet to record what a person found: a resume parks it again, `fn` uncalled.
+        const reason = manual.recoveryReason;
+        if (reason?.code !== "manual_effect_unsettled") throw new Error(`parked for ${reason?.code}`);
+        // Only a person knows whether the effect happened: a bare resume is refused and changes nothing.
+        expect(await c.call("runs.resume", { runId: runs.manual.runId })).toMatchObject({
+          kind: "conflict",
+          evidence: { kind: "state_mismatch", resource: "effect", id: reason.effectId },
+        });
         c.views.length = 0;
-        expect(await c.call("runs.resume", { runId: runs.manual.runId })).toMatchObject({ kind: "applied" });
-        const again = await c.view(runs.manual.runId, (v) => v.status === "parked");
-        expect(again.recoveryReason).toMatchObject({ code: "manual_effect_unsettled" });
+        const answered = await c.call("runs.resolveEffect", {
+          runId: runs.manual.runId,
+          effectId: reason.effectId,
+          happened: false,
+        });
+        expect(answered).toMatchObject({ kind: "applied" });
+        await c.view(runs.manual.runId, (v) => v.status === "done");
         await idle(c);
+        resolved = true;
       }
       c.close();
       client = undefined;
@@ -130,7 +144,8 @@ describe("kill -9 of a worker at each durable boundary, supervised by a live hos
         ]);
         expect({ mode, ...outcome }).toEqual({ mode, ...want });
         expect(counts).toEqual({
-          reserved: want.effects.length,
+          // A reservation the person declared not performed was dropped; the resume reserved anew.
+          reserved: want.effects.length + (mode === "manual" && resolved ? 1 : 0),
           settled: want.effects.filter((s) => s === "settled").length,
         });
       }
