@@ -1,4 +1,4 @@
-import { visibleWidth, wrapTextWithAnsi } from "@earendil-works/pi-tui";
+import { wrapTextWithAnsi } from "@earendil-works/pi-tui";
 import type { RunView } from "@piw/protocol";
 import { formatDuration } from "./format.js";
 import { renderGraph } from "./graph.js";

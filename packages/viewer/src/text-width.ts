@@ -2,7 +2,7 @@ import { truncateToWidth, visibleWidth } from "@earendil-works/pi-tui";
 
 const ESCAPE = "\u001b";
 // SGR and other CSI sequences, which pi-tui adds around the ellipsis when it cuts a line.
-const CSI = /\u001b\[[0-9;?]*[A-Za-z]/g;
+const CSI = new RegExp(`${ESCAPE}\\[[0-9;?]*[A-Za-z]`, "g");
 
 /**
  * Cuts a line to `width` columns with an ellipsis. Plain text stays plain: pi-tui resets styles

@@ -162,7 +162,7 @@ async function liveLatency(): Promise<number[]> {
   const home = mkdtempSync(join(tmpdir(), "piw-viewer-bench-"));
   const lines = [
     `import { compute, defineWorkflow } from "piw";`,
-    "const pause = () => new Promise((r) => setTimeout(r, " + STEP_MS + "));",
+    `const pause = () => new Promise((r) => setTimeout(r, ${STEP_MS}));`,
     "export default defineWorkflow({",
     '  name: "live",',
     '  startAt: "n0",',
