@@ -55,10 +55,14 @@ async function waitForScreen(
 describe("piw viewer in tmux", () => {
   let home: string;
   let runId: string;
+  let olderRunId: string;
   let block: string;
   beforeAll(async () => {
     home = makeHome();
     block = join(home, "no-host");
+    const first = await piw(home, ["run", example("hello"), "first"]);
+    expect(first.code).toBe(0);
+    olderRunId = runIdIn(first.stdout);
     const ran = await piw(home, ["run", example("hello"), "from tmux"]);
     expect(ran.code).toBe(0);
     runId = runIdIn(ran.stdout);
@@ -111,10 +115,22 @@ describe("piw viewer in tmux", () => {
       );
 
       // Bare `piw` in a terminal: the run list.
-      const list = await waitForScreen("the run list", (text) => text.includes(runId));
-      expect(list).toContain("piw · runs · filter: all · 1 of 1");
-      expect(list).toMatch(/› ✓ completed {2}hello/);
+      const list = await waitForScreen(
+        "the run list",
+        (text) => text.includes(runId) && text.includes(olderRunId),
+      );
+      expect(list).toContain("piw · runs · filter: all · 2 of 2");
+      expect(list).toMatch(new RegExp(`› ✓ completed {2}hello .*${runId}`));
       expect(list).toContain("↑↓ choose  enter open  tab filter  ? help  q quit");
+      // The mouse wheel (SGR reports, as a terminal sends them) moves through the list.
+      tmux("send-keys", "-t", "viewer", "-l", "\u001b[<65;10;5M");
+      await waitForScreen("the wheel down", (text) =>
+        new RegExp(`› ✓ completed {2}hello .*${olderRunId}`).test(text),
+      );
+      tmux("send-keys", "-t", "viewer", "-l", "\u001b[<64;10;5M");
+      await waitForScreen("the wheel up", (text) =>
+        new RegExp(`› ✓ completed {2}hello .*${runId}`).test(text),
+      );
 
       tmux("send-keys", "-t", "viewer", "Enter");
       const live = await waitForScreen("the run's graph", (text) => text.includes("◎ done"));
