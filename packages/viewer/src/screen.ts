@@ -139,6 +139,8 @@ function runScreen(state: ViewerState, run: OpenRun, options: ScreenOptions, the
     run.replay !== null && run.history !== null ? replayView(run.view, run.history, run.replay) : run.view;
   const focus = focusPath(run, shown);
   const status = connectionLine(state, theme) ?? timelineLine(run, shown, focus, theme);
+  // A replayed run is timed at its replay point, not at the wall clock.
+  const at = run.replay === null ? options.now : (run.history?.events[run.replay]?.at ?? options.now);
   let middle: string[];
   if (state.help) {
     middle = helpLines(width);
@@ -153,10 +155,8 @@ function runScreen(state: ViewerState, run: OpenRun, options: ScreenOptions, the
     const anchor = card === undefined ? 0 : card.top - Math.floor(body / 3);
     const top = Math.max(0, Math.min(anchor + run.scroll, layout.height - body));
     const rows = { top, height: body };
-    middle = renderGraph(shown, { width, highlight: focus, now: options.now, theme, rows }, layout).lines;
+    middle = renderGraph(shown, { width, highlight: focus, now: at, theme, rows }, layout).lines;
   }
-  // A replayed run is timed at its replay point, not at the wall clock.
-  const at = run.replay === null ? options.now : (run.history?.events[run.replay]?.at ?? options.now);
   return [runHeader(shown, at, theme), status, ...fitLines(middle, width, body), footer];
 }
 

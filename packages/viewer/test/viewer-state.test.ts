@@ -77,6 +77,8 @@ describe("reduceViewer", () => {
     expect(arrived.state.run?.replay).toBe(2);
     const screen = renderScreen(arrived.state, { width: 80, height: 30, now: 5_000 });
     expect(screen[1]).toContain("◀ replay 3/5  node.started n0 #1");
+    // The running node is timed at the replay point, not at the wall clock.
+    expect(screen.join("\n")).toContain("▶ running #1 0ms");
     // Forward twice reaches the end of the timeline, which is live again.
     const forward = run([key("right"), key("right")], arrived.state);
     expect(forward.state.run?.replay).toBeNull();
