@@ -46,9 +46,9 @@ export function renderInspector(
     push(`no node ${path} in this run`);
     return lines;
   }
-  heading(
-    `${KIND_GLYPHS[node.kind]} ${node.path}  ${node.kind}${node.title !== node.path ? `  ${node.title}` : ""}`,
-  );
+  const name = node.path.slice(node.path.lastIndexOf("/") + 1);
+  const title = node.title !== "" && node.title !== name && node.title !== node.path ? `  ${node.title}` : "";
+  heading(`${KIND_GLYPHS[node.kind]} ${node.path}  ${node.kind}${title}`);
   const timing =
     node.startedAt !== null && node.finishedAt !== null
       ? `  ${formatDuration(node.finishedAt - node.startedAt)}`
