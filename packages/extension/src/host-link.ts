@@ -21,6 +21,8 @@ export interface HostLinkOptions {
   log?: (line: string) => void;
 }
 
+const ALL_RUNS = "*";
+
 /** An error the model or the user can read: no stack, no raw SQLite, one clear sentence. */
 export class WorkflowError extends Error {
   override readonly name = "WorkflowError";
@@ -74,21 +76,18 @@ export class HostLink {
     }
   }
 
-  /** Follow one run's view; watching an already watched run does nothing. */
-  watch(runId: string): void {
-    if (this.watched.has(runId)) return;
-    const stop = this.open().then((connection) => connection.subscribe(runId, this.options.onView));
-    this.watched.set(runId, stop);
+  /**
+   * Follow every run's view (the caller keeps its session's). Runs of a Pi session can be created
+   * elsewhere — a restart or an answer from the CLI — and must still reach the session that runs them.
+   */
+  watchAll(): void {
+    if (this.watched.has(ALL_RUNS)) return;
+    const stop = this.open().then((connection) => connection.subscribe(undefined, this.options.onView));
+    this.watched.set(ALL_RUNS, stop);
     stop.catch((error: unknown) => {
-      this.watched.delete(runId);
-      this.options.log?.(`piw: cannot follow run ${runId}: ${asWorkflowError(error).message}`);
+      this.watched.delete(ALL_RUNS);
+      this.options.log?.(`piw: cannot follow runs: ${asWorkflowError(error).message}`);
     });
-  }
-
-  unwatch(runId: string): void {
-    const stop = this.watched.get(runId);
-    this.watched.delete(runId);
-    void stop?.then((end) => end()).catch(() => {});
   }
 
   async close(): Promise<void> {

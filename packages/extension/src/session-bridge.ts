@@ -102,7 +102,6 @@ export class SessionBridge {
     if (this.shownRunId !== undefined && this.views.get(this.shownRunId)?.origin.kind === "pi") {
       const previous = this.views.get(this.shownRunId)?.origin;
       if (previous?.kind === "pi" && previous.sessionId !== sessionId) {
-        for (const runId of this.views.keys()) this.host.unwatch(runId);
         this.views.clear();
         this.shownRunId = undefined;
         this.shown = { widget: "", status: "" };
@@ -111,12 +110,12 @@ export class SessionBridge {
       }
     }
     await this.host.call("turns.settle", { sessionId });
-    const runs = await this.host.call("runs.list", { sessionId, limit: 20 });
-    for (const run of runs) if (!isTerminalStatus(run.status)) this.host.watch(run.runId);
-    const latest = runs[0];
+    this.host.watchAll();
+    const [latest] = await this.host.call("runs.list", { sessionId, limit: 1 });
     if (latest) {
-      this.host.watch(latest.runId);
       this.shownRunId = latest.runId;
+      const view = await this.host.call("runs.get", { runId: latest.runId });
+      if (view) this.onView(view);
     }
     if (this.isIdle()) await this.settled();
   }
@@ -198,7 +197,7 @@ export class SessionBridge {
   /** Show and follow a run of this session (after a start, answer or restart). */
   follow(runId: string): void {
     this.shownRunId = runId;
-    this.host.watch(runId);
+    this.host.watchAll();
   }
 
   /**
@@ -269,16 +268,23 @@ export class SessionBridge {
   }
 
   private onView(view: RunView): void {
+    const mine =
+      view.origin.kind === "pi" && view.origin.sessionId === this.ctx?.sessionManager.getSessionId();
+    if (!mine) return;
+    const known = this.views.get(view.runId);
+    if (known && known.revision > view.revision) return;
     this.views.set(view.runId, view);
-    if (view.origin.kind !== "pi" || view.origin.sessionId !== this.ctx?.sessionManager.getSessionId())
-      return;
     if (this.shownRunId === undefined || view.runId === this.shownRunId || !isTerminalStatus(view.status)) {
       this.shownRunId = view.runId;
     }
     this.render();
-    if (isTerminalStatus(view.status) && view.runId !== this.shownRunId) this.host.unwatch(view.runId);
-    // A change may have queued a message (a step prompt, a notification, the terminal message).
-    if (this.isIdle()) void this.deliver();
+    // Finished runs that are not shown are not needed any more.
+    if (isTerminalStatus(view.status) && view.runId !== this.shownRunId) this.views.delete(view.runId);
+    if (!this.isIdle()) return;
+    // A run queued from elsewhere (a restart or an answer from the CLI) starts at this idle boundary;
+    // any other change may have queued a message (a step prompt, a notification, the terminal message).
+    if (view.status === "queued") void this.settled();
+    else void this.deliver();
   }
 
   private async afterReconnect(): Promise<void> {

@@ -76,6 +76,12 @@ describe("a queued run, before it starts", () => {
       messages = await piwMessages(pi);
     }
     expect(messages.map((m) => [m.details.runId, m.details.kind])).toEqual([[secondRun, "terminal"]]);
+
+    // A restart from outside Pi (the CLI's runs.restart) belongs to this idle session: it starts now.
+    const restarted = await host.call("runs.restart", { runId: secondRun });
+    if (restarted.kind !== "applied") throw new Error(JSON.stringify(restarted));
+    const third = await world.waitForRun(restarted.value.runId, (v) => v.status === "done", 30_000);
+    expect(third.originCommand).toBe("restart");
     model.assertNoErrors();
   }, 120_000);
 });
