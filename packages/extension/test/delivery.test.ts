@@ -1,0 +1,148 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import { prepareLaunch, reserveRequest } from "@piw/engine";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { SessionBridge } from "../src/session-bridge.js";
+
+// The real host and worker, from source, as separate processes; only Pi itself is played by the test.
+const REPO = resolve(import.meta.dirname, "../../..");
+const TSX = join(REPO, "node_modules/tsx/dist/loader.mjs");
+const HOST_COMMAND = [process.execPath, "--import", TSX, join(REPO, "apps/host/src/main.ts")];
+const WORKER_COMMAND = [process.execPath, "--import", TSX, join(REPO, "apps/worker/src/main.ts")];
+
+// Once it completes, the host queues two messages for the session: the terminal note, then the
+// presentation follow-up that asks the model for a human-readable answer.
+const ANNOUNCE = `import { compute, defineWorkflow } from "piw";
+export default defineWorkflow({
+  name: "announce",
+  startAt: "check",
+  presentationPrompt: "Tell the user whether the build is green.",
+  nodes: { check: compute({ run: () => ({ green: true }) }) },
+  edges: { check: { to: "done" } },
+});
+`;
+
+const SESSION = "session-under-test";
+
+interface PiStub {
+  pi: ExtensionAPI;
+  ctx: ExtensionContext;
+  entries: Array<Record<string, unknown>>;
+  sent: Array<{ content: string; details: { piwMessageId: string } }>;
+}
+
+/** Just the parts of Pi the bridge uses: a session with entries, and sendMessage that appends one. */
+function piStub(): PiStub {
+  const entries: Array<Record<string, unknown>> = [];
+  const sent: PiStub["sent"] = [];
+  const pi = {
+    sendMessage(message: { customType: string; content: string; details: { piwMessageId: string } }) {
+      sent.push(message);
+      entries.push({ type: "custom_message", customType: message.customType, details: message.details });
+    },
+  } as unknown as ExtensionAPI;
+  const ctx = {
+    sessionManager: { getSessionId: () => SESSION, getEntries: () => entries },
+    isIdle: () => true,
+    hasPendingMessages: () => false,
+    ui: { setWidget() {}, setStatus() {} },
+  } as unknown as ExtensionContext;
+  return { pi, ctx, entries, sent };
+}
+
+let root: string;
+let bridges: SessionBridge[] = [];
+beforeEach(() => {
+  root = mkdtempSync(join(tmpdir(), "piw-ext-delivery-"));
+  mkdirSync(join(root, "project", ".pi", "workflows"), { recursive: true });
+  writeFileSync(join(root, "project", ".pi", "workflows", "announce.workflow.ts"), ANNOUNCE);
+  process.env.PIW_WORKER_COMMAND = JSON.stringify(WORKER_COMMAND);
+  process.env.TSX_TSCONFIG_PATH = join(REPO, "tsconfig.json");
+});
+afterEach(async () => {
+  for (const bridge of bridges) {
+    try {
+      await bridge.host.call("host.stop", {});
+    } catch {
+      // Already stopped.
+    }
+    await bridge.shutdown();
+  }
+  bridges = [];
+  // The stopping host may still be writing its caches for a moment.
+  rmSync(root, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+});
+
+function bridgeFor(stub: PiStub): SessionBridge {
+  const bridge = new SessionBridge(stub.pi, { hostCommand: HOST_COMMAND, stateDir: join(root, "state") });
+  bridge.remember(stub.ctx);
+  bridges.push(bridge);
+  return bridge;
+}
+
+async function finishedRunWithMessages(bridge: SessionBridge): Promise<{ runId: string; ids: string[] }> {
+  const project = join(root, "project");
+  const prepared = await prepareLaunch({ ref: "announce", cwd: project });
+  const reserved = await bridge.host.call(
+    "runs.reserve",
+    reserveRequest(prepared, { origin: { kind: "pi", sessionId: SESSION }, workingDir: project }),
+  );
+  if (reserved.kind !== "applied") throw new Error(JSON.stringify(reserved));
+  const runId = reserved.value.runId;
+  await bridge.host.call("session.settled", { sessionId: SESSION });
+  for (let i = 0; i < 300; i += 1) {
+    const history = await bridge.host.call("runs.history", { runId });
+    if (
+      history?.messages.length === 2 &&
+      (await bridge.host.call("runs.get", { runId }))?.status === "done"
+    ) {
+      return { runId, ids: history.messages.map((m) => m.messageId) };
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error("the run did not finish with its two messages");
+}
+
+describe("message delivery to the Pi session", () => {
+  it("sends each queued message once and acknowledges it in the host's outbox", async () => {
+    const stub = piStub();
+    const bridge = bridgeFor(stub);
+    const { runId, ids } = await finishedRunWithMessages(bridge);
+    await bridge.deliver();
+    // The terminal note first, then the presentation, which starts the turn.
+    expect(stub.sent.map((m) => m.details.piwMessageId)).toEqual([
+      `msg:${runId}:terminal`,
+      `msg:${runId}:presentation`,
+    ]);
+    expect([...ids].sort()).toEqual(stub.sent.map((m) => m.details.piwMessageId).sort());
+    expect(stub.sent[0]?.content).toContain("Workflow announce completed");
+    expect(stub.sent[1]?.content).toContain("Tell the user whether the build is green.");
+    const history = await bridge.host.call("runs.history", { runId });
+    expect(history?.messages.map((m) => m.status)).toEqual(["delivered", "delivered"]);
+    await bridge.deliver();
+    expect(stub.sent).toHaveLength(2);
+  }, 60_000);
+
+  it("after a crash between the session append and the acknowledgement, acknowledges without sending again", async () => {
+    const stub = piStub();
+    const bridge = bridgeFor(stub);
+    const { runId, ids } = await finishedRunWithMessages(bridge);
+    // The previous Pi process appended the terminal note to the session, then died before the ack.
+    const appended = `msg:${runId}:terminal`;
+    expect(ids).toContain(appended);
+    stub.entries.push({
+      type: "custom_message",
+      customType: "piw",
+      details: { piwMessageId: appended, runId },
+    });
+    await bridge.deliver();
+    expect(stub.sent.map((m) => m.details.piwMessageId)).toEqual([`msg:${runId}:presentation`]);
+    const history = await bridge.host.call("runs.history", { runId });
+    expect(history?.messages.map((m) => m.status)).toEqual(["delivered", "delivered"]);
+    // The session holds each message exactly once.
+    const inSession = stub.entries.map((e) => (e.details as { piwMessageId: string }).piwMessageId);
+    expect(inSession.sort()).toEqual([...ids].sort());
+  }, 60_000);
+});
