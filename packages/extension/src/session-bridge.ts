@@ -99,15 +99,13 @@ export class SessionBridge {
     this.idle = ctx.isIdle();
     const sessionId = this.sessionId;
     // A new, resumed or forked session shows its own runs only.
-    if (this.shownRunId !== undefined && this.views.get(this.shownRunId)?.origin.kind === "pi") {
-      const previous = this.views.get(this.shownRunId)?.origin;
-      if (previous?.kind === "pi" && previous.sessionId !== sessionId) {
-        this.views.clear();
-        this.shownRunId = undefined;
-        this.shown = { widget: "", status: "" };
-        ctx.ui.setWidget(WIDGET_KEY, undefined);
-        ctx.ui.setStatus(WIDGET_KEY, undefined);
-      }
+    const previous = this.shownRunId === undefined ? undefined : this.views.get(this.shownRunId)?.origin;
+    if (previous?.kind === "pi" && previous.sessionId !== sessionId) {
+      this.views.clear();
+      this.shownRunId = undefined;
+      this.shown = { widget: "", status: "" };
+      ctx.ui.setWidget(WIDGET_KEY, undefined);
+      ctx.ui.setStatus(WIDGET_KEY, undefined);
     }
     await this.host.call("turns.settle", { sessionId });
     this.host.watchAll();
