@@ -9,7 +9,7 @@ export type { InspectorOptions } from "./inspector.js";
 export { renderInspector } from "./inspector.js";
 export type { JsonLinesOptions } from "./json-lines.js";
 export { jsonLines } from "./json-lines.js";
-export { describeEvent, replayView, stepReplay } from "./replay.js";
+export { describeEvent, historyAt, replayView, stepReplay } from "./replay.js";
 export type { RunFilter, RunTableOptions } from "./run-list.js";
 export { filterRuns, RUN_FILTERS, renderRunTable } from "./run-list.js";
 export type { ScreenOptions, ScreenSize } from "./screen.js";

@@ -120,3 +120,53 @@ export function describeEvent(event: HistoryEvent): string {
   if (event.path === null) return event.type;
   return `${event.type} ${event.path}${event.visit === null ? "" : ` #${event.visit}`}`;
 }
+
+/**
+ * The inspector's data as it stood at a replay point: only what had happened by the event's time,
+ * with work that finished later shown as still under way.
+ */
+export function historyAt(history: RunHistory, position: number): RunHistory {
+  const event = history.events[Math.min(Math.max(0, position), history.events.length - 1)];
+  if (event === undefined) return history;
+  const at = event.at;
+  return {
+    ...history,
+    events: history.events.slice(0, position + 1),
+    steps: history.steps
+      .filter((step) => step.startedAt <= at)
+      .map((step) =>
+        step.finishedAt !== null && step.finishedAt > at
+          ? {
+              ...step,
+              status: "running" as const,
+              finishedAt: null,
+              output: null,
+              error: null,
+              errorCode: null,
+            }
+          : step,
+      ),
+    effects: history.effects
+      .filter((effect) => effect.reservedAt <= at)
+      .map((effect) =>
+        effect.settledAt !== null && effect.settledAt > at
+          ? {
+              ...effect,
+              status: "reserved" as const,
+              settledAt: null,
+              result: null,
+              error: null,
+              errorCode: null,
+            }
+          : effect,
+      ),
+    messages: history.messages.filter((message) => message.createdAt <= at),
+    turns: history.turns
+      .filter((turn) => turn.startedAt <= at)
+      .map((turn) =>
+        turn.endedAt !== null && turn.endedAt > at
+          ? { ...turn, status: "open" as const, endedAt: null, endReason: null }
+          : turn,
+      ),
+  };
+}

@@ -4,7 +4,7 @@ import { formatDuration } from "./format.js";
 import { renderGraph } from "./graph.js";
 import { layoutGraph } from "./graph-layout.js";
 import { renderInspector } from "./inspector.js";
-import { describeEvent, replayView } from "./replay.js";
+import { describeEvent, historyAt, replayView } from "./replay.js";
 import { filterRuns, renderRunTable } from "./run-list.js";
 import { clipToWidth } from "./text-width.js";
 import { plainTheme, type Theme } from "./theme.js";
@@ -113,9 +113,11 @@ function timelineLine(run: OpenRun, shown: RunView, focus: string | null, theme:
     const first = events[0];
     const offset =
       event !== undefined && first !== undefined ? ` +${formatDuration(event.at - first.at)}` : "";
+    const left = run.history?.eventsOmitted ?? 0;
+    const omitted = left > 0 ? `  ${left} earlier events not kept` : "";
     return theme(
       "yellow",
-      `◀ replay ${run.replay + 1}/${events.length}  ${event === undefined ? "" : describeEvent(event)}${offset}  (end: live)`,
+      `◀ replay ${run.replay + 1}/${events.length}  ${event === undefined ? "" : describeEvent(event)}${offset}  (end: live)${omitted}`,
     );
   }
   const following = run.selected === null && (shown.status === "running" || shown.status === "starting");
@@ -145,7 +147,9 @@ function runScreen(state: ViewerState, run: OpenRun, options: ScreenOptions, the
   if (state.help) {
     middle = helpLines(width);
   } else if (run.inspector && focus !== null) {
-    const lines = renderInspector(shown, run.history, focus, { width, theme });
+    const history =
+      run.replay !== null && run.history !== null ? historyAt(run.history, run.replay) : run.history;
+    const lines = renderInspector(shown, history, focus, { width, theme });
     const top = Math.max(0, Math.min(run.scroll, lines.length - body));
     middle = lines.slice(top, top + body);
   } else {

@@ -1,6 +1,6 @@
 import type { GraphManifest } from "@piw/protocol";
 import { describe, expect, it } from "vitest";
-import { describeEvent, replayView, stepReplay } from "../src/index.js";
+import { describeEvent, historyAt, replayView, stepReplay } from "../src/index.js";
 import { event, historyOf } from "./history-fixture.js";
 import { manifestNode, runViewOf, withNode } from "./run-view-fixture.js";
 
@@ -97,5 +97,64 @@ describe("stepReplay", () => {
   it("names an event by type, path and visit", () => {
     expect(describeEvent(events[4] as (typeof events)[number])).toBe("node.succeeded draft #1");
     expect(describeEvent(events[0] as (typeof events)[number])).toBe("run.queued");
+  });
+});
+
+describe("historyAt", () => {
+  it("keeps only what had happened by the replay point, later endings still under way", () => {
+    const full = historyOf("run_01", events, {
+      steps: [
+        {
+          path: "draft",
+          visit: 1,
+          attempt: 1,
+          status: "succeeded",
+          startedAt: events[3]?.at ?? 0,
+          finishedAt: events[4]?.at ?? 0,
+          errorCode: null,
+          error: null,
+          output: "v1",
+        },
+        {
+          path: "route",
+          visit: 1,
+          attempt: 1,
+          status: "succeeded",
+          startedAt: events[5]?.at ?? 0,
+          finishedAt: events[6]?.at ?? 0,
+          errorCode: null,
+          error: null,
+          output: "revise",
+        },
+      ],
+      effects: [
+        {
+          effectId: "e",
+          path: "draft",
+          visit: 1,
+          effectType: "http",
+          ordinal: 0,
+          mode: "idempotent",
+          status: "settled",
+          request: {},
+          result: 1,
+          errorCode: null,
+          error: null,
+          reservedAt: events[3]?.at ?? 0,
+          settledAt: events[4]?.at ?? 0,
+        },
+      ],
+    });
+    const during = historyAt(full, 3);
+    expect(during.events).toHaveLength(4);
+    expect(during.steps).toEqual([
+      expect.objectContaining({ path: "draft", status: "running", output: null, finishedAt: null }),
+    ]);
+    expect(during.effects).toEqual([expect.objectContaining({ status: "reserved", result: null })]);
+    const after = historyAt(full, 6);
+    expect(after.steps.map((step) => [step.path, step.status, step.output])).toEqual([
+      ["draft", "succeeded", "v1"],
+      ["route", "succeeded", "revise"],
+    ]);
   });
 });
