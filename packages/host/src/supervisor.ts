@@ -133,6 +133,16 @@ export class Supervisor implements LiveWorkerIndex {
         `Run ${turn.runId} is ${run?.status ?? "gone"}; its step ${turn.path} takes no submissions.`,
       );
     }
+    const step = this.options.store
+      .listRunSteps(turn.runId)
+      .find((saved) => saved.path === turn.path && saved.visit === turn.visit);
+    if (step?.status !== "running") {
+      // A second submit after the accepted one, in the same turn: nothing is waiting for it.
+      throw new RpcError(
+        "refused",
+        `Workflow step ${turn.path} is already ${step?.status ?? "closed"}; end your turn, the workflow goes on by itself.`,
+      );
+    }
     const worker = this.currentWorker(turn.runId);
     if (!worker) {
       throw new RpcError(

@@ -57,7 +57,14 @@ describe("agent steps in a real Pi session", () => {
         toolCall("workflow", { action: "submit", output: { steps: ["boil water"] } }),
       ),
     );
-    model.reply(whenLastMessageContains("Accepted: workflow step plan", text("Plan submitted.")));
+    model.reply(
+      whenLastMessageContains(
+        "Accepted: workflow step plan",
+        // A second submit in the same turn is answered at once: that step is over.
+        toolCall("workflow", { action: "submit", output: { steps: ["again"] } }),
+      ),
+    );
+    model.reply(whenLastMessageContains("is already succeeded", text("Plan submitted.")));
     model.reply(
       whenLastMessageContains(
         "BUILD-STEP",
