@@ -129,6 +129,8 @@ export async function runViewerApp(options: ViewerAppOptions): Promise<void> {
   let state = initialState(options.runId);
   const tui = new TuiAltScreen(terminal, false, undefined, { mouse: true, copyOnSelect: false });
   const fetching = new Set<string>();
+  // Asked for again while a read was under way: read once more when it ends, not once per push.
+  const again = new Set<string>();
   let finish: () => void = () => {};
   const done = new Promise<void>((resolve) => {
     finish = resolve;
@@ -145,7 +147,10 @@ export async function runViewerApp(options: ViewerAppOptions): Promise<void> {
     dispatch({ type: "notice", text: message });
   };
   const loadHistory = (runId: string) => {
-    if (fetching.has(runId)) return;
+    if (fetching.has(runId)) {
+      again.add(runId);
+      return;
+    }
     fetching.add(runId);
     source
       .history(runId)
@@ -153,7 +158,10 @@ export async function runViewerApp(options: ViewerAppOptions): Promise<void> {
         if (history !== null) dispatch({ type: "history", history });
       })
       .catch(report)
-      .finally(() => fetching.delete(runId));
+      .finally(() => {
+        fetching.delete(runId);
+        if (again.delete(runId)) loadHistory(runId);
+      });
   };
   const loadRun = (runId: string) => {
     source

@@ -255,8 +255,15 @@ export function reduceViewer(state: ViewerState, action: ViewerAction): ViewerSt
       const runs = known
         ? state.runs.map((run) => (run.runId === view.runId ? { ...run, ...summaryOf(view) } : run))
         : [summaryOf(view), ...state.runs];
-      const run = state.run !== null && state.run.runId === view.runId ? { ...state.run, view } : state.run;
-      return { state: { ...state, runs, run }, requests: [] };
+      const open = state.run !== null && state.run.runId === view.runId ? state.run : null;
+      const run = open === null ? state.run : { ...open, view };
+      // An open inspector follows the run live: its data is read again once the run moved on.
+      const refresh =
+        open !== null && open.inspector && open.history !== null && open.history.revision < view.revision;
+      return {
+        state: { ...state, runs, run },
+        requests: refresh ? [{ type: "history", runId: view.runId }] : [],
+      };
     }
     case "history": {
       const { history } = action;

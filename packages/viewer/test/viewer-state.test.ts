@@ -102,6 +102,23 @@ describe("reduceViewer", () => {
     expect(following.state.run?.selected).toBeNull();
   });
 
+  it("reads the history again when the run moves on under an open inspector", () => {
+    const opened = run(
+      [
+        { type: "view", view: runA },
+        { type: "history", history: trace },
+      ],
+      initialState("a-1"),
+    );
+    const closedPush = run([{ type: "view", view: { ...runA, revision: 99 } }], opened.state);
+    expect(closedPush.requests).toEqual([]);
+    const inspecting = run([key("enter")], opened.state);
+    const pushed = run([{ type: "view", view: { ...runA, revision: 99 } }], inspecting.state);
+    expect(pushed.requests).toEqual([{ type: "history", runId: "a-1" }]);
+    const same = run([{ type: "view", view: { ...runA, revision: trace.revision } }], inspecting.state);
+    expect(same.requests).toEqual([]);
+  });
+
   it("keeps pushed views of other runs in the list and of the open run on screen", () => {
     const opened = run([key("enter")], initialState("a-1"));
     const pushed = run(
