@@ -7,6 +7,7 @@ import {
   example,
   hostCommand,
   makeHome,
+  makeProject,
   piw,
   repo,
   runIdIn,
@@ -26,6 +27,42 @@ function tmux(...args: string[]): string {
 }
 
 const quote = (word: string) => `'${word.replaceAll("'", "'\\''")}'`;
+
+/** Starts `piw <args>` in a fresh tmux session named `viewer`, with the test's state folder. */
+function startViewer(home: string, args: string[], hostArgv: readonly string[] = hostCommand): void {
+  const env = {
+    PIW_HOME: home,
+    PIW_HOST_COMMAND: JSON.stringify(hostArgv),
+    PIW_WORKER_COMMAND: JSON.stringify(workerCommand),
+    TSX_TSCONFIG_PATH: join(repo, "tsconfig.json"),
+    NO_COLOR: "1",
+    PATH: process.env.PATH ?? "",
+  };
+  const command = [
+    "env",
+    ...Object.entries(env).map(([name, value]) => `${name}=${value}`),
+    process.execPath,
+    "--import",
+    tsx,
+    join(repo, "apps/piw/src/main.ts"),
+    ...args,
+  ]
+    .map(quote)
+    .join(" ");
+  tmux(
+    "new-session",
+    "-d",
+    "-s",
+    "viewer",
+    "-x",
+    "100",
+    "-y",
+    "32",
+    "-c",
+    repo,
+    `${command}; echo "piw exited with $?"; sleep 600`,
+  );
+}
 
 function screen(): string {
   return tmux("capture-pane", "-p", "-t", "viewer");
@@ -82,37 +119,7 @@ describe("piw viewer in tmux", () => {
     async () => {
       // The viewer starts hosts through a gate, so the test can keep a host away for a while.
       const gatedHost = ["sh", "-c", 'if [ -e "$0" ]; then exit 1; fi; exec "$@"', block, ...hostCommand];
-      const env = {
-        PIW_HOME: home,
-        PIW_HOST_COMMAND: JSON.stringify(gatedHost),
-        PIW_WORKER_COMMAND: JSON.stringify(workerCommand),
-        TSX_TSCONFIG_PATH: join(repo, "tsconfig.json"),
-        NO_COLOR: "1",
-        PATH: process.env.PATH ?? "",
-      };
-      const command = [
-        "env",
-        ...Object.entries(env).map(([name, value]) => `${name}=${value}`),
-        process.execPath,
-        "--import",
-        tsx,
-        join(repo, "apps/piw/src/main.ts"),
-      ]
-        .map(quote)
-        .join(" ");
-      tmux(
-        "new-session",
-        "-d",
-        "-s",
-        "viewer",
-        "-x",
-        "100",
-        "-y",
-        "32",
-        "-c",
-        repo,
-        `${command}; echo "piw exited with $?"; sleep 600`,
-      );
+      startViewer(home, [], gatedHost);
 
       // Bare `piw` in a terminal: the run list.
       const list = await waitForScreen(
@@ -180,6 +187,32 @@ describe("piw viewer in tmux", () => {
       tmux("send-keys", "-t", "viewer", "q");
       const after = await waitForScreen("piw to exit", (text) => text.includes("piw exited with"));
       expect(after).toContain("piw exited with 0");
+      tmux("kill-session", "-t", "viewer");
+    },
+    SLOW,
+  );
+
+  it(
+    "follows a live run and shows the change the host pushes",
+    async () => {
+      const project = makeProject();
+      try {
+        const started = await piw(home, ["run", "slow", "--detach"], { cwd: project });
+        expect(started.code).toBe(0);
+        const slowRunId = runIdIn(started.stdout);
+        startViewer(home, ["view", slowRunId]);
+        const live = await waitForScreen("the running node", (text) => text.includes("following wait"));
+        expect(live).toMatch(/┃ \$ wait +┃\n┃ ▶ running #1/);
+        const cancelled = await piw(home, ["cancel", slowRunId]);
+        expect(cancelled.code).toBe(0);
+        const after = await waitForScreen("the cancelled run", (text) => text.includes("■ cancelled"));
+        expect(after).not.toContain("following wait");
+        tmux("send-keys", "-t", "viewer", "q");
+        await waitForScreen("piw to exit", (text) => text.includes("piw exited with 0"));
+        tmux("kill-session", "-t", "viewer");
+      } finally {
+        rmSync(project, { recursive: true, force: true });
+      }
     },
     SLOW,
   );
