@@ -251,6 +251,10 @@ export function reduceViewer(state: ViewerState, action: ViewerAction): ViewerSt
     }
     case "view": {
       const { view } = action;
+      // A read answered after a newer push must not take the screen back in time.
+      if (state.run?.runId === view.runId && (state.run.view?.revision ?? -1) > view.revision) {
+        return { state, requests: [] };
+      }
       const known = state.runs.some((run) => run.runId === view.runId);
       const runs = known
         ? state.runs.map((run) => (run.runId === view.runId ? { ...run, ...summaryOf(view) } : run))

@@ -117,6 +117,9 @@ describe("reduceViewer", () => {
     expect(pushed.requests).toEqual([{ type: "history", runId: "a-1" }]);
     const same = run([{ type: "view", view: { ...runA, revision: trace.revision } }], inspecting.state);
     expect(same.requests).toEqual([]);
+    // An older view answered late does not replace a newer one.
+    const stale = run([{ type: "view", view: { ...runA, revision: 1, status: "queued" } }], pushed.state);
+    expect(stale.state.run?.view?.revision).toBe(99);
   });
 
   it("keeps pushed views of other runs in the list and of the open run on screen", () => {
