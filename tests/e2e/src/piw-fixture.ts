@@ -149,7 +149,8 @@ export async function startPiwWorld(options: WorldOptions = {}): Promise<PiwWorl
           // Already gone.
         }
       }
-      rmSync(root, { recursive: true, force: true });
+      // A worker or host that is still exiting may write its compile cache for a moment.
+      rmSync(root, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
     },
   };
 }

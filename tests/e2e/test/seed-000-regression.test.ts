@@ -199,7 +199,13 @@ describe("seed 000 regression in a real Pi session", () => {
     const restartResult = model.requests.find(
       (r) => lastMessage(r)?.role === "tool" && lastMessageText(r).includes(`a restart of run ${firstRunId}`),
     );
-    expect(restartResult, "the restart tool result reached the model").toBeDefined();
+    const toolResults = model.requests
+      .filter((r) => lastMessage(r)?.role === "tool")
+      .map((r) => lastMessageText(r).slice(0, 300));
+    expect(
+      restartResult,
+      `the restart tool result reached the model; tool results: ${toolResults.join(" | ")}`,
+    ).toBeDefined();
     const restartRunId = queuedRunId(lastMessageText(restartResult as ModelRequest));
     expect(restartRunId).not.toBe(firstRunId);
     const holding = await world.waitForRun(
