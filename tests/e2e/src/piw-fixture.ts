@@ -148,11 +148,22 @@ export async function startPiwWorld(options: WorldOptions = {}): Promise<PiwWorl
         } catch {
           // Already gone.
         }
+        // The host stops its workers and exits; both may still write caches in the state dir.
+        for (let i = 0; i < 100 && isAlive(pid); i += 1) await new Promise((r) => setTimeout(r, 50));
       }
       // A worker or host that is still exiting may write its compile cache for a moment.
       rmSync(root, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
     },
   };
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** The text of every piw custom message in the Pi session, in order. */
