@@ -296,7 +296,9 @@ export class SessionBridge {
     const ui = this.ctx?.ui;
     const view = this.shownRunId === undefined ? undefined : this.views.get(this.shownRunId);
     if (!ui || !view) return;
-    const lines = renderWidgetLines(view, { width: 100 });
+    // In Pi's terminal UI the widget is as wide as the terminal; elsewhere (rpc) a fixed width.
+    const width = process.stdout.isTTY ? Math.max(20, process.stdout.columns ?? 100) : 100;
+    const lines = renderWidgetLines(view, { width });
     const status = renderFooterStatus(view);
     const widget = lines.join("\n");
     if (widget !== this.shown.widget) ui.setWidget(WIDGET_KEY, lines);
