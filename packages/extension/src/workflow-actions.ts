@@ -131,8 +131,7 @@ export async function runAction(
     }
     case "restart": {
       // A restart is a new run of this session (seed 000: fresh from the first node, no parent
-      // state). Without this action a Pi run could only be restarted from the CLI, and that child
-      // would wait `queued` until this session happened to settle again.
+      // state); like a start, it activates once this turn has settled.
       const child = savedOrThrow(
         await bridge.host.call("runs.restart", { runId: action.runId }),
         `Could not restart run ${action.runId}`,
