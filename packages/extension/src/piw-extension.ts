@@ -4,7 +4,7 @@ import type {
   ExtensionContext,
 } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
-import { asWorkflowError, WorkflowError } from "./host-link.js";
+import { asWorkflowError } from "./host-link.js";
 import { SessionBridge } from "./session-bridge.js";
 import { parseAction, runAction, WORKFLOW_ACTIONS, type WorkflowAction } from "./workflow-actions.js";
 import { parseWorkflowCommand } from "./workflow-command.js";
@@ -124,8 +124,7 @@ async function runCommand(bridge: SessionBridge, args: string, ctx: ExtensionCom
     // A start from the command line of an idle session starts now: this is an idle boundary.
     if (action.action !== "submit" && isIdle(ctx)) await bridge.settled();
   } catch (error) {
-    const problem = error instanceof WorkflowError ? error : asWorkflowError(error);
-    ctx.ui.notify(problem.message, "error");
+    ctx.ui.notify(asWorkflowError(error).message, "error");
   }
 }
 
