@@ -28,4 +28,4 @@ export {
 export type { PiSessionOptions, RpcCommand, RpcRecord, RpcResponse, WaitOptions } from "./pi-session.ts";
 export { FAKE_PROVIDER, PI_BIN, PiSession, startPiSession } from "./pi-session.ts";
 export type { ScratchDir } from "./scratch.ts";
-export { makeScratchDir, writeExtension } from "./scratch.ts";
+export { isAlive, makeScratchDir, writeExtension } from "./scratch.ts";

@@ -5,6 +5,7 @@ import { HostConnection } from "@piw/client";
 import type { RunView } from "@piw/protocol";
 import { type FakeModel, startFakeModel } from "./fake-model.ts";
 import { type PiSession, startPiSession } from "./pi-session.ts";
+import { isAlive } from "./scratch.ts";
 
 export const REPO = resolve(import.meta.dirname, "..", "..", "..");
 /** The Pi package as a user installs it: its built extension and its skill. */
@@ -155,15 +156,6 @@ export async function startPiwWorld(options: WorldOptions = {}): Promise<PiwWorl
       rmSync(root, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
     },
   };
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** The text of every piw custom message in the Pi session, in order. */

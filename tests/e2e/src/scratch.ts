@@ -28,3 +28,13 @@ export function writeExtension(dir: ScratchDir, fileName: string, source: string
   writeFileSync(path, source);
   return path;
 }
+
+/** Whether a process with this PID still exists (signal 0 only checks). */
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

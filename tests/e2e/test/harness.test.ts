@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   type FakeModel,
+  isAlive,
   lastMessage,
   lastMessageText,
   lastUserText,
@@ -35,15 +36,6 @@ afterEach(async () => {
   await model.close();
   scratch.remove();
 });
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 describe("the real pi against the scripted fake model", () => {
   it(

@@ -11,6 +11,7 @@ import {
 } from "../src/fake-model.ts";
 import type { PiSession } from "../src/pi-session.ts";
 import { type PiwWorld, piwMessages, queuedRunId, startPiwWorld } from "../src/piw-fixture.ts";
+import { isAlive } from "../src/scratch.ts";
 
 const NOTE = `import { agent, defineWorkflow, type NodeContext } from "piw";
 import { z } from "zod";
@@ -46,15 +47,6 @@ function lastStatusText(pi: PiSession): string | undefined {
   const statuses = pi.events.filter((e) => e.type === "extension_ui_request" && e.method === "setStatus");
   const last = statuses.at(-1);
   return last === undefined ? undefined : String(last.statusText);
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /**
