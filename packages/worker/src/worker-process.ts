@@ -2,6 +2,7 @@ import { workerPushes } from "@piw/protocol";
 import { type CrashHook, crashHookFromEnv } from "./crash-hook.js";
 import { WORKER_EXIT_CODES, WorkerRun } from "./run-worker.js";
 import { openStdioChannel } from "./stdio-channel.js";
+import { warmWorkflowLoader } from "./warm-loader.js";
 
 /**
  * The launch this process is, when it is started for one launch (test harnesses). The host starts its
@@ -80,7 +81,9 @@ export async function runWorkerProcess(): Promise<never> {
   });
   for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.on(signal, abandon);
 
-  // Idle until the host hands this process a launch; the channel's loss exits it meanwhile.
+  // Idle until the host hands this process a launch (the channel's loss exits it meanwhile); the wait
+  // is used to warm the workflow loader.
+  if (!envLaunchId) warmWorkflowLoader();
   const { launchId, workingDir } = await assigned;
   enterWorkingDir(workingDir);
 
