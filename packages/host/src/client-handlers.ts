@@ -136,6 +136,7 @@ export function clientHandlers(
       ...info,
       workers: supervisor.liveWorkers(),
       runs: statusCounts(store),
+      idleWorkerPid: supervisor.idleWorkerPid(),
     }),
     "host.stop": () => {
       deps.requestStop();

@@ -14,8 +14,8 @@ import { AgentChannel } from "./agent-channel.js";
 import type { LiveWorkerIndex } from "./build-run-view.js";
 import { describeBug } from "./host-errors.js";
 import type { HostLog } from "./host-log.js";
+import { WarmWorker } from "./warm-worker.js";
 import { type LiveWorker, workerHandlers } from "./worker-channel.js";
-import { spawnWorker } from "./worker-process.js";
 
 export interface SupervisorOptions {
   store: RunStore;
@@ -40,21 +40,44 @@ export interface WorkerInfo {
 
 const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-function workerEnv(options: SupervisorOptions, launchId: string): Record<string, string> {
+/**
+ * Every worker's environment: the host's own, the extra worker env, and PIW_HOME. Workers are started
+ * before their launch exists, so the launch ID comes in the `assign` push, never from here.
+ */
+function workerEnv(options: SupervisorOptions): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries(process.env)) if (value !== undefined) env[key] = value;
-  return { ...env, ...options.workerEnv, PIW_HOME: options.stateDir, PIW_LAUNCH_ID: launchId };
+  const merged: Record<string, string> = { ...env, ...options.workerEnv, PIW_HOME: options.stateDir };
+  // A launch ID in the environment would make the worker skip waiting for its assignment.
+  delete merged.PIW_LAUNCH_ID;
+  return merged;
 }
 
 /**
  * Claims runs, launches one worker per claim and supervises it: every worker call is applied with the
  * launch's fence, and an exit is judged by the store's progress rule (relaunch only after progress).
+ * Launches are served by a pre-started idle worker (see WarmWorker), which is no run's worker until
+ * it is assigned.
  */
 export class Supervisor implements LiveWorkerIndex {
   private readonly workers = new Map<string, LiveWorker>();
+  private readonly warm: WarmWorker;
   private stopping = false;
 
-  constructor(private readonly options: SupervisorOptions) {}
+  constructor(private readonly options: SupervisorOptions) {
+    this.warm = new WarmWorker({
+      command: options.workerCommand,
+      env: workerEnv(options),
+      cwd: options.stateDir,
+      log: options.log,
+    });
+    this.warm.fill();
+  }
+
+  /** The pre-started worker waiting for the next activation, if any; it belongs to no run. */
+  idleWorkerPid(): number | null {
+    return this.warm.idlePid();
+  }
 
   acceptedWorker(runId: string, generation: number): { launchId: string } | undefined {
     for (const worker of this.workers.values()) {
@@ -207,6 +230,7 @@ export class Supervisor implements LiveWorkerIndex {
   /** Close every worker's channel (they exit), wait up to `graceMs`, then kill what is left. */
   async stop(graceMs: number): Promise<void> {
     this.stopping = true;
+    const idle = this.warm.close(graceMs);
     const all = [...this.workers.values()];
     for (const worker of all) {
       failWaits(worker);
@@ -216,7 +240,7 @@ export class Supervisor implements LiveWorkerIndex {
     const gone = Promise.all(all.map((w) => w.process.gone));
     await Promise.race([gone, delay(graceMs)]);
     for (const worker of all) worker.process.kill();
-    await Promise.race([gone, delay(1000)]);
+    await Promise.all([Promise.race([gone, delay(1000)]), idle]);
   }
 
   private launch(runId: string, claim: Claim, why: string): void {
@@ -224,11 +248,12 @@ export class Supervisor implements LiveWorkerIndex {
     const { command } = claim;
     const launchId = `${runId}.g${command.generation}.${randomBytes(3).toString("hex")}`;
     const holder: { worker?: LiveWorker } = {};
-    const proc = spawnWorker({
-      command: this.options.workerCommand,
-      env: workerEnv(this.options, launchId),
-      cwd: workingDirOf(store.getRun(runId)?.workingDir ?? null, this.options.stateDir),
-      onStderrLine: (line) => log(`worker ${launchId}: ${line}`),
+    // The idle worker (already started and loaded) becomes this launch's; from here it is supervised
+    // exactly like a worker spawned for it.
+    const spare = this.warm.take();
+    const proc = spare.process;
+    spare.bind({
+      label: launchId,
       onStdout: (chunk) => holder.worker?.peer?.feed(chunk),
       onGone: (how) => {
         if (holder.worker) this.onGone(holder.worker, how);
@@ -266,6 +291,11 @@ export class Supervisor implements LiveWorkerIndex {
       proc.kill();
       return;
     }
+    // Only after the launch is saved: the worker calls nothing before it has its launch ID.
+    worker.peer.push("assign", {
+      launchId,
+      workingDir: workingDirOf(store.getRun(runId)?.workingDir ?? null, this.options.stateDir),
+    });
     log(`run ${runId}: launched worker ${launchId} (pid ${proc.pid ?? "none"}) for ${command.type}, ${why}`);
   }
 
@@ -308,7 +338,7 @@ function failWaits(worker: LiveWorker): void {
   worker.agent.close("The run no longer needs this wait; stop the agent step.");
 }
 
-/** Where a run's worker starts: the run's own directory while it still exists, else the state dir. */
+/** Where a run's worker runs: the run's own directory while it still exists, else the state dir. */
 function workingDirOf(workingDir: string | null, fallback: string): string {
   if (workingDir === null) return fallback;
   try {

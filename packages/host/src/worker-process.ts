@@ -3,7 +3,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 export interface WorkerProcessOptions {
   command: string[];
   env: Record<string, string>;
-  /** The run's working directory: shell steps without their own `cwd` run here. */
+  /** Where the process starts (the state dir): an assigned worker moves into its run's directory. */
   cwd: string;
   /** Each line the worker writes to stderr, for the host log. */
   onStderrLine(line: string): void;

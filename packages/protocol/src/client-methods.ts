@@ -112,6 +112,8 @@ export const clientMethods = {
         z.object({ runId: runIdSchema, launchId: z.string(), pid: z.number().int().nullable() }),
       ),
       runs: z.record(runStatusSchema, z.number().int()),
+      /** The pre-started worker waiting for the next activation; it belongs to no run. */
+      idleWorkerPid: z.number().int().nullable().optional(),
     }),
   },
   "host.stop": { params: z.object({}).optional(), result: z.object({ stopping: z.literal(true) }) },

@@ -17,8 +17,8 @@ import {
 import { recoveryReasonSchema, transitionSchema } from "./transition.js";
 
 /**
- * Worker protocol: the client framing over the worker's stdin/stdout. The host spawned the worker
- * for one claim, so no method carries a fence: the host applies the launch's own fence to every call.
+ * Worker protocol: the client framing over the worker's stdin/stdout. The host assigned the worker
+ * to one claim, so no method carries a fence: the host applies the launch's own fence to every call.
  */
 export const workerMethods = {
   /** The first call: which command to run, for which workflow source. */
@@ -72,7 +72,12 @@ export type WorkerMethod = keyof typeof workerMethods;
 export type WorkerParams<M extends WorkerMethod> = z.input<(typeof workerMethods)[M]["params"]>;
 export type WorkerResult<M extends WorkerMethod> = z.infer<(typeof workerMethods)[M]["result"]>;
 
-/** Pushes from host to worker. `cancel`: abort the running node and exit. */
+/**
+ * Pushes from host to worker. `assign`: the first frame a pre-started (warm) worker gets: which launch
+ * it now is, and the run's working directory to move into before it says `worker.hello`.
+ * `cancel`: abort the running node and exit.
+ */
 export const workerPushes = {
+  assign: z.object({ launchId: z.string().min(1).max(200), workingDir: z.string().min(1) }),
   cancel: z.object({ reason: z.string().max(512) }),
 } as const;

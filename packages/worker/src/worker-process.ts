@@ -2,9 +2,16 @@ import { workerPushes } from "@piw/protocol";
 import { type CrashHook, crashHookFromEnv } from "./crash-hook.js";
 import { WORKER_EXIT_CODES, WorkerRun } from "./run-worker.js";
 import { openStdioChannel } from "./stdio-channel.js";
+import { warmWorkflowLoader } from "./warm-loader.js";
 
-/** The launch this process is; the host sets it and expects it back in `worker.hello`. */
+/**
+ * The launch this process is, when it is started for one launch (test harnesses). The host starts its
+ * workers ahead of time without it and names the launch in the `assign` push instead; either way the
+ * host expects it back in `worker.hello`.
+ */
 export const LAUNCH_ID_ENV = "PIW_LAUNCH_ID";
+
+type Assignment = { launchId: string; workingDir: string | null };
 
 function logLine(line: string): void {
   process.stderr.write(`piw-worker: ${line}\n`);
@@ -16,22 +23,39 @@ function refuseToStart(message: string): never {
   process.exit(WORKER_EXIT_CODES.failed);
 }
 
+/** Move to the run's directory, where its shell steps run; the host's fallback if it has just gone. */
+function enterWorkingDir(workingDir: string | null): void {
+  if (workingDir === null) return;
+  try {
+    process.chdir(workingDir);
+  } catch (error) {
+    logLine(
+      `cannot enter the run's directory (${(error as NodeJS.ErrnoException).code ?? "error"}); staying here`,
+    );
+  }
+}
+
 /**
  * The `piw-worker` process: one run command from the host over stdio, executed to its next stop.
+ * Started ahead of time, it waits (loaded, idle) for the host's `assign` push before it says hello.
  * Exits 0 after a reported exit, 1 after a reported failure (or a usage error), 2 when the host
  * channel closes — at once, aborting the execution so a running shell node's process group dies too.
  */
 export async function runWorkerProcess(): Promise<never> {
-  const launchId = process.env[LAUNCH_ID_ENV];
-  if (process.stdin.isTTY || !launchId) {
-    refuseToStart(`the piw host starts this process with ${LAUNCH_ID_ENV} set; it is not run by hand.`);
-  }
+  if (process.stdin.isTTY) refuseToStart("the piw host starts this process; it is not run by hand.");
   let crash: CrashHook;
   try {
     crash = crashHookFromEnv(process.env);
   } catch (error) {
     refuseToStart((error as Error).message);
   }
+
+  let assign: (assignment: Assignment) => void = () => {};
+  const assigned = new Promise<Assignment>((resolve) => {
+    assign = resolve;
+  });
+  const envLaunchId = process.env[LAUNCH_ID_ENV];
+  if (envLaunchId) assign({ launchId: envLaunchId, workingDir: null });
 
   const execution = new AbortController();
   const abandon = () => {
@@ -41,6 +65,13 @@ export async function runWorkerProcess(): Promise<never> {
   };
   const peer = openStdioChannel({
     onPush(push, data) {
+      if (push === "assign") {
+        const parsed = workerPushes.assign.safeParse(data);
+        // Only the first assignment counts (a second would be a host bug; the hello shows which won).
+        if (parsed.success) assign(parsed.data);
+        else logLine("ignored an invalid assign frame");
+        return;
+      }
       if (push !== "cancel") return;
       const parsed = workerPushes.cancel.safeParse(data);
       const reason = parsed.success ? parsed.data.reason : "cancelled";
@@ -49,6 +80,12 @@ export async function runWorkerProcess(): Promise<never> {
     onLost: abandon,
   });
   for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.on(signal, abandon);
+
+  // Idle until the host hands this process a launch (the channel's loss exits it meanwhile); the wait
+  // is used to warm the workflow loader.
+  if (!envLaunchId) warmWorkflowLoader();
+  const { launchId, workingDir } = await assigned;
+  enterWorkingDir(workingDir);
 
   const run = new WorkerRun({
     peer,

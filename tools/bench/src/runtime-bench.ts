@@ -647,6 +647,9 @@ async function activationRun(
       view.nodes.some((n) => n.state === "running" || n.state === "succeeded")
     ) {
       firstNode.set(view.runId, now);
+      // A fast run's views are coalesced: the first one seen may already show a node (or the end), and
+      // the worker accepted no later than that.
+      if (!firstWorker.has(view.runId)) firstWorker.set(view.runId, now);
     }
     if (view.status === "done" || view.status === "failed" || view.status === "cancelled")
       done.get(view.runId)?.();

@@ -1,0 +1,123 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { RunningHost } from "../src/index.js";
+import {
+  FLOWS,
+  isAlive,
+  type Sandbox,
+  sandbox,
+  start,
+  TestClient,
+  until,
+  writeWorkflow,
+} from "./host-fixture.js";
+
+let box: Sandbox;
+let host: RunningHost | undefined;
+let client: TestClient | undefined;
+let logLines: string[];
+beforeEach(() => {
+  box = sandbox();
+  logLines = [];
+});
+afterEach(async () => {
+  client?.close();
+  await host?.stop();
+  host = undefined;
+  box.cleanup();
+});
+
+async function open(extra: Parameters<typeof start>[1] = {}): Promise<TestClient> {
+  host = await start(box, { log: (line) => logLines.push(line), ...extra });
+  client = await TestClient.connect(host.socketPath);
+  await client.call("runs.subscribe", {});
+  return client;
+}
+
+async function idlePid(c: TestClient, not?: number): Promise<number> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const pid = (await c.call("host.status", {})).idleWorkerPid;
+    if (typeof pid === "number" && pid !== not) return pid;
+    if (Date.now() > deadline) throw new Error(`no idle worker other than ${not}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe("the warm worker", () => {
+  it("serves an activation with the process started before it, and starts the next one", async () => {
+    const c = await open();
+    const flow = await writeWorkflow(box, "hang", FLOWS.hang);
+    const before = await idlePid(c);
+    expect(isAlive(before)).toBe(true);
+    // The idle worker is no run's worker.
+    expect((await c.call("host.status", {})).workers).toEqual([]);
+
+    const release = join(box.dir, "release");
+    const reserved = await c.call("runs.reserve", flow.reserve({ release }));
+    if (reserved.kind !== "applied") throw new Error(JSON.stringify(reserved));
+    const { runId } = reserved.value;
+    await c.view(runId, (v) => v.nodes.some((n) => n.path === "hang" && n.state === "running"));
+
+    const status = await c.call("host.status", {});
+    expect(status.workers).toHaveLength(1);
+    expect(status.workers[0]).toMatchObject({ runId, pid: before });
+    // A new idle worker took its place, and it is not listed as the run's.
+    const next = await idlePid(c, before);
+    expect(isAlive(next)).toBe(true);
+    expect((await c.call("host.status", {})).workers.map((w) => w.pid)).toEqual([before]);
+
+    writeFileSync(release, "");
+    const done = await c.view(runId, (v) => v.status === "done");
+    expect(done.outcome).toBe("completed");
+    // The worker said hello with the launch the host assigned it, not some other ID.
+    expect(logLines.filter((line) => line.includes("said hello as"))).toEqual([]);
+    expect(
+      logLines.some((line) => line.includes(`launched worker`) && line.includes(`(pid ${before})`)),
+    ).toBe(true);
+  });
+
+  it("replaces an idle worker that dies, and runs the next activation on the replacement", async () => {
+    const c = await open();
+    const first = await idlePid(c);
+    process.kill(-first, "SIGKILL");
+    const second = await idlePid(c, first);
+    expect(isAlive(first)).toBe(false);
+    expect((await c.call("host.status", {})).workers).toEqual([]);
+
+    const flow = await writeWorkflow(box, "count", FLOWS.count);
+    const reserved = await c.call("runs.reserve", flow.reserve({ n: 1 }));
+    if (reserved.kind !== "applied") throw new Error(JSON.stringify(reserved));
+    const done = await c.view(reserved.value.runId, (v) => v.status === "done");
+    expect(done.outcome).toBe("completed");
+    expect(
+      logLines.some((line) => line.includes(`(pid ${second})`) && line.includes("launched worker")),
+    ).toBe(true);
+  });
+
+  it("backs off when idle workers keep dying, and starts none once the host stops", async () => {
+    // A "worker" that exits at once: every idle one dies.
+    await open({ workerCommand: [process.execPath, "-e", ""] });
+    const waits = () =>
+      logLines.flatMap((line) => {
+        const found = /idle worker pid \d+ gone .*; next in (\d+) ms/.exec(line);
+        return found ? [Number(found[1])] : [];
+      });
+    await until("three idle deaths", () => waits().length >= 3);
+    expect(waits().slice(0, 3)).toEqual([250, 500, 1000]);
+    const started = () => logLines.filter((line) => line.includes("idle worker started")).length;
+    await host?.stop();
+    const afterStop = started();
+    await new Promise((r) => setTimeout(r, 1_200));
+    expect(started()).toBe(afterStop);
+  });
+
+  it("leaves no idle worker behind when the host stops", async () => {
+    const c = await open();
+    const pid = await idlePid(c);
+    expect(isAlive(pid)).toBe(true);
+    await host?.stop();
+    expect(isAlive(pid)).toBe(false);
+  });
+});
