@@ -86,6 +86,8 @@ export async function runWorkerProcess(): Promise<never> {
   if (!envLaunchId) warmWorkflowLoader();
   const { launchId, workingDir } = await assigned;
   enterWorkingDir(workingDir);
+  // As if started for this launch: workflow code and the commands it runs see which launch they are in.
+  process.env[LAUNCH_ID_ENV] = launchId;
 
   const run = new WorkerRun({
     peer,
