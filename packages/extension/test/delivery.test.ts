@@ -61,14 +61,28 @@ beforeEach(() => {
   process.env.PIW_WORKER_COMMAND = JSON.stringify(WORKER_COMMAND);
   process.env.TSX_TSCONFIG_PATH = join(REPO, "tsconfig.json");
 });
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 afterEach(async () => {
   for (const bridge of bridges) {
-    try {
-      await bridge.host.call("host.stop", {});
-    } catch {
-      // Already stopped.
-    }
+    // Close the bridge's link first: it would start a new host when this one goes away.
+    const status = await bridge.host.call("host.status", {}).catch(() => undefined);
     await bridge.shutdown();
+    if (status === undefined) continue;
+    try {
+      process.kill(status.pid, "SIGTERM");
+    } catch {
+      continue;
+    }
+    // The host stops its workers (the idle one too) and exits; then nothing writes in the state dir.
+    for (let i = 0; i < 200 && alive(status.pid); i += 1) await new Promise((r) => setTimeout(r, 50));
   }
   bridges = [];
   // The stopping host may still be writing its caches for a moment.

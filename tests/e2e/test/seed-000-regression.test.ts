@@ -192,6 +192,14 @@ describe("seed 000 regression in a real Pi session", () => {
     expect(new Set(firstEffects.map((e) => e.launch)).size).toBe(1);
     const firstError = failed.error;
 
+    // The failed run's terminal note reaches the idle session first; a prompt sent while it is being
+    // delivered would see it steered into that turn, after the prompt.
+    for (let i = 0; i < 200; i += 1) {
+      const notes = await piwMessages(pi);
+      if (notes.some((m) => m.details.runId === firstRunId && m.details.kind === "terminal")) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+
     // --- Restart from Pi (the tool's restart action): it begins clean at the first node.
     rmSync(failFlag);
     writeFileSync(holdFlag, "hold\n");
