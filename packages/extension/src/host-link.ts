@@ -3,11 +3,11 @@ import {
   type ClientMethod,
   type ClientParams,
   type ClientResult,
-  type Conflict,
   RpcError,
   type RunView,
   type Transition,
 } from "@piw/protocol";
+import { describeConflict } from "@piw/viewer";
 
 export interface HostLinkOptions {
   /** argv that starts a host when none answers; without it the extension never starts one. */
@@ -121,36 +121,5 @@ export function savedOrThrow<T>(result: Transition<T>, subject: string): T {
       throw new WorkflowError(`${subject}: the run must be recovered first (${result.reason.message}).`);
     default:
       return result satisfies never;
-  }
-}
-
-/** One sentence on why the host refused a change, in the model's and the user's terms. */
-export function describeConflict(conflict: Conflict): string {
-  switch (conflict.kind) {
-    case "not_found":
-      return `there is no ${conflict.resource} ${conflict.id}`;
-    case "invalid_transition":
-      return `run ${conflict.runId} is ${conflict.from} and cannot become ${conflict.to}`;
-    case "stale_fence":
-    case "revision_mismatch":
-      return `run ${conflict.runId} changed meanwhile; try again`;
-    case "session_busy":
-      return `this Pi session already has run ${conflict.activeRunId} in progress; wait for it to end or cancel it first`;
-    case "presentation_pending":
-      return `run ${conflict.runId} of this session has finished but its result was not presented yet; present it first, then start again`;
-    case "request_mismatch":
-      return `${conflict.resource} ${conflict.id} was already saved with a different request`;
-    case "state_mismatch":
-      return `${conflict.resource} ${conflict.id} is ${conflict.actual}, not ${conflict.expected}`;
-    case "parent_not_eligible":
-      return conflict.requires === "waiting"
-        ? `run ${conflict.parentRunId} is not waiting at a checkpoint (it is ${conflict.outcome ?? conflict.status})`
-        : `run ${conflict.parentRunId} has not finished (it is ${conflict.outcome ?? conflict.status})`;
-    case "child_exists":
-      return `run ${conflict.parentRunId} already went on as run ${conflict.childRunId}`;
-    case "visit_not_open":
-      return `step ${conflict.path} (visit ${conflict.visit}) of run ${conflict.runId} is not open`;
-    default:
-      return conflict satisfies never;
   }
 }

@@ -9,7 +9,7 @@ import {
 } from "@piw/protocol";
 import type { StoreContext } from "./context.js";
 import { mapRunRow, type RunRow } from "./rows.js";
-import { sessionRefusal } from "./run-lifecycle.js";
+import { sessionRefusal } from "./session-reservation.js";
 
 interface ChildSpec {
   runId: string;

@@ -1,3 +1,4 @@
+export { describeConflict } from "./conflict.js";
 export type { FlowEntry, MountManifest, MountView } from "./flow.js";
 export { activePath, enclosingMounts, flowEntries, flowOrder, mountView } from "./flow.js";
 export { formatAge, formatDuration } from "./format.js";
