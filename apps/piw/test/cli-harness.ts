@@ -178,12 +178,16 @@ const quote = (arg: string) => `'${arg.replaceAll("'", `'\\''`)}'`;
 /**
  * The real CLI on a pseudo-terminal (util-linux `script`), so it sees a TTY: writing "\x03" to the
  * returned child's stdin is a Ctrl-C. The exit code is the CLI's (`script -e`).
+ *
+ * `script` runs the command through `$SHELL -c`. dash (the usual /bin/sh) forks for it instead of
+ * replacing itself, and a Ctrl-C then kills the waiting shell too: `script` would report 130
+ * whatever the CLI returned. `exec` makes the CLI the shell's own process under any shell.
  */
 export function spawnPiwInTerminal(home: string, args: string[], options: PiwOptions = {}): ChildProcess {
-  const command = [process.execPath, "--import", tsx, cliEntry, ...args].map(quote).join(" ");
+  const command = `exec ${[process.execPath, "--import", tsx, cliEntry, ...args].map(quote).join(" ")}`;
   return spawn("script", ["-qfec", command, "/dev/null"], {
     cwd: options.cwd ?? repo,
-    env: piwEnv(home, options.env ?? {}),
+    env: { ...piwEnv(home, options.env ?? {}), SHELL: "/bin/sh" },
     stdio: ["pipe", "pipe", "pipe"],
   });
 }
