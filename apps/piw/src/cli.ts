@@ -2,7 +2,13 @@ import { HostUnavailable } from "@piw/client";
 import { RpcError } from "@piw/protocol";
 import { CliContext, type CliIo } from "./cli-context.js";
 import { CliError, usageError } from "./cli-error.js";
-import { answerCommand, cancelCommand, restartCommand, resumeCommand } from "./commands/control.js";
+import {
+  answerCommand,
+  cancelCommand,
+  pauseCommand,
+  restartCommand,
+  resumeCommand,
+} from "./commands/control.js";
 import { hostCommand } from "./commands/host.js";
 import { runCommand } from "./commands/run.js";
 import { listCommand, statusCommand } from "./commands/runs.js";
@@ -18,6 +24,7 @@ const COMMANDS: { [K in CommandName]: CommandHandler } = {
   list: listCommand,
   status: statusCommand,
   cancel: cancelCommand,
+  pause: pauseCommand,
   answer: answerCommand,
   restart: restartCommand,
   resume: resumeCommand,

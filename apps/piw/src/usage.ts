@@ -11,6 +11,7 @@ Commands:
   list                              list runs
   status <runId>                    show a run: status, nodes, recovery reason, error
   cancel <runId>                    cancel a run
+  pause <runId>                     pause a run at its next node boundary
   answer <runId> <json>             answer a waiting checkpoint, then follow the continuation
   restart <runId>                   run a finished run again from the start, then follow it
   resume <runId>                    resume a parked run (settling a manual effect), then follow it
@@ -88,6 +89,11 @@ Options:
   cancel: `Usage: piw cancel <runId>
 
 Cancel a queued, running or parked run. Nodes that have not started never start.`,
+
+  pause: `Usage: piw pause <runId>
+
+Pause a starting or running run. The node under way finishes and is saved; the run then parks
+(status parked, reason paused) until piw resume <runId>. A follower of the run (piw run) exits 5.`,
 
   answer: `Usage: piw answer <runId> <json> [options]
 

@@ -28,6 +28,22 @@ export default defineWorkflow({
   edges: { first: { to: "wait" }, wait: { to: "done" } },
 });
 `,
+  steps: `import { compute, defineWorkflow, shell } from "piw";
+
+/**
+ * A command that waits until the test creates \`release\` in the run's folder, then a second node:
+ * a pause asked for during the command lands between them.
+ */
+export default defineWorkflow({
+  name: "steps",
+  startAt: "work",
+  nodes: {
+    work: shell({ exec: () => ["sh", "-c", "until [ -e release ]; do sleep 0.05; done"], timeoutMs: 60_000 }),
+    after: compute({ run: () => "after" }),
+  },
+  edges: { work: { to: "after" }, after: { to: "done" } },
+});
+`,
   broken: `import { compute, defineWorkflow, shell } from "piw";
 
 /** The second step's command fails, so the run fails. */

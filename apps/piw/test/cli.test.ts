@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { RunSummary, RunView } from "@piw/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -118,7 +118,7 @@ describe("piw preflight: nothing is recorded when it fails", () => {
       expect(main.stdout).toContain("Commands:");
       expect(main.code).toBe(0);
       expect(main.stdout).toContain("Exit codes:");
-      const commands = ["run", "list", "status", "cancel", "answer", "restart", "resume", "host"];
+      const commands = ["run", "list", "status", "cancel", "pause", "answer", "restart", "resume", "host"];
       const helps = await Promise.all(commands.map((command) => piwInProcess(home, [command, "--help"])));
       commands.forEach((command, i) => {
         expect(helps[i]?.code, command).toBe(0);
@@ -267,6 +267,59 @@ describe("piw with a host", () => {
       expect(result.stdout).toMatch(/^■ slow cancelled/m);
       const view = JSON.parse((await piw(home, ["status", runId, "--json"])).stdout) as RunView;
       expect(view.status).toBe("cancelled");
+    },
+    SLOW,
+  );
+
+  it(
+    "`piw pause` parks a followed run at the next node boundary (exit 5); `piw resume` finishes it without redoing the saved node",
+    async () => {
+      const follower = spawnPiw(home, ["run", "steps"], { cwd: project });
+      const output = collect(follower);
+      await waitFor("the command to start", () => /▶ work/.test(output.stdout()));
+      const runId = runIdIn(output.stdout());
+      const pause = await piw(home, ["pause", runId]);
+      expect(pause.code).toBe(0);
+      expect(pause.stdout).toContain(`pause requested for ${runId} (running)`);
+      writeFileSync(join(project, "release"), "");
+      const parked = await output;
+      expect(parked.code).toBe(5);
+      expect(parked.stdout).toMatch(/^ {2}✓ work +shell +#1/m);
+      expect(parked.stdout).not.toMatch(/after +compute/);
+      expect(parked.stdout).toMatch(/^‼ steps parked: .*\(paused\)/m);
+      const view = JSON.parse((await piw(home, ["status", runId, "--json"])).stdout) as RunView;
+      expect(view.status).toBe("parked");
+      expect(view.recoveryReason?.code).toBe("paused");
+
+      const again = await piw(home, ["pause", runId]);
+      expect(again.code).toBe(0);
+      expect(again.stdout).toContain(`paused ${runId}; go on with: piw resume ${runId}`);
+
+      const resumed = await piw(home, ["resume", runId]);
+      expect(resumed.code).toBe(0);
+      expect(resumed.stdout).toMatch(/^ {2}✓ after +compute +#1/m);
+      expect(resumed.stdout).not.toMatch(/▶ work/);
+      const done = JSON.parse((await piw(home, ["status", runId, "--json"])).stdout) as RunView;
+      expect(done.nodes.find((node) => node.path === "work")?.visits).toBe(1);
+    },
+    SLOW,
+  );
+
+  it(
+    "`piw pause` of a finished or unknown run is refused and changes nothing",
+    async () => {
+      const done = await piw(home, ["run", example("hello"), "hi"]);
+      expect(done.code).toBe(0);
+      const runId = runIdIn(done.stdout);
+      const refused = await piw(home, ["pause", runId]);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toContain(runId);
+      expect(refused.stderr).not.toMatch(/\n\s+at /);
+      const view = JSON.parse((await piw(home, ["status", runId, "--json"])).stdout) as RunView;
+      expect(view.status).toBe("done");
+      const unknown = await piw(home, ["pause", "nope-123"]);
+      expect(unknown.code).not.toBe(0);
+      expect(unknown.stderr).toContain("nope-123");
     },
     SLOW,
   );

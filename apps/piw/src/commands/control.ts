@@ -28,6 +28,27 @@ export async function cancelCommand(ctx: CliContext, args: string[]): Promise<Ex
   return ExitCode.ok;
 }
 
+/**
+ * `piw pause <runId>`: a running run parks at its next node boundary (the node under way finishes and
+ * is saved first); a queued or starting one parks before its first node. `piw resume` goes on.
+ */
+export async function pauseCommand(ctx: CliContext, args: string[]): Promise<ExitCode> {
+  const { values, positionals } = parseCommandLine("pause", args, HELP_OPTION);
+  if (values.help) {
+    ctx.print(COMMAND_USAGE.pause);
+    return ExitCode.ok;
+  }
+  const runId = runIdArgument("pause", positionals);
+  const host = await ctx.host();
+  const run = savedValue(await host.call("runs.pause", { runId }), runId);
+  ctx.print(
+    run.status === "parked"
+      ? `paused ${runId}; go on with: piw resume ${runId}`
+      : `pause requested for ${runId} (${runStateWord(run)}); it parks at the next node boundary`,
+  );
+  return ExitCode.ok;
+}
+
 /** `piw answer <runId> <json>`: the continuation is a new run, followed like `piw run`. */
 export async function answerCommand(ctx: CliContext, args: string[]): Promise<ExitCode> {
   const { values, positionals } = parseCommandLine("answer", args, DETACH_OPTIONS);
