@@ -14,6 +14,7 @@ import { AgentChannel } from "./agent-channel.js";
 import type { LiveWorkerIndex } from "./build-run-view.js";
 import { describeBug } from "./host-errors.js";
 import type { HostLog } from "./host-log.js";
+import { killProcessGroups } from "./process-groups.js";
 import { WarmWorker } from "./warm-worker.js";
 import { type LiveWorker, workerHandlers } from "./worker-channel.js";
 
@@ -271,6 +272,7 @@ export class Supervisor implements LiveWorkerIndex {
       reported: null,
       agent: new AgentChannel(runId),
       killTimer: null,
+      processGroups: new Set(),
     };
     const deps = { store, log, runChanged: (id: string) => this.runChanged(id) };
     worker.peer = new RpcPeer<typeof workerMethods>({
@@ -303,6 +305,15 @@ export class Supervisor implements LiveWorkerIndex {
     const { store, log } = this.options;
     this.workers.delete(worker.launchId);
     if (worker.killTimer) clearTimeout(worker.killTimer);
+    // A worker that died in the middle of a shell node left its command running: stop it before
+    // anything (a relaunch, a resume) can run that node again beside it.
+    const killed = killProcessGroups(worker.processGroups);
+    worker.processGroups.clear();
+    if (killed.length > 0) {
+      log(
+        `worker ${worker.launchId}: killed the command process group(s) it left running: ${killed.join(", ")}`,
+      );
+    }
     worker.peer?.close("The worker exited.");
     failWaits(worker);
     // A stopping host leaves the launch open: the next host judges it at start-up.

@@ -11,6 +11,7 @@ import type { RunStore } from "@piw/store";
 import type { AgentChannel } from "./agent-channel.js";
 import { describeBug, guardHandlers } from "./host-errors.js";
 import type { HostLog } from "./host-log.js";
+import { leadsGroupUnder } from "./process-groups.js";
 import type { WorkerProcess } from "./worker-process.js";
 
 /** One launched worker as the host tracks it while its process lives. */
@@ -29,6 +30,8 @@ export interface LiveWorker {
   /** The open agent step's traffic with the run's Pi session; closed when the run stops needing it. */
   readonly agent: AgentChannel;
   killTimer: NodeJS.Timeout | null;
+  /** Process groups of the worker's shell commands that are still running, as the worker reported them. */
+  readonly processGroups: Set<number>;
 }
 
 export interface WorkerChannelDeps {
@@ -83,6 +86,16 @@ export function workerHandlers(deps: WorkerChannelDeps, worker: LiveWorker): Han
     "agent.next": (key) => worker.agent.next(key),
     "agent.verdict": ({ submissionId, verdict }) => {
       worker.agent.verdict(submissionId, verdict);
+      return { ok: true as const };
+    },
+    "worker.processGroup": ({ pgid, alive }) => {
+      if (!alive) worker.processGroups.delete(pgid);
+      // Only a group that this worker's own child leads: the host never kills anything else.
+      else if (worker.process.pid !== null && leadsGroupUnder(pgid, worker.process.pid)) {
+        worker.processGroups.add(pgid);
+      } else {
+        deps.log(`worker ${worker.launchId}: process group ${pgid} is not its child's; not tracked`);
+      }
       return { ok: true as const };
     },
     "worker.exit": (exit) => {

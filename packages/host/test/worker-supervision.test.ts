@@ -1,3 +1,4 @@
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { RunningHost } from "../src/index.js";
@@ -42,7 +43,66 @@ async function reserve(c: TestClient, params: Parameters<TestClient["call"]>[1])
   return reserved.value.runId;
 }
 
+/** A live process, not a zombie waiting for a parent that does not reap it. */
+function running(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
+  } catch {
+    return false;
+  }
+}
+
+function pidsIn(file: string): number[] {
+  return existsSync(file) ? readFileSync(file, "utf8").split("\n").filter(Boolean).map(Number) : [];
+}
+
+const LINGER = `import { compute, defineWorkflow, shell } from "piw";
+import { z } from "zod";
+export default defineWorkflow({
+  name: "linger",
+  input: z.object({ pids: z.string() }),
+  startAt: "first",
+  nodes: {
+    first: compute({ run: () => 1 }),
+    hold: shell({ exec: ({ input }) => ["sh", "-c", 'echo $$ >> "$1"; exec sleep 600', "sh", input.pids] }),
+  },
+  edges: { first: { to: "hold" }, hold: { to: "done" } },
+});
+`;
+
 describe("worker supervision", () => {
+  it.runIf(process.platform === "linux")(
+    "kills the command a killed worker left running before the relaunched visit runs it again",
+    async () => {
+      const hostLog: string[] = [];
+      const c = await open(undefined, { log: (line) => hostLog.push(line) });
+      const flow = await writeWorkflow(box, "linger", LINGER);
+      const pids = join(box.dir, "pids");
+      const runId = await reserve(c, flow.reserve({ pids }));
+      await until("the command to start", () => pidsIn(pids).length === 1, 15_000);
+      const [first] = pidsIn(pids) as [number];
+      expect(running(first)).toBe(true);
+      const [worker] = (await c.call("host.status", {})).workers;
+      if (!worker?.pid) throw new Error("no worker pid");
+      process.kill(worker.pid, "SIGKILL");
+
+      // The worker had saved progress, so the host relaunches it and the visit runs its command again:
+      // by then the first command is gone, never running beside the second.
+      await until("the relaunched command to start", () => pidsIn(pids).length === 2, 15_000);
+      expect(running(first), hostLog.join("\n")).toBe(false);
+      const second = pidsIn(pids)[1] as number;
+      expect(second).not.toBe(first);
+      expect(running(second)).toBe(true);
+      expect(launches(runId)).toBe(2);
+
+      // A cancel stops the live worker's command too.
+      expect(await c.call("runs.cancel", { runId })).toMatchObject({ kind: "applied" });
+      await until("the second command to stop", () => !running(second), 5_000);
+      expect((await c.call("runs.get", { runId }))?.status).toBe("cancelled");
+    },
+  );
+
   it("parks a worker that died without progress, launched exactly once, until an explicit resume", async () => {
     const c = await open();
     const flow = await writeWorkflow(box, "crash", FLOWS.crash);

@@ -64,6 +64,15 @@ export const workerMethods = {
     }),
     result: z.object({ ok: z.literal(true) }),
   },
+  /**
+   * A runtime-owned command's process group started (`alive: true`) or its leader exited. The host
+   * kills the groups a worker still had running when that worker is gone (killed, crashed), so a
+   * relaunched visit never runs beside the dead worker's command.
+   */
+  "worker.processGroup": {
+    params: z.object({ pgid: z.number().int().min(2), alive: z.boolean() }),
+    result: z.object({ ok: z.literal(true) }),
+  },
   /** The typed exit report; the worker exits right after the reply. */
   "worker.exit": { params: workerExitSchema, result: z.object({ ok: z.literal(true) }) },
 } as const;

@@ -93,7 +93,17 @@ export class WorkerRun {
     }
 
     this.phase = "execute";
-    const outcome = await executeRun({ workflow: loaded.value, port, signal });
+    const outcome = await executeRun({
+      workflow: loaded.value,
+      port,
+      signal,
+      // The host keeps these so it can kill a command this process leaves behind if it dies.
+      onProcessGroup: (pgid, alive) => {
+        peer.call("worker.processGroup", { pgid, alive }).catch(() => {
+          // A lost channel ends this worker, which then kills its commands itself.
+        });
+      },
+    });
     this.options.log(`run ${command.runId}: ${outcome.kind}`);
     // Failed and timed-out runs were ended through finishRun: a normal exit, not a worker failure.
     return this.report({ kind: "reported", phase: "execute" });

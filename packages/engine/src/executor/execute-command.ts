@@ -28,6 +28,11 @@ export interface ExecuteOptions {
   port: RunPort;
   /** Aborted when the host cancels the run or the worker's channel closes. */
   signal?: AbortSignal;
+  /**
+   * Told when a shell node's command starts its process group and when the command exits, so the
+   * worker's supervisor can kill what a dead worker left running.
+   */
+  onProcessGroup?: (pgid: number, alive: boolean) => void;
 }
 
 /**
@@ -197,6 +202,7 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecutionOutc
                   runInput: snapshot.input,
                   outputsByPath: position.outputsByPath,
                   signal,
+                  ...(options.onProcessGroup ? { onProcessGroup: options.onProcessGroup } : {}),
                 });
           const finish = { path: next.path, visit: next.visit, result };
           position.visitCounts.set(next.path, next.visit);

@@ -21,6 +21,7 @@ export interface NodeRun {
   runInput: unknown;
   outputsByPath: ReadonlyMap<string, unknown>;
   signal: AbortSignal;
+  onProcessGroup?: (pgid: number, alive: boolean) => void;
 }
 
 /** How many times a turn may end without a submission before the agent step fails. */
@@ -244,6 +245,7 @@ async function produce(run: NodeRun, signal: AbortSignal): Promise<unknown> {
         command: node.command(ctx),
         ...(node.cwd === undefined ? {} : { cwd: node.cwd }),
         ...(node.env === undefined ? {} : { env: node.env }),
+        ...(run.onProcessGroup ? { onProcessGroup: run.onProcessGroup } : {}),
         signal,
       });
       if (result.aborted) throw new NodeFailure("cancelled", `Command of ${node.path} was stopped.`);

@@ -7,6 +7,8 @@ export interface ShellRequest {
   timeoutMs?: number;
   signal: AbortSignal;
   maxOutputBytes?: number;
+  /** The command's process group, told when it starts (`alive`) and when its leader has exited. */
+  onProcessGroup?: (pgid: number, alive: boolean) => void;
 }
 
 export interface ShellResult {
@@ -56,6 +58,9 @@ export function runShell(req: ShellRequest): Promise<ShellResult> {
       detached: true,
       stdio: ["ignore", "pipe", "ignore"],
     });
+    // Detached: the command leads its own process group, whose id is its pid.
+    const pgid = child.pid;
+    if (pgid !== undefined) req.onProcessGroup?.(pgid, true);
     const chunks: Buffer[] = [];
     let size = 0;
     let truncated = false;
@@ -90,6 +95,7 @@ export function runShell(req: ShellRequest): Promise<ShellResult> {
       reject(error);
     });
     child.on("close", (exitCode, signal) => {
+      if (pgid !== undefined) req.onProcessGroup?.(pgid, false);
       if (timer) clearTimeout(timer);
       req.signal.removeEventListener("abort", onAbort);
       resolve({
