@@ -5,8 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   cleanUp,
   collect,
-  hasColour,
   example,
+  hasColour,
   hostPid,
   isAlive,
   makeHome,

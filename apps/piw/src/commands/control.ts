@@ -1,3 +1,4 @@
+import type { RunSummary } from "@piw/protocol";
 import type { CliContext } from "../cli-context.js";
 import { usageError } from "../cli-error.js";
 import { ExitCode } from "../exit-codes.js";
@@ -11,41 +12,42 @@ import { runIdArgument, savedValue } from "./run-arguments.js";
 const DETACH_OPTIONS = { ...HELP_OPTION, detach: { type: "boolean" } } as const;
 
 /** `piw cancel <runId>`. */
-export async function cancelCommand(ctx: CliContext, args: string[]): Promise<ExitCode> {
-  const { values, positionals } = parseCommandLine("cancel", args, HELP_OPTION);
-  if (values.help) {
-    ctx.print(COMMAND_USAGE.cancel);
-    return ExitCode.ok;
-  }
-  const runId = runIdArgument("cancel", positionals);
-  const host = await ctx.host();
-  const run = savedValue(await host.call("runs.cancel", { runId }), runId);
-  ctx.print(
+export function cancelCommand(ctx: CliContext, args: string[]): Promise<ExitCode> {
+  return controlRun(ctx, args, "cancel", (run, runId) =>
     run.status === "cancelled"
       ? `cancelled ${runId}`
       : `cancel requested for ${runId} (${runStateWord(run)}); it stops at the next boundary`,
   );
-  return ExitCode.ok;
 }
 
 /**
- * `piw pause <runId>`: a running run parks at its next node boundary (the node under way finishes and
- * is saved first); a queued or starting one parks before its first node. `piw resume` goes on.
+ * `piw pause <runId>`: a starting or running run parks at its next node boundary (the node under way
+ * finishes and is saved first). `piw resume` goes on from there.
  */
-export async function pauseCommand(ctx: CliContext, args: string[]): Promise<ExitCode> {
-  const { values, positionals } = parseCommandLine("pause", args, HELP_OPTION);
-  if (values.help) {
-    ctx.print(COMMAND_USAGE.pause);
-    return ExitCode.ok;
-  }
-  const runId = runIdArgument("pause", positionals);
-  const host = await ctx.host();
-  const run = savedValue(await host.call("runs.pause", { runId }), runId);
-  ctx.print(
+export function pauseCommand(ctx: CliContext, args: string[]): Promise<ExitCode> {
+  return controlRun(ctx, args, "pause", (run, runId) =>
     run.status === "parked"
       ? `paused ${runId}; go on with: piw resume ${runId}`
       : `pause requested for ${runId} (${runStateWord(run)}); it parks at the next node boundary`,
   );
+}
+
+/** One host request on a run ID, then one line on what it did; a refusal is printed by the caller. */
+async function controlRun(
+  ctx: CliContext,
+  args: string[],
+  command: "cancel" | "pause",
+  said: (run: RunSummary, runId: string) => string,
+): Promise<ExitCode> {
+  const { values, positionals } = parseCommandLine(command, args, HELP_OPTION);
+  if (values.help) {
+    ctx.print(COMMAND_USAGE[command]);
+    return ExitCode.ok;
+  }
+  const runId = runIdArgument(command, positionals);
+  const host = await ctx.host();
+  const method = command === "cancel" ? "runs.cancel" : "runs.pause";
+  ctx.print(said(savedValue(await host.call(method, { runId }), runId), runId));
   return ExitCode.ok;
 }
 
