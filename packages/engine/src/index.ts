@@ -70,18 +70,6 @@ export { MemoryRunPort } from "./executor/memory-port.js";
 export { MAX_AGENT_NUDGES } from "./executor/node-runner.js";
 export type { AgentEvent, RunPort, SubmissionVerdict } from "./executor/run-port.js";
 export type { EffectId, NodeVisitId } from "./identity/execution-identity.js";
-export type { LaunchRequest, PreparedLaunch } from "./launch/prepare-launch.js";
-export {
-  agentStepPaths,
-  checkCheckpointAnswer,
-  describeIssuePath,
-  LaunchRefused,
-  listWorkflowFiles,
-  loadForLaunch,
-  prepareInput,
-  prepareLaunch,
-  reserveRequest,
-} from "./launch/prepare-launch.js";
 export { registerBuiltinWorkflow } from "./loader/builtin-registry.js";
 export type { LoadedWorkflow } from "./loader/load-workflow-file.js";
 export { AUTHORING_MODULE, loadWorkflowFile, WORKFLOW_FILE_SUFFIX } from "./loader/load-workflow-file.js";
@@ -94,3 +82,15 @@ export {
 } from "./loader/resolve-workflow.js";
 export type { WorkflowLoadErrorCode } from "./loader/workflow-load-error.js";
 export { WorkflowLoadError } from "./loader/workflow-load-error.js";
+export type { LaunchRequest, PreparedLaunch } from "./launch/prepare-launch.js";
+export {
+  agentStepPaths,
+  checkCheckpointAnswer,
+  describeIssuePath,
+  LaunchRefused,
+  listWorkflowFiles,
+  loadForLaunch,
+  prepareInput,
+  prepareLaunch,
+  reserveRequest,
+} from "./launch/prepare-launch.js";

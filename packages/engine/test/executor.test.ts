@@ -1,7 +1,6 @@
-import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { describe, expect, it } from "vitest";
 import {
-  type ActionContext,
   action,
   agent,
   checkpoint,
@@ -15,6 +14,7 @@ import {
   MemoryRunPort,
   notify,
   shell,
+  type ActionContext,
 } from "../src/index.js";
 import { release } from "./fixtures.js";
 

@@ -10,9 +10,9 @@ import {
   type clientMethods,
   type JsonValue,
   type MethodTable,
-  clientMethods as methods,
   RpcPeer,
   type RunView,
+  clientMethods as methods,
 } from "@piw/protocol";
 import { type RunningHost, type StartHostOptions, startHost } from "../src/index.js";
 

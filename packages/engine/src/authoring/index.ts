@@ -1,11 +1,5 @@
 // The authoring API. Workflow files import it as "piw"; the loader maps that name to this module.
-
-export type {
-  ActionContext,
-  ManagedEffects,
-  NodeContext,
-  ScopeContext,
-} from "../compiler/compiled-workflow.js";
+export { DEFAULT_EXIT, DEFAULT_MAX_STEPS, defineWorkflow, includeWorkflow } from "./define-workflow.js";
 export type {
   IncludeInput,
   IncludeOptions,
@@ -14,9 +8,9 @@ export type {
   WorkflowInclude,
   WorkflowSpec,
 } from "./define-workflow.js";
-export { DEFAULT_EXIT, DEFAULT_MAX_STEPS, defineWorkflow, includeWorkflow } from "./define-workflow.js";
-export type { DecisionEdge, GotoEdge, RouteEdge, WorkflowEdge } from "./edges.js";
 export { decisionEdge } from "./edges.js";
+export type { DecisionEdge, GotoEdge, RouteEdge, WorkflowEdge } from "./edges.js";
+export { action, agent, checkpoint, compute, decision, notify, shell } from "./node-specs.js";
 export type {
   ActionNode,
   AgentNode,
@@ -32,4 +26,9 @@ export type {
   ShellOptions,
   WorkflowNode,
 } from "./node-specs.js";
-export { action, agent, checkpoint, compute, decision, notify, shell } from "./node-specs.js";
+export type {
+  ActionContext,
+  ManagedEffects,
+  NodeContext,
+  ScopeContext,
+} from "../compiler/compiled-workflow.js";
