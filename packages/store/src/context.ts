@@ -1,5 +1,5 @@
-import type Database from "better-sqlite3";
 import { type Conflict, conflict, type Fence, type JsonValue, type Transition } from "@piw/protocol";
+import type Database from "better-sqlite3";
 import { canonicalJson, sha256 } from "./canonical-json.js";
 import { StoreError, toStoreError } from "./errors.js";
 import type { RunRow } from "./rows.js";
@@ -31,6 +31,8 @@ export class StoreContext {
   private readonly statements = new Map<string, Database.Statement>();
   /** One reusable BEGIN IMMEDIATE runner: `db.transaction(fn)` builds four wrapper functions per call. */
   private readonly immediate: (fn: () => unknown) => unknown;
+  /** Called after every committed transaction (the background checkpointer listens). */
+  onCommit: (() => void) | null = null;
 
   constructor(
     readonly db: Database.Database,
@@ -52,7 +54,9 @@ export class StoreContext {
   /** Run `fn` in one BEGIN IMMEDIATE transaction; every failure leaves as a StoreError. */
   tx<T>(fn: () => T): T {
     try {
-      return this.immediate(fn) as T;
+      const result = this.immediate(fn) as T;
+      this.onCommit?.();
+      return result;
     } catch (error) {
       throw toStoreError(error);
     }
