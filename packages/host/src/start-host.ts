@@ -73,14 +73,7 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
   const lock: HostLock = acquireHostLock(paths.lockPath);
   let store: RunStore;
   try {
-    store = RunStore.open({
-      stateDir: paths.stateDir,
-      synchronous: options.synchronous ?? "FULL",
-      now,
-      // No client's commit waits for a WAL checkpoint: a thread of the store runs them.
-      checkpoints: "background",
-      onCheckpointFallback: (why) => log(`store: ${why}; SQLite checkpoints inside commits again`),
-    });
+    store = RunStore.open({ stateDir: paths.stateDir, synchronous: options.synchronous ?? "FULL", now });
   } catch (error) {
     lock.release();
     throw error;

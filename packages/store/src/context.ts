@@ -1,5 +1,5 @@
-import { type Conflict, conflict, type Fence, type JsonValue, type Transition } from "@piw/protocol";
 import type Database from "better-sqlite3";
+import { type Conflict, conflict, type Fence, type JsonValue, type Transition } from "@piw/protocol";
 import { canonicalJson, sha256 } from "./canonical-json.js";
 import { StoreError, toStoreError } from "./errors.js";
 import type { RunRow } from "./rows.js";
@@ -31,8 +31,6 @@ export class StoreContext {
   private readonly statements = new Map<string, Database.Statement>();
   /** One reusable BEGIN IMMEDIATE runner: `db.transaction(fn)` builds four wrapper functions per call. */
   private readonly immediate: (fn: () => unknown) => unknown;
-  /** Called after every committed transaction (the background checkpointer listens). */
-  onCommit: (() => void) | null = null;
 
   constructor(
     readonly db: Database.Database,
@@ -54,9 +52,7 @@ export class StoreContext {
   /** Run `fn` in one BEGIN IMMEDIATE transaction; every failure leaves as a StoreError. */
   tx<T>(fn: () => T): T {
     try {
-      const result = this.immediate(fn) as T;
-      this.onCommit?.();
-      return result;
+      return this.immediate(fn) as T;
     } catch (error) {
       throw toStoreError(error);
     }

@@ -21,7 +21,6 @@ import {
   workerExitSchema,
 } from "@piw/protocol";
 import { z } from "zod";
-import { BackgroundCheckpointer } from "./background-checkpoint.js";
 import { StoreContext } from "./context.js";
 import { resolveManualEffect } from "./effect-resolution.js";
 import { StoreError } from "./errors.js";
@@ -67,13 +66,6 @@ export interface OpenStoreOptions {
   maxBlobBytes?: number;
   /** Milliseconds since the epoch; injectable so tests control leases. */
   now?: () => number;
-  /**
-   * `inline` (default): SQLite checkpoints the WAL inside the commit that fills it. `background`: a
-   * thread with its own connection does it, so no commit waits for a checkpoint (the host's choice).
-   */
-  checkpoints?: "inline" | "background";
-  /** With background checkpoints: told if the thread fails and SQLite's own checkpoints are back. */
-  onCheckpointFallback?(why: string): void;
 }
 
 export const DEFAULT_MAX_BLOB_BYTES = 1024 * 1024;
@@ -131,7 +123,6 @@ export class RunStore {
   private constructor(
     ctx: StoreContext,
     readonly file: string,
-    private readonly checkpointer: BackgroundCheckpointer | null,
   ) {
     this.ctx = ctx;
   }
@@ -141,50 +132,23 @@ export class RunStore {
     const ctx = new StoreContext(db, options.now ?? Date.now, {
       maxBlobBytes: options.maxBlobBytes ?? DEFAULT_MAX_BLOB_BYTES,
     });
-    let checkpointer: BackgroundCheckpointer | null = null;
-    if (options.checkpoints === "background") {
-      const onFallback = options.onCheckpointFallback;
-      checkpointer = new BackgroundCheckpointer(db, file, options.synchronous ?? "FULL", {
-        ...(onFallback ? { onFallback: (why: string) => onFallback(why) } : {}),
-      });
-      const noted = checkpointer;
-      ctx.onCommit = () => noted.noteCommit();
-    }
-    return new RunStore(ctx, file, checkpointer);
-  }
-
-  /** Whether WAL checkpoints run on the background thread right now (see `checkpoints`). */
-  get backgroundCheckpoints(): boolean {
-    return this.checkpointer?.active ?? false;
-  }
-
-  /** WAL checkpoints the background thread has finished (0 with inline checkpoints). */
-  get checkpointsCompleted(): number {
-    return this.checkpointer?.completed ?? 0;
+    return new RunStore(ctx, file);
   }
 
   /** The connection's durability settings, for diagnostics and tests. */
-  settings(): {
-    journalMode: string;
-    synchronous: SynchronousMode;
-    foreignKeys: boolean;
-    /** WAL pages after which a commit checkpoints inline; 0 while the background thread does it. */
-    walAutocheckpoint: number;
-  } {
+  settings(): { journalMode: string; synchronous: SynchronousMode; foreignKeys: boolean } {
     const db = this.use().db;
     const sync = db.pragma("synchronous", { simple: true }) as number;
     return {
       journalMode: String(db.pragma("journal_mode", { simple: true })),
       synchronous: sync === 2 ? "FULL" : "NORMAL",
       foreignKeys: db.pragma("foreign_keys", { simple: true }) === 1,
-      walAutocheckpoint: db.pragma("wal_autocheckpoint", { simple: true }) as number,
     };
   }
 
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    this.checkpointer?.close();
     this.ctx.db.close();
   }
 

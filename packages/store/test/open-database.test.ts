@@ -50,12 +50,7 @@ describe("opening the state database", () => {
     const store = RunStore.open({ stateDir: dir });
     expect(mode(dir)).toBe(0o700);
     expect(mode(store.file)).toBe(0o600);
-    expect(store.settings()).toEqual({
-      journalMode: "wal",
-      synchronous: "FULL",
-      foreignKeys: true,
-      walAutocheckpoint: 1000,
-    });
+    expect(store.settings()).toEqual({ journalMode: "wal", synchronous: "FULL", foreignKeys: true });
     store.close();
     const reopened = RunStore.open({ stateDir: dir, synchronous: "NORMAL" });
     expect(reopened.settings().synchronous).toBe("NORMAL");
