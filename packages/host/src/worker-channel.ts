@@ -11,7 +11,7 @@ import type { RunStore } from "@piw/store";
 import type { AgentChannel } from "./agent-channel.js";
 import { describeBug, guardHandlers } from "./host-errors.js";
 import type { HostLog } from "./host-log.js";
-import { leadsGroupUnder } from "./process-groups.js";
+import { groupLeaderOf } from "./process-groups.js";
 import type { WorkerProcess } from "./worker-process.js";
 
 /** One launched worker as the host tracks it while its process lives. */
@@ -89,11 +89,14 @@ export function workerHandlers(deps: WorkerChannelDeps, worker: LiveWorker): Han
       return { ok: true as const };
     },
     "worker.processGroup": ({ pgid, alive }) => {
-      if (!alive) worker.processGroups.delete(pgid);
+      if (!alive) {
+        worker.processGroups.delete(pgid);
+        return { ok: true as const };
+      }
       // Only a group that this worker's own child leads: the host never kills anything else.
-      else if (worker.process.pid !== null && leadsGroupUnder(pgid, worker.process.pid)) {
-        worker.processGroups.add(pgid);
-      } else {
+      const leader = worker.process.pid === null ? "foreign" : groupLeaderOf(pgid, worker.process.pid);
+      if (leader === "child") worker.processGroups.add(pgid);
+      else if (leader === "foreign") {
         deps.log(`worker ${worker.launchId}: process group ${pgid} is not its child's; not tracked`);
       }
       return { ok: true as const };
