@@ -83,7 +83,7 @@ describe("worker supervision", () => {
       await until("the command to start", () => pidsIn(pids).length === 1, 15_000);
       const [first] = pidsIn(pids) as [number];
       expect(running(first)).toBe(true);
-      const [worker] = (await c.call("host.status", {})).workers;
+      const worker = (await c.call("host.status", {})).workers.find((w) => w.runId === runId);
       if (!worker?.pid) throw new Error("no worker pid");
       process.kill(worker.pid, "SIGKILL");
 
