@@ -11,6 +11,7 @@ import {
   writeFileSync,
 } from "node:fs";
 import { HostAlreadyRunning } from "./host-errors.js";
+import { procStatFields } from "./process-groups.js";
 
 /** Who holds the lock: the pid, and the process's start time where the OS tells it (guards pid reuse). */
 interface LockOwner {
@@ -25,13 +26,7 @@ export interface HostLock {
 
 /** Linux's start time of a process (field 22 of /proc/<pid>/stat), or null where unavailable. */
 function processStartTime(pid: number): string | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return fields[19] ?? null;
-  } catch {
-    return null;
-  }
+  return procStatFields(pid)?.[19] ?? null;
 }
 
 function isAlive(owner: LockOwner): boolean {

@@ -1,29 +1,42 @@
 import { readFileSync } from "node:fs";
 
 /**
+ * The fields of Linux's `/proc/<pid>/stat` after the parenthesised command name (so index 0 is the
+ * state, 1 the parent pid, 2 the process group, 19 the start time), or null where there is no such
+ * process or no `/proc`.
+ */
+export function procStatFields(pid: number): string[] | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  } catch {
+    return null;
+  }
+}
+
+/**
  * Whose process group `pgid` is: `child` when a live process that `parentPid` started leads it, `gone`
  * when no such process exists any more (a short command that already ended), `foreign` otherwise.
  * Read from `/proc` where there is one; elsewhere the worker's word is taken (it is the host's child).
  */
 export function groupLeaderOf(pgid: number, parentPid: number): "child" | "gone" | "foreign" {
-  if (!Number.isInteger(pgid) || pgid < 2 || pgid === process.pid) return "foreign";
+  if (!mayKillGroup(pgid)) return "foreign";
   if (process.platform !== "linux") return "child";
-  let stat: string;
-  try {
-    stat = readFileSync(`/proc/${pgid}/stat`, "utf8");
-  } catch {
-    return "gone";
-  }
-  // Fields after the parenthesised command name: state, ppid, pgrp, ...
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  const fields = procStatFields(pgid);
+  if (fields === null) return "gone";
   return Number(fields[1]) === parentPid && Number(fields[2]) === pgid ? "child" : "foreign";
+}
+
+/** Never group 0 (our own), 1 (every process we may signal) or the host's own pid. */
+export function mayKillGroup(pgid: number): boolean {
+  return Number.isInteger(pgid) && pgid >= 2 && pgid !== process.pid;
 }
 
 /** Kill whole process groups; a group that is already gone is not an error. Returns those it signalled. */
 export function killProcessGroups(pgids: Iterable<number>): number[] {
   const killed: number[] = [];
   for (const pgid of pgids) {
-    if (pgid < 2 || pgid === process.pid) continue;
+    if (!mayKillGroup(pgid)) continue;
     try {
       process.kill(-pgid, "SIGKILL");
       killed.push(pgid);

@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { killProcessGroups } from "./process-groups.js";
 
 export interface WorkerProcessOptions {
   command: string[];
@@ -91,14 +92,11 @@ export function spawnWorker(options: WorkerProcessOptions): WorkerProcess {
     },
     kill() {
       if (gone || pid === null) return;
+      if (killProcessGroups([pid]).length > 0) return;
       try {
-        process.kill(-pid, "SIGKILL");
+        child.kill("SIGKILL");
       } catch {
-        try {
-          child.kill("SIGKILL");
-        } catch {
-          // Already gone.
-        }
+        // Already gone.
       }
     },
     gone: gonePromise,

@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { describe, expect, it } from "vitest";
-import { groupLeaderOf, killProcessGroups } from "../src/process-groups.js";
+import { groupLeaderOf, killProcessGroups, mayKillGroup } from "../src/process-groups.js";
 
 const exited = (child: ReturnType<typeof spawn>) =>
   new Promise<void>((resolve) => child.once("exit", () => resolve()));
@@ -27,7 +27,9 @@ describe.runIf(process.platform === "linux")("process groups the host may kill",
     await exited(inGroup);
   });
 
-  it("never signals group 0, group 1 or the host's own process", () => {
-    expect(killProcessGroups([0, 1, process.pid])).toEqual([]);
+  it("never lets group 0, group 1 or the host's own process be signalled", () => {
+    // Checked without sending anything: a broken guard must fail this test, not kill every process.
+    for (const pgid of [0, 1, -5, 2.5, process.pid]) expect(mayKillGroup(pgid), String(pgid)).toBe(false);
+    expect(mayKillGroup(process.pid + 1)).toBe(true);
   });
 });
