@@ -1,4 +1,4 @@
-import { type AgentEvent, AgentEventQueue, type RunPort } from "@piw/engine";
+import { type AgentEvent, AgentEventQueue, type RunPort, ValueTooLarge } from "@piw/engine";
 import type {
   AdvanceNodeVisit,
   EnqueueMessage,
@@ -10,7 +10,18 @@ import type {
   SettleEffect,
   StartNodeVisit,
 } from "@piw/protocol";
-import type { RunStore } from "@piw/store";
+import { type RunStore, StoreError } from "@piw/store";
+
+/** A value over the store's blob limit was refused whole (the transaction rolled back): the node's failure. */
+function refusedAsTooLarge<T>(change: () => T): T {
+  try {
+    return change();
+  } catch (error) {
+    if (error instanceof StoreError && error.code === "payload_too_large")
+      throw new ValueTooLarge(error.message);
+    throw error;
+  }
+}
 
 /**
  * The engine's port bound directly to a RunStore and one claim: every call is the store's own
@@ -37,22 +48,22 @@ export class StoreRunPort implements RunPort {
     return this.store.startNodeVisit(this.fence, req);
   }
   async finishNodeVisit(req: FinishNodeVisit) {
-    return this.store.finishNodeVisit(this.fence, req);
+    return refusedAsTooLarge(() => this.store.finishNodeVisit(this.fence, req));
   }
   async advanceNodeVisit(req: AdvanceNodeVisit) {
-    return this.store.advanceNodeVisit(this.fence, req);
+    return refusedAsTooLarge(() => this.store.advanceNodeVisit(this.fence, req));
   }
   async reserveEffect(req: ReserveEffect) {
-    return this.store.reserveEffect(this.fence, req);
+    return refusedAsTooLarge(() => this.store.reserveEffect(this.fence, req));
   }
   async settleEffect(req: SettleEffect) {
-    return this.store.settleEffect(this.fence, req);
+    return refusedAsTooLarge(() => this.store.settleEffect(this.fence, req));
   }
   async enqueueMessage(req: EnqueueMessage) {
-    return this.store.enqueueMessage(this.fence, req);
+    return refusedAsTooLarge(() => this.store.enqueueMessage(this.fence, req));
   }
   async finishRun(ending: RunEnding) {
-    return this.store.finishRun(this.fence, ending);
+    return refusedAsTooLarge(() => this.store.finishRun(this.fence, ending));
   }
   async parkRun(reason: RecoveryReason) {
     return this.store.parkRun(this.fence, reason);

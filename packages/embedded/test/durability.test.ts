@@ -180,4 +180,24 @@ describe("durability against the real store", () => {
       ],
     });
   });
+
+  it("fails a node whose output is over the store's blob limit with output_too_large, saving nothing of it", async () => {
+    h = openRuntime();
+    const wf = compileWorkflow(
+      defineWorkflow({
+        name: "bulky",
+        startAt: "make",
+        nodes: {
+          make: compute({ run: () => "é".repeat(600_000) }),
+          after: compute({ run: () => "ran" }),
+        },
+        edges: { make: { to: "after" }, after: { to: "done" } },
+      }),
+    );
+    const { runId, outcome } = await h.runtime.run({ workflow: wf, source, input: null });
+    expect(outcome).toMatchObject({ kind: "failed", error: { code: "output_too_large" } });
+    expect(h.store.getRun(runId)).toMatchObject({ status: "failed", outcome: "failed" });
+    expect(h.store.readRunError(runId)?.code).toBe("output_too_large");
+    expect(h.store.listRunSteps(runId).map((s) => [s.path, s.status])).toEqual([["make", "failed"]]);
+  });
 });

@@ -67,6 +67,7 @@ export type { ExecuteOptions, ExecutionOutcome } from "./executor/execute-comman
 export { acceptRunCommand, executeRun } from "./executor/execute-command.js";
 export type { MemoryRunOptions } from "./executor/memory-port.js";
 export { MemoryRunPort } from "./executor/memory-port.js";
+export { ValueTooLarge } from "./executor/execution-signals.js";
 export { MAX_AGENT_NUDGES } from "./executor/node-runner.js";
 export type { AgentEvent, RunPort, SubmissionVerdict } from "./executor/run-port.js";
 export type { EffectId, NodeVisitId } from "./identity/execution-identity.js";

@@ -34,7 +34,9 @@ export function serveClient(socket: Socket, deps: ClientHandlerDeps, log: HostLo
             return;
           }
         }
-        holder.peer?.push(name, data);
+        const pushed = holder.peer?.push(name, data);
+        if (pushed && !pushed.ok && !holder.peer?.isClosed)
+          log(`client: a ${name} push was not sent (${pushed.error.code})`);
       },
     },
     greeted: false,

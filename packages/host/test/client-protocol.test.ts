@@ -94,7 +94,14 @@ describe("client protocol v1", () => {
   it("stays up through 10,000 random and malformed frames and answers afterwards", async () => {
     const raw = await rawSocket(host.socketPath);
     raw.socket.write(frame({ v: 1, id: "h", method: "hello", params: { protocol: 1, client: "test" } }));
-    const junk = fc.oneof(
+    // Nested past the depth limit, into a method whose schema recurses per level.
+    const deep = fc
+      .tuple(fc.integer({ min: 300, max: 4_000 }), fc.constantFrom("[", '{"a":'))
+      .map(
+        ([depth, open]) =>
+          `{"v":1,"id":"deep","method":"runs.reserve","params":{"input":${open.repeat(depth)}1${(open === "[" ? "]" : "}").repeat(depth)}}}`,
+      );
+    const plain = fc.oneof(
       fc.string({ maxLength: 200 }).map((s) => s.replace(/\n/g, " ")),
       fc.json().map((j) => j.replace(/\n/g, " ")),
       fc
@@ -125,11 +132,18 @@ describe("client protocol v1", () => {
           }
         }),
     );
+    const junk = fc.oneof({ arbitrary: plain, weight: 30 }, { arbitrary: deep, weight: 1 });
     // A fixed seed keeps CI reproducible; PIW_FUZZ_SEED explores others.
     const seed = Number(process.env.PIW_FUZZ_SEED ?? 249);
     const frames = fc.sample(junk, { numRuns: 10_000, seed });
+    // Every 100th frame a request with an id of its own: none may be lost to the junk around it.
+    const markers: string[] = [];
     let chunk = "";
-    for (const f of frames) {
+    for (const [i, f] of frames.entries()) {
+      if (i % 100 === 0) {
+        markers.push(`m${i}`);
+        chunk += frame({ v: 1, id: `m${i}`, method: "runs.get", params: { runId: "nobody-1" } });
+      }
       chunk += `${f}\n`;
       if (chunk.length > 64 * 1024) {
         raw.socket.write(chunk);
@@ -142,6 +156,11 @@ describe("client protocol v1", () => {
     while (!raw.replies.some((r) => r.id === "last") && Date.now() < deadline)
       await new Promise((r) => setTimeout(r, 20));
     expect(raw.replies.find((r) => r.id === "last")).toMatchObject({ result: { pid: process.pid } });
+    for (const id of markers)
+      expect(raw.replies.filter((r) => r.id === id)).toEqual([{ v: 1, id, result: null }]);
+    expect(
+      raw.replies.some((r) => r.id === "deep" && (r.error as { code?: string }).code === "frame_too_deep"),
+    ).toBe(true);
     raw.socket.destroy();
     const client = await TestClient.connect(host.socketPath);
     await expect(client.call("runs.list", {})).resolves.toBeInstanceOf(Array);

@@ -1,14 +1,28 @@
 import { z } from "zod";
+import { inspectFrame, utf8ByteLength } from "./frame-shape.js";
 
 export const PROTOCOL_VERSION = 1;
 
-/** The largest frame either side accepts; bigger frames are refused without being parsed. */
+/** The largest frame either side accepts, in UTF-8 bytes; bigger frames are refused without being parsed. */
 export const MAX_FRAME_BYTES = 1024 * 1024;
+
+/**
+ * The deepest nesting of arrays and objects a frame may have, the envelope included. Schemas and
+ * `JSON.stringify` recurse per level; a bound well below the stack's keeps every parser safe.
+ */
+export const MAX_FRAME_DEPTH = 256;
+
+export interface FrameLimits {
+  maxBytes: number;
+  maxDepth: number;
+}
 
 /** Codes of protocol-level errors in replies. Store conflicts travel as `Transition` results, not errors. */
 export const protocolErrorCodeSchema = z.enum([
   "bad_frame", // not JSON, or not a request object
-  "frame_too_large", // over MAX_FRAME_BYTES
+  "frame_too_large", // over MAX_FRAME_BYTES; nothing was handled
+  "frame_too_deep", // nested deeper than MAX_FRAME_DEPTH; nothing was handled
+  "reply_too_large", // the request was handled, but its reply broke a frame limit and was not delivered
   "protocol_mismatch", // another protocol version, or a request before `hello`
   "unknown_method", // no such method
   "invalid_params", // params failed the method's schema
@@ -48,24 +62,27 @@ export type PushFrame = z.infer<typeof pushFrameSchema>;
 /** Frames arriving at a client: replies to its requests and pushes it subscribed to. */
 export const clientInboundSchema = z.union([replyFrameSchema, pushFrameSchema]);
 
-export class FrameTooLarge extends Error {
-  override readonly name = "FrameTooLarge";
-}
+/** One piece of the stream: a complete line, or a line too long to keep, of which only its start is kept. */
+export type SplitItem = { kind: "line"; line: string } | { kind: "oversized"; head: string };
+
+/** Enough of an oversized frame to read its `id` and kind: our encoder writes them first. */
+const OVERSIZED_HEAD_CHARS = 1024;
 
 /**
- * Split a byte stream into newline-delimited frames. A line over the limit is dropped whole (up to
- * its newline) and reported once, so one bad frame cannot grow memory or desynchronise the stream.
+ * Split a text stream into newline-delimited frames, counting UTF-8 bytes. A line over the limit is
+ * dropped whole (up to its newline) and reported once, with its head, so one bad frame can neither
+ * grow memory nor desynchronise the stream, and its sender can still be answered.
  */
 export class LineSplitter {
   private buffered = "";
+  private bufferedBytes = 0;
   private discarding = false;
 
   constructor(private readonly maxBytes: number = MAX_FRAME_BYTES) {}
 
-  /** Feed a chunk; returns complete lines, and `oversized` when a line had to be dropped. */
-  push(chunk: string): { lines: string[]; oversized: number } {
-    const lines: string[] = [];
-    let oversized = 0;
+  /** Feed a chunk; returns its complete lines and dropped lines, in stream order. */
+  push(chunk: string): SplitItem[] {
+    const items: SplitItem[] = [];
     let text = chunk;
     for (;;) {
       const newline = text.indexOf("\n");
@@ -74,28 +91,68 @@ export class LineSplitter {
       text = text.slice(newline + 1);
       if (this.discarding) {
         this.discarding = false;
-        this.buffered = "";
         continue;
       }
+      const bytes = this.bufferedBytes + utf8ByteLength(part);
       const line = this.buffered + part;
       this.buffered = "";
-      if (line.length > this.maxBytes) {
-        oversized += 1;
-        continue;
-      }
-      if (line.trim().length > 0) lines.push(line);
+      this.bufferedBytes = 0;
+      if (bytes > this.maxBytes) items.push({ kind: "oversized", head: line.slice(0, OVERSIZED_HEAD_CHARS) });
+      else if (line.trim().length > 0) items.push({ kind: "line", line });
     }
-    if (this.discarding) return { lines, oversized };
+    if (this.discarding) return items;
     this.buffered += text;
-    if (this.buffered.length > this.maxBytes) {
+    this.bufferedBytes += utf8ByteLength(text);
+    if (this.bufferedBytes > this.maxBytes) {
+      items.push({ kind: "oversized", head: this.buffered.slice(0, OVERSIZED_HEAD_CHARS) });
       this.buffered = "";
+      this.bufferedBytes = 0;
       this.discarding = true;
-      oversized += 1;
     }
-    return { lines, oversized };
+    return items;
   }
 }
 
 export function encodeFrame(frame: RequestFrame | ReplyFrame | PushFrame): string {
   return `${JSON.stringify(frame)}\n`;
+}
+
+export type EncodedFrame = { ok: true; line: string } | { ok: false; error: ProtocolError };
+
+/**
+ * Encode a frame and check it against the limits the receiver will apply, so a frame that would be
+ * refused there is refused here instead, where the caller can be told. Never throws.
+ */
+export function encodeFrameWithin(
+  frame: RequestFrame | ReplyFrame | PushFrame,
+  limits: FrameLimits,
+): EncodedFrame {
+  let text: string;
+  try {
+    text = JSON.stringify(frame);
+  } catch {
+    // A cycle, a BigInt, or nesting past the stack.
+    return { ok: false, error: { code: "bad_frame", message: "The frame cannot be encoded as JSON." } };
+  }
+  const bytes = utf8ByteLength(text);
+  if (bytes > limits.maxBytes) {
+    return {
+      ok: false,
+      error: {
+        code: "frame_too_large",
+        message: `The frame is ${bytes} bytes; frames are limited to ${limits.maxBytes} bytes.`,
+      },
+    };
+  }
+  // Nesting deeper than the limit needs at least that many characters.
+  if (text.length > limits.maxDepth && inspectFrame(text, limits.maxDepth).tooDeep) {
+    return {
+      ok: false,
+      error: {
+        code: "frame_too_deep",
+        message: `The frame nests deeper than ${limits.maxDepth} levels.`,
+      },
+    };
+  }
+  return { ok: true, line: `${text}\n` };
 }

@@ -2,13 +2,25 @@ export type { ClientMethod, ClientParams, ClientResult } from "./client-methods.
 export { clientKindSchema, clientMethods, clientPushes } from "./client-methods.js";
 export type { EffectState, NodeVisitState, RunSnapshot, SavedVisit } from "./execution.js";
 export { effectStateSchema, nodeVisitStateSchema, runSnapshotSchema, savedVisitSchema } from "./execution.js";
-export type { ProtocolError, ProtocolErrorCode, PushFrame, ReplyFrame, RequestFrame } from "./framing.js";
+export type { FrameKind, FrameShape } from "./frame-shape.js";
+export { inspectFrame, utf8ByteLength } from "./frame-shape.js";
+export type {
+  EncodedFrame,
+  FrameLimits,
+  ProtocolError,
+  ProtocolErrorCode,
+  PushFrame,
+  ReplyFrame,
+  RequestFrame,
+  SplitItem,
+} from "./framing.js";
 export {
   clientInboundSchema,
   encodeFrame,
-  FrameTooLarge,
+  encodeFrameWithin,
   LineSplitter,
   MAX_FRAME_BYTES,
+  MAX_FRAME_DEPTH,
   PROTOCOL_VERSION,
   protocolErrorCodeSchema,
   protocolErrorSchema,
@@ -30,7 +42,7 @@ export {
 } from "./ids.js";
 export type { AdvanceNodeVisit, NodeVisitAdvance } from "./node-advance.js";
 export { advanceNodeVisitSchema, nodeVisitAdvanceSchema } from "./node-advance.js";
-export type { Handlers, MethodTable, RpcPeerOptions } from "./rpc-peer.js";
+export type { Handlers, MethodTable, PushOutcome, RpcPeerOptions } from "./rpc-peer.js";
 export { RpcError, RpcPeer, toProtocolError } from "./rpc-peer.js";
 export type { CheckpointAnswer, RunCommand, RunCommandType } from "./run-command.js";
 export { assertNever, checkpointAnswerSchema, runCommandSchema } from "./run-command.js";

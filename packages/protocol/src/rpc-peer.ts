@@ -1,13 +1,17 @@
 import type { z } from "zod";
+import { type FrameShape, inspectFrame } from "./frame-shape.js";
 import {
-  encodeFrame,
+  encodeFrameWithin,
+  type FrameLimits,
   LineSplitter,
   MAX_FRAME_BYTES,
+  MAX_FRAME_DEPTH,
   PROTOCOL_VERSION,
   type ProtocolError,
   type ProtocolErrorCode,
   protocolErrorSchema,
   pushFrameSchema,
+  type ReplyFrame,
   replyFrameSchema,
   requestFrameSchema,
 } from "./framing.js";
@@ -40,10 +44,14 @@ export interface RpcPeerOptions<Local extends MethodTable, Remote extends Method
   remote?: Remote;
   /** Push frames from the other side. */
   onPush?(push: string, data: unknown): void;
-  /** A frame this side refused (malformed, oversized); the reply has already been sent. */
+  /** A frame this side refused (malformed, oversized, too deep); the reply has already been sent. */
   onRefused?(error: ProtocolError): void;
   maxFrameBytes?: number;
+  maxFrameDepth?: number;
 }
+
+/** Whether a push left: one that breaks a frame limit is refused here rather than dropped there. */
+export type PushOutcome = { ok: true } | { ok: false; error: ProtocolError };
 
 /** The one normalizer at the RPC boundary: a handler's throw becomes a typed, bounded error. */
 export function toProtocolError(error: unknown): ProtocolError {
@@ -58,6 +66,7 @@ export function toProtocolError(error: unknown): ProtocolError {
  */
 export class RpcPeer<Local extends MethodTable = MethodTable, Remote extends MethodTable = MethodTable> {
   private readonly splitter: LineSplitter;
+  private readonly limits: FrameLimits;
   private readonly pending = new Map<
     string | number,
     { resolve(v: unknown): void; reject(e: Error): void; method: string }
@@ -66,20 +75,26 @@ export class RpcPeer<Local extends MethodTable = MethodTable, Remote extends Met
   private closed = false;
 
   constructor(private readonly options: RpcPeerOptions<Local, Remote>) {
-    this.splitter = new LineSplitter(options.maxFrameBytes ?? MAX_FRAME_BYTES);
+    this.limits = {
+      maxBytes: options.maxFrameBytes ?? MAX_FRAME_BYTES,
+      maxDepth: options.maxFrameDepth ?? MAX_FRAME_DEPTH,
+    };
+    this.splitter = new LineSplitter(this.limits.maxBytes);
   }
 
-  /** Feed raw text from the transport. */
+  /** Feed raw text from the transport. Never throws: each frame's failure stays with that frame. */
   feed(chunk: string): void {
-    const { lines, oversized } = this.splitter.push(chunk);
-    for (let i = 0; i < oversized; i += 1) {
-      this.refuse(
-        null,
-        "frame_too_large",
-        `A frame exceeded ${this.options.maxFrameBytes ?? MAX_FRAME_BYTES} bytes.`,
-      );
+    for (const item of this.splitter.push(chunk)) {
+      if (item.kind === "oversized") {
+        this.refuseFrame(
+          inspectFrame(item.head),
+          "frame_too_large",
+          `A frame exceeded ${this.limits.maxBytes} bytes.`,
+        );
+      } else {
+        this.receive(item.line);
+      }
     }
-    for (const line of lines) this.receive(line);
   }
 
   /** Call a method on the other side; resolves with its parsed result or rejects with an RpcError. */
@@ -89,14 +104,25 @@ export class RpcPeer<Local extends MethodTable = MethodTable, Remote extends Met
   ): Promise<z.infer<Remote[M]["result"]>> {
     if (this.closed) return Promise.reject(new RpcError("internal", "The connection is closed."));
     const id = this.nextId++;
+    const encoded = encodeFrameWithin({ v: PROTOCOL_VERSION, id, method, params }, this.limits);
+    // Refused before sending: the other side would drop it, and this call would never settle.
+    if (!encoded.ok) {
+      return Promise.reject(
+        new RpcError(encoded.error.code, `The ${method} request was not sent: ${encoded.error.message}`),
+      );
+    }
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject, method });
-      this.options.send(encodeFrame({ v: PROTOCOL_VERSION, id, method, params }));
+      this.options.send(encoded.line);
     });
   }
 
-  push(push: string, data: unknown): void {
-    if (!this.closed) this.options.send(encodeFrame({ v: PROTOCOL_VERSION, push, data }));
+  push(push: string, data: unknown): PushOutcome {
+    if (this.closed) return { ok: false, error: { code: "internal", message: "The connection is closed." } };
+    const encoded = encodeFrameWithin({ v: PROTOCOL_VERSION, push, data }, this.limits);
+    if (!encoded.ok) return encoded;
+    this.options.send(encoded.line);
+    return { ok: true };
   }
 
   /** The transport ended: every pending call fails. */
@@ -114,10 +140,67 @@ export class RpcPeer<Local extends MethodTable = MethodTable, Remote extends Met
   private refuse(id: string | number | null, code: ProtocolErrorCode, message: string): void {
     const error = { code, message };
     this.options.onRefused?.(error);
-    if (!this.closed) this.options.send(encodeFrame({ v: PROTOCOL_VERSION, id, error }));
+    if (!this.closed) this.sendReply({ v: PROTOCOL_VERSION, id, error });
+  }
+
+  /**
+   * Refuse a frame that was not (or not fully) handled, answering whoever waits on it: a request's
+   * sender gets the error for its id; a refused reply settles this side's own call with
+   * `reply_too_large` or `internal` (the other side did handle the request). Anything else is
+   * answered without an id.
+   */
+  private refuseFrame(shape: FrameShape, code: ProtocolErrorCode, message: string): void {
+    if (shape.kind === "request") {
+      this.refuse(shape.id, code, message);
+      return;
+    }
+    if (shape.kind === "reply") {
+      this.options.onRefused?.({ code, message });
+      const pending = shape.id === null ? undefined : this.pending.get(shape.id);
+      if (shape.id === null || !pending) return;
+      this.pending.delete(shape.id);
+      const replyCode = code === "frame_too_large" || code === "frame_too_deep" ? "reply_too_large" : code;
+      pending.reject(new RpcError(replyCode, `The reply to ${pending.method} was refused: ${message}`));
+      return;
+    }
+    this.refuse(null, code, message);
+  }
+
+  /** Send a reply; a result that breaks a frame limit becomes an error for the same id. */
+  private sendReply(frame: ReplyFrame): void {
+    const encoded = encodeFrameWithin(frame, this.limits);
+    if (encoded.ok) {
+      this.options.send(encoded.line);
+      return;
+    }
+    const code = encoded.error.code === "bad_frame" ? "internal" : "reply_too_large";
+    const fallback = encodeFrameWithin(
+      {
+        v: PROTOCOL_VERSION,
+        id: frame.id,
+        error: { code, message: `The reply was not sent: ${encoded.error.message}` },
+      },
+      this.limits,
+    );
+    if (fallback.ok) this.options.send(fallback.line);
   }
 
   private receive(line: string): void {
+    // Before any parser sees it: JSON.parse is iterative, but schemas and handlers recurse per level.
+    const shape = inspectFrame(line, this.limits.maxDepth);
+    if (shape.tooDeep) {
+      this.refuseFrame(shape, "frame_too_deep", `A frame nests deeper than ${this.limits.maxDepth} levels.`);
+      return;
+    }
+    try {
+      this.dispatch(line);
+    } catch {
+      // A bug or a callback's throw: this frame fails, the frames after it are still served.
+      this.refuseFrame(shape, "internal", "This peer failed to handle a frame.");
+    }
+  }
+
+  private dispatch(line: string): void {
     let raw: unknown;
     try {
       raw = JSON.parse(line);
@@ -162,7 +245,14 @@ export class RpcPeer<Local extends MethodTable = MethodTable, Remote extends Met
       pending.resolve(frame.result);
       return;
     }
-    const parsed = schema.safeParse(frame.result);
+    let parsed: ReturnType<typeof schema.safeParse>;
+    try {
+      parsed = schema.safeParse(frame.result);
+    } catch {
+      // Already taken off `pending`: settle the call here, or it would never be.
+      pending.reject(new RpcError("internal", `The reply to ${pending.method} could not be checked.`));
+      return;
+    }
     if (parsed.success) pending.resolve(parsed.data);
     else
       pending.reject(new RpcError("bad_frame", `The reply to ${pending.method} did not match its schema.`));
@@ -211,13 +301,11 @@ export class RpcPeer<Local extends MethodTable = MethodTable, Remote extends Met
       .then(() => (handler as (p: unknown) => unknown)(params.data))
       .then(
         (result) => {
-          if (!this.closed) this.options.send(encodeFrame({ v: PROTOCOL_VERSION, id: requestId, result }));
+          if (!this.closed) this.sendReply({ v: PROTOCOL_VERSION, id: requestId, result });
         },
         (error: unknown) => {
           if (!this.closed)
-            this.options.send(
-              encodeFrame({ v: PROTOCOL_VERSION, id: requestId, error: toProtocolError(error) }),
-            );
+            this.sendReply({ v: PROTOCOL_VERSION, id: requestId, error: toProtocolError(error) });
         },
       );
   }

@@ -17,6 +17,7 @@ export const errorCodeSchema = z.enum([
   "node_failed", // a node's code threw or its command exited non-zero
   "node_timed_out", // a node ran past its timeout
   "output_invalid", // a node's output failed its schema
+  "output_too_large", // a node's output, effect value or message broke the size or nesting limit of a frame
   "max_steps_exceeded", // a loop ran past the workflow's maxSteps
   "effect_conflict", // one effect identity was reused with another request
   "worker_failed", // a worker reported a failure outside any node

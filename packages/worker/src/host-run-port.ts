@@ -1,18 +1,19 @@
-import type { AgentEvent, RunPort, SubmissionVerdict } from "@piw/engine";
-import type {
-  AdvanceNodeVisit,
-  EnqueueMessage,
-  FinishNodeVisit,
-  MessageRecord,
-  MethodTable,
-  RecoveryReason,
-  ReserveEffect,
-  RpcPeer,
-  RunEnding,
-  SettleEffect,
-  StartNodeVisit,
-  Transition,
-  workerMethods,
+import { type AgentEvent, type RunPort, type SubmissionVerdict, ValueTooLarge } from "@piw/engine";
+import {
+  type AdvanceNodeVisit,
+  type EnqueueMessage,
+  type FinishNodeVisit,
+  type MessageRecord,
+  type MethodTable,
+  type RecoveryReason,
+  type ReserveEffect,
+  RpcError,
+  type RpcPeer,
+  type RunEnding,
+  type SettleEffect,
+  type StartNodeVisit,
+  type Transition,
+  type workerMethods,
 } from "@piw/protocol";
 
 /** The worker's end of the host channel: it serves nothing and calls the worker methods. */
@@ -20,6 +21,21 @@ export type HostPeer = RpcPeer<MethodTable, typeof workerMethods>;
 
 /** The protocol's bound on a rejection reason the model sees. */
 const MAX_VERDICT_REASON = 2048;
+
+/**
+ * A request the channel refused before the host handled it (its frame too large or too deep): to the
+ * engine, a value it cannot save. Any other failure, `reply_too_large` included (the host did handle
+ * that request), stays what it is.
+ */
+async function refusedAsTooLarge<T>(call: Promise<T>): Promise<T> {
+  try {
+    return await call;
+  } catch (error) {
+    if (error instanceof RpcError && (error.code === "frame_too_large" || error.code === "frame_too_deep"))
+      throw new ValueTooLarge(error.message);
+    throw error;
+  }
+}
 
 /** Settle with `work`, or reject with the signal's reason as soon as it aborts. */
 function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
@@ -58,29 +74,29 @@ export class HostRunPort implements RunPort {
     return this.peer.call("run.snapshot", {});
   }
   startNodeVisit(req: StartNodeVisit) {
-    return this.peer.call("visit.start", req);
+    return refusedAsTooLarge(this.peer.call("visit.start", req));
   }
   finishNodeVisit(req: FinishNodeVisit) {
-    return this.peer.call("visit.finish", req);
+    return refusedAsTooLarge(this.peer.call("visit.finish", req));
   }
   advanceNodeVisit(req: AdvanceNodeVisit) {
-    return this.peer.call("visit.advance", req);
+    return refusedAsTooLarge(this.peer.call("visit.advance", req));
   }
   reserveEffect(req: ReserveEffect) {
-    return this.peer.call("effect.reserve", req);
+    return refusedAsTooLarge(this.peer.call("effect.reserve", req));
   }
   settleEffect(req: SettleEffect) {
-    return this.peer.call("effect.settle", req);
+    return refusedAsTooLarge(this.peer.call("effect.settle", req));
   }
   async enqueueMessage(req: EnqueueMessage): Promise<Transition<MessageRecord>> {
     // The executor only needs to know the message is saved; the record itself stays with the host.
-    return (await this.peer.call("message.enqueue", req)) as Transition<MessageRecord>;
+    return (await refusedAsTooLarge(this.peer.call("message.enqueue", req))) as Transition<MessageRecord>;
   }
   finishRun(ending: RunEnding) {
-    return this.peer.call("run.finish", ending);
+    return refusedAsTooLarge(this.peer.call("run.finish", ending));
   }
   parkRun(reason: RecoveryReason) {
-    return this.peer.call("run.park", reason);
+    return refusedAsTooLarge(this.peer.call("run.park", reason));
   }
 
   async nextAgentEvent(visit: { path: string; visit: number }, signal: AbortSignal): Promise<AgentEvent> {

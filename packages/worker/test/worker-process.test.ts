@@ -225,6 +225,46 @@ export default defineWorkflow({
     expect(host.store.getRun(runId)).toMatchObject({ status: "cancelled" });
   });
 
+  it("answers a frame nested 3,000 deep with frame_too_deep for its id and still serves what the same write carries after it", async () => {
+    host = new TestHost();
+    const { runId, pids } = await startSlow();
+    const worker = host.launch(runId);
+    await waitFor(() => pids().length === 2, 15_000, "the shell node to start");
+    const [group] = pids() as [number, number];
+    const answers: Array<{ id?: unknown; error?: { code: string } }> = [];
+    let buffered = "";
+    worker.child.stdout.on("data", (chunk: string) => {
+      buffered += chunk;
+      for (let nl = buffered.indexOf("\n"); nl >= 0; nl = buffered.indexOf("\n")) {
+        const frame = JSON.parse(buffered.slice(0, nl)) as { id?: unknown; error?: { code: string } };
+        buffered = buffered.slice(nl + 1);
+        if (frame.id === "deep" || frame.id === "after") answers.push(frame);
+      }
+    });
+
+    expect(host.store.cancelRun({ runId }).kind).toBe("applied");
+    const deep = `{"v":1,"id":"deep","method":"run.snapshot","params":{"value":${"[".repeat(3_000)}${"]".repeat(3_000)}}}`;
+    worker.child.stdin.write(
+      `${deep}\n${JSON.stringify({ v: 1, id: "after", method: "run.snapshot", params: {} })}\n${JSON.stringify(
+        {
+          v: 1,
+          push: "cancel",
+          data: { reason: "user asked" },
+        },
+      )}\n`,
+    );
+    const exit = await worker.exited;
+
+    expect(answers.map((a) => [a.id, a.error?.code])).toEqual([
+      ["deep", "frame_too_deep"],
+      ["after", "unknown_method"],
+    ]);
+    // The cancel after them was obeyed: the shell node's group is gone and the worker reported.
+    expect(exit.code).toBe(0);
+    expect(worker.reports).toEqual([{ kind: "reported", phase: "execute" }]);
+    await waitFor(() => !isAlive(group), 2_000, "the process group to die");
+  });
+
   it("exits within about a second when its stdin closes, aborting the shell node and writing nothing", async () => {
     host = new TestHost();
     const { runId, pids } = await startSlow();

@@ -8,8 +8,8 @@ import {
   type Transition,
 } from "@piw/protocol";
 import type { CompiledWorkflow } from "../compiler/compiled-workflow.js";
-import { expectSaved, FenceLost, NodeFailure, RunParked } from "./execution-signals.js";
-import { nodeContextFor, runNode } from "./node-runner.js";
+import { expectSaved, FenceLost, NodeFailure, RunParked, ValueTooLarge } from "./execution-signals.js";
+import { nodeContextFor, runNode, tooLarge } from "./node-runner.js";
 import type { RunPort } from "./run-port.js";
 import { rebuildPosition } from "./run-position.js";
 
@@ -212,17 +212,27 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecutionOutc
               : null;
           const followingNode = following && workflow.nodes.get(following.path);
           if (opened.status === "running") {
-            if (following && followingNode && port.advanceNodeVisit && !signal.aborted) {
-              // One commit for the boundary: this visit's result and the next visit's start.
-              const advanced = expectSaved(
-                await port.advanceNodeVisit({
-                  finish,
-                  start: { ...following, nodeKind: followingNode.kind },
-                }),
+            try {
+              if (following && followingNode && port.advanceNodeVisit && !signal.aborted) {
+                // One commit for the boundary: this visit's result and the next visit's start.
+                const advanced = expectSaved(
+                  await port.advanceNodeVisit({
+                    finish,
+                    start: { ...following, nodeKind: followingNode.kind },
+                  }),
+                );
+                opening = advanced.started;
+              } else {
+                expectSaved(await port.finishNodeVisit(finish));
+              }
+            } catch (error) {
+              if (!(error instanceof ValueTooLarge)) throw error;
+              // Nothing of the result was saved: the visit fails instead, like any other failure.
+              const failure = tooLarge(next.path, error);
+              expectSaved(
+                await port.finishNodeVisit({ ...finish, result: { status: "failed", error: failure } }),
               );
-              opening = advanced.started;
-            } else {
-              expectSaved(await port.finishNodeVisit(finish));
+              return fail(port, failure, false);
             }
           }
           if (result.status !== "succeeded") return fail(port, result.error, result.status === "timed_out");
@@ -244,6 +254,13 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecutionOutc
     if (error instanceof FenceLost) return { kind: "superseded", detail: error.message };
     if (error instanceof RunParked) return { kind: "parked", reason: error.reason.code };
     if (error instanceof NodeFailure) return fail(port, safeError(error.code, error.message), error.timedOut);
+    // A checkpoint's prompt or the run's output that the port could not take.
+    if (error instanceof ValueTooLarge)
+      return fail(
+        port,
+        safeError("output_too_large", `The run's ending is too large to save: ${error.message}`),
+        false,
+      );
     throw error;
   }
 }

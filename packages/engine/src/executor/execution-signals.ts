@@ -28,6 +28,15 @@ export class NodeFailure extends Error {
   }
 }
 
+/**
+ * A port could not take a value: the request carrying it breaks a limit of the channel or the store
+ * (too many bytes, nested too deeply) and nothing was saved. The node that produced it fails with
+ * `output_too_large`; ports throw it, the executor decides what it fails.
+ */
+export class ValueTooLarge extends Error {
+  override readonly name = "ValueTooLarge";
+}
+
 /** An author's function threw: keep only its bounded message, never its stack. */
 export function describeThrown(error: unknown): string {
   if (error instanceof Error) return `${error.name}: ${error.message}`;

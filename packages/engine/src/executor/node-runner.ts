@@ -7,7 +7,14 @@ import type {
 } from "../compiler/compiled-workflow.js";
 import { ScopeInputError } from "../compiler/runtime-errors.js";
 import { effectId, nodeVisitId, visitMessageId } from "../identity/execution-identity.js";
-import { describeThrown, expectSaved, FenceLost, NodeFailure, RunParked } from "./execution-signals.js";
+import {
+  describeThrown,
+  expectSaved,
+  FenceLost,
+  NodeFailure,
+  RunParked,
+  ValueTooLarge,
+} from "./execution-signals.js";
 import type { RunPort } from "./run-port.js";
 import { runShell } from "./shell-runner.js";
 
@@ -262,6 +269,11 @@ async function produce(run: NodeRun, signal: AbortSignal): Promise<unknown> {
   }
 }
 
+/** The node's failure when a value it produced could not be saved; the reason names only sizes. */
+export function tooLarge(path: string, error: ValueTooLarge): SafeError {
+  return safeError("output_too_large", `A value of ${path} is too large to save: ${error.message}`);
+}
+
 function timeoutOf(node: CompiledNode): number | undefined {
   return node.kind === "shell" || node.kind === "agent" ? node.timeoutMs : undefined;
 }
@@ -280,6 +292,8 @@ export async function runNode(run: NodeRun): Promise<NodeVisitResult> {
       return error.timedOut ? { status: "timed_out", error: saved } : { status: "failed", error: saved };
     }
     if (error instanceof FenceLost || error instanceof RunParked) throw error;
+    // An effect's request or value, or a message, that the port could not take.
+    if (error instanceof ValueTooLarge) return { status: "failed", error: tooLarge(run.node.path, error) };
     if (error instanceof ScopeInputError)
       return { status: "failed", error: safeError("input_invalid", error.message) };
     return {
