@@ -82,7 +82,16 @@ function finishedRun(store: RunStore, runId: string, ending: unknown, overrides 
 }
 
 function waitingParent(store: RunStore, runId: string, overrides = {}): void {
-  finishedRun(store, runId, { outcome: "waiting", checkpoint: CHECKPOINT }, overrides);
+  finishedRun(
+    store,
+    runId,
+    {
+      outcome: "waiting",
+      checkpoint: CHECKPOINT,
+      answerCheck: { kind: "worker_only", reason: "not checked in this test" },
+    },
+    overrides,
+  );
 }
 
 function failedParent(store: RunStore, runId: string, overrides = {}): void {
