@@ -385,14 +385,8 @@ describe("answers checked before a continuation is saved", () => {
     });
   });
 
-  it("leaves a worker-only check to the worker", () => {
-    waitingParent(h.store, "parent");
-    expect(saved(h.store.prepareContinuation(continuation("child", "anything")))).toMatchObject({
-      runId: "child",
-    });
-  });
-
   it("keeps the checkpoint open after a continuation refused its answer, and still allows only one that counts", () => {
+    // A worker-only check (as for a refinement): the store takes the answer, the worker judges it.
     waitingParent(h.store, "parent");
     saved(h.store.prepareContinuation(continuation("child-1", { n: 1 })));
     rejectAnswer(h.store, "child-1");
@@ -412,11 +406,14 @@ describe("answers checked before a continuation is saved", () => {
       outcome: "failed",
       error: { code: "answer_invalid", message: "The answer is invalid." },
     } as const;
+    const refusal = (runId: string) =>
+      `Run ${runId} cannot end with answer_invalid: only a continuation that ran no node can.`;
     const started = runningRun(h.store, "started");
     expect(
-      unchanged(h.store, ["started"], () => thrownStoreError(() => h.store.finishRun(started, answerInvalid)))
-        .code,
-    ).toBe("invalid_record");
+      unchanged(h.store, ["started"], () =>
+        thrownStoreError(() => h.store.finishRun(started, answerInvalid)),
+      ),
+    ).toMatchObject({ code: "invalid_record", message: refusal("started") });
     waitingParent(h.store, "parent", { origin: { kind: "cli" } });
     saved(h.store.prepareContinuation(continuation("child", { n: 1 })));
     const claim = saved(h.store.claimRun({ runId: "child", claimToken: "tok", leaseMs: LEASE_MS }));
@@ -424,9 +421,8 @@ describe("answers checked before a continuation is saved", () => {
     saved(h.store.markRunning(fence));
     saved(h.store.startNodeVisit(fence, { path: "apply", visit: 1, nodeKind: "compute" }));
     expect(
-      unchanged(h.store, ["child"], () => thrownStoreError(() => h.store.finishRun(fence, answerInvalid)))
-        .code,
-    ).toBe("invalid_record");
+      unchanged(h.store, ["child"], () => thrownStoreError(() => h.store.finishRun(fence, answerInvalid))),
+    ).toMatchObject({ code: "invalid_record", message: refusal("child") });
   });
 });
 
