@@ -77,6 +77,9 @@ function report(ctx: CliContext, error: unknown): ExitCode {
       case "store_unavailable":
         say(`the host cannot use its state: ${error.message}`);
         return ExitCode.hostUnavailable;
+      case "answer_invalid":
+        say(error.message);
+        return ExitCode.usage;
       default:
         say(error.message);
         return ExitCode.failed;

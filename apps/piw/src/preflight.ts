@@ -1,5 +1,5 @@
 import type { LaunchRefused, LoadedWorkflow, PreparedLaunch } from "@piw/engine";
-import type { ClientParams, JsonValue, SourceIdentity } from "@piw/protocol";
+import type { ClientParams, JsonValue } from "@piw/protocol";
 import { CliError } from "./cli-error.js";
 import { ExitCode } from "./exit-codes.js";
 
@@ -55,20 +55,6 @@ export async function preflight(request: PreflightRequest): Promise<PreparedRun>
   const input =
     request.inputJson === undefined ? undefined : parseJsonArgument(request.inputJson, "--input-json");
   return refusingWith(() => prepareInput(loaded, { task: request.words.join(" "), input }));
-}
-
-/**
- * Check a checkpoint answer against the checkpoint's schema before the host saves a continuation:
- * a wrong answer must be correctable, not burn the checkpoint (seed 003 preflight).
- */
-export async function checkAnswer(
-  source: SourceIdentity,
-  checkpointPath: string,
-  answer: JsonValue,
-  cwd: string,
-): Promise<void> {
-  const { checkCheckpointAnswer } = await engine();
-  await refusingWith(() => checkCheckpointAnswer(source, checkpointPath, answer, cwd));
 }
 
 /** Parse a JSON command-line argument; a syntax error is a usage error naming the argument. */

@@ -225,6 +225,8 @@ describe("piw with a host", () => {
       const wrongShape = await piw(home, ["answer", runId, '{"approved": "yes"}']);
       expect(wrongShape.code).toBe(64);
       expect(wrongShape.stderr).toContain("approved");
+      // The host refused it before saving anything (the CLI no longer checks answers itself).
+      expect(wrongShape.stderr).toContain("Nothing was saved");
       const answered = await piw(home, ["answer", runId, '{"approved": true}']);
       expect(answered.stderr).toBe("");
       expect(answered.code).toBe(0);

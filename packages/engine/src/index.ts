@@ -86,7 +86,6 @@ export { WorkflowLoadError } from "./loader/workflow-load-error.js";
 export type { LaunchRequest, PreparedLaunch } from "./launch/prepare-launch.js";
 export {
   agentStepPaths,
-  checkCheckpointAnswer,
   describeIssuePath,
   LaunchRefused,
   listWorkflowFiles,

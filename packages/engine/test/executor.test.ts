@@ -284,9 +284,14 @@ describe("agent, checkpoint, notify and shell nodes", () => {
       path: "approve",
       visit: 1,
     });
-    expect(parent.ending).toEqual({
+    expect(parent.ending).toMatchObject({
       outcome: "waiting",
       checkpoint: { path: "approve", visit: 1, prompt: "Approve v1?" },
+      // The answer schema travels as data, for the host to check answers without workflow code.
+      answerCheck: {
+        kind: "json_schema",
+        schema: { type: "object", properties: { ok: { type: "boolean" } }, required: ["ok"] },
+      },
     });
     const child = started(
       new MemoryRunPort({
@@ -429,7 +434,7 @@ describe("determinism guards", () => {
     const outcome = await executeRun({ workflow: wf, port });
     expect(outcome).toMatchObject({
       kind: "failed",
-      error: { code: "input_invalid", message: expect.stringContaining("approved") },
+      error: { code: "answer_invalid", message: expect.stringContaining("approved") },
     });
     expect(port.visits).toEqual([]);
   });

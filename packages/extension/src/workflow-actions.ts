@@ -1,11 +1,4 @@
-import {
-  agentStepPaths,
-  checkCheckpointAnswer,
-  LaunchRefused,
-  listWorkflowFiles,
-  prepareLaunch,
-  reserveRequest,
-} from "@piw/engine";
+import { agentStepPaths, LaunchRefused, listWorkflowFiles, prepareLaunch, reserveRequest } from "@piw/engine";
 import { type JsonValue, jsonValueSchema, type RunSummary, type RunView } from "@piw/protocol";
 import { renderWidgetLines, runStateWord } from "@piw/viewer";
 import { z } from "zod";
@@ -143,7 +136,7 @@ export async function runAction(
       };
     }
     case "answer":
-      return answerAction(bridge, action.runId, action.answer, cwd);
+      return answerAction(bridge, action.runId, action.answer);
     case "submit": {
       await bridge.whenTurnKnown();
       const verdict = await bridge.host.call("turns.submit", {
@@ -218,19 +211,14 @@ async function startAction(
   };
 }
 
-async function answerAction(
-  bridge: SessionBridge,
-  runId: string,
-  answer: JsonValue,
-  cwd: string,
-): Promise<ActionResult> {
+async function answerAction(bridge: SessionBridge, runId: string, answer: JsonValue): Promise<ActionResult> {
   const view = await bridge.host.call("runs.get", { runId });
   if (!view) throw new WorkflowError(`There is no workflow run ${runId}.`);
   if (view.outcome !== "waiting" || view.cursor === null) {
     throw new WorkflowError(`Run ${runId} is not waiting at a checkpoint (${describeRun(view)})`);
   }
   const checkpoint = view.cursor.path;
-  await refusals(() => checkCheckpointAnswer(view.source, checkpoint, answer, cwd));
+  // The host refuses an answer that fails the checkpoint's saved schema, and saves nothing then.
   const child = savedOrThrow(await bridge.host.call("runs.answer", { runId, answer }), "Answer not saved");
   bridge.follow(child.runId);
   return {

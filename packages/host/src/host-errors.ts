@@ -27,6 +27,8 @@ export function toRpcError(error: unknown): RpcError {
         return new RpcError("invalid_params", error.message);
       case "not_found":
         return new RpcError("not_found", error.message);
+      case "answer_invalid":
+        return new RpcError("answer_invalid", error.message);
       case "store_busy":
       case "store_failed":
       case "store_closed":

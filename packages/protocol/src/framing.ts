@@ -27,6 +27,7 @@ export const protocolErrorCodeSchema = z.enum([
   "unknown_method", // no such method
   "invalid_params", // params failed the method's schema
   "not_found", // an unknown run or resource ID
+  "answer_invalid", // a checkpoint answer fails the checkpoint's saved schema; nothing was saved
   "refused", // the request is valid but not allowed now (agent workflow from the CLI, busy session...)
   "store_unavailable", // the state database could not be used
   "internal", // a bug in piw

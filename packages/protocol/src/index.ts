@@ -1,3 +1,5 @@
+export type { AnswerCheck, AnswerVerdict } from "./answer-check.js";
+export { ANSWER_SCHEMA_MAX_BYTES, answerCheckSchema, checkAnswer } from "./answer-check.js";
 export type { ClientMethod, ClientParams, ClientResult } from "./client-methods.js";
 export { clientKindSchema, clientMethods, clientPushes } from "./client-methods.js";
 export type { EffectState, NodeVisitState, RunSnapshot, SavedVisit } from "./execution.js";

@@ -9,6 +9,7 @@ import {
   visitNumberSchema,
 } from "./ids.js";
 import { checkpointAnswerSchema } from "./run-command.js";
+import { answerCheckSchema } from "./answer-check.js";
 import {
   runOriginCommandSchema,
   runOriginSchema,
@@ -166,6 +167,8 @@ export const runEndingSchema = z.discriminatedUnion("outcome", [
       visit: visitNumberSchema,
       prompt: z.string().max(64 * 1024),
     }),
+    /** What the host checks of an answer before it saves a continuation. */
+    answerCheck: answerCheckSchema,
   }),
   z.object({ outcome: z.literal("failed"), error: safeErrorSchema }),
   z.object({ outcome: z.literal("timed_out"), error: safeErrorSchema }),

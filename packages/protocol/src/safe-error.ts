@@ -9,6 +9,7 @@ export const errorCodeSchema = z.enum([
   "workflow_not_found", // the name or path resolves to no workflow file
   "workflow_invalid", // the workflow file fails to load or compile
   "input_invalid", // the input does not match the workflow's input schema
+  "answer_invalid", // a continuation's checkpoint answer failed the checkpoint's schema; the checkpoint stays open
   "source_changed", // the source or definition digest differs from the one the run was prepared with
   "store_unavailable", // the state database could not be opened or written
   "activation_failed", // the worker could not be started or died before it reported

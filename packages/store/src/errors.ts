@@ -5,6 +5,7 @@ export type StoreErrorCode =
   | "insecure_path" // the state directory or file is not private to this user
   | "payload_too_large" // a blob exceeds the size limit
   | "invalid_record" // an operation's input failed validation
+  | "answer_invalid" // a checkpoint answer fails the checkpoint's saved schema: correct it and answer again
   | "not_found" // a reader was asked for an unknown ID
   | "wrong_media_type" // a blob was read as the wrong type (a bug in the caller)
   | "store_busy" // another writer held the database past the busy timeout: retry later

@@ -1,4 +1,12 @@
-import type { JsonValue, RunRecord, RunStatus, TerminalFact, TerminalFacts } from "@piw/protocol";
+import {
+  type AnswerCheck,
+  answerCheckSchema,
+  type JsonValue,
+  type RunRecord,
+  type RunStatus,
+  type TerminalFact,
+  type TerminalFacts,
+} from "@piw/protocol";
 import type { StoreContext } from "./context.js";
 import { StoreError } from "./errors.js";
 import { mapRunRow, type RunRow } from "./rows.js";
@@ -39,6 +47,32 @@ export function readPresentationInstructions(ctx: StoreContext, runId: string): 
   });
 }
 
+/**
+ * What the host may check of an answer to the checkpoint a run waits at, saved with the waiting state;
+ * null when the run is not waiting at a checkpoint.
+ */
+export function readAnswerCheck(
+  ctx: StoreContext,
+  runId: string,
+): { path: string; visit: number; answerCheck: AnswerCheck } | null {
+  return ctx.read(() => {
+    const row = requireRun(ctx, runId);
+    if (row.outcome !== "waiting" || row.final_output_hash === null) return null;
+    const saved = ctx.readJsonBlob(row.final_output_hash) as {
+      checkpoint: { path: string; visit: number };
+      answerCheck?: unknown;
+    };
+    const check = answerCheckSchema.safeParse(saved.answerCheck);
+    return {
+      path: saved.checkpoint.path,
+      visit: saved.checkpoint.visit,
+      answerCheck: check.success
+        ? check.data
+        : { kind: "worker_only", reason: "no answer schema was saved with this checkpoint" },
+    };
+  });
+}
+
 function terminalFact(ctx: StoreContext, row: RunRow): TerminalFact | null {
   const base = { runId: row.run_id, workflowName: row.workflow_name };
   switch (row.outcome) {
@@ -54,7 +88,8 @@ function terminalFact(ctx: StoreContext, row: RunRow): TerminalFact | null {
       const saved = ctx.readJsonBlob(row.final_output_hash ?? "") as {
         checkpoint: { path: string; visit: number; prompt: string };
       };
-      return { ...base, outcome: "waiting", checkpoint: saved.checkpoint };
+      const { path, visit, prompt } = saved.checkpoint;
+      return { ...base, outcome: "waiting", checkpoint: { path, visit, prompt } };
     }
     case "failed":
     case "timed_out":

@@ -16,6 +16,7 @@ import {
 } from "@piw/protocol";
 import { canonicalJson } from "./canonical-json.js";
 import { isConflict, notRunning, type StoreContext } from "./context.js";
+import { StoreError } from "./errors.js";
 import { mapRunRow, type RunRow } from "./rows.js";
 import { activeRunInSession, sessionRefusal } from "./session-reservation.js";
 import { terminalize } from "./terminalize.js";
@@ -208,7 +209,8 @@ function endingColumns(ctx: StoreContext, ending: RunEnding) {
     case "waiting":
       return {
         status: "done" as const,
-        finalOutputHash: ctx.putJson({ checkpoint: ending.checkpoint }),
+        // The waiting state: where it stopped, what it asked, and what the host checks of an answer.
+        finalOutputHash: ctx.putJson({ checkpoint: ending.checkpoint, answerCheck: ending.answerCheck }),
         error: null,
         cursor: ending.checkpoint,
       };
@@ -237,6 +239,18 @@ export function finishRun(ctx: StoreContext, fence: Fence, ending: RunEnding): T
     if (isConflict(row)) return conflict(row);
     if (!isAllowedTransition(row.status, target)) return invalid(row, target);
     if (row.status === "starting" && target !== "failed") return invalid(row, target);
+    // `answer_invalid` reopens the parent's checkpoint (runs_one_continuation skips such a child), so
+    // only a continuation that refused its answer before any node ran may end with it.
+    if (
+      "error" in ending &&
+      ending.error.code === "answer_invalid" &&
+      (row.origin_command !== "continue" || row.step_count !== 0)
+    ) {
+      throw new StoreError(
+        "invalid_record",
+        `Run ${row.run_id} cannot end with answer_invalid: only a continuation that ran no node can.`,
+      );
+    }
     const cols = endingColumns(ctx, ending);
     if (cols.cursor) {
       ctx

@@ -1,13 +1,18 @@
 import {
   adopted,
   applied,
+  boundSafeMessage,
+  checkAnswer,
   conflict,
+  type JsonValue,
   type PrepareContinuation,
   type PrepareRestart,
   type RunRecord,
   type Transition,
 } from "@piw/protocol";
 import type { StoreContext } from "./context.js";
+import { StoreError } from "./errors.js";
+import { readAnswerCheck } from "./readers.js";
 import { mapRunRow, type RunRow } from "./rows.js";
 import { sessionRefusal } from "./session-reservation.js";
 
@@ -68,14 +73,48 @@ function insertChild(ctx: StoreContext, spec: ChildSpec): Transition<RunRecord> 
   return applied(mapRunRow(ctx.getRunRow(spec.runId) as RunRow));
 }
 
+/**
+ * The parent's one child of this kind. A continuation that refused its answer (`answer_invalid`)
+ * does not count: it ran nothing, and the checkpoint stays open for a corrected answer.
+ */
 function existingChild(
   ctx: StoreContext,
   parentRunId: string,
   command: "continue" | "restart",
 ): RunRow | undefined {
   return ctx
-    .stmt("SELECT * FROM runs WHERE parent_run_id = ? AND origin_command = ?")
+    .stmt(
+      `SELECT * FROM runs WHERE parent_run_id = ? AND origin_command = ?
+        AND error_code IS NOT 'answer_invalid'`,
+    )
     .get(parentRunId, command) as RunRow | undefined;
+}
+
+/**
+ * The answer must fit the JSON Schema the worker saved with the waiting state before a continuation
+ * is committed: a refusal writes nothing, so a corrected answer can follow. What JSON Schema cannot
+ * say (refinements) the continuation's worker still checks, and its `answer_invalid` keeps the
+ * checkpoint open too.
+ */
+function refuseWrongAnswer(ctx: StoreContext, parent: RunRow, answer: JsonValue): void {
+  const saved = readAnswerCheck(ctx, parent.run_id);
+  if (!saved) return;
+  const verdict = checkAnswer(saved.answerCheck, answer);
+  switch (verdict.kind) {
+    case "accepted":
+    case "unchecked":
+      return;
+    case "refused":
+      throw new StoreError(
+        "answer_invalid",
+        boundSafeMessage(
+          `The answer does not match checkpoint ${saved.path}: ${verdict.problems.join("; ")}. Nothing was saved; answer again.`,
+          1024,
+        ),
+      );
+    default:
+      verdict satisfies never;
+  }
 }
 
 /** A continuation starts from a parent waiting at a checkpoint, with the exact accepted answer. */
@@ -101,6 +140,7 @@ export function prepareContinuation(ctx: StoreContext, req: PrepareContinuation)
         actual: `${req.accepted.path}#${req.accepted.visit}`,
       });
     }
+    refuseWrongAnswer(ctx, parent, req.accepted.answer);
     const answerHash = ctx.jsonHash(req.accepted.answer);
     const child = existingChild(ctx, parent.run_id, "continue");
     if (child) {

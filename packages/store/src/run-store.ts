@@ -321,6 +321,9 @@ export class RunStore {
   readTerminalFacts(runId: string) {
     return readers.readTerminalFacts(this.use(), runId);
   }
+  readAnswerCheck(runId: string) {
+    return readers.readAnswerCheck(this.use(), runId);
+  }
   readRunManifest(runId: string) {
     return readers.readRunManifest(this.use(), runId);
   }
@@ -359,6 +362,7 @@ export type RunReader = Pick<
   | "readRunError"
   | "readPresentationInstructions"
   | "readTerminalFacts"
+  | "readAnswerCheck"
   | "listRunSteps"
   | "listRunEffects"
   | "listRunEvents"

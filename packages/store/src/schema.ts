@@ -66,7 +66,8 @@ CREATE TABLE runs (
 
 CREATE UNIQUE INDEX runs_session_reservation ON runs (origin_session)
   WHERE status IN ('queued', 'starting', 'running') AND origin_session IS NOT NULL;
-CREATE UNIQUE INDEX runs_one_continuation ON runs (parent_run_id) WHERE origin_command = 'continue';
+CREATE UNIQUE INDEX runs_one_continuation ON runs (parent_run_id)
+  WHERE origin_command = 'continue' AND error_code IS NOT 'answer_invalid';
 CREATE UNIQUE INDEX runs_one_restart ON runs (parent_run_id) WHERE origin_command = 'restart';
 CREATE INDEX runs_status ON runs (status, updated_at);
 

@@ -594,6 +594,7 @@ describe("createTerminalMessages", () => {
       h.store.finishRun(fence, {
         outcome: "waiting",
         checkpoint: { path: "review/approve", visit: 1, prompt: "Approve the plan?" },
+        answerCheck: { kind: "worker_only", reason: "not checked in this test" },
       }),
     );
     expect(saved(h.store.createTerminalMessages({ runId: RUN }))).toEqual([

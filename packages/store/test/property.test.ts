@@ -53,7 +53,11 @@ const PAUSE_AT_BOUNDARY: RecoveryReason = {
 const ENDINGS: RunEnding[] = [
   { outcome: "completed", output: { ok: true } },
   { outcome: "completed", output: { ok: false } },
-  { outcome: "waiting", checkpoint: { path: "plan", visit: 1, prompt: "Approve the plan?" } },
+  {
+    outcome: "waiting",
+    checkpoint: { path: "plan", visit: 1, prompt: "Approve the plan?" },
+    answerCheck: { kind: "worker_only", reason: "not checked in this test" },
+  },
   { outcome: "failed", error: { code: "node_failed", message: "The build failed." } },
   { outcome: "timed_out", error: { code: "node_timed_out", message: "The node ran too long." } },
   { outcome: "failed", error: { code: "worker_failed", message: "The worker crashed." } },

@@ -70,6 +70,7 @@ function waitingParent(store: RunStore, runId: string): void {
     store.finishRun(fence, {
       outcome: "waiting",
       checkpoint: { path: "review", visit: 1, prompt: "Approve the plan?" },
+      answerCheck: { kind: "worker_only", reason: "not checked in this test" },
     }),
   );
 }
@@ -490,7 +491,13 @@ describe("finishRun", () => {
   it("saves a waiting ending with its checkpoint as the cursor", () => {
     const fence = runningRun(h.store, "demo-1");
     const checkpoint = { path: "plan/review", visit: 2, prompt: "Approve?" };
-    const record = saved(h.store.finishRun(fence, { outcome: "waiting", checkpoint }));
+    const record = saved(
+      h.store.finishRun(fence, {
+        outcome: "waiting",
+        checkpoint,
+        answerCheck: { kind: "worker_only", reason: "not checked in this test" },
+      }),
+    );
     expect(record).toMatchObject({
       status: "done",
       outcome: "waiting",
@@ -538,7 +545,14 @@ describe("finishRun", () => {
 
   it.each([
     ["completed", { outcome: "completed", output: 1 }],
-    ["waiting", { outcome: "waiting", checkpoint: { path: "a", visit: 1, prompt: "?" } }],
+    [
+      "waiting",
+      {
+        outcome: "waiting",
+        checkpoint: { path: "a", visit: 1, prompt: "?" },
+        answerCheck: { kind: "worker_only", reason: "not checked in this test" },
+      },
+    ],
   ] as const)("refuses to end a starting run as %s", (_what, ending) => {
     const { fence } = startingRun(h.store, "demo-1");
     const evidence = refusedWithoutChange(h.store, ["demo-1"], () => h.store.finishRun(fence, ending));

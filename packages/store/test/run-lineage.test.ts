@@ -1,4 +1,4 @@
-import type { Fence, RunRecord } from "@piw/protocol";
+import type { Fence, JsonValue, RunRecord } from "@piw/protocol";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { RunStore } from "../src/index.js";
 import {
@@ -82,7 +82,16 @@ function finishedRun(store: RunStore, runId: string, ending: unknown, overrides 
 }
 
 function waitingParent(store: RunStore, runId: string, overrides = {}): void {
-  finishedRun(store, runId, { outcome: "waiting", checkpoint: CHECKPOINT }, overrides);
+  finishedRun(
+    store,
+    runId,
+    {
+      outcome: "waiting",
+      checkpoint: CHECKPOINT,
+      answerCheck: { kind: "worker_only", reason: "not checked in this test" },
+    },
+    overrides,
+  );
 }
 
 function failedParent(store: RunStore, runId: string, overrides = {}): void {
@@ -324,6 +333,96 @@ describe("prepareContinuation", () => {
     );
     expect(error.code).toBe("invalid_record");
     expect(h.store.listRuns()).toHaveLength(1);
+  });
+});
+
+/** A parent waiting at CHECKPOINT whose saved answer check is this JSON Schema. */
+function waitingWithSchema(store: RunStore, runId: string, schema: Record<string, JsonValue>): void {
+  finishedRun(store, runId, {
+    outcome: "waiting",
+    checkpoint: CHECKPOINT,
+    answerCheck: { kind: "json_schema", schema },
+  });
+}
+
+const SHIP_SCHEMA = {
+  type: "object",
+  properties: { ship: { type: "boolean" }, note: { type: "string", maxLength: 5 } },
+  required: ["ship"],
+};
+
+/** The continuation's worker refuses its answer before running any node (the engine's last word). */
+function rejectAnswer(store: RunStore, childId: string): void {
+  const claim = saved(store.claimRun({ runId: childId, claimToken: `tok-${childId}`, leaseMs: LEASE_MS }));
+  const fence = { runId: childId, generation: claim.command.generation, claimToken: `tok-${childId}` };
+  saved(store.markRunning(fence));
+  saved(
+    store.finishRun(fence, {
+      outcome: "failed",
+      error: { code: "answer_invalid", message: "The answer to plan/review is invalid at n." },
+    }),
+  );
+}
+
+describe("answers checked before a continuation is saved", () => {
+  it("refuses an answer that fails the saved schema with answer_invalid naming the fields, and saves nothing", () => {
+    waitingWithSchema(h.store, "parent", SHIP_SCHEMA);
+    const error = unchanged(h.store, ["parent", "child"], () =>
+      thrownStoreError(() =>
+        h.store.prepareContinuation(continuation("child", { ship: "SECRET", note: "SECRET-long" })),
+      ),
+    );
+    expect(error.code).toBe("answer_invalid");
+    expect(error.message).toBe(
+      "The answer does not match checkpoint plan/review: note: Too big: expected string to have <=5 characters; " +
+        "ship: Invalid input: expected boolean, received string. Nothing was saved; answer again.",
+    );
+    expect(h.store.listRuns()).toHaveLength(1);
+    // The checkpoint is not burned: a fitting answer is taken.
+    expect(saved(h.store.prepareContinuation(continuation("child", { ship: true })))).toMatchObject({
+      runId: "child",
+      parentRunId: "parent",
+    });
+  });
+
+  it("keeps the checkpoint open after a continuation refused its answer, and still allows only one that counts", () => {
+    // A worker-only check (as for a refinement): the store takes the answer, the worker judges it.
+    waitingParent(h.store, "parent");
+    saved(h.store.prepareContinuation(continuation("child-1", { n: 1 })));
+    rejectAnswer(h.store, "child-1");
+    expect(getRun(h.store, "child-1")).toMatchObject({ status: "failed", errorCode: "answer_invalid" });
+    expect(getRun(h.store, "parent")).toMatchObject({ status: "done", outcome: "waiting" });
+    const second = saved(h.store.prepareContinuation(continuation("child-2", { n: 9 })));
+    expect(second).toMatchObject({ runId: "child-2", parentRunId: "parent", originCommand: "continue" });
+    expect(
+      refusedWithoutChange(h.store, ["parent", "child-2"], () =>
+        h.store.prepareContinuation(continuation("child-3", { n: 9 })),
+      ),
+    ).toEqual({ kind: "child_exists", parentRunId: "parent", childRunId: "child-2" });
+  });
+
+  it("lets only a continuation that ran no node end with answer_invalid", () => {
+    const answerInvalid = {
+      outcome: "failed",
+      error: { code: "answer_invalid", message: "The answer is invalid." },
+    } as const;
+    const refusal = (runId: string) =>
+      `Run ${runId} cannot end with answer_invalid: only a continuation that ran no node can.`;
+    const started = runningRun(h.store, "started");
+    expect(
+      unchanged(h.store, ["started"], () =>
+        thrownStoreError(() => h.store.finishRun(started, answerInvalid)),
+      ),
+    ).toMatchObject({ code: "invalid_record", message: refusal("started") });
+    waitingParent(h.store, "parent", { origin: { kind: "cli" } });
+    saved(h.store.prepareContinuation(continuation("child", { n: 1 })));
+    const claim = saved(h.store.claimRun({ runId: "child", claimToken: "tok", leaseMs: LEASE_MS }));
+    const fence = { runId: "child", generation: claim.command.generation, claimToken: "tok" };
+    saved(h.store.markRunning(fence));
+    saved(h.store.startNodeVisit(fence, { path: "apply", visit: 1, nodeKind: "compute" }));
+    expect(
+      unchanged(h.store, ["child"], () => thrownStoreError(() => h.store.finishRun(fence, answerInvalid))),
+    ).toMatchObject({ code: "invalid_record", message: refusal("child") });
   });
 });
 

@@ -4,7 +4,7 @@ import { usageError } from "../cli-error.js";
 import { ExitCode } from "../exit-codes.js";
 import { followRun } from "../follow-run.js";
 import { HELP_OPTION, parseCommandLine } from "../parse-command-line.js";
-import { checkAnswer, parseJsonArgument } from "../preflight.js";
+import { parseJsonArgument } from "../preflight.js";
 import { runStateWord } from "../render-words.js";
 import { COMMAND_USAGE } from "../usage.js";
 import { runIdArgument, savedValue } from "./run-arguments.js";
@@ -66,10 +66,7 @@ export async function answerCommand(ctx: CliContext, args: string[]): Promise<Ex
   const runId = runIdArgument("answer", first === undefined ? [] : [first]);
   const answer = parseJsonArgument(json, "the answer");
   const host = await ctx.host();
-  const waiting = await host.call("runs.get", { runId });
-  if (waiting?.outcome === "waiting" && waiting.cursor) {
-    await checkAnswer(waiting.source, waiting.cursor.path, answer, ctx.io.cwd);
-  }
+  // The host checks the answer against the checkpoint's saved schema before it saves anything.
   const next = savedValue(await host.call("runs.answer", { runId, answer }), runId);
   ctx.print(ctx.style.dim(`continuing ${runId} as run ${next.runId}`));
   if (values.detach) return ExitCode.ok;

@@ -1,5 +1,6 @@
 import type { ZodType } from "zod";
 import type { WorkflowNode } from "../authoring/node-specs.js";
+import { answerCheckOf } from "./answer-check-of.js";
 import type { CompileProblem } from "./compile-error.js";
 import type { CompiledNode, NodeContext, ShellCommand } from "./compiled-workflow.js";
 
@@ -178,7 +179,7 @@ function buildNode(f: Fields, base: NodePlace & { title: string }, problem: Chec
       const prompt = textFn(f.prompt, "prompt", problem);
       const answer = requireSchema(f.answer, "answer", problem);
       if (prompt === undefined || answer === undefined) return undefined;
-      return { kind: "checkpoint", ...base, prompt, answer };
+      return { kind: "checkpoint", ...base, prompt, answer, answerCheck: answerCheckOf(answer) };
     }
     case "decision": {
       const choices = choicesOf(f.choices, problem);

@@ -1,3 +1,4 @@
+import type { AnswerCheck } from "@piw/protocol";
 import type { ZodType } from "zod";
 import type { GraphManifest } from "./graph-manifest.js";
 
@@ -70,6 +71,8 @@ export interface CompiledCheckpointNode extends CompiledNodeBase {
   kind: "checkpoint";
   prompt(ctx: NodeContext): string;
   answer: ZodType;
+  /** What the host checks of an answer before saving a continuation, sent with the waiting run. */
+  answerCheck: AnswerCheck;
 }
 
 export interface CompiledAgentNode extends CompiledNodeBase {

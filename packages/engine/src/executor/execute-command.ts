@@ -84,7 +84,11 @@ export async function acceptRunCommand(command: RunCommand, port: RunPort): Prom
     : safeError("activation_failed", `Run ${command.runId} could not be marked running (${accepted.kind}).`);
 }
 
-/** A continuation's answer must fit the checkpoint it answers; callers validate too, this is the last word. */
+/**
+ * A continuation's answer must fit the checkpoint it answers. The host checked what JSON Schema can
+ * say; this is the last word (refinements, transforms). `answer_invalid` fails only this continuation:
+ * the store keeps the checkpoint open, so a corrected answer can still be given.
+ */
 function checkAcceptedAnswer(
   workflow: CompiledWorkflow,
   accepted: RunSnapshot["accepted"],
@@ -98,8 +102,8 @@ function checkAcceptedAnswer(
   if (parsed.success) return null;
   const issue = parsed.error.issues[0];
   return safeError(
-    "input_invalid",
-    `The answer to ${accepted.path} is invalid at ${issue?.path.join(".") || "(root)"}: ${issue?.message ?? "invalid"}.`,
+    "answer_invalid",
+    `The answer to ${accepted.path} is invalid at ${issue?.path.join(".") || "(root)"}: ${issue?.message ?? "invalid"}. Answer the checkpoint again.`,
   );
 }
 
@@ -136,23 +140,21 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecutionOutc
           return fail(port, next.error, next.status === "timed_out");
         case "wait": {
           const node = workflow.nodes.get(next.path);
-          const prompt =
-            node?.kind === "checkpoint"
-              ? node.prompt(
-                  nodeContextFor(
-                    workflow,
-                    snapshot.input,
-                    position.outputsByPath,
-                    next.path,
-                    next.visit,
-                    signal,
-                  ),
-                )
-              : "";
+          if (node?.kind !== "checkpoint") {
+            return fail(
+              port,
+              safeError("source_changed", `Saved checkpoint ${next.path} is not in the workflow.`),
+              false,
+            );
+          }
+          const prompt = node.prompt(
+            nodeContextFor(workflow, snapshot.input, position.outputsByPath, next.path, next.visit, signal),
+          );
           expectSaved(
             await port.finishRun({
               outcome: "waiting",
               checkpoint: { path: next.path, visit: next.visit, prompt },
+              answerCheck: node.answerCheck,
             }),
           );
           return { kind: "waiting", path: next.path, visit: next.visit };

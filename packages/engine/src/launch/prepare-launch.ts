@@ -1,5 +1,5 @@
 import { readdirSync } from "node:fs";
-import type { JsonValue, ReservePreparedRun, SourceIdentity } from "@piw/protocol";
+import type { JsonValue, ReservePreparedRun } from "@piw/protocol";
 import type { LoadedWorkflow } from "../loader/load-workflow-file.js";
 import { WORKFLOW_FILE_SUFFIX } from "../loader/load-workflow-file.js";
 import { resolveWorkflow, workflowSearchDirs } from "../loader/resolve-workflow.js";
@@ -129,35 +129,6 @@ export function reserveRequest(
       ? {}
       : { presentationInstructions: loaded.workflow.presentationPrompt }),
   };
-}
-
-/**
- * Check a checkpoint answer against the checkpoint's schema before the host saves a continuation:
- * a wrong answer must be correctable, not burn the checkpoint (seed 003 preflight).
- */
-export async function checkCheckpointAnswer(
-  source: SourceIdentity,
-  checkpointPath: string,
-  answer: JsonValue,
-  cwd: string,
-): Promise<void> {
-  if (source.kind !== "file") return;
-  const loaded = await loadForLaunch(source.path, cwd);
-  const node = loaded.workflow.nodes.get(checkpointPath);
-  if (node?.kind !== "checkpoint") {
-    throw new LaunchRefused(
-      `workflow ${loaded.name} has no checkpoint ${checkpointPath} any more (its source changed)`,
-      [],
-      false,
-    );
-  }
-  const checked = await node.answer.safeParseAsync(answer);
-  if (!checked.success) {
-    throw new LaunchRefused(
-      `the answer does not match checkpoint ${checkpointPath}:`,
-      checked.error.issues.map((issue) => `${describeIssuePath(issue.path, "(answer)")}: ${issue.message}`),
-    );
-  }
 }
 
 /** Workflow names a user can start from `cwd`, in search order, each with where it was found. */
