@@ -1,5 +1,6 @@
 import type { LaunchRefused, LoadedWorkflow, PreparedLaunch } from "@piw/engine";
-import type { ClientParams, JsonValue, SourceIdentity } from "@piw/protocol";
+import type { CallParams } from "@piw/client";
+import type { JsonValue, SourceIdentity } from "@piw/protocol";
 import { CliError } from "./cli-error.js";
 import { ExitCode } from "./exit-codes.js";
 
@@ -85,7 +86,7 @@ export function parseJsonArgument(text: string, what: string): JsonValue {
 export async function reserveParams(
   prepared: PreparedRun,
   cwd: string,
-): Promise<ClientParams<"runs.reserve">> {
+): Promise<CallParams<"runs.reserve">> {
   const { reserveRequest } = await engine();
   return reserveRequest(prepared, { origin: { kind: "cli" }, workingDir: cwd });
 }

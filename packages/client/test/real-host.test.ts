@@ -1,9 +1,9 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import type { ClientParams, RunView } from "@piw/protocol";
+import type { RunView } from "@piw/protocol";
 import { afterEach, describe, expect, it } from "vitest";
-import { connectHost, type HostClient, HostConnection } from "../src/index.js";
+import { type CallParams, connectHost, type HostClient, HostConnection } from "../src/index.js";
 
 // The real host, from source. An absolute loader path: the host runs in another folder.
 const repo = resolve(import.meta.dirname, "../../..");
@@ -62,7 +62,7 @@ afterEach(async () => {
 });
 
 /** A run the host accepts without any workflow code: the worker that would run it exits at once. */
-function reserveRequest(): ClientParams<"runs.reserve"> {
+function reserveRequest(): CallParams<"runs.reserve"> {
   return {
     workflowName: "probe",
     source: { kind: "file", path: "/nonexistent/probe.workflow.ts", sha256: "0".repeat(64) },

@@ -1,7 +1,6 @@
-import { HostConnection, HostUnavailable } from "@piw/client";
+import { type CallParams, HostConnection, HostUnavailable } from "@piw/client";
 import {
   type ClientMethod,
-  type ClientParams,
   type ClientResult,
   RpcError,
   type RunView,
@@ -66,8 +65,11 @@ export class HostLink {
     return this.connection;
   }
 
-  /** One host call; host and transport failures become a WorkflowError with a readable message. */
-  async call<M extends ClientMethod>(method: M, params: ClientParams<M>): Promise<ClientResult<M>> {
+  /**
+   * One host call; host and transport failures become a WorkflowError with a readable message. A start,
+   * answer or restart gets one request key, so the connection can send it again after a host crash.
+   */
+  async call<M extends ClientMethod>(method: M, params: CallParams<M>): Promise<ClientResult<M>> {
     try {
       const connection = await this.open();
       return await connection.call(method, params);

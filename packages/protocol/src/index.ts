@@ -1,5 +1,11 @@
-export type { ClientMethod, ClientParams, ClientResult } from "./client-methods.js";
-export { clientKindSchema, clientMethods, clientPushes } from "./client-methods.js";
+export type {
+  ClientMethod,
+  ClientParams,
+  ClientResult,
+  KeyedMethod,
+  LostReplyPolicy,
+} from "./client-methods.js";
+export { clientKindSchema, clientMethods, clientPushes, lostReplyPolicy } from "./client-methods.js";
 export type { EffectState, NodeVisitState, RunSnapshot, SavedVisit } from "./execution.js";
 export { effectStateSchema, nodeVisitStateSchema, runSnapshotSchema, savedVisitSchema } from "./execution.js";
 export type { ProtocolError, ProtocolErrorCode, PushFrame, ReplyFrame, RequestFrame } from "./framing.js";
@@ -18,12 +24,13 @@ export {
 } from "./framing.js";
 export type { GraphManifest, ManifestTarget } from "./graph-manifest.js";
 export { graphManifestSchema, manifestTargetSchema } from "./graph-manifest.js";
-export type { JsonValue, NodePath, RunId } from "./ids.js";
+export type { JsonValue, NodePath, RequestKey, RunId } from "./ids.js";
 export {
   generationSchema,
   jsonValueSchema,
   nodePathSchema,
   opaqueIdSchema,
+  requestKeySchema,
   revisionSchema,
   runIdSchema,
   visitNumberSchema,
