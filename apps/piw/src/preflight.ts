@@ -83,10 +83,7 @@ export function parseJsonArgument(text: string, what: string): JsonValue {
 }
 
 /** The `runs.reserve` request for a prepared run started from the CLI in `cwd`, where its commands run. */
-export async function reserveParams(
-  prepared: PreparedRun,
-  cwd: string,
-): Promise<CallParams<"runs.reserve">> {
+export async function reserveParams(prepared: PreparedRun, cwd: string): Promise<CallParams<"runs.reserve">> {
   const { reserveRequest } = await engine();
   return reserveRequest(prepared, { origin: { kind: "cli" }, workingDir: cwd });
 }

@@ -166,6 +166,42 @@ describe("HostConnection against the real host", () => {
   );
 
   it(
+    "sends a run-creating request again when the host died before replying, and gets the run it made",
+    async () => {
+      const home = makeHome();
+      const once = join(home, "host-crashed");
+      // Hosts this connection starts inherit the environment; the once-file lets only the first die.
+      process.env.PIW_HOST_CRASH_AT = "after-create";
+      process.env.PIW_HOST_CRASH_ONCE_FILE = once;
+      try {
+        const connection = await HostConnection.open({
+          stateDir: home,
+          client: "test",
+          hostCommand,
+          timeoutMs: 20_000,
+          reconnect: { initialDelayMs: 50, maxAttempts: 5 },
+        });
+        const first = (await connection.call("host.status")).pid;
+        const reserved = await connection.call("runs.reserve", reserveRequest());
+        expect(existsSync(once)).toBe(true);
+        // The second host answered the resend with the run the first one committed.
+        expect(reserved.kind).toBe("adopted");
+        const second = (await connection.call("host.status")).pid;
+        expect(second).not.toBe(first);
+        const runs = await connection.call("runs.list", {});
+        expect(runs.map((run) => run.runId)).toEqual([
+          reserved.kind === "adopted" ? reserved.value.runId : "",
+        ]);
+        connection.close();
+      } finally {
+        delete process.env.PIW_HOST_CRASH_AT;
+        delete process.env.PIW_HOST_CRASH_ONCE_FILE;
+      }
+    },
+    SLOW,
+  );
+
+  it(
     "gives up with `unavailable` when no host can be reached again",
     async () => {
       const home = makeHome();

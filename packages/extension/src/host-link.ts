@@ -1,11 +1,5 @@
 import { type CallParams, HostConnection, HostUnavailable } from "@piw/client";
-import {
-  type ClientMethod,
-  type ClientResult,
-  RpcError,
-  type RunView,
-  type Transition,
-} from "@piw/protocol";
+import { type ClientMethod, type ClientResult, RpcError, type RunView, type Transition } from "@piw/protocol";
 import { describeConflict } from "@piw/viewer";
 
 export interface HostLinkOptions {

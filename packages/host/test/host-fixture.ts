@@ -107,7 +107,9 @@ export class TestClient {
     params?: TestParams<M>,
   ): Promise<ClientResult<M>> {
     const sent =
-      lostReplyPolicy[method] === "keyed" ? { requestKey: randomBytes(16).toString("hex"), ...params } : params;
+      lostReplyPolicy[method] === "keyed"
+        ? { requestKey: randomBytes(16).toString("hex"), ...params }
+        : params;
     return this.peer.call(method, sent as never) as Promise<ClientResult<M>>;
   }
 

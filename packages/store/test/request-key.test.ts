@@ -80,15 +80,17 @@ describe("reservePreparedRun with a request key", () => {
       preparedRun("run-2", { requestKey: key, workingDir: "/elsewhere" }),
     ];
     for (const other of others) {
-      expect(refusedWithoutChange(h.store, ["run-1", "run-2"], () => h.store.reservePreparedRun(other))).toEqual(
-        { kind: "request_mismatch", resource: "run", id: "run-1" },
-      );
+      expect(
+        refusedWithoutChange(h.store, ["run-1", "run-2"], () => h.store.reservePreparedRun(other)),
+      ).toEqual({ kind: "request_mismatch", resource: "run", id: "run-1" });
     }
     expect(h.store.getRun("run-2")).toBeNull();
   });
 
   it("keeps different keys apart: two equal requests with two keys are two starts", () => {
-    saved(h.store.reservePreparedRun(preparedRun("run-1", { requestKey: newKey(), origin: { kind: "cli" } })));
+    saved(
+      h.store.reservePreparedRun(preparedRun("run-1", { requestKey: newKey(), origin: { kind: "cli" } })),
+    );
     const second = h.store.reservePreparedRun(
       preparedRun("run-2", { requestKey: newKey(), origin: { kind: "cli" } }),
     );
@@ -180,7 +182,9 @@ describe("continuations and restarts with a request key", () => {
   it("has the unique index under it: no writer can give two runs one key", () => {
     const key = newKey();
     saved(h.store.reservePreparedRun(preparedRun("run-1", { requestKey: key, origin: { kind: "cli" } })));
-    saved(h.store.reservePreparedRun(preparedRun("run-2", { requestKey: newKey(), origin: { kind: "cli" } })));
+    saved(
+      h.store.reservePreparedRun(preparedRun("run-2", { requestKey: newKey(), origin: { kind: "cli" } })),
+    );
     h.store.close();
     const db = new Database(join(h.dir, "state.db"));
     try {
