@@ -183,6 +183,11 @@ export class RunControl {
       });
       this.deps.crash.reach("after-create");
     }
+    // A client sent the request again (its reply was lost): it gets the run it already made.
+    if (created.kind === "adopted")
+      this.deps.log(
+        `run ${created.value.runId}: the same request again (${what}); answered with the saved run`,
+      );
     return this.summarize(created);
   }
 }
