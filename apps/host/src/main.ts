@@ -4,7 +4,7 @@ import { createRequire } from "node:module";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { HostAlreadyRunning, type RunningHost, startHost } from "@piw/host";
+import { HostAlreadyRunning, hostCrashHookFromEnv, type RunningHost, startHost } from "@piw/host";
 
 function log(line: string): void {
   process.stderr.write(`piw-host: ${new Date().toISOString()} ${line}\n`);
@@ -69,6 +69,7 @@ try {
     synchronous: synchronous(),
     version: version(),
     log,
+    crashHook: hostCrashHookFromEnv(process.env),
   });
 } catch (error) {
   if (error instanceof HostAlreadyRunning) {

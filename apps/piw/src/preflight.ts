@@ -1,5 +1,6 @@
 import type { LaunchRefused, LoadedWorkflow, PreparedLaunch } from "@piw/engine";
-import type { ClientParams, JsonValue } from "@piw/protocol";
+import type { CallParams } from "@piw/client";
+import type { JsonValue, SourceIdentity } from "@piw/protocol";
 import { CliError } from "./cli-error.js";
 import { ExitCode } from "./exit-codes.js";
 
@@ -68,10 +69,7 @@ export function parseJsonArgument(text: string, what: string): JsonValue {
 }
 
 /** The `runs.reserve` request for a prepared run started from the CLI in `cwd`, where its commands run. */
-export async function reserveParams(
-  prepared: PreparedRun,
-  cwd: string,
-): Promise<ClientParams<"runs.reserve">> {
+export async function reserveParams(prepared: PreparedRun, cwd: string): Promise<CallParams<"runs.reserve">> {
   const { reserveRequest } = await engine();
   return reserveRequest(prepared, { origin: { kind: "cli" }, workingDir: cwd });
 }

@@ -2,7 +2,6 @@ import { EventEmitter } from "node:events";
 import { connect, type Socket } from "node:net";
 import {
   type ClientMethod,
-  type ClientParams,
   type ClientResult,
   clientMethods,
   clientPushes,
@@ -12,13 +11,14 @@ import {
 } from "@piw/protocol";
 import type { z } from "zod";
 import { HostUnavailable } from "./host-unavailable.js";
+import { type CallParams, withRequestKey } from "./request-key.js";
 
 export type ClientKind = z.infer<typeof clientMethods.hello.params>["client"];
 export type HostHello = ClientResult<"hello">;
 
 /** Arguments of `call`: the params may be left out only for methods whose params are optional. */
 export type CallArgs<M extends ClientMethod> =
-  undefined extends ClientParams<M> ? [params?: ClientParams<M>] : [params: ClientParams<M>];
+  undefined extends CallParams<M> ? [params?: CallParams<M>] : [params: CallParams<M>];
 
 export type ViewListener = (view: RunView) => void;
 /** Ends a subscription; never rejects. */
@@ -124,10 +124,14 @@ export class HostClient extends EventEmitter<HostClientEvents> {
     return this.ended !== undefined;
   }
 
-  /** Call a host method. Rejects with RpcError for the host's typed errors, HostUnavailable when disconnected. */
+  /**
+   * Call a host method once. Rejects with RpcError for the host's typed errors, HostUnavailable when
+   * disconnected; a run-creating method without a `requestKey` gets a new one (`HostConnection` keeps
+   * one key across the sends of a call).
+   */
   async call<M extends ClientMethod>(method: M, ...args: CallArgs<M>): Promise<ClientResult<M>> {
     if (this.ended) throw this.ended;
-    return Promise.race([this.peer.call(method, args[0]), this.disconnected]);
+    return Promise.race([this.peer.call(method, withRequestKey(method, args[0])), this.disconnected]);
   }
 
   /**

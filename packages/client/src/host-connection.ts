@@ -1,8 +1,9 @@
 import { EventEmitter } from "node:events";
-import type { ClientMethod, ClientResult } from "@piw/protocol";
+import { type ClientMethod, type ClientResult, lostReplyPolicy } from "@piw/protocol";
 import { type ConnectOptions, connectHost } from "./connect-host.js";
 import type { CallArgs, HostClient, Unsubscribe, ViewListener } from "./host-client.js";
 import { HostUnavailable } from "./host-unavailable.js";
+import { withRequestKey } from "./request-key.js";
 import { defaultStateDir, hostSocketPath } from "./state-dir.js";
 
 export interface ReconnectPolicy {
@@ -42,11 +43,21 @@ interface Subscription {
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/** How often a request whose reply was lost is sent again (after the reconnect) before the caller is told. */
+const MAX_RESENDS = 1;
+
+/** The host went away after the request was sent and before it answered. */
+function replyLost(error: unknown): boolean {
+  return error instanceof HostUnavailable && error.reason === "disconnected";
+}
+
 /**
  * A host connection that survives host restarts: when the host goes away it connects again (starting
  * a host when allowed) with bounded backoff, then renews every subscription and hands each one the
- * run's current view, so a follower misses nothing. Calls made while reconnecting wait for it; a call
- * in flight when the host died rejects (it may or may not have been applied — the caller decides).
+ * run's current view, so a follower misses nothing. Calls made while reconnecting wait for it. A call
+ * in flight when the host died is sent again after the reconnect when the protocol says a repeat is
+ * safe (`lostReplyPolicy`: reads, cancel, and the run-creating methods, which carry one request key
+ * for all their sends); any other rejects, as it may or may not have been applied.
  */
 export class HostConnection extends EventEmitter<HostConnectionEvents> {
   private state: ConnectionState;
@@ -88,7 +99,16 @@ export class HostConnection extends EventEmitter<HostConnectionEvents> {
   }
 
   async call<M extends ClientMethod>(method: M, ...args: CallArgs<M>): Promise<ClientResult<M>> {
-    return (await this.client()).call(method, ...args);
+    const send = [withRequestKey(method, args[0])] as CallArgs<M>;
+    for (let resends = 0; ; resends += 1) {
+      const client = await this.client();
+      try {
+        return await client.call(method, ...send);
+      } catch (error) {
+        if (lostReplyPolicy[method] === "report" || !replyLost(error) || resends >= MAX_RESENDS) throw error;
+        // The host may have applied it: the same request again (same key) tells, once reconnected.
+      }
+    }
   }
 
   /**

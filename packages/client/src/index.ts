@@ -14,4 +14,6 @@ export { HostConnection } from "./host-connection.js";
 export type { HostConnectionEvents, HostConnectionOptions, ReconnectPolicy } from "./host-connection.js";
 export { HostUnavailable } from "./host-unavailable.js";
 export type { HostUnavailableReason } from "./host-unavailable.js";
+export { newRequestKey } from "./request-key.js";
+export type { CallParams } from "./request-key.js";
 export { defaultStateDir, hostLockPath, hostSocketPath } from "./state-dir.js";

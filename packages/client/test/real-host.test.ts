@@ -1,9 +1,9 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import type { ClientParams, RunView } from "@piw/protocol";
+import type { RunView } from "@piw/protocol";
 import { afterEach, describe, expect, it } from "vitest";
-import { connectHost, type HostClient, HostConnection } from "../src/index.js";
+import { type CallParams, connectHost, type HostClient, HostConnection } from "../src/index.js";
 
 // The real host, from source. An absolute loader path: the host runs in another folder.
 const repo = resolve(import.meta.dirname, "../../..");
@@ -62,7 +62,7 @@ afterEach(async () => {
 });
 
 /** A run the host accepts without any workflow code: the worker that would run it exits at once. */
-function reserveRequest(): ClientParams<"runs.reserve"> {
+function reserveRequest(): CallParams<"runs.reserve"> {
   return {
     workflowName: "probe",
     source: { kind: "file", path: "/nonexistent/probe.workflow.ts", sha256: "0".repeat(64) },
@@ -161,6 +161,42 @@ describe("HostConnection against the real host", () => {
       const anotherId = another.kind === "applied" ? another.value.runId : "";
       await waitFor("a view of the new run", () => everyRun.includes(anotherId));
       connection.close();
+    },
+    SLOW,
+  );
+
+  it(
+    "sends a run-creating request again when the host died before replying, and gets the run it made",
+    async () => {
+      const home = makeHome();
+      const once = join(home, "host-crashed");
+      // Hosts this connection starts inherit the environment; the once-file lets only the first die.
+      process.env.PIW_HOST_CRASH_AT = "after-create";
+      process.env.PIW_HOST_CRASH_ONCE_FILE = once;
+      try {
+        const connection = await HostConnection.open({
+          stateDir: home,
+          client: "test",
+          hostCommand,
+          timeoutMs: 20_000,
+          reconnect: { initialDelayMs: 50, maxAttempts: 5 },
+        });
+        const first = (await connection.call("host.status")).pid;
+        const reserved = await connection.call("runs.reserve", reserveRequest());
+        expect(existsSync(once)).toBe(true);
+        // The second host answered the resend with the run the first one committed.
+        expect(reserved.kind).toBe("adopted");
+        const second = (await connection.call("host.status")).pid;
+        expect(second).not.toBe(first);
+        const runs = await connection.call("runs.list", {});
+        expect(runs.map((run) => run.runId)).toEqual([
+          reserved.kind === "adopted" ? reserved.value.runId : "",
+        ]);
+        connection.close();
+      } finally {
+        delete process.env.PIW_HOST_CRASH_AT;
+        delete process.env.PIW_HOST_CRASH_ONCE_FILE;
+      }
     },
     SLOW,
   );

@@ -1,12 +1,5 @@
-import { HostConnection, HostUnavailable } from "@piw/client";
-import {
-  type ClientMethod,
-  type ClientParams,
-  type ClientResult,
-  RpcError,
-  type RunView,
-  type Transition,
-} from "@piw/protocol";
+import { type CallParams, HostConnection, HostUnavailable } from "@piw/client";
+import { type ClientMethod, type ClientResult, RpcError, type RunView, type Transition } from "@piw/protocol";
 import { describeConflict } from "@piw/viewer";
 
 export interface HostLinkOptions {
@@ -66,8 +59,11 @@ export class HostLink {
     return this.connection;
   }
 
-  /** One host call; host and transport failures become a WorkflowError with a readable message. */
-  async call<M extends ClientMethod>(method: M, params: ClientParams<M>): Promise<ClientResult<M>> {
+  /**
+   * One host call; host and transport failures become a WorkflowError with a readable message. A start,
+   * answer or restart gets one request key, so the connection can send it again after a host crash.
+   */
+  async call<M extends ClientMethod>(method: M, params: CallParams<M>): Promise<ClientResult<M>> {
     try {
       const connection = await this.open();
       return await connection.call(method, params);

@@ -80,8 +80,8 @@ export function clientHandlers(
     "runs.cancel": ({ runId }) => control.cancel(runId),
     "runs.pause": ({ runId }) => control.pause(runId),
     "runs.resume": ({ runId }) => control.resume(runId),
-    "runs.answer": ({ runId, answer }) => control.answer(runId, answer),
-    "runs.restart": ({ runId }) => control.restart(runId),
+    "runs.answer": ({ runId, answer, requestKey }) => control.answer(runId, answer, requestKey),
+    "runs.restart": ({ runId, requestKey }) => control.restart(runId, requestKey),
     "runs.resolveEffect": (params) => control.resolveEffect(params),
     "runs.subscribe": ({ runId }) => ({ subscriptionId: publisher.subscribe(conn.sink, runId ?? null) }),
     "runs.unsubscribe": ({ subscriptionId }) => {

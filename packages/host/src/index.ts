@@ -1,5 +1,13 @@
 export { buildRunSummary, buildRunView } from "./build-run-view.js";
 export type { LiveWorkerIndex, ViewReader } from "./build-run-view.js";
+export {
+  HOST_CRASH_AT_ENV,
+  HOST_CRASH_BOUNDARIES,
+  HOST_CRASH_ONCE_FILE_ENV,
+  hostCrashHookFromEnv,
+  noHostCrash,
+} from "./crash-hook.js";
+export type { HostCrashBoundary, HostCrashHook } from "./crash-hook.js";
 export { HostAlreadyRunning, StateDirUnusable, toRpcError } from "./host-errors.js";
 export { acquireHostLock } from "./host-lock.js";
 export type { HostLock } from "./host-lock.js";

@@ -4,6 +4,7 @@ import {
   conflict,
   graphManifestSchema,
   type JsonValue,
+  type RequestKey,
   RpcError,
   type RunRecord,
   type RunSummary,
@@ -11,6 +12,7 @@ import {
 } from "@piw/protocol";
 import { type RunStore, StoreError } from "@piw/store";
 import { buildRunSummary } from "./build-run-view.js";
+import type { HostCrashHook } from "./crash-hook.js";
 import { describeBug } from "./host-errors.js";
 import type { HostLog } from "./host-log.js";
 import { allocateRunId } from "./run-id.js";
@@ -21,6 +23,7 @@ export interface RunControlDeps {
   supervisor: Supervisor;
   log: HostLog;
   now(): number;
+  crash: HostCrashHook;
 }
 
 /**
@@ -100,7 +103,7 @@ export class RunControl {
   }
 
   /** Answer the checkpoint a waiting run stopped at: a continuation child carries the answer forward. */
-  answer(runId: string, answer: JsonValue): Transition<RunSummary> {
+  answer(runId: string, answer: JsonValue, requestKey: RequestKey): Transition<RunSummary> {
     const run = this.deps.store.getRun(runId);
     if (!run) return conflict({ kind: "not_found", resource: "run", id: runId });
     const facts = this.deps.store.readTerminalFacts(runId);
@@ -117,17 +120,17 @@ export class RunControl {
     const accepted: CheckpointAnswer = { path, visit, answer };
     const childId = allocateRunId(run.workflowName, this.deps.now());
     return this.afterCreate(
-      this.deps.store.prepareContinuation({ runId: childId, parentRunId: runId, accepted }),
+      this.deps.store.prepareContinuation({ runId: childId, parentRunId: runId, accepted, requestKey }),
       `continuation of ${runId}`,
     );
   }
 
-  restart(runId: string): Transition<RunSummary> {
+  restart(runId: string, requestKey: RequestKey): Transition<RunSummary> {
     const run = this.deps.store.getRun(runId);
     if (!run) return conflict({ kind: "not_found", resource: "run", id: runId });
     const childId = allocateRunId(run.workflowName, this.deps.now());
     return this.afterCreate(
-      this.deps.store.prepareRestart({ runId: childId, parentRunId: runId }),
+      this.deps.store.prepareRestart({ runId: childId, parentRunId: runId, requestKey }),
       `restart of ${runId}`,
     );
   }
@@ -178,7 +181,13 @@ export class RunControl {
           this.deps.log(`run ${run.runId}: activation failed: ${describeBug(error)}`);
         }
       });
+      this.deps.crash.reach("after-create");
     }
+    // A client sent the request again (its reply was lost): it gets the run it already made.
+    if (created.kind === "adopted")
+      this.deps.log(
+        `run ${created.value.runId}: the same request again (${what}); answered with the saved run`,
+      );
     return this.summarize(created);
   }
 }

@@ -3,6 +3,7 @@ import { createServer, type Server, type Socket } from "node:net";
 import { type RunReader, RunStore } from "@piw/store";
 import type { HostInfo } from "./client-handlers.js";
 import { serveClient } from "./client-session.js";
+import { type HostCrashHook, noHostCrash } from "./crash-hook.js";
 import { describeBug } from "./host-errors.js";
 import { acquireHostLock, type HostLock } from "./host-lock.js";
 import { type HostLog, silentLog } from "./host-log.js";
@@ -31,6 +32,8 @@ export interface StartHostOptions {
   now?: () => number;
   version?: string;
   log?: HostLog;
+  /** Test hook: where to die on purpose (`hostCrashHookFromEnv`); none by default. */
+  crashHook?: HostCrashHook;
 }
 
 export interface RunningHost {
@@ -98,7 +101,7 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
   });
   const publisher = new ViewPublisher(store, supervisor, (error) => log(`views: ${describeBug(error)}`));
   holder.publisher = publisher;
-  const control = new RunControl({ store, supervisor, log, now });
+  const control = new RunControl({ store, supervisor, log, now, crash: options.crashHook ?? noHostCrash });
   const sockets = new Set<Socket>();
   let stopping: Promise<void> | null = null;
   let resolveStopped: () => void = () => {};

@@ -1,14 +1,18 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { loadWorkflowFile } from "@piw/engine";
 import {
+  type ClientMethod,
   type ClientParams,
   type ClientResult,
   type clientMethods,
   type JsonValue,
+  type KeyedMethod,
+  lostReplyPolicy,
   type MethodTable,
   RpcPeer,
   type RunView,
@@ -63,6 +67,11 @@ export function start(box: Sandbox, extra: Partial<StartHostOptions> = {}): Prom
   return startHost(hostOptions(box, extra));
 }
 
+/** Params as tests write them: a run-creating method's `requestKey` may be left out (each call gets one). */
+export type TestParams<M extends ClientMethod> = M extends KeyedMethod
+  ? Omit<ClientParams<M>, "requestKey"> & { requestKey?: string }
+  : ClientParams<M>;
+
 /** A small client on the protocol's own RpcPeer: the real client package is not a dependency of host. */
 export class TestClient {
   readonly views: RunView[] = [];
@@ -95,9 +104,13 @@ export class TestClient {
 
   call<M extends keyof typeof clientMethods & string>(
     method: M,
-    params?: ClientParams<M>,
+    params?: TestParams<M>,
   ): Promise<ClientResult<M>> {
-    return this.peer.call(method, params as never) as Promise<ClientResult<M>>;
+    const sent =
+      lostReplyPolicy[method] === "keyed"
+        ? { requestKey: randomBytes(16).toString("hex"), ...params }
+        : params;
+    return this.peer.call(method, sent as never) as Promise<ClientResult<M>>;
   }
 
   /** Resolves with the first pushed view of `runId` that satisfies `accept`. */
@@ -181,7 +194,7 @@ export async function writeWorkflow(box: Sandbox, name: string, body: string) {
     reserve(
       input: JsonValue,
       origin: ClientParams<"runs.reserve">["origin"] = { kind: "cli" },
-    ): ClientParams<"runs.reserve"> {
+    ): TestParams<"runs.reserve"> {
       return {
         workflowName: loaded.name,
         source: loaded.source,

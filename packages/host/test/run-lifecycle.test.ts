@@ -207,3 +207,63 @@ export default defineWorkflow({
     await client.view(restarted.runId, (v) => v.status === "done" && v.outcome === "waiting");
   });
 });
+
+describe("request keys of run-creating methods", () => {
+  it("adopts a resent reserve, answer and restart, and refuses any of them without a key", async () => {
+    const flow = await writeWorkflow(
+      box,
+      "approve",
+      `import { checkpoint, compute, defineWorkflow } from "piw";
+import { z } from "zod";
+export default defineWorkflow({
+  name: "approve",
+  input: z.object({}),
+  startAt: "plan",
+  nodes: {
+    plan: compute({ run: () => "the plan" }),
+    ask: checkpoint({ prompt: "Approve?", answer: z.object({ ok: z.boolean() }) }),
+  },
+  edges: { plan: { to: "ask" }, ask: { to: "done" } },
+});
+`,
+    );
+    const key = (n: number) => n.toString(16).padStart(32, "0");
+    const reserve = { ...flow.reserve({}), requestKey: key(1) };
+    const { runId } = applied(await client.call("runs.reserve", reserve)).value;
+    expect(await client.call("runs.reserve", reserve)).toMatchObject({ kind: "adopted", value: { runId } });
+    await client.call("runs.subscribe", {});
+    await client.view(runId, (v) => v.status === "done" && v.outcome === "waiting");
+
+    const answer = { runId, answer: { ok: true }, requestKey: key(2) };
+    const child = applied(await client.call("runs.answer", answer)).value.runId;
+    expect(await client.call("runs.answer", answer)).toMatchObject({
+      kind: "adopted",
+      value: { runId: child },
+    });
+    const restart = { runId, requestKey: key(3) };
+    const restarted = applied(await client.call("runs.restart", restart)).value.runId;
+    expect(await client.call("runs.restart", restart)).toMatchObject({
+      kind: "adopted",
+      value: { runId: restarted },
+    });
+    // The key names one action: reusing it for another request is a conflict, not a second run.
+    expect(await client.call("runs.restart", { runId: child, requestKey: key(1) })).toEqual({
+      kind: "conflict",
+      evidence: { kind: "request_mismatch", resource: "run", id: runId },
+    });
+    expect((await client.call("runs.list", {})).map((r) => r.runId).sort()).toEqual(
+      [runId, child, restarted].sort(),
+    );
+
+    for (const [method, params] of [
+      ["runs.reserve", flow.reserve({})],
+      ["runs.answer", { runId, answer: { ok: true } }],
+      ["runs.restart", { runId }],
+    ] as const) {
+      const refused = await client.peer.call(method, params as never).catch((e: unknown) => e);
+      expect(refused).toMatchObject({ code: "invalid_params" });
+      expect((refused as Error).message).toContain("requestKey");
+    }
+    expect(await client.call("runs.list", {})).toHaveLength(3);
+  });
+});

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { PROTOCOL_VERSION } from "./framing.js";
-import { jsonValueSchema, opaqueIdSchema, runIdSchema } from "./ids.js";
+import { jsonValueSchema, opaqueIdSchema, requestKeySchema, runIdSchema } from "./ids.js";
 import { runHistorySchema } from "./run-history.js";
 import {
   endTurnSchema,
@@ -18,6 +18,8 @@ import { runSummarySchema, runViewSchema } from "./run-view.js";
 import { transitionSchema } from "./transition.js";
 
 const runRef = z.object({ runId: runIdSchema });
+// A method that creates a run carries the client's key for the user action (see `lostReplyPolicy`).
+const keyed = { requestKey: requestKeySchema };
 const runTransition = transitionSchema(runSummarySchema);
 
 /** Who is talking to the host; the host adapts nothing to it, but logs and `host.status` show it. */
@@ -43,7 +45,7 @@ export const clientMethods = {
   },
   "runs.reserve": {
     // The host allocates the final run ID; everything else was settled by the caller's preflight.
-    params: reservePreparedRunSchema.omit({ runId: true }),
+    params: reservePreparedRunSchema.omit({ runId: true }).extend(keyed),
     result: runTransition,
   },
   "runs.get": { params: runRef, result: runViewSchema.nullable() },
@@ -61,10 +63,10 @@ export const clientMethods = {
   "runs.pause": { params: runRef, result: runTransition },
   "runs.resume": { params: runRef, result: runTransition },
   "runs.answer": {
-    params: z.object({ runId: runIdSchema, answer: jsonValueSchema }),
+    params: z.object({ runId: runIdSchema, answer: jsonValueSchema, ...keyed }),
     result: runTransition,
   },
-  "runs.restart": { params: runRef, result: runTransition },
+  "runs.restart": { params: runRef.extend(keyed), result: runTransition },
   /** Settle the unsettled manual effect a parked run stopped at, then resume the run. */
   "runs.resolveEffect": { params: resolveManualEffectSchema, result: runTransition },
   /** Subscribe to pushed `run.view` frames: one run, or every run when `runId` is absent. */
@@ -122,6 +124,47 @@ export const clientMethods = {
 export type ClientMethod = keyof typeof clientMethods;
 export type ClientParams<M extends ClientMethod> = z.input<(typeof clientMethods)[M]["params"]>;
 export type ClientResult<M extends ClientMethod> = z.infer<(typeof clientMethods)[M]["result"]>;
+
+/**
+ * What a client may do when its connection dies after a request went out and before the reply came,
+ * so it cannot know whether the host applied it:
+ * - `keyed`: it creates a run, under the client's `requestKey`; sent again with the same key it
+ *   answers with the run the first send made (`adopted`), so the client sends it again;
+ * - `resend`: a read, or a change whose repeat is adopted (a cancel): the client sends it again;
+ * - `report`: a repeat could answer differently from the first send (a resume that already claimed
+ *   the run, a claim of messages, a turn report the reconnect renews anyway): the caller is told.
+ */
+export type LostReplyPolicy = "keyed" | "resend" | "report";
+
+export const lostReplyPolicy = {
+  hello: "report",
+  "runs.reserve": "keyed",
+  "runs.get": "resend",
+  "runs.history": "resend",
+  "runs.list": "resend",
+  "runs.cancel": "resend",
+  "runs.pause": "report",
+  "runs.resume": "report",
+  "runs.answer": "keyed",
+  "runs.restart": "keyed",
+  "runs.resolveEffect": "report",
+  "runs.subscribe": "report",
+  "runs.unsubscribe": "report",
+  "session.settled": "report",
+  "turns.start": "report",
+  "turns.end": "report",
+  "turns.settle": "report",
+  "turns.submit": "report",
+  "messages.claim": "report",
+  "messages.delivered": "report",
+  "host.status": "resend",
+  "host.stop": "report",
+} as const satisfies { [M in ClientMethod]: LostReplyPolicy };
+
+/** The methods that create a run and so carry a `requestKey`. */
+export type KeyedMethod = {
+  [M in ClientMethod]: (typeof lostReplyPolicy)[M] extends "keyed" ? M : never;
+}[ClientMethod];
 
 /** Pushes from host to clients. */
 export const clientPushes = {

@@ -23,6 +23,16 @@ export const opaqueIdSchema = z
   .max(300)
   .regex(/^[\x21-\x7e]+$/, "IDs are printable ASCII without spaces");
 
+/**
+ * A client's name for one user action that creates a run (start, answer, restart): 128 random bits as
+ * 32 lowercase hex digits, chosen once per action. The host saves it with the run, so a request sent
+ * again after a lost reply finds the run it already made instead of making another.
+ */
+export const requestKeySchema = z
+  .string()
+  .regex(/^[0-9a-f]{32}$/, "request keys are 32 lowercase hex digits (128 random bits)");
+export type RequestKey = z.infer<typeof requestKeySchema>;
+
 export const visitNumberSchema = z.number().int().min(1).max(1_000_000);
 export const generationSchema = z.number().int().min(0);
 export const revisionSchema = z.number().int().min(0);

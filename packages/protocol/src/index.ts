@@ -1,7 +1,13 @@
 export type { AnswerCheck, AnswerVerdict } from "./answer-check.js";
 export { ANSWER_SCHEMA_MAX_BYTES, answerCheckSchema, checkAnswer } from "./answer-check.js";
-export type { ClientMethod, ClientParams, ClientResult } from "./client-methods.js";
-export { clientKindSchema, clientMethods, clientPushes } from "./client-methods.js";
+export type {
+  ClientMethod,
+  ClientParams,
+  ClientResult,
+  KeyedMethod,
+  LostReplyPolicy,
+} from "./client-methods.js";
+export { clientKindSchema, clientMethods, clientPushes, lostReplyPolicy } from "./client-methods.js";
 export type { EffectState, NodeVisitState, RunSnapshot, SavedVisit } from "./execution.js";
 export { effectStateSchema, nodeVisitStateSchema, runSnapshotSchema, savedVisitSchema } from "./execution.js";
 export type { FrameKind, FrameShape } from "./frame-shape.js";
@@ -32,12 +38,13 @@ export {
 } from "./framing.js";
 export type { GraphManifest, ManifestTarget } from "./graph-manifest.js";
 export { graphManifestSchema, manifestTargetSchema } from "./graph-manifest.js";
-export type { JsonValue, NodePath, RunId } from "./ids.js";
+export type { JsonValue, NodePath, RequestKey, RunId } from "./ids.js";
 export {
   generationSchema,
   jsonValueSchema,
   nodePathSchema,
   opaqueIdSchema,
+  requestKeySchema,
   revisionSchema,
   runIdSchema,
   visitNumberSchema,

@@ -4,6 +4,7 @@ import {
   jsonValueSchema,
   nodePathSchema,
   opaqueIdSchema,
+  requestKeySchema,
   revisionSchema,
   runIdSchema,
   visitNumberSchema,
@@ -58,6 +59,8 @@ export const reservePreparedRunSchema = z.object({
     .optional(),
   /** Where the run's commands run: the CLI's directory or the Pi session's project. */
   workingDir: z.string().min(1).max(4096).optional(),
+  /** The client's key for this start; the same key with the same request adopts the saved run. */
+  requestKey: requestKeySchema.optional(),
 });
 export type ReservePreparedRun = z.infer<typeof reservePreparedRunSchema>;
 
@@ -179,10 +182,15 @@ export const prepareContinuationSchema = z.object({
   runId: runIdSchema,
   parentRunId: runIdSchema,
   accepted: checkpointAnswerSchema,
+  requestKey: requestKeySchema.optional(),
 });
 export type PrepareContinuation = z.infer<typeof prepareContinuationSchema>;
 
-export const prepareRestartSchema = z.object({ runId: runIdSchema, parentRunId: runIdSchema });
+export const prepareRestartSchema = z.object({
+  runId: runIdSchema,
+  parentRunId: runIdSchema,
+  requestKey: requestKeySchema.optional(),
+});
 export type PrepareRestart = z.infer<typeof prepareRestartSchema>;
 
 export const messageKindSchema = z.enum([

@@ -37,6 +37,8 @@ export interface RunRow {
   error_hash: string | null;
   presentation_hash: string | null;
   working_dir: string | null;
+  /** The client's key for the action that created the run; read only to adopt a repeated request. */
+  request_key: string | null;
   terminal_fingerprint: string | null;
   presentation_state: RunRecord["presentationState"];
   presentation_error: string | null;

@@ -17,6 +17,7 @@ import {
 import { canonicalJson } from "./canonical-json.js";
 import { isConflict, notRunning, type StoreContext } from "./context.js";
 import { StoreError } from "./errors.js";
+import { repeatedRequest, runWithRequestKey } from "./request-key.js";
 import { mapRunRow, type RunRow } from "./rows.js";
 import { activeRunInSession, sessionRefusal } from "./session-reservation.js";
 import { terminalize } from "./terminalize.js";
@@ -49,7 +50,8 @@ function sameReservation(
     row.presentation_hash === presentation &&
     row.working_dir === (req.workingDir ?? null) &&
     row.origin_kind === req.origin.kind &&
-    row.origin_session === session
+    row.origin_session === session &&
+    row.request_key === (req.requestKey ?? null)
   );
 }
 
@@ -57,6 +59,9 @@ function sameReservation(
 export function reservePreparedRun(ctx: StoreContext, req: ReservePreparedRun): Transition<RunRecord> {
   return ctx.tx(() => {
     const inputHash = ctx.jsonHash(req.input);
+    // Before the session check: a resent start finds its own run holding the session.
+    const keyed = runWithRequestKey(ctx, req.requestKey);
+    if (keyed) return repeatedRequest(keyed, sameReservation(ctx, keyed, req, inputHash));
     const existing = ctx.getRunRow(req.runId);
     if (existing) {
       return sameReservation(ctx, existing, req, inputHash)
@@ -72,8 +77,8 @@ export function reservePreparedRun(ctx: StoreContext, req: ReservePreparedRun): 
         `INSERT INTO runs (run_id, root_run_id, parent_run_id, origin_command, next_command, restart_number,
           workflow_name, source_json, definition_digest, manifest_hash, origin_kind, origin_session, status,
           generation, revision, progress_revision, paused, step_count, input_hash, presentation_hash,
-          working_dir, presentation_state, created_at, updated_at)
-         VALUES (?, ?, NULL, 'start', 'start', 0, ?, ?, ?, ?, ?, ?, 'queued', 0, 1, 0, 0, 0, ?, ?, ?, 'none', ?, ?)`,
+          working_dir, request_key, presentation_state, created_at, updated_at)
+         VALUES (?, ?, NULL, 'start', 'start', 0, ?, ?, ?, ?, ?, ?, 'queued', 0, 1, 0, 0, 0, ?, ?, ?, ?, 'none', ?, ?)`,
       )
       .run(
         req.runId,
@@ -87,6 +92,7 @@ export function reservePreparedRun(ctx: StoreContext, req: ReservePreparedRun): 
         ctx.putJson(req.input),
         req.presentationInstructions === undefined ? null : ctx.putText(req.presentationInstructions),
         req.workingDir ?? null,
+        req.requestKey ?? null,
         now,
         now,
       );

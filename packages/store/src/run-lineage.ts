@@ -13,6 +13,7 @@ import {
 import type { StoreContext } from "./context.js";
 import { StoreError } from "./errors.js";
 import { readAnswerCheck } from "./readers.js";
+import { repeatedRequest, runWithRequestKey } from "./request-key.js";
 import { mapRunRow, type RunRow } from "./rows.js";
 import { sessionRefusal } from "./session-reservation.js";
 
@@ -23,6 +24,7 @@ interface ChildSpec {
   restartNumber: number;
   parentTerminalFingerprint: string | null;
   accepted: { path: string; visit: number; answerHash: string } | null;
+  requestKey: string | null;
 }
 
 /**
@@ -40,8 +42,8 @@ function insertChild(ctx: StoreContext, spec: ChildSpec): Transition<RunRecord> 
         parent_terminal_fingerprint, accepted_path, accepted_visit, accepted_answer_hash, workflow_name,
         source_json, definition_digest, manifest_hash, origin_kind, origin_session, status, generation,
         revision, progress_revision, paused, step_count, input_hash, presentation_hash, working_dir,
-        presentation_state, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', 0, 1, 0, 0, 0, ?, ?, ?, 'none', ?, ?)`,
+        request_key, presentation_state, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', 0, 1, 0, 0, 0, ?, ?, ?, ?, 'none', ?, ?)`,
     )
     .run(
       spec.runId,
@@ -63,6 +65,7 @@ function insertChild(ctx: StoreContext, spec: ChildSpec): Transition<RunRecord> 
       parent.input_hash,
       parent.presentation_hash,
       parent.working_dir,
+      spec.requestKey,
       now,
       now,
     );
@@ -120,6 +123,16 @@ function refuseWrongAnswer(ctx: StoreContext, parent: RunRow, answer: JsonValue)
 /** A continuation starts from a parent waiting at a checkpoint, with the exact accepted answer. */
 export function prepareContinuation(ctx: StoreContext, req: PrepareContinuation): Transition<RunRecord> {
   return ctx.tx(() => {
+    const keyed = runWithRequestKey(ctx, req.requestKey);
+    if (keyed) {
+      const same =
+        keyed.origin_command === "continue" &&
+        keyed.parent_run_id === req.parentRunId &&
+        keyed.accepted_path === req.accepted.path &&
+        keyed.accepted_visit === req.accepted.visit &&
+        keyed.accepted_answer_hash === ctx.jsonHash(req.accepted.answer);
+      return repeatedRequest(keyed, same);
+    }
     const parent = ctx.getRunRow(req.parentRunId);
     if (!parent) return conflict({ kind: "not_found", resource: "run", id: req.parentRunId });
     if (parent.status !== "done" || parent.outcome !== "waiting") {
@@ -162,6 +175,7 @@ export function prepareContinuation(ctx: StoreContext, req: PrepareContinuation)
         visit: req.accepted.visit,
         answerHash: ctx.putJson(req.accepted.answer),
       },
+      requestKey: req.requestKey ?? null,
     });
   });
 }
@@ -169,6 +183,11 @@ export function prepareContinuation(ctx: StoreContext, req: PrepareContinuation)
 /** A restart starts fresh at the first node after any terminal parent; it records its lineage. */
 export function prepareRestart(ctx: StoreContext, req: PrepareRestart): Transition<RunRecord> {
   return ctx.tx(() => {
+    const keyed = runWithRequestKey(ctx, req.requestKey);
+    if (keyed) {
+      const same = keyed.origin_command === "restart" && keyed.parent_run_id === req.parentRunId;
+      return repeatedRequest(keyed, same);
+    }
     const parent = ctx.getRunRow(req.parentRunId);
     if (!parent) return conflict({ kind: "not_found", resource: "run", id: req.parentRunId });
     if (parent.status !== "done" && parent.status !== "failed" && parent.status !== "cancelled") {
@@ -195,6 +214,7 @@ export function prepareRestart(ctx: StoreContext, req: PrepareRestart): Transiti
       restartNumber: parent.restart_number + 1,
       parentTerminalFingerprint: parent.terminal_fingerprint,
       accepted: null,
+      requestKey: req.requestKey ?? null,
     });
   });
 }

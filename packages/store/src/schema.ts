@@ -55,6 +55,7 @@ CREATE TABLE runs (
   error_hash TEXT REFERENCES blobs (hash),
   presentation_hash TEXT REFERENCES blobs (hash),
   working_dir TEXT,
+  request_key TEXT,
   terminal_fingerprint TEXT,
   presentation_state TEXT NOT NULL CHECK (presentation_state IN ('none', 'pending', 'created', 'failed')),
   presentation_error TEXT,
@@ -69,6 +70,7 @@ CREATE UNIQUE INDEX runs_session_reservation ON runs (origin_session)
 CREATE UNIQUE INDEX runs_one_continuation ON runs (parent_run_id)
   WHERE origin_command = 'continue' AND error_code IS NOT 'answer_invalid';
 CREATE UNIQUE INDEX runs_one_restart ON runs (parent_run_id) WHERE origin_command = 'restart';
+CREATE UNIQUE INDEX runs_request_key ON runs (request_key) WHERE request_key IS NOT NULL;
 CREATE INDEX runs_status ON runs (status, updated_at);
 
 CREATE TABLE run_steps (

@@ -83,6 +83,22 @@ describe("opening the state database", () => {
     expect(existsSync(`${file}-wal`)).toBe(false);
   });
 
+  it("refuses a file from before request keys (no runs.request_key, no runs_request_key)", () => {
+    const dir = join(root, "before-keys");
+    mkdirSync(dir, { mode: 0o700 });
+    const file = join(dir, "state.db");
+    const older = SCHEMA_SQL.replace("  request_key TEXT,\n", "").replace(
+      /CREATE UNIQUE INDEX runs_request_key[^;]*;\n/,
+      "",
+    );
+    expect(older).not.toContain("request_key");
+    writeDatabase(file, older);
+    const before = digest(file);
+    const error = expectStoreError(() => RunStore.open({ stateDir: dir }), "layout_mismatch");
+    expect(error.message).toContain("missing index runs_request_key");
+    expect(digest(file)).toBe(before);
+  });
+
   it("refuses an extra index, a missing table and another schema id", () => {
     const cases: Array<[string, string, string | null, string]> = [
       [

@@ -37,11 +37,11 @@ import { performance } from "node:perf_hooks";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Annotation, END, START, StateGraph } from "@langchain/langgraph";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
-import { connectHost, type HostClient } from "@piw/client";
+import { type CallParams, connectHost, type HostClient } from "@piw/client";
 import { EmbeddedRuntime } from "@piw/embedded";
 import { type LoadedWorkflow, loadWorkflowFile } from "@piw/engine";
 import { startHost } from "@piw/host";
-import type { ClientParams, JsonValue, RunView } from "@piw/protocol";
+import type { JsonValue, RunView } from "@piw/protocol";
 import { RunStore } from "@piw/store";
 // The bench-only baseline of (2), as in store-bench.ts: the one deliberate exception to the
 // `sqlite-only-in-store` boundary rule, which `pnpm boundaries` checks over packages/ and apps/ only.
@@ -145,7 +145,7 @@ function writeChainFile(dir: string, name: string, size: number): string {
   return file;
 }
 
-type ReserveParams = ClientParams<"runs.reserve">;
+type ReserveParams = CallParams<"runs.reserve">;
 
 function reserveParams(loaded: LoadedWorkflow, origin: ReserveParams["origin"]): ReserveParams {
   return {

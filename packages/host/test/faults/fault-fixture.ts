@@ -210,10 +210,14 @@ export async function idle(client: TestClient, timeoutMs = 20_000): Promise<void
   }
 }
 
-/** The real `piw` CLI from source, against the host of `box` (it never needs to start one). */
+/**
+ * The real `piw` CLI from source, against the host of `box`; it starts one (detached, with this
+ * environment plus `env`) when none is running.
+ */
 export function piw(
   box: Sandbox,
   args: string[],
+  env: Record<string, string> = {},
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child = spawn(process.execPath, ["--import", TSX_LOADER, CLI_MAIN, ...args], {
     cwd: REPO,
@@ -224,6 +228,7 @@ export function piw(
       PIW_HOST_COMMAND: JSON.stringify([process.execPath, "--import", TSX_LOADER, HOST_MAIN]),
       PIW_WORKER_COMMAND: JSON.stringify(WORKER_COMMAND),
       NO_COLOR: "1",
+      ...env,
     },
     stdio: ["ignore", "pipe", "pipe"],
   });

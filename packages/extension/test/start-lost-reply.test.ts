@@ -1,0 +1,87 @@
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { SessionBridge } from "../src/session-bridge.js";
+import { parseAction, runAction } from "../src/workflow-actions.js";
+
+// The real host and worker, from source; only Pi is played by the test. The first host SIGKILLs
+// itself after committing the start and before replying (its test hook), as a host crash would.
+const REPO = resolve(import.meta.dirname, "../../..");
+const TSX = join(REPO, "node_modules/tsx/dist/loader.mjs");
+const HOST_COMMAND = [process.execPath, "--import", TSX, join(REPO, "apps/host/src/main.ts")];
+const WORKER_COMMAND = [process.execPath, "--import", TSX, join(REPO, "apps/worker/src/main.ts")];
+const SESSION = "session-lost-reply";
+
+const GREET = `import { compute, defineWorkflow } from "piw";
+export default defineWorkflow({
+  name: "greet",
+  startAt: "hello",
+  nodes: { hello: compute({ run: () => "hi" }) },
+  edges: { hello: { to: "done" } },
+});
+`;
+
+function piContext(): { pi: ExtensionAPI; ctx: ExtensionContext } {
+  const pi = { sendMessage() {} } as unknown as ExtensionAPI;
+  const ctx = {
+    sessionManager: { getSessionId: () => SESSION, getEntries: () => [] },
+    isIdle: () => true,
+    hasPendingMessages: () => false,
+    ui: { setWidget() {}, setStatus() {} },
+  } as unknown as ExtensionContext;
+  return { pi, ctx };
+}
+
+let root: string;
+let bridge: SessionBridge | undefined;
+beforeEach(() => {
+  root = mkdtempSync(join(tmpdir(), "piw-ext-lost-reply-"));
+  mkdirSync(join(root, "project", ".pi", "workflows"), { recursive: true });
+  writeFileSync(join(root, "project", ".pi", "workflows", "greet.workflow.ts"), GREET);
+  // Every host the bridge starts inherits this; the once-file lets only the first one die.
+  process.env.PIW_WORKER_COMMAND = JSON.stringify(WORKER_COMMAND);
+  process.env.TSX_TSCONFIG_PATH = join(REPO, "tsconfig.json");
+  process.env.PIW_HOST_CRASH_AT = "after-create";
+  process.env.PIW_HOST_CRASH_ONCE_FILE = join(root, "host-crashed");
+});
+afterEach(async () => {
+  delete process.env.PIW_HOST_CRASH_AT;
+  delete process.env.PIW_HOST_CRASH_ONCE_FILE;
+  const status = await bridge?.host.call("host.status", {}).catch(() => undefined);
+  await bridge?.shutdown();
+  bridge = undefined;
+  if (status !== undefined) {
+    try {
+      process.kill(status.pid, "SIGTERM");
+      for (let i = 0; i < 200; i += 1) {
+        process.kill(status.pid, 0);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    } catch {
+      // Gone.
+    }
+  }
+  rmSync(root, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+});
+
+describe("a workflow start from Pi whose reply was lost with the host", () => {
+  it("answers with the one run the host saved, not an error the model would retry", async () => {
+    const { pi, ctx } = piContext();
+    bridge = new SessionBridge(pi, { hostCommand: HOST_COMMAND, stateDir: join(root, "state") });
+    bridge.remember(ctx);
+    const project = join(root, "project");
+    const started = await runAction(bridge, parseAction({ action: "start", workflow: "greet" }), project);
+    expect(existsSync(join(root, "host-crashed"))).toBe(true);
+    const runs = await bridge.host.call("runs.list", { sessionId: SESSION });
+    expect(runs).toHaveLength(1);
+    expect(started.details).toEqual({
+      action: "start",
+      workflow: "greet",
+      runId: runs[0]?.runId,
+      queued: true,
+    });
+    expect(started.text).toContain(`queued (run ${runs[0]?.runId})`);
+  }, 60_000);
+});
