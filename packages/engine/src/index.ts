@@ -36,6 +36,7 @@ export {
   includeWorkflow,
   notify,
   shell,
+  WorkflowError,
 } from "./authoring/index.js";
 export type { CompileProblem } from "./compiler/compile-error.js";
 export { CompileError } from "./compiler/compile-error.js";
@@ -69,6 +70,8 @@ export type { MemoryRunOptions } from "./executor/memory-port.js";
 export { MemoryRunPort } from "./executor/memory-port.js";
 export { MAX_AGENT_NUDGES } from "./executor/node-runner.js";
 export type { AgentEvent, RunPort, SubmissionVerdict } from "./executor/run-port.js";
+export type { DebugLog, FailureSite, SafeFailure } from "./executor/safe-failure.js";
+export { toSafeError } from "./executor/safe-failure.js";
 export type { EffectId, NodeVisitId } from "./identity/execution-identity.js";
 export { registerBuiltinWorkflow } from "./loader/builtin-registry.js";
 export type { LoadedWorkflow } from "./loader/load-workflow-file.js";

@@ -11,6 +11,7 @@ export type {
 export { decisionEdge } from "./edges.js";
 export type { DecisionEdge, GotoEdge, RouteEdge, WorkflowEdge } from "./edges.js";
 export { action, agent, checkpoint, compute, decision, notify, shell } from "./node-specs.js";
+export { WorkflowError } from "./workflow-error.js";
 export type {
   ActionNode,
   AgentNode,

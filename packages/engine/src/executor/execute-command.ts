@@ -12,6 +12,8 @@ import { expectSaved, FenceLost, NodeFailure, RunParked } from "./execution-sign
 import { nodeContextFor, runNode } from "./node-runner.js";
 import type { RunPort } from "./run-port.js";
 import { rebuildPosition } from "./run-position.js";
+import { type DebugLog, toSafeError } from "./safe-failure.js";
+import { describeIssues } from "../compiler/schema-issues.js";
 
 /** How one run command ended, for the worker's exit report. */
 export type ExecutionOutcome =
@@ -33,6 +35,8 @@ export interface ExecuteOptions {
    * worker's supervisor can kill what a dead worker left running.
    */
   onProcessGroup?: (pgid: number, alive: boolean) => void;
+  /** Where the raw text of what workflow code threw goes (the worker's stderr); saved errors never carry it. */
+  debug?: DebugLog;
 }
 
 /**
@@ -96,10 +100,9 @@ function checkAcceptedAnswer(
   }
   const parsed = node.answer.safeParse(accepted.answer);
   if (parsed.success) return null;
-  const issue = parsed.error.issues[0];
   return safeError(
     "input_invalid",
-    `The answer to ${accepted.path} is invalid at ${issue?.path.join(".") || "(root)"}: ${issue?.message ?? "invalid"}.`,
+    `The answer to ${accepted.path} is invalid: ${describeIssues(parsed.error.issues, "(answer)")}.`,
   );
 }
 
@@ -136,19 +139,28 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecutionOutc
           return fail(port, next.error, next.status === "timed_out");
         case "wait": {
           const node = workflow.nodes.get(next.path);
-          const prompt =
-            node?.kind === "checkpoint"
-              ? node.prompt(
-                  nodeContextFor(
-                    workflow,
-                    snapshot.input,
-                    position.outputsByPath,
-                    next.path,
-                    next.visit,
-                    signal,
-                  ),
-                )
-              : "";
+          let prompt = "";
+          try {
+            if (node?.kind === "checkpoint") {
+              const ctx = nodeContextFor(
+                workflow,
+                snapshot.input,
+                position.outputsByPath,
+                next.path,
+                next.visit,
+                signal,
+              );
+              prompt = node.prompt(ctx);
+            }
+          } catch (error) {
+            // The prompt is author code: what it throws is saved like a node's throw, by its class only.
+            const failure = toSafeError(error, {
+              code: "node_failed",
+              subject: `The prompt of checkpoint ${next.path}`,
+            });
+            options.debug?.(failure.debug);
+            return fail(port, failure.error, false);
+          }
           expectSaved(
             await port.finishRun({
               outcome: "waiting",
@@ -203,6 +215,7 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecutionOutc
                   outputsByPath: position.outputsByPath,
                   signal,
                   ...(options.onProcessGroup ? { onProcessGroup: options.onProcessGroup } : {}),
+                  ...(options.debug ? { debug: options.debug } : {}),
                 });
           const finish = { path: next.path, visit: next.visit, result };
           position.visitCounts.set(next.path, next.visit);

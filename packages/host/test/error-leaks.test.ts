@@ -1,0 +1,205 @@
+import { randomUUID } from "node:crypto";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { RunView } from "@piw/protocol";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { RunningHost } from "../src/index.js";
+import { type Sandbox, sandbox, start, TestClient, TSX_ENV, writeWorkflow } from "./host-fixture.js";
+
+// Every way workflow code can fail, each fed a canary from the input, the environment or an effect's
+// result. The input carries the canary reversed and the workflow turns it back, so the canary itself is
+// never stored as input: any copy of it in the database, a view, the history or a message is a leak.
+const CANARY = `CANARY-${randomUUID()}`;
+const HIDDEN = [...CANARY].reverse().join("");
+
+const LEAK_FLOW = `import { action, checkpoint, compute, decision, decisionEdge, defineWorkflow, includeWorkflow, shell, WorkflowError } from "piw";
+import { z } from "zod";
+
+const secret = (input) => [...input.hidden].reverse().join("");
+const echo = { error: (issue) => "bad " + String(issue.input) };
+
+const child = defineWorkflow({
+  name: "leakchild",
+  input: z.strictObject({ value: z.string().refine(() => false, echo) }),
+  startAt: "use",
+  nodes: { use: compute({ run: () => 1 }) },
+  edges: { use: { to: "done" } },
+});
+
+const MODES = [
+  "throwError", "reject", "throwString", "throwObject", "jsonInput", "jsonEnv", "zodRefine", "zodKeys",
+  "shellExit", "shellSpawn", "shellParse", "effectThrow", "effectResult", "include", "route",
+  "checkpointPrompt", "uncaught", "authored",
+];
+
+export default defineWorkflow({
+  name: "leak",
+  input: z.object({ mode: z.string(), hidden: z.string() }),
+  startAt: "pick",
+  includes: {
+    include: includeWorkflow(child, {
+      input: ({ input }) => ({ value: secret(input), [secret(input)]: true }),
+    }),
+  },
+  nodes: {
+    pick: decision({ choices: MODES, decide: ({ input }) => input.mode }),
+    throwError: compute({ run: ({ input }) => { throw new Error("cannot use " + secret(input)); } }),
+    reject: compute({ run: async ({ input }) => { await Promise.reject(new TypeError(secret(input))); } }),
+    throwString: compute({ run: ({ input }) => { throw secret(input); } }),
+    throwObject: compute({ run: ({ input }) => { throw { token: secret(input) }; } }),
+    jsonInput: compute({ run: ({ input }) => JSON.parse(secret(input)) }),
+    jsonEnv: compute({ run: () => JSON.parse(process.env.PIW_LEAK_CANARY) }),
+    zodRefine: compute({ run: ({ input }) => z.string().refine(() => false, echo).parse(secret(input)) }),
+    zodKeys: compute({ run: ({ input }) => z.strictObject({}).parse({ [secret(input)]: 1 }) }),
+    shellExit: shell({ exec: { shell: 'echo "$PIW_LEAK_CANARY"; echo "$PIW_LEAK_CANARY" >&2; exit 2' } }),
+    shellSpawn: shell({ exec: ({ input }) => ["/nonexistent/" + secret(input)] }),
+    shellParse: shell({ exec: ["printenv", "PIW_LEAK_CANARY"], parse: (stdout) => JSON.parse(stdout) }),
+    effectThrow: action({
+      run: ({ input, effects }) => effects.idempotent("send", { to: "x" }, () => { throw new Error(secret(input)); }),
+    }),
+    effectResult: action({
+      run: async ({ input, effects }) => {
+        const got = await effects.idempotent("fetch", { what: "token" }, () => ({ token: input.hidden }));
+        return JSON.parse([...got.token].reverse().join(""));
+      },
+    }),
+    route: compute({ run: ({ input }) => secret(input) }),
+    checkpointPrompt: checkpoint({
+      prompt: ({ input }) => { throw new RangeError(secret(input)); },
+      answer: z.object({ ok: z.boolean() }),
+    }),
+    uncaught: compute({
+      run: ({ input }) => {
+        setTimeout(() => { throw new Error(secret(input)); }, 0);
+        return new Promise(() => {});
+      },
+    }),
+    authored: compute({ run: () => { throw new WorkflowError("the tests failed"); } }),
+  },
+  edges: {
+    pick: decisionEdge(Object.fromEntries(MODES.map((mode) => [mode, mode]))),
+    ...Object.fromEntries(MODES.filter((m) => !["include", "route", "checkpointPrompt"].includes(m)).map((m) => [m, { to: "done" }])),
+    "include.done": { to: "done" },
+    route: { to: ["done", "throwError"], route: (output) => output },
+    checkpointPrompt: { to: "done" },
+  },
+});
+`;
+
+/** What each failure path must still say: who failed, and how, in piw's own words. */
+const EXPECTED: Record<string, { code: string; message: RegExp }> = {
+  throwError: { code: "node_failed", message: /^Compute node throwError threw an Error\.$/ },
+  reject: { code: "node_failed", message: /^Compute node reject threw a TypeError\.$/ },
+  throwString: { code: "node_failed", message: /^Compute node throwString threw a string, not an Error\.$/ },
+  throwObject: { code: "node_failed", message: /^Compute node throwObject threw an object, not an Error\.$/ },
+  jsonInput: { code: "node_failed", message: /^Compute node jsonInput threw a SyntaxError\.$/ },
+  jsonEnv: { code: "node_failed", message: /^Compute node jsonEnv threw a SyntaxError\.$/ },
+  zodRefine: {
+    code: "node_failed",
+    message: /^Compute node zodRefine threw a ZodError: \(root\): failed a check\.$/,
+  },
+  zodKeys: {
+    code: "node_failed",
+    message: /^Compute node zodKeys threw a ZodError: \(root\): 1 unrecognized key\(s\)\.$/,
+  },
+  shellExit: { code: "node_failed", message: /^Command of shellExit exited with code 2\.$/ },
+  shellSpawn: {
+    code: "node_failed",
+    message: /^Starting the command of shellSpawn threw an Error \(ENOENT\)\.$/,
+  },
+  shellParse: { code: "node_failed", message: /^Shell node shellParse threw a SyntaxError\.$/ },
+  effectThrow: { code: "node_failed", message: /^Effect send of effectThrow threw an Error\.$/ },
+  effectResult: { code: "node_failed", message: /^Action node effectResult threw a SyntaxError\.$/ },
+  include: { code: "input_invalid", message: /the input of "include" does not match its schema/ },
+  route: { code: "node_failed", message: /^Compute node route could not route: .*returned a string/ },
+  checkpointPrompt: {
+    code: "node_failed",
+    message: /^The prompt of checkpoint checkpointPrompt threw a RangeError\.$/,
+  },
+  uncaught: { code: "worker_failed", message: /^The worker threw an Error\.$/ },
+};
+
+let box: Sandbox;
+let host: RunningHost;
+let client: TestClient;
+let reserveLeak: Awaited<ReturnType<typeof writeWorkflow>>["reserve"];
+const hostLog: string[] = [];
+const received: unknown[] = [];
+
+beforeAll(async () => {
+  box = sandbox();
+  host = await start(box, {
+    log: (line) => hostLog.push(line),
+    workerEnv: { ...TSX_ENV, PIW_LEAK_CANARY: CANARY },
+  });
+  client = await TestClient.connect(host.socketPath);
+  reserveLeak = (await writeWorkflow(box, "leak", LEAK_FLOW)).reserve;
+});
+afterAll(async () => {
+  client.close();
+  await host.stop();
+  box.cleanup();
+});
+
+/** Run one mode as a Pi run (so its terminal message is queued too) and collect all a client gets. */
+async function failWith(mode: string): Promise<RunView> {
+  const sessionId = `session-${mode}`;
+  const reserved = await client.call(
+    "runs.reserve",
+    reserveLeak({ mode, hidden: HIDDEN }, { kind: "pi", sessionId }),
+  );
+  if (reserved.kind !== "applied") throw new Error(`not reserved: ${JSON.stringify(reserved)}`);
+  const { runId } = reserved.value;
+  await client.call("runs.subscribe", { runId });
+  await client.call("session.settled", { sessionId });
+  const ended = await client.view(runId, (view) => view.status === "failed");
+  received.push(
+    ended,
+    await client.call("runs.get", { runId }),
+    await client.call("runs.history", { runId }),
+    await client.call("runs.list", {}),
+    await client.call("messages.claim", { sessionId }),
+  );
+  return ended;
+}
+
+/** Every byte of every file in the state directory: the database, its WAL and anything beside them. */
+function stateBytes(dir = box.stateDir): Buffer {
+  return Buffer.concat(
+    readdirSync(dir, { withFileTypes: true }).map((entry) => {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) return stateBytes(path);
+      return entry.isFile() ? readFileSync(path) : Buffer.alloc(0);
+    }),
+  );
+}
+
+function expectNoCanary(): void {
+  expect(stateBytes().includes(Buffer.from(CANARY))).toBe(false);
+  expect(JSON.stringify(received)).not.toContain(CANARY);
+  expect(JSON.stringify(client.views)).not.toContain(CANARY);
+}
+
+describe("errors from workflow code never carry its input, environment or effect results", () => {
+  it.each(Object.entries(EXPECTED))("%s: saved and sent without the canary", async (mode, expected) => {
+    const view = await failWith(mode);
+    expect(view.error?.code).toBe(expected.code);
+    expect(view.error?.message).toMatch(expected.message);
+    expectNoCanary();
+  });
+
+  it("keeps the raw text in the worker's local debug log, which goes to the host log only", () => {
+    // The runs above have ended; their workers' stderr lines reached the log.
+    expect(hostLog.some((line) => line.includes("debug:") && line.includes(CANARY))).toBe(true);
+    expectNoCanary();
+  });
+
+  it("saves a WorkflowError's message as its author wrote it", async () => {
+    const view = await failWith("authored");
+    expect(view.error).toEqual({
+      code: "node_failed",
+      message: "Compute node authored failed: the tests failed",
+    });
+    expectNoCanary();
+  });
+});
