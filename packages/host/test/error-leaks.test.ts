@@ -181,10 +181,17 @@ async function failWith(mode: string): Promise<RunView> {
   return ended;
 }
 
-/** Every byte of every file in the state directory: the database, its WAL and anything beside them. */
+/**
+ * Every byte of every file in the state directory: the database, its WAL and anything beside them.
+ * The WAL is read before the database: a checkpoint between the two reads moves pages into the
+ * database, never out of both.
+ */
 function stateBytes(dir = box.stateDir): Buffer {
+  const entries = readdirSync(dir, { withFileTypes: true }).sort(
+    (a, b) => Number(b.name.endsWith("-wal")) - Number(a.name.endsWith("-wal")),
+  );
   return Buffer.concat(
-    readdirSync(dir, { withFileTypes: true }).map((entry) => {
+    entries.map((entry) => {
       const path = join(dir, entry.name);
       if (entry.isDirectory()) return stateBytes(path);
       return entry.isFile() ? readFileSync(path) : Buffer.alloc(0);
