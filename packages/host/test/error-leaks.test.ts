@@ -99,6 +99,17 @@ export default defineWorkflow({
 });
 `;
 
+/** Its top level reads the environment, which only the worker has: preflight loads it, the worker cannot. */
+const LOAD_FLOW = `import { compute, defineWorkflow } from "piw";
+const config = process.env.PIW_LEAK_load === undefined ? {} : JSON.parse(process.env.PIW_LEAK_load);
+export default defineWorkflow({
+  name: "leakload",
+  startAt: "use",
+  nodes: { use: compute({ run: () => config }) },
+  edges: { use: { to: "done" } },
+});
+`;
+
 /** What each failure path must still say: who failed, and how, in piw's own words. */
 const EXPECTED: Record<string, { code: string; message: RegExp }> = {
   throwError: { code: "node_failed", message: /^Compute node throwError threw an Error\.$/ },
@@ -157,7 +168,7 @@ afterAll(async () => {
   box.cleanup();
 });
 
-const MODES = [...Object.keys(EXPECTED), "authored"];
+const MODES = [...Object.keys(EXPECTED), "authored", "load"];
 
 /** Run one mode as a Pi run (so its terminal message is queued too) and collect all a client gets. */
 async function failWith(mode: string): Promise<RunView> {
@@ -219,6 +230,25 @@ describe("errors from workflow code never carry its input, environment or effect
     const debugLines = hostLog.filter((line) => line.includes("debug:"));
     expect(debugLines.some((line) => line.includes(canaryOf("throwError")))).toBe(true);
     for (const canary of canaries.values()) expectNoCanary(canary);
+  });
+
+  it("load: a workflow file whose top level throws is saved by the error's class", async () => {
+    const flow = await writeWorkflow(box, "leakload", LOAD_FLOW);
+    const sessionId = "session-load";
+    const reserved = await client.call("runs.reserve", flow.reserve(null, { kind: "pi", sessionId }));
+    if (reserved.kind !== "applied") throw new Error(`not reserved: ${JSON.stringify(reserved)}`);
+    const { runId } = reserved.value;
+    await client.call("runs.subscribe", { runId });
+    await client.call("session.settled", { sessionId });
+    const view = await client.view(runId, (v) => v.status === "failed");
+    received.push(
+      ...client.views.filter((v) => v.runId === runId),
+      await client.call("runs.history", { runId }),
+      await client.call("messages.claim", { sessionId }),
+    );
+    expectNoCanary(canaryOf("load"));
+    expect(view.error?.code).toBe("workflow_invalid");
+    expect(view.error?.message).toMatch(/leakload\.workflow\.ts failed to load: it threw a SyntaxError\.$/);
   });
 
   it("saves a WorkflowError's message as its author wrote it", async () => {

@@ -85,6 +85,7 @@ export class WorkerRun {
     // The run is running from here: a workflow that cannot be used ends it failed, through the fence.
     const loaded = await loadRunWorkflow(assignment);
     if (!loaded.ok) {
+      if (loaded.debug !== undefined) this.options.debug(`loading the workflow: ${loaded.debug}`);
       const finished = await port.finishRun({ outcome: "failed", error: loaded.error });
       this.options.log(`run ${command.runId}: not loaded (${loaded.error.code}); run ${finished.kind}`);
       return this.report({ kind: "reported", phase: "bootstrap", error: loaded.error });
