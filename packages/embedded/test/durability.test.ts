@@ -1,4 +1,11 @@
-import { action, type ActionContext, compileWorkflow, compute, defineWorkflow } from "@piw/engine";
+import {
+  action,
+  type ActionContext,
+  compileWorkflow,
+  compute,
+  defineWorkflow,
+  WorkflowError,
+} from "@piw/engine";
 import { afterEach, describe, expect, it } from "vitest";
 import { abandonAfter, type Harness, openRuntime } from "./harness.js";
 
@@ -27,7 +34,8 @@ function effectful(options: {
               if (options.hang()) await new Promise(() => {});
               return { deployed: true };
             });
-            if (options.failAfter()) throw new Error("verification failed");
+            // A WorkflowError: the author vouches for its message, so it is saved as written.
+            if (options.failAfter()) throw new WorkflowError("verification failed");
             return out;
           },
         }),

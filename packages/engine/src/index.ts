@@ -36,6 +36,7 @@ export {
   includeWorkflow,
   notify,
   shell,
+  WorkflowError,
 } from "./authoring/index.js";
 export type { CompileProblem } from "./compiler/compile-error.js";
 export { CompileError } from "./compiler/compile-error.js";
@@ -65,12 +66,25 @@ export { RoutingError, ScopeInputError } from "./compiler/runtime-errors.js";
 export { AgentEventQueue } from "./executor/agent-event-queue.js";
 export type { ExecuteOptions, ExecutionOutcome } from "./executor/execute-command.js";
 export { acceptRunCommand, executeRun } from "./executor/execute-command.js";
+export { ValueTooLarge } from "./executor/execution-signals.js";
 export type { MemoryRunOptions } from "./executor/memory-port.js";
 export { MemoryRunPort } from "./executor/memory-port.js";
-export { ValueTooLarge } from "./executor/execution-signals.js";
 export { MAX_AGENT_NUDGES } from "./executor/node-runner.js";
 export type { AgentEvent, RunPort, SubmissionVerdict } from "./executor/run-port.js";
+export type { DebugLog, FailureSite, SafeFailure } from "./executor/safe-failure.js";
+export { toSafeError } from "./executor/safe-failure.js";
 export type { EffectId, NodeVisitId } from "./identity/execution-identity.js";
+export type { LaunchRequest, PreparedLaunch } from "./launch/prepare-launch.js";
+export {
+  agentStepPaths,
+  describeIssuePath,
+  LaunchRefused,
+  listWorkflowFiles,
+  loadForLaunch,
+  prepareInput,
+  prepareLaunch,
+  reserveRequest,
+} from "./launch/prepare-launch.js";
 export { registerBuiltinWorkflow } from "./loader/builtin-registry.js";
 export type { LoadedWorkflow } from "./loader/load-workflow-file.js";
 export { AUTHORING_MODULE, loadWorkflowFile, WORKFLOW_FILE_SUFFIX } from "./loader/load-workflow-file.js";
@@ -83,14 +97,3 @@ export {
 } from "./loader/resolve-workflow.js";
 export type { WorkflowLoadErrorCode } from "./loader/workflow-load-error.js";
 export { WorkflowLoadError } from "./loader/workflow-load-error.js";
-export type { LaunchRequest, PreparedLaunch } from "./launch/prepare-launch.js";
-export {
-  agentStepPaths,
-  describeIssuePath,
-  LaunchRefused,
-  listWorkflowFiles,
-  loadForLaunch,
-  prepareInput,
-  prepareLaunch,
-  reserveRequest,
-} from "./launch/prepare-launch.js";

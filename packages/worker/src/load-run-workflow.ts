@@ -12,7 +12,8 @@ import { type SafeError, type SourceIdentity, safeError, type WorkerResult } fro
 /** What the host assigned this worker in its reply to `worker.hello`. */
 export type WorkerAssignment = WorkerResult<"worker.hello">;
 
-type Loaded<T> = { ok: true; value: T } | { ok: false; error: SafeError };
+/** `debug` is the full text of a load failure, for the worker's local debug log only. */
+type Loaded<T> = { ok: true; value: T } | { ok: false; error: SafeError; debug?: string };
 
 export type RunWorkflowLoad = Loaded<CompiledWorkflow>;
 
@@ -73,7 +74,9 @@ export async function loadRunWorkflow(assignment: WorkerAssignment): Promise<Run
   try {
     found = source.kind === "file" ? await loadFile(source) : loadBuiltin(source);
   } catch (error) {
-    if (error instanceof WorkflowLoadError) return { ok: false, error: error.toSafeError() };
+    if (error instanceof WorkflowLoadError) {
+      return { ok: false, error: error.toSafeError(), debug: error.message };
+    }
     throw error;
   }
   if (!found.ok) return found;

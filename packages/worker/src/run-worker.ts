@@ -1,5 +1,5 @@
-import { acceptRunCommand, executeRun } from "@piw/engine";
-import { type SafeError, safeError, type WorkerExit } from "@piw/protocol";
+import { acceptRunCommand, executeRun, toSafeError } from "@piw/engine";
+import type { WorkerExit } from "@piw/protocol";
 import { type CrashHook, CrashingPort } from "./crash-hook.js";
 import { type HostPeer, HostRunPort } from "./host-run-port.js";
 import { loadRunWorkflow } from "./load-run-workflow.js";
@@ -32,15 +32,11 @@ export interface WorkerRunOptions {
   crash: CrashHook;
   /** One line for the host's log of this worker; never input, prompts or stacks. */
   log(line: string): void;
-}
-
-/** The first line of what was thrown, bounded and without its stack: enough to find the bug. */
-function describeFailure(error: unknown): SafeError {
-  const text =
-    error instanceof Error
-      ? `${error.name}: ${error.message}`
-      : `A non-Error value was thrown (${typeof error}).`;
-  return safeError("worker_failed", `The worker failed: ${text.split("\n", 1)[0] ?? ""}`);
+  /**
+   * The raw text of what workflow code threw, which may quote input or secrets: for this worker's
+   * local debug log (its stderr) only, never saved or sent.
+   */
+  debug(line: string): void;
 }
 
 /**
@@ -65,7 +61,9 @@ export class WorkerRun {
 
   /** An unexpected failure (a thrown bug, an uncaught exception in workflow code) in the current phase. */
   fail(error: unknown): Promise<number> {
-    return this.report({ kind: "reported", phase: this.phase, error: describeFailure(error) });
+    const failure = toSafeError(error, { code: "worker_failed", subject: "The worker" });
+    this.options.debug(failure.debug);
+    return this.report({ kind: "reported", phase: this.phase, error: failure.error });
   }
 
   private async steps(): Promise<number> {
@@ -87,6 +85,7 @@ export class WorkerRun {
     // The run is running from here: a workflow that cannot be used ends it failed, through the fence.
     const loaded = await loadRunWorkflow(assignment);
     if (!loaded.ok) {
+      if (loaded.debug !== undefined) this.options.debug(`loading the workflow: ${loaded.debug}`);
       const finished = await port.finishRun({ outcome: "failed", error: loaded.error });
       this.options.log(`run ${command.runId}: not loaded (${loaded.error.code}); run ${finished.kind}`);
       return this.report({ kind: "reported", phase: "bootstrap", error: loaded.error });
@@ -97,6 +96,7 @@ export class WorkerRun {
       workflow: loaded.value,
       port,
       signal,
+      debug: this.options.debug,
       // The host keeps these so it can kill a command this process leaves behind if it dies.
       onProcessGroup: (pgid, alive) => {
         peer.call("worker.processGroup", { pgid, alive }).catch(() => {

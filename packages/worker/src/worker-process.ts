@@ -96,6 +96,8 @@ export async function runWorkerProcess(): Promise<never> {
     signal: execution.signal,
     crash,
     log: logLine,
+    // The worker's stderr is its local debug log (the host copies its lines into the host's own log).
+    debug: (line) => logLine(`debug: ${line}`),
   });
   // Leaving with a node still running must not leave its shell commands behind. The report goes
   // first: once the host has it, whatever the aborted node still tries to save is refused.

@@ -66,7 +66,7 @@ export default defineWorkflow({
 });
 `,
     release: `import { existsSync } from "node:fs";
-import { compute, defineWorkflow, includeWorkflow, type ScopeContext } from "piw";
+import { compute, defineWorkflow, includeWorkflow, type ScopeContext, WorkflowError } from "piw";
 import { z } from "zod";
 import documentation from "./documentation.workflow.ts";
 import workspace from "./workspace.workflow.ts";
@@ -83,7 +83,7 @@ export default defineWorkflow({
     // After both managed actions: fails while the fail flag exists, waits while the hold flag exists.
     gate: compute({
       run: async ({ signal }) => {
-        if (existsSync(${failFlag})) throw new Error("forced failure after the managed actions");
+        if (existsSync(${failFlag})) throw new WorkflowError("forced failure after the managed actions");
         while (existsSync(${holdFlag}) && !signal.aborted) await new Promise((r) => setTimeout(r, 50));
         return "open";
       },

@@ -1,4 +1,4 @@
-import type { z, ZodType } from "zod";
+import type { ZodType, z } from "zod";
 import type { ScopeContext } from "../compiler/compiled-workflow.js";
 import type { DecisionEdge, GotoEdge, RouteEdge, WorkflowEdge } from "./edges.js";
 import type { NodeOutput, WorkflowNode } from "./node-specs.js";

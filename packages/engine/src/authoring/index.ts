@@ -1,5 +1,11 @@
 // The authoring API. Workflow files import it as "piw"; the loader maps that name to this module.
-export { DEFAULT_EXIT, DEFAULT_MAX_STEPS, defineWorkflow, includeWorkflow } from "./define-workflow.js";
+
+export type {
+  ActionContext,
+  ManagedEffects,
+  NodeContext,
+  ScopeContext,
+} from "../compiler/compiled-workflow.js";
 export type {
   IncludeInput,
   IncludeOptions,
@@ -8,9 +14,9 @@ export type {
   WorkflowInclude,
   WorkflowSpec,
 } from "./define-workflow.js";
-export { decisionEdge } from "./edges.js";
+export { DEFAULT_EXIT, DEFAULT_MAX_STEPS, defineWorkflow, includeWorkflow } from "./define-workflow.js";
 export type { DecisionEdge, GotoEdge, RouteEdge, WorkflowEdge } from "./edges.js";
-export { action, agent, checkpoint, compute, decision, notify, shell } from "./node-specs.js";
+export { decisionEdge } from "./edges.js";
 export type {
   ActionNode,
   AgentNode,
@@ -26,9 +32,5 @@ export type {
   ShellOptions,
   WorkflowNode,
 } from "./node-specs.js";
-export type {
-  ActionContext,
-  ManagedEffects,
-  NodeContext,
-  ScopeContext,
-} from "../compiler/compiled-workflow.js";
+export { action, agent, checkpoint, compute, decision, notify, shell } from "./node-specs.js";
+export { WorkflowError } from "./workflow-error.js";

@@ -1,4 +1,4 @@
-import type { z, ZodType } from "zod";
+import type { ZodType, z } from "zod";
 import type { ActionContext, NodeContext } from "../compiler/compiled-workflow.js";
 
 /** Type-only marker that carries a node's output type to the edge types; never set at run time. */

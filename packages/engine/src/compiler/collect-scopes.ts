@@ -6,8 +6,8 @@ import {
 } from "../authoring/define-workflow.js";
 import type { WorkflowNode } from "../authoring/node-specs.js";
 import type { CompileProblem } from "./compile-error.js";
-import type { CompiledNode } from "./compiled-workflow.js";
 import { compileNode, isZodSchema } from "./compile-node.js";
+import type { CompiledNode } from "./compiled-workflow.js";
 import { joinPath, localNameProblem, workflowNameProblem } from "./names.js";
 import { collectEdges } from "./scope-edges.js";
 import type { ScopeModel } from "./scope-model.js";

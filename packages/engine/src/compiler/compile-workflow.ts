@@ -7,11 +7,12 @@ import { CompileError } from "./compile-error.js";
 import { shellCommandOf } from "./compile-node.js";
 import type { CompiledWorkflow, NextStep } from "./compiled-workflow.js";
 import { canonicalJson, schemaJson, sha256Hex } from "./definition-digest.js";
-import type { GraphManifest } from "./graph-manifest.js";
 import { checkGraph } from "./graph-checks.js";
+import type { GraphManifest } from "./graph-manifest.js";
 import { nextStep, startPathOf } from "./graph-routing.js";
 import { joinPath } from "./names.js";
 import { RoutingError, ScopeInputError } from "./runtime-errors.js";
+import { describeIssues } from "./schema-issues.js";
 import type { ScopeModel } from "./scope-model.js";
 
 /**
@@ -91,11 +92,8 @@ function parseInput(schema: ZodType | undefined, value: unknown, scope: string):
   if (schema === undefined) return value;
   const result = schema.safeParse(value);
   if (result.success) return result.data;
-  // Issue paths and messages only: the input itself may be private.
-  const issues = result.error.issues
-    .slice(0, 5)
-    .map((issue) => `${issue.path.join(".") || "(input)"}: ${issue.message}`)
-    .join("; ");
+  // Issue paths and schema words only: the input itself may be private, and zod's messages may quote it.
+  const issues = describeIssues(result.error.issues, "(input)");
   const where = scope === "" ? "the workflow input" : `the input of "${scope}"`;
   throw new ScopeInputError(scope, `${where} does not match its schema: ${issues}`);
 }

@@ -110,7 +110,8 @@ function pickTarget(edge: EdgeModel, output: unknown, source: string): string {
   }
 }
 
+/** The kind of value only: a route's or decision's result is data, and this message is saved. */
 function describe(value: unknown): string {
-  if (typeof value === "string") return JSON.stringify(value.length > 80 ? `${value.slice(0, 80)}…` : value);
+  if (typeof value === "string") return "a string";
   return value === null ? "null" : typeof value;
 }

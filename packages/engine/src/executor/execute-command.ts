@@ -8,10 +8,12 @@ import {
   type Transition,
 } from "@piw/protocol";
 import type { CompiledWorkflow } from "../compiler/compiled-workflow.js";
+import { describeIssues } from "../compiler/schema-issues.js";
 import { expectSaved, FenceLost, NodeFailure, RunParked, ValueTooLarge } from "./execution-signals.js";
 import { nodeContextFor, runNode, tooLarge } from "./node-runner.js";
 import type { RunPort } from "./run-port.js";
 import { rebuildPosition } from "./run-position.js";
+import { type DebugLog, toSafeError } from "./safe-failure.js";
 
 /** How one run command ended, for the worker's exit report. */
 export type ExecutionOutcome =
@@ -33,6 +35,8 @@ export interface ExecuteOptions {
    * worker's supervisor can kill what a dead worker left running.
    */
   onProcessGroup?: (pgid: number, alive: boolean) => void;
+  /** Where the raw text of what workflow code threw goes (the worker's stderr); saved errors never carry it. */
+  debug?: DebugLog;
 }
 
 /**
@@ -100,10 +104,9 @@ function checkAcceptedAnswer(
   }
   const parsed = node.answer.safeParse(accepted.answer);
   if (parsed.success) return null;
-  const issue = parsed.error.issues[0];
   return safeError(
     "answer_invalid",
-    `The answer to ${accepted.path} is invalid at ${issue?.path.join(".") || "(root)"}: ${issue?.message ?? "invalid"}. Answer the checkpoint again.`,
+    `The answer to ${accepted.path} is invalid: ${describeIssues(parsed.error.issues, "(answer)")}. Answer the checkpoint again.`,
   );
 }
 
@@ -147,9 +150,20 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecutionOutc
               false,
             );
           }
-          const prompt = node.prompt(
-            nodeContextFor(workflow, snapshot.input, position.outputsByPath, next.path, next.visit, signal),
-          );
+          let prompt: string;
+          try {
+            prompt = node.prompt(
+              nodeContextFor(workflow, snapshot.input, position.outputsByPath, next.path, next.visit, signal),
+            );
+          } catch (error) {
+            // The prompt is author code: what it throws is saved like a node's throw, by its class only.
+            const failure = toSafeError(error, {
+              code: "node_failed",
+              subject: `The prompt of checkpoint ${next.path}`,
+            });
+            options.debug?.(failure.debug);
+            return fail(port, failure.error, false);
+          }
           expectSaved(
             await port.finishRun({
               outcome: "waiting",
@@ -205,6 +219,7 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecutionOutc
                   outputsByPath: position.outputsByPath,
                   signal,
                   ...(options.onProcessGroup ? { onProcessGroup: options.onProcessGroup } : {}),
+                  ...(options.debug ? { debug: options.debug } : {}),
                 });
           const finish = { path: next.path, visit: next.visit, result };
           position.visitCounts.set(next.path, next.visit);

@@ -37,12 +37,6 @@ export class ValueTooLarge extends Error {
   override readonly name = "ValueTooLarge";
 }
 
-/** An author's function threw: keep only its bounded message, never its stack. */
-export function describeThrown(error: unknown): string {
-  if (error instanceof Error) return `${error.name}: ${error.message}`;
-  return typeof error === "string" ? error : "A non-Error value was thrown.";
-}
-
 /** Unwrap a saved transition; a lost fence or a park stops the run, anything else is a bug. */
 export function expectSaved<T>(t: Transition<T>): T {
   switch (t.kind) {

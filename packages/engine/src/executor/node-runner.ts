@@ -5,18 +5,11 @@ import type {
   CompiledWorkflow,
   NodeContext,
 } from "../compiler/compiled-workflow.js";
-import { ScopeInputError } from "../compiler/runtime-errors.js";
 import { effectId, nodeVisitId, visitMessageId } from "../identity/execution-identity.js";
-import {
-  describeThrown,
-  expectSaved,
-  FenceLost,
-  NodeFailure,
-  RunParked,
-  ValueTooLarge,
-} from "./execution-signals.js";
+import { expectSaved, FenceLost, NodeFailure, RunParked, ValueTooLarge } from "./execution-signals.js";
 import type { RunPort } from "./run-port.js";
-import { runShell } from "./shell-runner.js";
+import { type DebugLog, toSafeError } from "./safe-failure.js";
+import { runShell, type ShellResult } from "./shell-runner.js";
 
 export interface NodeRun {
   workflow: CompiledWorkflow;
@@ -29,6 +22,8 @@ export interface NodeRun {
   outputsByPath: ReadonlyMap<string, unknown>;
   signal: AbortSignal;
   onProcessGroup?: (pgid: number, alive: boolean) => void;
+  /** The raw text of what workflow code threw; the saved error never carries it. */
+  debug?: DebugLog;
 }
 
 /** How many times a turn may end without a submission before the agent step fails. */
@@ -106,9 +101,13 @@ function effectsFor(run: NodeRun): ActionContext["effects"] {
     try {
       value = await fn(request);
     } catch (error) {
-      const failure = safeError("node_failed", `Effect ${type} failed: ${describeThrown(error)}`);
-      expectSaved(await run.port.settleEffect({ effectId: id, result: { ok: false, error: failure } }));
-      throw new NodeFailure(failure.code, failure.message);
+      const failure = toSafeError(error, {
+        code: "node_failed",
+        subject: `Effect ${type} of ${run.node.path}`,
+      });
+      run.debug?.(failure.debug);
+      expectSaved(await run.port.settleEffect({ effectId: id, result: { ok: false, error: failure.error } }));
+      throw new NodeFailure(failure.error.code, failure.error.message);
     }
     expectSaved(await run.port.settleEffect({ effectId: id, result: { ok: true, value: toJson(value) } }));
     return value;
@@ -248,13 +247,26 @@ async function produce(run: NodeRun, signal: AbortSignal): Promise<unknown> {
     case "checkpoint":
       return null;
     case "shell": {
-      const result = await runShell({
-        command: node.command(ctx),
-        ...(node.cwd === undefined ? {} : { cwd: node.cwd }),
-        ...(node.env === undefined ? {} : { env: node.env }),
-        ...(run.onProcessGroup ? { onProcessGroup: run.onProcessGroup } : {}),
-        signal,
-      });
+      const command = node.command(ctx);
+      let result: ShellResult;
+      try {
+        result = await runShell({
+          command,
+          ...(node.cwd === undefined ? {} : { cwd: node.cwd }),
+          ...(node.env === undefined ? {} : { env: node.env }),
+          ...(run.onProcessGroup ? { onProcessGroup: run.onProcessGroup } : {}),
+          signal,
+        });
+      } catch (error) {
+        // A spawn error names the program (`spawn <argv[0]> ENOENT`), which may come from the input.
+        const failure = toSafeError(error, {
+          code: "node_failed",
+          subject: `Starting the command of ${node.path}`,
+        });
+        run.debug?.(failure.debug);
+        throw new NodeFailure(failure.error.code, failure.error.message);
+      }
+      // Only the exit status is told: stdout and stderr may carry anything the command saw.
       if (result.aborted) throw new NodeFailure("cancelled", `Command of ${node.path} was stopped.`);
       if (result.exitCode !== 0) {
         const how = result.signal ? `was killed by ${result.signal}` : `exited with code ${result.exitCode}`;
@@ -278,6 +290,11 @@ function timeoutOf(node: CompiledNode): number | undefined {
   return node.kind === "shell" || node.kind === "agent" ? node.timeoutMs : undefined;
 }
 
+/** "Compute node review/check": how a saved error names the node whose code threw. */
+function nodeSubject(node: CompiledNode): string {
+  return `${node.kind.charAt(0).toUpperCase()}${node.kind.slice(1)} node ${node.path}`;
+}
+
 /** Run one open visit and say how it ended. Stops (throws) only for a lost fence or a park. */
 export async function runNode(run: NodeRun): Promise<NodeVisitResult> {
   try {
@@ -287,18 +304,13 @@ export async function runNode(run: NodeRun): Promise<NodeVisitResult> {
     const target = run.workflow.next(run.node.path, output);
     return { status: "succeeded", output, next: target.kind === "node" ? target.path : null };
   } catch (error) {
-    if (error instanceof NodeFailure) {
-      const saved: SafeError = safeError(error.code, error.message);
-      return error.timedOut ? { status: "timed_out", error: saved } : { status: "failed", error: saved };
-    }
     if (error instanceof FenceLost || error instanceof RunParked) throw error;
     // An effect's request or value, or a message, that the port could not take.
     if (error instanceof ValueTooLarge) return { status: "failed", error: tooLarge(run.node.path, error) };
-    if (error instanceof ScopeInputError)
-      return { status: "failed", error: safeError("input_invalid", error.message) };
-    return {
-      status: "failed",
-      error: safeError("node_failed", `Node ${run.node.path} threw ${describeThrown(error)}`),
-    };
+    const failure = toSafeError(error, { code: "node_failed", subject: nodeSubject(run.node) });
+    if (!(error instanceof NodeFailure)) run.debug?.(failure.debug);
+    return error instanceof NodeFailure && error.timedOut
+      ? { status: "timed_out", error: failure.error }
+      : { status: "failed", error: failure.error };
   }
 }

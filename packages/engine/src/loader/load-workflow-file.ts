@@ -11,6 +11,7 @@ import { compileWorkflow } from "../compiler/compile-workflow.js";
 import type { CompiledWorkflow } from "../compiler/compiled-workflow.js";
 import { sha256Hex } from "../compiler/definition-digest.js";
 import { workflowNameProblem } from "../compiler/names.js";
+import { toSafeError } from "../executor/safe-failure.js";
 import { importWorkflowModule, isUnsupportedSyntax } from "./native-workflow-import.js";
 import { summaryOf, WorkflowLoadError } from "./workflow-load-error.js";
 
@@ -70,6 +71,11 @@ async function evaluateWorkflowModule(
   })) as { default?: unknown } | undefined;
 }
 
+/** "it threw a SyntaxError.": what may be saved about a throw while loading (its text may quote env). */
+function classOf(error: unknown): string {
+  return toSafeError(error, { code: "workflow_invalid", subject: "it" }).error.message;
+}
+
 /** `review.workflow.ts` → `review`; undefined for a file without the suffix. */
 export function workflowFileStem(path: string): string | undefined {
   const file = basename(path);
@@ -84,7 +90,12 @@ export function compileForLoad(definition: WorkflowDefinition, where: string): C
     if (error instanceof CompileError) {
       throw new WorkflowLoadError("workflow_invalid", `${where}: ${error.message}`, error.problems);
     }
-    throw new WorkflowLoadError("workflow_invalid", `${where} failed to compile: ${summaryOf(error)}`);
+    throw new WorkflowLoadError(
+      "workflow_invalid",
+      `${where} failed to compile: ${summaryOf(error)}`,
+      [],
+      `${where} failed to compile: ${classOf(error)}`,
+    );
   }
 }
 
@@ -122,7 +133,12 @@ export async function loadWorkflowFile(
   try {
     exported = (await evaluateWorkflowModule(file, bytes))?.default;
   } catch (error) {
-    throw new WorkflowLoadError("workflow_invalid", `${file} failed to load: ${summaryOf(error)}`);
+    throw new WorkflowLoadError(
+      "workflow_invalid",
+      `${file} failed to load: ${summaryOf(error)}`,
+      [],
+      `${file} failed to load: ${classOf(error)}`,
+    );
   }
   if (!isWorkflowDefinition(exported)) {
     throw new WorkflowLoadError("workflow_invalid", `${file} must \`export default defineWorkflow({...})\``);

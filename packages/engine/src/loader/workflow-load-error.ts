@@ -1,11 +1,13 @@
-import { boundSafeMessage, type ErrorCode, type SafeError } from "@piw/protocol";
+import { boundSafeMessage, type ErrorCode, type SafeError, safeError } from "@piw/protocol";
 import type { CompileProblem } from "../compiler/compile-error.js";
 
 export type WorkflowLoadErrorCode = Extract<ErrorCode, "workflow_not_found" | "workflow_invalid">;
 
 /**
- * Why a workflow could not be resolved, loaded or compiled. The message is bounded and safe to store or
- * show: built from first lines only, never a stack, input or prompt.
+ * Why a workflow could not be resolved, loaded or compiled. The message is bounded and holds first
+ * lines only, never a stack: it is shown where the load ran (preflight). What is saved (`toSafeError`)
+ * may be shorter: a file whose top level threw is saved by the error's class, since the thrown text
+ * can quote an environment variable.
  */
 export class WorkflowLoadError extends Error {
   override readonly name = "WorkflowLoadError";
@@ -13,14 +15,23 @@ export class WorkflowLoadError extends Error {
   /** The compiler's problems when the workflow failed to compile; empty otherwise. */
   readonly problems: readonly CompileProblem[];
 
-  constructor(code: WorkflowLoadErrorCode, message: string, problems: readonly CompileProblem[] = []) {
+  /** The message to save, when it must say less than `message`. */
+  private readonly savedMessage: string | undefined;
+
+  constructor(
+    code: WorkflowLoadErrorCode,
+    message: string,
+    problems: readonly CompileProblem[] = [],
+    savedMessage?: string,
+  ) {
     super(boundSafeMessage(message));
     this.code = code;
     this.problems = problems;
+    this.savedMessage = savedMessage;
   }
 
   toSafeError(): SafeError {
-    return { code: this.code, message: this.message };
+    return safeError(this.code, this.savedMessage ?? this.message);
   }
 }
 
