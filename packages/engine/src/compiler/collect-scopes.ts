@@ -8,6 +8,7 @@ import type { WorkflowNode } from "../authoring/node-specs.js";
 import type { CompileProblem } from "./compile-error.js";
 import type { CompiledNode } from "./compiled-workflow.js";
 import { compileNode, isZodSchema } from "./compile-node.js";
+import { fieldName, unknownFields } from "./known-fields.js";
 import { joinPath, localNameProblem, workflowNameProblem } from "./names.js";
 import { collectEdges } from "./scope-edges.js";
 import type { ScopeModel } from "./scope-model.js";
@@ -121,6 +122,12 @@ function visitScope(tree: CollectedTree, visiting: PendingScope): PendingScope[]
       });
       continue;
     }
+    for (const field of unknownFields(include as object, INCLUDE_FIELDS)) {
+      problems.push({
+        path: full,
+        message: `an include has no option ${fieldName(field)} (includeWorkflow takes: title, input)`,
+      });
+    }
     mountExits.set(name, Array.isArray(child.exits) ? child.exits.filter((e) => typeof e === "string") : []);
     if (child === definition || ancestors.includes(child)) {
       // Known exits keep its edges quiet; descending would never end.
@@ -173,8 +180,30 @@ function checkStartAt(
   return undefined;
 }
 
+/** What defineWorkflow returns; `edges` and `nodes` are read by name, so any other field is a mistake. */
+const WORKFLOW_FIELDS: readonly (keyof WorkflowDefinition & string)[] = [
+  "kind",
+  "name",
+  "title",
+  "input",
+  "startAt",
+  "nodes",
+  "includes",
+  "exits",
+  "edges",
+  "presentationPrompt",
+  "maxSteps",
+];
+const INCLUDE_FIELDS: readonly (keyof WorkflowInclude & string)[] = ["kind", "workflow", "title", "input"];
+
 function checkWorkflowFields(definition: WorkflowDefinition, path: string, problems: CompileProblem[]): void {
   const at = (field: string) => `${path}:${field}`;
+  for (const field of unknownFields(definition, WORKFLOW_FIELDS)) {
+    problems.push({
+      path: at(field),
+      message: `a workflow has no option ${fieldName(field)} (it takes: ${WORKFLOW_FIELDS.slice(1).join(", ")})`,
+    });
+  }
   if (definition.title !== undefined && typeof definition.title !== "string") {
     problems.push({ path: at("title"), message: "title must be a string" });
   }
