@@ -6,6 +6,7 @@ import {
   compute,
   defineWorkflow,
   includeWorkflow,
+  MemoryRunPort,
   type WorkflowDefinition,
 } from "../src/index.js";
 
@@ -40,7 +41,7 @@ function problemsOf(definition: WorkflowDefinition): CompileProblem[] {
   throw new Error("expected a CompileError");
 }
 
-describe("compiling very large graphs", () => {
+describe("very large graphs and runs in the engine", () => {
   it("compiles a 100,000-node chain", () => {
     const compiled = compileWorkflow(chain(SIZE, "done"));
     expect(compiled.nodes.size).toBe(SIZE);
@@ -106,5 +107,25 @@ describe("compiling very large graphs", () => {
     expect(problems.length).toBeGreaterThan(0);
     expect(problems.length).toBeLessThan(10);
     expect(problems.every((p) => p.message === "the full path is longer than 500 characters")).toBe(true);
+  });
+
+  it("reopens an in-memory run that saved 150,000 visits", () => {
+    // Past about 120,000 arguments a spread (`push(...visits)`) overflows the call stack.
+    const port = new MemoryRunPort();
+    for (let i = 0; i < 150_000; i += 1) {
+      port.visits.push({
+        path: name(i),
+        visit: 1,
+        nodeKind: "compute",
+        attempt: 1,
+        status: "succeeded",
+        output: i,
+        nextPath: name(i + 1),
+      });
+    }
+    const reopened = port.reopen();
+    expect(reopened.visits).toHaveLength(150_000);
+    expect(reopened.visits[149_999]).toEqual(port.visits[149_999]);
+    expect(reopened.visits[0]).not.toBe(port.visits[0]);
   });
 });
