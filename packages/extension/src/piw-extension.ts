@@ -76,7 +76,7 @@ export function piwExtension(options: PiwExtensionOptions = {}): (pi: ExtensionA
 
     pi.registerCommand("workflow", {
       description:
-        "Start or operate a piw workflow: /workflow <name> [task] | status | pause | resume | cancel | restart | answer",
+        "Start or operate a piw workflow: /workflow <name> [task…] | list | status [runId] | pause|resume|cancel|restart <runId> | answer <runId> <json>",
       handler: async (args, ctx) => runCommand(bridge, args, ctx),
     });
 
@@ -113,7 +113,7 @@ async function runCommand(bridge: SessionBridge, args: string, ctx: ExtensionCom
   bridge.remember(ctx);
   let action: WorkflowAction;
   try {
-    action = parseAction(parseWorkflowCommand(args));
+    action = parseWorkflowCommand(args);
   } catch (error) {
     ctx.ui.notify(asWorkflowError(error).message, "error");
     return;

@@ -54,17 +54,29 @@ export interface ActionResult {
   details: { action: WorkflowActionName; [key: string]: unknown };
 }
 
+/** What to give for each required field, when it is missing: a bare "expected string" helps no one. */
+const MISSING_FIELD: Readonly<Record<string, string>> = {
+  workflow: "give the workflow's name or a path to its .workflow.ts file (list shows the workflows here)",
+  runId: "give the run's ID (list shows this session's runs)",
+  answer: "give the checkpoint answer as JSON",
+  output: "give the structured output the current step asks for",
+};
+
 /** Check raw tool or command arguments; a problem is a WorkflowError the caller can fix. */
 export function parseAction(raw: unknown): WorkflowAction {
   const action = (raw as { action?: unknown } | null)?.action;
   if (typeof action !== "string" || !(WORKFLOW_ACTIONS as readonly string[]).includes(action)) {
     throw new WorkflowError(`action must be one of: ${WORKFLOW_ACTIONS.join(", ")}.`);
   }
-  const parsed = actionSchemas[action as WorkflowActionName].safeParse(stripUndefined(raw));
+  const args = stripUndefined(raw) as Record<string, unknown>;
+  const parsed = actionSchemas[action as WorkflowActionName].safeParse(args);
   if (!parsed.success) {
-    const problems = parsed.error.issues.map(
-      (issue) => `${issue.path.length ? issue.path.join(".") : "(arguments)"}: ${issue.message}`,
-    );
+    const problems = parsed.error.issues.map((issue) => {
+      const field = String(issue.path[0] ?? "");
+      const help = field in args ? undefined : MISSING_FIELD[field];
+      if (help !== undefined) return `${field} is missing: ${help}`;
+      return `${issue.path.length ? issue.path.join(".") : "(arguments)"}: ${issue.message}`;
+    });
     throw new WorkflowError(`Invalid arguments for workflow ${action}: ${problems.join("; ")}.`);
   }
   return parsed.data as WorkflowAction;

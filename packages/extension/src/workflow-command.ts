@@ -1,81 +1,124 @@
 import { WorkflowError } from "./host-link.js";
+import { parseAction, type WorkflowAction, type WorkflowActionName } from "./workflow-actions.js";
 
-const RUN_VERBS = new Set(["status", "pause", "resume", "cancel", "restart"]);
+/** What to type for each subcommand: every refused `/workflow` line ends with its usage. */
+export const WORKFLOW_USAGE: Readonly<Record<WorkflowActionName, string>> = {
+  list: "/workflow list — the workflows you can start here and this session's runs",
+  start:
+    "/workflow <name> [task…] — everything after the name is the task, as typed; or /workflow <name> --input-json <json>",
+  status: "/workflow status [runId] — without a run ID, the latest run of this session",
+  pause: "/workflow pause <runId> — the run to pause; /workflow list shows the run IDs",
+  resume: "/workflow resume <runId> — the run to resume; /workflow list shows the run IDs",
+  cancel: "/workflow cancel <runId> — the run to cancel; /workflow list shows the run IDs",
+  restart: "/workflow restart <runId> — the finished run to run again; /workflow list shows the run IDs",
+  answer: "/workflow answer <runId> <answer as JSON> — the run waiting at a checkpoint, and its answer",
+  submit: "/workflow submit <output as JSON> — the output the current workflow step asks for",
+};
 
-/** Split command arguments like a shell would for simple cases: spaces, and '…' or "…" quoting. */
-export function splitArguments(text: string): string[] {
-  const words: string[] = [];
-  let current = "";
-  let quote: '"' | "'" | undefined;
-  let inWord = false;
-  for (const char of text) {
-    if (quote) {
-      if (char === quote) quote = undefined;
-      else current += char;
-      continue;
-    }
-    if (char === '"' || char === "'") {
-      quote = char;
-      inWord = true;
-    } else if (/\s/.test(char)) {
-      if (inWord) words.push(current);
-      current = "";
-      inWord = false;
-    } else {
-      current += char;
-      inWord = true;
+const RUN_VERBS = new Set<WorkflowActionName>(["status", "pause", "resume", "cancel", "restart"]);
+const INPUT_FLAG = "--input-json";
+
+function usage(action: WorkflowActionName, problem?: string): WorkflowError {
+  const lead = problem === undefined ? "" : `${problem}\n`;
+  return new WorkflowError(`${lead}Usage: ${WORKFLOW_USAGE[action]}`);
+}
+
+/** The first word of `text` (whitespace-separated), and the text after it with its spaces trimmed. */
+function firstWord(text: string): { word: string; rest: string } {
+  const trimmed = text.trimStart();
+  const end = trimmed.search(/\s/);
+  if (end < 0) return { word: trimmed, rest: "" };
+  return { word: trimmed.slice(0, end), rest: trimmed.slice(end).trim() };
+}
+
+/** The leading word, or a quoted one ("./my flows/x.workflow.ts") without its quotes. */
+function leadingName(text: string): { word: string; rest: string } {
+  const trimmed = text.trimStart();
+  const quote = trimmed[0];
+  if (quote === "'" || quote === '"') {
+    const close = trimmed.indexOf(quote, 1);
+    const after = trimmed.slice(close + 1);
+    if (close > 1 && (after === "" || /^\s/.test(after))) {
+      return { word: trimmed.slice(1, close), rest: after.trim() };
     }
   }
-  if (quote) throw new WorkflowError(`Unclosed ${quote} in the /workflow arguments.`);
-  if (inWord) words.push(current);
-  return words;
+  return firstWord(trimmed);
 }
 
 /**
- * The raw text after the first `count` words: JSON keeps its own quotes this way. One pair of
- * single quotes around the whole of it (shell habit) is removed.
+ * One pair of matching quotes around the whole of `text` is removed (shell habit); any other quote
+ * is part of the text. Quoting is never required, and an unbalanced quote is not an error.
  */
-function rawTail(text: string, count: number): string {
-  const tail = text.replace(new RegExp(`^\\s*(?:\\S+\\s+){${count}}`), "").trim();
-  return tail.length >= 2 && tail.startsWith("'") && tail.endsWith("'") ? tail.slice(1, -1) : tail;
+function unquote(text: string, quotes: readonly string[] = ["'", '"']): string {
+  const quote = text[0];
+  if (text.length < 2 || quote === undefined || !quotes.includes(quote) || !text.endsWith(quote)) return text;
+  const inner = text.slice(1, -1);
+  return inner.includes(quote) ? text : inner;
 }
 
-function parseJson(text: string, what: string): unknown {
+function parseJson(text: string, action: WorkflowActionName, what: string): unknown {
   try {
-    return JSON.parse(text);
+    // Only single quotes: a JSON string keeps its double quotes.
+    return JSON.parse(unquote(text, ["'"]));
   } catch (error) {
-    throw new WorkflowError(
-      `${what} is not valid JSON: ${error instanceof Error ? error.message : "unreadable"}.`,
-    );
+    const why = error instanceof Error ? error.message.slice(0, 200) : "unreadable";
+    throw usage(action, `${what} is not valid JSON: ${why}.`);
   }
 }
 
+/** The one argument a run verb takes: a run ID, which is a single word. */
+function runIdOf(rest: string, action: WorkflowActionName): string | undefined {
+  if (rest === "") return undefined;
+  const { word, rest: extra } = firstWord(rest);
+  if (extra !== "") throw usage(action, `/workflow ${action} takes one run ID and nothing after it.`);
+  return unquote(word);
+}
+
+/** `/workflow` arguments as tool arguments, before the shared check of each action's fields. */
+function commandArguments(args: string): Record<string, unknown> {
+  const { word: first, rest } = leadingName(args);
+  if (first === "" || first === "list") {
+    if (rest !== "") throw usage("list", "/workflow list takes no arguments.");
+    return { action: "list" };
+  }
+  const verb = first as WorkflowActionName;
+  if (RUN_VERBS.has(verb)) {
+    const runId = runIdOf(rest, verb);
+    if (runId === undefined && verb !== "status") throw usage(verb, `/workflow ${verb} needs a run ID.`);
+    return runId === undefined ? { action: verb } : { action: verb, runId };
+  }
+  if (verb === "answer") {
+    const { word: runId, rest: answer } = firstWord(rest);
+    if (runId === "") throw usage("answer", "/workflow answer needs a run ID and an answer.");
+    if (answer === "") throw usage("answer", "/workflow answer needs the answer after the run ID.");
+    return { action: "answer", runId: unquote(runId), answer: parseJson(answer, "answer", "The answer") };
+  }
+  if (verb === "submit") {
+    if (rest === "") throw usage("submit", "/workflow submit needs the output.");
+    return { action: "submit", output: parseJson(rest, "submit", "The output") };
+  }
+  // Anything else names a workflow; the words after it are free text, passed as typed.
+  const workflow = first;
+  const flag = firstWord(rest);
+  if (flag.word === INPUT_FLAG) {
+    if (flag.rest === "") throw usage("start", `${INPUT_FLAG} needs the input as JSON.`);
+    return { action: "start", workflow, input: parseJson(flag.rest, "start", INPUT_FLAG) };
+  }
+  return rest === "" ? { action: "start", workflow } : { action: "start", workflow, task: unquote(rest) };
+}
+
 /**
- * `/workflow` arguments as tool arguments, so the command and the tool share one lifecycle:
- * bare → list; `<verb> <runId>`; `answer <runId> <json>`; `submit <json>`;
- * `<name> [task words] [--input-json <json>]` → start.
+ * Parses a `/workflow` line into the action the `workflow` tool would run, so the command and the
+ * tool share one lifecycle: bare → list; `<verb> <runId>`; `answer <runId> <json>`; `submit <json>`;
+ * `<name> [task…]` or `<name> --input-json <json>` → start. A line it cannot use is a WorkflowError
+ * that ends with what to type.
  */
-export function parseWorkflowCommand(args: string): Record<string, unknown> {
-  const words = splitArguments(args);
-  const [first, ...rest] = words;
-  if (first === undefined || first === "list") return { action: "list" };
-  if (RUN_VERBS.has(first)) return { action: first, ...(rest[0] === undefined ? {} : { runId: rest[0] }) };
-  if (first === "answer") {
-    const [runId, ...answer] = rest;
-    if (runId === undefined || answer.length === 0) {
-      throw new WorkflowError("Usage: /workflow answer <runId> <answer as JSON>");
-    }
-    return { action: "answer", runId, answer: parseJson(rawTail(args, 2), "The answer") };
+export function parseWorkflowCommand(args: string): WorkflowAction {
+  const raw = commandArguments(args);
+  try {
+    return parseAction(raw);
+  } catch (error) {
+    const message = error instanceof WorkflowError ? error.message : "The arguments are not valid.";
+    throw usage(raw.action as WorkflowActionName, message);
   }
-  if (first === "submit") {
-    if (rest.length === 0) throw new WorkflowError("Usage: /workflow submit <output as JSON>");
-    return { action: "submit", output: parseJson(rawTail(args, 1), "The output") };
-  }
-  const flag = rest.indexOf("--input-json");
-  if (flag >= 0) {
-    if (flag > 0) throw new WorkflowError("Give the input as task words or with --input-json, not both.");
-    if (rest.length === 1) throw new WorkflowError("--input-json needs the input as JSON.");
-    return { action: "start", workflow: first, input: parseJson(rawTail(args, 2), "--input-json") };
-  }
-  return { action: "start", workflow: first, ...(rest.length > 0 ? { task: rest.join(" ") } : {}) };
 }

@@ -1,5 +1,15 @@
 import { describe, expect, it } from "vitest";
-import { parseAction, parseWorkflowCommand, splitArguments } from "../src/index.js";
+import { parseAction, parseWorkflowCommand, WORKFLOW_ACTIONS, WORKFLOW_USAGE } from "../src/index.js";
+
+/** The message a refused `/workflow` line shows the user. */
+function refusal(line: string): string {
+  try {
+    parseWorkflowCommand(line);
+  } catch (error) {
+    return (error as Error).message;
+  }
+  throw new Error(`expected /workflow ${line} to be refused`);
+}
 
 describe("/workflow arguments", () => {
   it("lists on a bare command", () => {
@@ -7,42 +17,113 @@ describe("/workflow arguments", () => {
     expect(parseWorkflowCommand("  list ")).toEqual({ action: "list" });
   });
 
-  it("starts a workflow with the rest as the task", () => {
-    expect(parseWorkflowCommand("review-loop write about 'durable state'")).toEqual({
+  it("passes the words after the workflow name verbatim as the task, whatever quotes they hold", () => {
+    const tasks = [
+      "don't touch the tests",
+      `say "hi" to the team`,
+      "it's Bob's branch, isn't it",
+      'a lone " quote',
+      "keep   inner   spacing\nand a second line",
+      "words first, then --input-json is just words",
+      `'quoted' at the start and 'here'`,
+      "\\ backslashes \\n stay",
+    ];
+    for (const task of tasks) {
+      expect(parseWorkflowCommand(`tidy ${task}`)).toEqual({ action: "start", workflow: "tidy", task });
+    }
+    expect(parseWorkflowCommand("tidy   don't touch the tests  ")).toEqual({
       action: "start",
-      workflow: "review-loop",
-      task: "write about durable state",
+      workflow: "tidy",
+      task: "don't touch the tests",
     });
     expect(parseWorkflowCommand("hello")).toEqual({ action: "start", workflow: "hello" });
   });
 
-  it("takes the whole input with --input-json, and refuses it mixed with task words", () => {
+  it("drops one pair of quotes around the whole task, as a shell would", () => {
+    expect(parseWorkflowCommand(`review-loop "write about durable state"`)).toMatchObject({
+      task: "write about durable state",
+    });
+    expect(parseWorkflowCommand("review-loop 'write about it'")).toMatchObject({ task: "write about it" });
+    expect(parseWorkflowCommand(`"./my flows/x.workflow.ts" don't wait`)).toEqual({
+      action: "start",
+      workflow: "./my flows/x.workflow.ts",
+      task: "don't wait",
+    });
+    expect(parseWorkflowCommand(`'./x.workflow.ts'`)).toEqual({
+      action: "start",
+      workflow: "./x.workflow.ts",
+    });
+    // An unclosed quote is part of the name, not an error.
+    expect(parseWorkflowCommand(`"tidy now`)).toEqual({ action: "start", workflow: `"tidy`, task: "now" });
+  });
+
+  it("takes the whole input with --input-json right after the name", () => {
     expect(parseWorkflowCommand(`approval --input-json '{"title":"x"}'`)).toEqual({
       action: "start",
       workflow: "approval",
       input: { title: "x" },
     });
-    expect(() => parseWorkflowCommand(`approval words --input-json '{}'`)).toThrow(/not both/);
-    expect(() => parseWorkflowCommand("approval --input-json '{nope'")).toThrow(/not valid JSON/);
-    expect(() => parseWorkflowCommand("approval --input-json")).toThrow(/needs the input/);
+    expect(parseWorkflowCommand(`approval --input-json {"title":"it's"}`)).toMatchObject({
+      input: { title: "it's" },
+    });
+    expect(refusal("approval --input-json '{nope'")).toMatch(/not valid JSON/);
+    expect(refusal("approval --input-json")).toMatch(/needs the input as JSON/);
   });
 
   it("maps the run verbs to the tool's actions", () => {
     expect(parseWorkflowCommand("status")).toEqual({ action: "status" });
-    expect(parseWorkflowCommand("cancel r-1")).toEqual({ action: "cancel", runId: "r-1" });
-    expect(parseWorkflowCommand("restart r-1")).toEqual({ action: "restart", runId: "r-1" });
+    expect(parseWorkflowCommand("status r-1")).toEqual({ action: "status", runId: "r-1" });
+    for (const verb of ["pause", "resume", "cancel", "restart"]) {
+      expect(parseWorkflowCommand(`${verb} r-1`)).toEqual({ action: verb, runId: "r-1" });
+    }
     expect(parseWorkflowCommand(`answer r-2 {"ok":true}`)).toEqual({
       action: "answer",
       runId: "r-2",
       answer: { ok: true },
     });
-    expect(() => parseWorkflowCommand("answer r-2")).toThrow(/Usage: \/workflow answer/);
+    expect(parseWorkflowCommand(`answer r-2 "yes"`)).toEqual({
+      action: "answer",
+      runId: "r-2",
+      answer: "yes",
+    });
+    expect(parseWorkflowCommand(`submit '{"done":true}'`)).toEqual({
+      action: "submit",
+      output: { done: true },
+    });
   });
 
-  it("splits quoted words and refuses an unclosed quote", () => {
-    expect(splitArguments(`a "b c" 'd'`)).toEqual(["a", "b c", "d"]);
-    expect(splitArguments(`""`)).toEqual([""]);
-    expect(() => splitArguments(`a "b`)).toThrow(/Unclosed "/);
+  it("answers every subcommand missing what it needs with its usage, never a schema message", () => {
+    const missing: Record<string, string> = {
+      pause: "pause",
+      resume: "resume",
+      cancel: "cancel",
+      restart: "restart",
+      answer: "answer",
+      "answer r-1": "answer",
+      submit: "submit",
+      "tidy --input-json": "start",
+      "cancel r-1 r-2": "cancel",
+      "list everything": "list",
+    };
+    for (const [line, action] of Object.entries(missing)) {
+      const message = refusal(line);
+      expect(message, line).toContain(`Usage: ${WORKFLOW_USAGE[action as keyof typeof WORKFLOW_USAGE]}`);
+      expect(message, line).not.toMatch(/expected|received|undefined|Invalid input/i);
+    }
+    expect(refusal("cancel")).toBe(
+      "/workflow cancel needs a run ID.\nUsage: /workflow cancel <runId> — the run to cancel; /workflow list shows the run IDs",
+    );
+  });
+
+  it("adds the usage to a value the tool's check refuses", () => {
+    const message = refusal(`cancel ${"r".repeat(300)}`);
+    expect(message).toContain("runId");
+    expect(message).toContain(`Usage: ${WORKFLOW_USAGE.cancel}`);
+    expect(message).not.toContain("r".repeat(300));
+  });
+
+  it("has a usage line for every action", () => {
+    for (const action of WORKFLOW_ACTIONS) expect(WORKFLOW_USAGE[action]).toMatch(/^\/workflow /);
   });
 });
 
@@ -59,14 +140,18 @@ describe("workflow tool arguments", () => {
     });
   });
 
-  it("names the missing or wrong argument", () => {
+  it("names the missing or wrong argument and what to give", () => {
     expect(() => parseAction({ action: "launch" })).toThrow(/action must be one of: list, start/);
     expect(() => parseAction({})).toThrow(/action must be one of/);
-    expect(() => parseAction({ action: "start" })).toThrow(/workflow: /);
-    expect(() => parseAction({ action: "cancel" })).toThrow(/runId/);
-    expect(() => parseAction({ action: "restart" })).toThrow(/runId/);
+    expect(() => parseAction({ action: "start" })).toThrow(/workflow is missing: give the workflow's name/);
+    for (const action of ["pause", "resume", "cancel", "restart"]) {
+      expect(() => parseAction({ action })).toThrow(/runId is missing: give the run's ID/);
+    }
     expect(parseAction({ action: "restart", runId: "r-1" })).toEqual({ action: "restart", runId: "r-1" });
-    expect(() => parseAction({ action: "answer", runId: "r" })).toThrow(/answer/);
-    expect(() => parseAction({ action: "submit" })).toThrow(/Invalid arguments for workflow submit/);
+    expect(() => parseAction({ action: "answer", runId: "r" })).toThrow(/answer is missing/);
+    expect(() => parseAction({ action: "submit" })).toThrow(
+      /Invalid arguments for workflow submit: output is missing/,
+    );
+    expect(() => parseAction({ action: "cancel", runId: 7 })).toThrow(/runId: /);
   });
 });

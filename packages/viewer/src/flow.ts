@@ -37,8 +37,13 @@ export function mountView(mount: MountManifest, nodes: readonly NodeView[]): Mou
   else if (has("failed")) state = "failed";
   else if (has("timed_out")) state = "timed_out";
   else if (inside.every((node) => node.visits === 0)) state = "pending";
-  const started = inside.flatMap((node) => (node.startedAt === null ? [] : [node.startedAt]));
-  const finished = inside.flatMap((node) => (node.finishedAt === null ? [] : [node.finishedAt]));
+  // A loop, not Math.min(...list): a spread as long as the graph overflows the call stack.
+  let startedAt: number | null = null;
+  let finishedAt: number | null = null;
+  for (const node of inside) {
+    if (node.startedAt !== null) startedAt = Math.min(startedAt ?? node.startedAt, node.startedAt);
+    if (node.finishedAt !== null) finishedAt = Math.max(finishedAt ?? node.finishedAt, node.finishedAt);
+  }
   const entry = inside.find((node) => node.path === mount.startPath);
   return {
     path: mount.path,
@@ -46,8 +51,8 @@ export function mountView(mount: MountManifest, nodes: readonly NodeView[]): Mou
     title: mount.title,
     state,
     visits: entry?.visits ?? 0,
-    startedAt: started.length === 0 ? null : Math.min(...started),
-    finishedAt: state === "running" || finished.length === 0 ? null : Math.max(...finished),
+    startedAt,
+    finishedAt: state === "running" ? null : finishedAt,
   };
 }
 
@@ -68,8 +73,9 @@ export function flowOrder(manifest: GraphManifest, nodes: readonly NodeView[]): 
   const seen = new Set<string>();
   const queue = known.has(manifest.startPath) ? [manifest.startPath] : [];
   seen.add(manifest.startPath);
-  while (queue.length > 0) {
-    const path = queue.shift() as string;
+  // An index, not shift(): shift is linear on a long queue.
+  for (let head = 0; head < queue.length; head += 1) {
+    const path = queue[head] as string;
     order.push(path);
     for (const to of next.get(path) ?? []) {
       if (seen.has(to) || !known.has(to)) continue;

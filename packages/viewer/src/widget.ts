@@ -117,13 +117,13 @@ export function renderWidgetLines(view: RunView, options: WidgetOptions): string
       entries.findIndex((entry) => entryPath(entry) === active),
     );
     const { start, end } = windowAround(entries.length, room, focus);
-    const labelWidth = Math.max(
-      ...entries.map((entry) => {
-        const label =
-          entry.kind === "node" ? nodeLabel(entry.node) : `${entry.mount.path} (${entry.mount.workflow})`;
-        return visibleWidth(label) + 2 * entry.depth;
-      }),
-    );
+    // A loop, not Math.max(...entries): a spread as long as the graph overflows the call stack.
+    let labelWidth = 0;
+    for (const entry of entries) {
+      const label =
+        entry.kind === "node" ? nodeLabel(entry.node) : `${entry.mount.path} (${entry.mount.workflow})`;
+      labelWidth = Math.max(labelWidth, visibleWidth(label) + 2 * entry.depth);
+    }
     // The first and last rows of a cut window say what is hidden, when there is room to spare.
     const marks = room >= 3;
     for (let i = start; i < end; i += 1) {

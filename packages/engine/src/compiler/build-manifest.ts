@@ -33,15 +33,17 @@ export function buildManifest(
   scopes: Scopes,
   nodes: ReadonlyMap<string, CompiledNode>,
   startPath: string,
+  resolved: ReturnType<typeof resolvedEdges>,
 ): GraphManifest {
   const edges: ManifestEdge[] = [];
-  const seen = new Set<string>();
-  for (const [from, targets] of resolvedEdges(scopes)) {
+  for (const [from, targets] of resolved) {
+    // Only edges from the same source can be equal.
+    const seen = new Set<string>();
     for (const { to, via, label } of targets) {
       const edge: ManifestEdge = { from, to };
       if (label !== undefined && label !== "") edge.label = label;
       if (via.length > 0) edge.via = via;
-      const key = canonicalJson(edge);
+      const key = targets.length === 1 ? "" : canonicalJson(edge);
       if (!seen.has(key)) edges.push(edge);
       seen.add(key);
     }

@@ -8,6 +8,7 @@ import type { WorkflowNode } from "../authoring/node-specs.js";
 import type { CompileProblem } from "./compile-error.js";
 import { compileNode, isZodSchema } from "./compile-node.js";
 import type { CompiledNode } from "./compiled-workflow.js";
+import { fieldName, unknownFields } from "./known-fields.js";
 import { joinPath, localNameProblem, workflowNameProblem } from "./names.js";
 import { collectEdges } from "./scope-edges.js";
 import type { ScopeModel } from "./scope-model.js";
@@ -21,6 +22,8 @@ export interface CollectedTree {
 
 type Fields = Record<string, unknown>;
 
+const MAX_PATH_LENGTH = nodePathSchema.maxLength ?? 500;
+
 function recordOf(value: unknown): Fields | undefined {
   return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Fields) : undefined;
 }
@@ -28,17 +31,26 @@ function recordOf(value: unknown): Fields | undefined {
 /** Walks the root definition and every include, assigning full paths and collecting every problem. */
 export function collectScopes(root: WorkflowDefinition): CollectedTree {
   const tree: CollectedTree = { scopes: new Map(), nodes: new Map(), problems: [] };
-  visitScope(tree, root, "", undefined, []);
+  // Depth first with an explicit stack, children in declaration order: the same order as a
+  // recursive walk, which the manifest and the digest depend on.
+  const pending: PendingScope[] = [{ definition: root, path: "", parent: undefined, ancestors: [] }];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    pending.push(...visitScope(tree, next).reverse());
+  }
   return tree;
 }
 
-function visitScope(
-  tree: CollectedTree,
-  definition: WorkflowDefinition,
-  path: string,
-  parent: ScopeModel["parent"],
-  ancestors: readonly WorkflowDefinition[],
-): void {
+/** A scope still to visit, with the definitions it sits in (to refuse a workflow that includes itself). */
+interface PendingScope {
+  definition: WorkflowDefinition;
+  path: string;
+  parent: ScopeModel["parent"];
+  ancestors: readonly WorkflowDefinition[];
+}
+
+/** Collects one scope into the tree and returns its child scopes. */
+function visitScope(tree: CollectedTree, visiting: PendingScope): PendingScope[] {
+  const { definition, path, parent, ancestors } = visiting;
   const problems = tree.problems;
   const at = (field: string) => `${path}:${field}`;
   const nameProblem = workflowNameProblem(definition.name);
@@ -73,7 +85,8 @@ function visitScope(
       return false;
     }
     seen.set(name, `${what === "exit" ? "an" : "a"} ${what}`);
-    if (!nodePathSchema.safeParse(full).success && invalid === undefined) {
+    // Valid names joined by "/" fit nodePathSchema but for its length.
+    if (full.length > MAX_PATH_LENGTH && invalid === undefined) {
       problems.push({ path: full, message: "the full path is longer than 500 characters" });
     }
     // An invalid name stays in the model, so that its edges do not add "unknown node" noise.
@@ -81,12 +94,12 @@ function visitScope(
   };
 
   const nodeChoices = new Map<string, readonly string[] | undefined>();
-  const nodeNames: string[] = [];
+  const nodeNames = new Set<string>();
   for (const [name, spec] of Object.entries(nodes)) {
     if (!claim(name, "node")) continue;
     const place = { path: joinPath(path, name), name, scope: path };
     const compiled = compileNode(spec as WorkflowNode, place, problems);
-    nodeNames.push(name);
+    nodeNames.add(name);
     if (compiled !== undefined) tree.nodes.set(place.path, compiled);
     const kind = (spec as Fields | undefined)?.kind;
     const choices = (spec as Fields | undefined)?.choices;
@@ -109,12 +122,20 @@ function visitScope(
       });
       continue;
     }
+    for (const field of unknownFields(include as object, INCLUDE_FIELDS)) {
+      problems.push({
+        path: full,
+        message: `an include has no option ${fieldName(field)} (includeWorkflow takes: title, input)`,
+      });
+    }
     mountExits.set(name, Array.isArray(child.exits) ? child.exits.filter((e) => typeof e === "string") : []);
     if (child === definition || ancestors.includes(child)) {
       // Known exits keep its edges quiet; descending would never end.
       problems.push({ path: full, message: `workflow "${child.name}" includes itself` });
       continue;
     }
+    // Its own name already reports the path as too long; every path below it would be too.
+    if (full.length > MAX_PATH_LENGTH) continue;
     children.push([name, include as WorkflowInclude]);
   }
 
@@ -127,16 +148,18 @@ function visitScope(
   const scope: ScopeModel = { path, definition, parent, nodeNames, mounts, exits, startAt, edges };
   tree.scopes.set(path, scope);
 
-  for (const [name, include] of children) {
+  return children.map(([name, include]) => {
     const childPath = joinPath(path, name);
     if (include.title !== undefined && typeof include.title !== "string") {
       problems.push({ path: childPath, message: "title must be a string" });
     }
-    visitScope(tree, include.workflow, childPath, { scope: path, mount: name, include }, [
-      ...ancestors,
-      definition,
-    ]);
-  }
+    return {
+      definition: include.workflow,
+      path: childPath,
+      parent: { scope: path, mount: name, include },
+      ancestors: [...ancestors, definition],
+    };
+  });
 }
 
 function checkStartAt(
@@ -157,8 +180,30 @@ function checkStartAt(
   return undefined;
 }
 
+/** What defineWorkflow returns; `edges` and `nodes` are read by name, so any other field is a mistake. */
+const WORKFLOW_FIELDS: readonly (keyof WorkflowDefinition & string)[] = [
+  "kind",
+  "name",
+  "title",
+  "input",
+  "startAt",
+  "nodes",
+  "includes",
+  "exits",
+  "edges",
+  "presentationPrompt",
+  "maxSteps",
+];
+const INCLUDE_FIELDS: readonly (keyof WorkflowInclude & string)[] = ["kind", "workflow", "title", "input"];
+
 function checkWorkflowFields(definition: WorkflowDefinition, path: string, problems: CompileProblem[]): void {
   const at = (field: string) => `${path}:${field}`;
+  for (const field of unknownFields(definition, WORKFLOW_FIELDS)) {
+    problems.push({
+      path: at(field),
+      message: `a workflow has no option ${fieldName(field)} (it takes: ${WORKFLOW_FIELDS.slice(1).join(", ")})`,
+    });
+  }
   if (definition.title !== undefined && typeof definition.title !== "string") {
     problems.push({ path: at("title"), message: "title must be a string" });
   }

@@ -1,8 +1,9 @@
 import type { ZodType } from "zod";
-import type { WorkflowNode } from "../authoring/node-specs.js";
+import type { NodeKindName, WorkflowNode } from "../authoring/node-specs.js";
 import { answerCheckOf } from "./answer-check-of.js";
 import type { CompileProblem } from "./compile-error.js";
 import type { CompiledNode, NodeContext, ShellCommand } from "./compiled-workflow.js";
+import { fieldName, unknownFields } from "./known-fields.js";
 
 /** Where a node sits: what every problem about it is reported against. */
 export interface NodePlace {
@@ -117,6 +118,42 @@ function choicesOf(value: unknown, problem: Check): readonly string[] | undefine
   return [...seen];
 }
 
+/** The fields of one node kind's spec, as written: the type keeps the list in step with the interface. */
+type FieldsOf<K extends NodeKindName> = readonly (keyof Extract<WorkflowNode, { kind: K }> & string)[];
+
+/**
+ * Every option each node kind takes. A field outside its kind's list would be silently ignored, so it
+ * is a compile problem instead.
+ */
+const NODE_FIELDS: { [K in NodeKindName]: FieldsOf<K> } = {
+  agent: ["kind", "title", "prompt", "output", "validate", "timeoutMs", "statusDetail"],
+  compute: ["kind", "title", "run"],
+  action: ["kind", "title", "run"],
+  shell: ["kind", "title", "exec", "parse", "cwd", "env", "timeoutMs"],
+  notify: ["kind", "title", "message"],
+  checkpoint: ["kind", "title", "prompt", "answer"],
+  decision: ["kind", "title", "choices", "decide"],
+};
+
+function isNodeKind(kind: unknown): kind is NodeKindName {
+  return typeof kind === "string" && Object.hasOwn(NODE_FIELDS, kind);
+}
+
+/** Reports each field the node's kind does not take, naming the kinds that do take it. */
+function checkNodeFields(fields: Fields, problem: Check): void {
+  const kind = fields.kind;
+  if (!isNodeKind(kind)) return;
+  const allowed: readonly string[] = NODE_FIELDS[kind];
+  for (const field of unknownFields(fields, allowed)) {
+    const takers = (Object.keys(NODE_FIELDS) as NodeKindName[]).filter((k) =>
+      (NODE_FIELDS[k] as readonly string[]).includes(field),
+    );
+    const elsewhere = takers.length > 0 ? `; only ${takers.join(" and ")} nodes take it` : "";
+    const options = allowed.filter((f) => f !== "kind").join(", ");
+    problem(`${kind} nodes have no option ${fieldName(field)}${elsewhere} (${kind} takes: ${options})`);
+  }
+}
+
 /**
  * Validates one authored node and builds its compiled form; reports every problem it finds and returns
  * undefined when the node cannot be built.
@@ -128,10 +165,11 @@ export function compileNode(
 ): CompiledNode | undefined {
   const before = problems.length;
   const problem: Check = (message) => problems.push({ path: place.path, message });
-  const fields = spec as unknown as Fields;
+  const fields = (typeof spec === "object" && spec !== null ? spec : {}) as Fields;
   const title = fields.title === undefined ? place.name : fields.title;
   if (typeof title !== "string") problem("title must be a string");
   const base = { ...place, title: typeof title === "string" ? title : place.name };
+  checkNodeFields(fields, problem);
   const built = buildNode(fields, base, problem);
   return problems.length === before ? built : undefined;
 }

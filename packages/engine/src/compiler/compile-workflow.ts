@@ -27,16 +27,17 @@ export function compileWorkflow(definition: WorkflowDefinition): CompiledWorkflo
   }
   const { scopes, nodes, problems } = collectScopes(definition);
   const startPath = startPathOf(scopes, "");
+  const resolved = resolvedEdges(scopes);
   const successors = new Map(
-    [...resolvedEdges(scopes)].map(([from, targets]) => [from, targets.map((t) => t.to)] as const),
+    [...resolved].map(([from, targets]) => [from, targets.map((t) => t.to)] as const),
   );
-  const paths = [...scopes.values()].flatMap((s) => s.nodeNames.map((name) => joinPath(s.path, name)));
+  const paths = [...scopes.values()].flatMap((s) => [...s.nodeNames].map((name) => joinPath(s.path, name)));
   checkGraph({ paths, successors, startPath }, problems);
   if (problems.length > 0 || startPath === undefined) {
     throw new CompileError(String(definition.name), problems);
   }
 
-  const manifest = buildManifest(definition, scopes, nodes, startPath);
+  const manifest = buildManifest(definition, scopes, nodes, startPath, resolved);
   const digest = definitionDigest(manifest, scopes);
   const scopeOutputs = (scope: string, outputsByPath: ReadonlyMap<string, unknown>) => {
     const outputs: Record<string, unknown> = {};

@@ -14,27 +14,38 @@ type Scopes = ReadonlyMap<string, ScopeModel>;
 
 /** The full path of the node a scope starts at, following includes that start at another include. */
 export function startPathOf(scopes: Scopes, scopePath: string): string | undefined {
-  const scope = scopes.get(scopePath);
-  if (scope?.startAt === undefined) return undefined;
-  const mount = scope.mounts.get(scope.startAt);
-  return mount === undefined ? joinPath(scopePath, scope.startAt) : startPathOf(scopes, mount);
+  // A loop, not recursion: includes can nest as deep as the path limit allows.
+  for (let path = scopePath; ; ) {
+    const scope = scopes.get(path);
+    if (scope?.startAt === undefined) return undefined;
+    const mount = scope.mounts.get(scope.startAt);
+    if (mount === undefined) return joinPath(path, scope.startAt);
+    path = mount;
+  }
 }
 
 /**
  * Resolves `target` (a local name in `scopePath`) to every place it can lead, statically: a route edge on
  * an include exit contributes all its declared targets.
  */
-export function resolveAllTargets(
-  scopes: Scopes,
-  scopePath: string,
-  target: string,
-  via: string[] = [],
-): ResolvedTarget[] {
-  const step = resolveLocal(scopes, scopePath, target);
-  if (step === undefined) return [];
-  if (step.kind !== "exitScope") return [{ to: step.to, via }];
-  const passed = [...via, step.source];
-  return edgeTargets(step.edge).flatMap((t) => resolveAllTargets(scopes, step.parentPath, t, passed));
+export function resolveAllTargets(scopes: Scopes, scopePath: string, target: string): ResolvedTarget[] {
+  const resolved: ResolvedTarget[] = [];
+  // Depth first with an explicit stack, in the order the targets are declared.
+  const pending = [{ scopePath, target, via: [] as string[] }];
+  for (let item = pending.pop(); item !== undefined; item = pending.pop()) {
+    const step = resolveLocal(scopes, item.scopePath, item.target);
+    if (step === undefined) continue;
+    if (step.kind !== "exitScope") {
+      resolved.push({ to: step.to, via: item.via });
+      continue;
+    }
+    const via = [...item.via, step.source];
+    const targets = edgeTargets(step.edge);
+    for (let i = targets.length - 1; i >= 0; i -= 1) {
+      pending.push({ scopePath: step.parentPath, target: targets[i] as string, via });
+    }
+  }
+  return resolved;
 }
 
 /** Where `output` of the node at `path` leads at run time. */
@@ -46,12 +57,19 @@ export function nextStep(scopes: Scopes, scopePath: string, nodeName: string, ou
 }
 
 function follow(scopes: Scopes, scopePath: string, target: string, output: unknown, from: string): NextStep {
-  const step = resolveLocal(scopes, scopePath, target);
-  if (step === undefined) {
-    throw new RoutingError("unknown_path", from, `target "${target}" of "${from}" leads nowhere`);
+  let at = { scopePath, target, from };
+  for (;;) {
+    const step = resolveLocal(scopes, at.scopePath, at.target);
+    if (step === undefined) {
+      throw new RoutingError("unknown_path", at.from, `target "${at.target}" of "${at.from}" leads nowhere`);
+    }
+    if (step.kind !== "exitScope") return step.to;
+    at = {
+      scopePath: step.parentPath,
+      target: pickTarget(step.edge, output, step.source),
+      from: step.source,
+    };
   }
-  if (step.kind !== "exitScope") return step.to;
-  return follow(scopes, step.parentPath, pickTarget(step.edge, output, step.source), output, step.source);
 }
 
 type LocalStep =
@@ -61,7 +79,7 @@ type LocalStep =
 function resolveLocal(scopes: Scopes, scopePath: string, target: string): LocalStep | undefined {
   const scope = scopes.get(scopePath);
   if (scope === undefined) return undefined;
-  if (scope.nodeNames.includes(target)) {
+  if (scope.nodeNames.has(target)) {
     return { kind: "resolved", to: { kind: "node", path: joinPath(scopePath, target) } };
   }
   const mount = scope.mounts.get(target);

@@ -1,4 +1,6 @@
+import type { DecisionEdge, GotoEdge, RouteEdge } from "../authoring/edges.js";
 import type { CompileProblem } from "./compile-error.js";
+import { fieldName, unknownFields } from "./known-fields.js";
 import { joinPath } from "./names.js";
 import type { EdgeModel } from "./scope-model.js";
 
@@ -13,6 +15,10 @@ export interface EdgeScope {
 }
 
 type Fields = Record<string, unknown>;
+
+const GOTO_FIELDS: readonly (keyof GotoEdge & string)[] = ["to", "label"];
+const ROUTE_FIELDS: readonly (keyof RouteEdge & string)[] = ["to", "route", "labels"];
+const DECISION_FIELDS: readonly (keyof DecisionEdge & string)[] = ["kind", "cases"];
 
 function describeTargets(scope: EdgeScope): string {
   const names = [...scope.nodes.keys(), ...scope.mountExits.keys(), ...scope.exits];
@@ -98,6 +104,11 @@ function plainEdge(raw: unknown, report: (m: string) => void): EdgeModel | undef
     report("decisionEdge() routes decision nodes only; use { to } or { to: [...], route }");
     return undefined;
   }
+  const known = Array.isArray(f.to) ? ROUTE_FIELDS : GOTO_FIELDS;
+  for (const field of unknownFields(f, known)) {
+    const hint = Array.isArray(f.to) ? "{ to: [targets], route, labels }" : '{ to: "target", label }';
+    report(`an edge has no option ${fieldName(field)} (this edge is ${hint})`);
+  }
   const labelOk = f.label === undefined || typeof f.label === "string";
   if (!labelOk) report("label must be a string");
   if (typeof f.to === "string") {
@@ -142,6 +153,11 @@ function decisionEdge(
   if (f.kind !== "decision" || typeof cases !== "object" || cases === null) {
     report("a decision node is routed with decisionEdge({ <choice>: <target>, ... })");
     return undefined;
+  }
+  for (const field of unknownFields(f, DECISION_FIELDS)) {
+    report(
+      `a decision edge has no option ${fieldName(field)}: build it with decisionEdge({ <choice>: <target> })`,
+    );
   }
   const entries = Object.entries(cases);
   const byCase = new Map<string, string>();

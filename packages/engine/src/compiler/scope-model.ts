@@ -17,7 +17,8 @@ export interface ScopeModel {
   definition: WorkflowDefinition;
   /** The mount that created this scope; absent for the root. */
   parent?: { scope: string; mount: string; include: WorkflowInclude };
-  nodeNames: readonly string[];
+  /** Local node names, in definition order. */
+  nodeNames: ReadonlySet<string>;
   /** Mount name → the child scope's path. */
   mounts: ReadonlyMap<string, string>;
   exits: ReadonlySet<string>;

@@ -73,9 +73,10 @@ export class MemoryRunPort implements RunPort {
       carriedOutputs: this.carried,
     });
     copy.status = this.status === "running" ? "starting" : this.status;
-    copy.visits.push(...this.visits.map((v) => ({ ...v })));
+    // Loops, not push(...list): a spread as long as the run overflows the call stack.
+    for (const v of this.visits) copy.visits.push({ ...v });
     for (const [id, e] of this.effects) copy.effects.set(id, { ...e });
-    copy.messages.push(...this.messages);
+    for (const m of this.messages) copy.messages.push(m);
     return copy;
   }
 
