@@ -67,7 +67,7 @@ export type { ExecuteOptions, ExecutionOutcome } from "./executor/execute-comman
 export { acceptRunCommand, executeRun } from "./executor/execute-command.js";
 export type { MemoryRunOptions } from "./executor/memory-port.js";
 export { MemoryRunPort } from "./executor/memory-port.js";
-export { MAX_AGENT_NUDGES } from "./executor/node-runner.js";
+export { MAX_AGENT_NUDGES, MAX_LOST_AGENT_TURNS } from "./executor/node-runner.js";
 export type { AgentEvent, RunPort, SubmissionVerdict } from "./executor/run-port.js";
 export type { EffectId, NodeVisitId } from "./identity/execution-identity.js";
 export { registerBuiltinWorkflow } from "./loader/builtin-registry.js";

@@ -16,6 +16,13 @@ export const recoveryReasonSchema = z.discriminatedUnion("code", [
     message: z.string().max(512),
     launchId: opaqueIdSchema.optional(),
   }),
+  // An agent step's turns were lost (Pi crashed, the session ended) or failed at the provider too
+  // many times in a row: nothing the model did counts against it, and a resume prompts it again.
+  z.object({
+    code: z.literal("agent_turns_lost"),
+    message: z.string().max(512),
+    path: nodePathSchema,
+  }),
   // A manual effect was reserved but never settled: only a person can tell whether it happened.
   z.object({
     code: z.literal("manual_effect_unsettled"),
