@@ -69,7 +69,7 @@ export { acceptRunCommand, executeRun } from "./executor/execute-command.js";
 export { ValueTooLarge } from "./executor/execution-signals.js";
 export type { MemoryRunOptions } from "./executor/memory-port.js";
 export { MemoryRunPort } from "./executor/memory-port.js";
-export { MAX_AGENT_NUDGES } from "./executor/node-runner.js";
+export { MAX_AGENT_NUDGES, MAX_LOST_AGENT_TURNS } from "./executor/node-runner.js";
 export type { AgentEvent, RunPort, SubmissionVerdict } from "./executor/run-port.js";
 export type { DebugLog, FailureSite, SafeFailure } from "./executor/safe-failure.js";
 export { toSafeError } from "./executor/safe-failure.js";

@@ -11,6 +11,7 @@ import {
   defineWorkflow,
   executeRun,
   MAX_AGENT_NUDGES,
+  MAX_LOST_AGENT_TURNS,
   MemoryRunPort,
   notify,
   shell,
@@ -254,6 +255,63 @@ describe("agent, checkpoint, notify and shell nodes", () => {
       "msg:r2:write:1:nudge:1:1",
       "msg:r2:write:1:nudge:1:2",
     ]);
+  });
+
+  it("never counts lost turns or provider errors against the reminder budget", async () => {
+    const port = started(new MemoryRunPort({ runId: "r3" }));
+    const running = executeRun({ workflow: review, port });
+    // Fewer than MAX_LOST_AGENT_TURNS in a row each time, around every reminder the model may use.
+    const notTheModels = ["lost", "error", "error", "lost"] as const;
+    const ends = [
+      ...notTheModels.slice(0, MAX_LOST_AGENT_TURNS - 1),
+      "completed",
+      ...notTheModels.slice(2, 2 + MAX_LOST_AGENT_TURNS - 1),
+      "completed",
+    ] as const;
+    for (const ending of ends) port.endTurn(ending);
+    port.submit({ lines: ["a", "b", "c"] });
+    expect(await running).toEqual({ kind: "completed", output: { lines: ["a", "b", "c"] } });
+    expect(port.messages.map((m) => m.messageId)).toEqual([
+      "msg:r3:write:1:step:1",
+      "msg:r3:write:1:retry:1:1",
+      "msg:r3:write:1:retry:1:2",
+      "msg:r3:write:1:nudge:1:1",
+      "msg:r3:write:1:retry:1:3",
+      "msg:r3:write:1:retry:1:4",
+      "msg:r3:write:1:nudge:1:2",
+    ]);
+    // A retry asks again with the step prompt itself: a crashed Pi may never have shown it.
+    expect(port.messages[1]?.body).toContain("Write a haiku");
+    expect(port.messages[1]?.body).toContain("the turn was lost");
+    expect(port.messages[4]?.body).toContain("the model provider failed");
+  });
+
+  it.each([
+    ["lost", "lost", "lost"],
+    ["error", "error", "error"],
+    ["lost", "error", "lost"],
+  ] as const)(
+    "parks the run with agent_turns_lost after %s, %s, %s turns in a row, keeping the visit open",
+    async (...ends) => {
+      expect(ends).toHaveLength(MAX_LOST_AGENT_TURNS);
+      const port = started(new MemoryRunPort({ runId: "r4" }));
+      const running = executeRun({ workflow: review, port });
+      for (const ending of ends) port.endTurn(ending);
+      expect(await running).toEqual({ kind: "parked", reason: "agent_turns_lost" });
+      expect(port.parkedReason).toMatchObject({ code: "agent_turns_lost", path: "write" });
+      expect(port.visits.map((v) => [v.path, v.visit, v.status])).toEqual([["write", 1, "running"]]);
+    },
+  );
+
+  it("starts a new streak of lost turns after the model submits", async () => {
+    const port = started(new MemoryRunPort({ runId: "r5" }));
+    const running = executeRun({ workflow: review, port });
+    for (let i = 1; i < MAX_LOST_AGENT_TURNS; i += 1) port.endTurn("lost");
+    port.submit({ lines: ["a", "b"] });
+    for (let i = 1; i < MAX_LOST_AGENT_TURNS; i += 1) port.endTurn("error");
+    port.submit({ lines: ["a", "b", "c"] });
+    expect(await running).toEqual({ kind: "completed", output: { lines: ["a", "b", "c"] } });
+    expect(port.verdicts.map((v) => v.accepted)).toEqual([false, true]);
   });
 
   it("ends waiting at a checkpoint, and a continuation carries the accepted answer forward", async () => {

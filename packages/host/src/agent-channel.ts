@@ -1,5 +1,11 @@
 import { randomUUID } from "node:crypto";
-import { RpcError, type SubmissionResult, type WorkerResult } from "@piw/protocol";
+import {
+  type AgentTurnEnding,
+  RpcError,
+  type SubmissionResult,
+  type TurnRecord,
+  type WorkerResult,
+} from "@piw/protocol";
 
 type AgentNext = WorkerResult<"agent.next">;
 
@@ -108,8 +114,8 @@ export class AgentChannel {
   }
 
   /** The step's turn ended (completed, errored or lost) without settling it. */
-  turnEnded(key: VisitKey): void {
-    this.deliver(key, { type: "turn_ended" });
+  turnEnded(key: VisitKey, ending: AgentTurnEnding): void {
+    this.deliver(key, { type: "turn_ended", ending });
   }
 
   /** The run was asked to pause: the waiting step parks now instead of at the next node boundary. */
@@ -140,5 +146,34 @@ export class AgentChannel {
       return;
     }
     this.held.push({ ...key, event });
+  }
+}
+
+/**
+ * Whose doing a turn's end was, for the step's budgets: only a turn the model ended normally is the
+ * model's. A provider error and a lost turn (Pi crashed, the session ended, the host settled an
+ * unproved turn) are not.
+ */
+export function agentTurnEnding(turn: Pick<TurnRecord, "status" | "endReason">): AgentTurnEnding {
+  switch (turn.status) {
+    case "ended":
+      switch (turn.endReason) {
+        case "completed":
+          return "completed";
+        case "error":
+          return "error";
+        // An aborted turn pauses its run before it gets here; if one did, the model did not end it.
+        case "aborted":
+        case null:
+          return "lost";
+        default:
+          return turn.endReason satisfies never;
+      }
+    case "lost":
+    case "open":
+    case "unowned":
+      return "lost";
+    default:
+      return turn.status satisfies never;
   }
 }

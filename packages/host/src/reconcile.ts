@@ -22,8 +22,9 @@ function attempt(log: HostLog, what: string, fn: () => void): void {
 
 /**
  * Start-up reconciliation of every non-terminal run (seed 000 and 003): workers of the previous host are
- * gone, so their launches are judged by the progress rule; expired `starting` leases return to
- * `queued`; CLI runs activate; terminal runs whose messages were never created get them now.
+ * gone, so their launches are judged by the store's one exit rule (`decideWorkerExit`); expired
+ * `starting` claims with no launch go through the same rule; CLI runs activate; terminal runs whose
+ * messages were never created get them now.
  */
 export function reconcileAtStart(deps: ReconcileDeps): void {
   const { store, supervisor, control, log } = deps;
@@ -56,9 +57,10 @@ export function reconcileAtStart(deps: ReconcileDeps): void {
 }
 
 /**
- * `starting` runs whose lease expired. With no worker of this host, nothing ran: they return to
- * `queued` (seed 003) and CLI runs activate again. A worker that is alive but never accepted its
- * command within the lease is hung in bootstrap: it is killed, and its exit fails the launch.
+ * `starting` runs whose lease expired. With no worker of this host, nothing ran: a command that never
+ * ran returns to `queued` (seed 003) and CLI runs activate again; a resume parks. A worker that is
+ * alive but never accepted its command within the lease is hung in bootstrap: it is killed, and its
+ * exit is judged like any lost worker's (the run parks, resumable).
  */
 export function sweepExpiredStarting(deps: ReconcileDeps): void {
   const { store, supervisor, control, log } = deps;
@@ -72,7 +74,7 @@ export function sweepExpiredStarting(deps: ReconcileDeps): void {
     attempt(log, `lease recovery of ${run.runId}`, () => {
       const recovered = store.recoverExpiredStarting({ runId: run.runId });
       if (recovered.kind !== "applied") return;
-      log(`run ${run.runId}: lease expired before its worker began; queued again`);
+      log(`run ${run.runId}: lease expired before its worker began; ${recovered.value.status} again`);
       supervisor.runChanged(run.runId);
       control.activateIfCli(recovered.value, "lease expired");
     });

@@ -10,7 +10,7 @@ import {
   workerMethods,
 } from "@piw/protocol";
 import type { Claim, RunStore } from "@piw/store";
-import { AgentChannel } from "./agent-channel.js";
+import { AgentChannel, agentTurnEnding } from "./agent-channel.js";
 import type { LiveWorkerIndex } from "./build-run-view.js";
 import { describeBug } from "./host-errors.js";
 import type { HostLog } from "./host-log.js";
@@ -180,7 +180,10 @@ export class Supervisor implements LiveWorkerIndex {
   /** A workflow turn ended without being answered by a submission (or was lost): tell its step. */
   turnEnded(turn: TurnRecord): void {
     if (turn.runId === null || turn.path === null || turn.visit === null) return;
-    this.currentWorker(turn.runId)?.agent.turnEnded({ path: turn.path, visit: turn.visit });
+    this.currentWorker(turn.runId)?.agent.turnEnded(
+      { path: turn.path, visit: turn.visit },
+      agentTurnEnding(turn),
+    );
   }
 
   /** Kill the run's workers (their exits are then judged as lost). */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { AgentChannel } from "../src/agent-channel.js";
+import { AgentChannel, agentTurnEnding } from "../src/agent-channel.js";
 
 const plan = { path: "plan", visit: 1 };
 const build = { path: "build", visit: 1 };
@@ -18,18 +18,18 @@ describe("AgentChannel", () => {
 
   it("holds an event for the visit the worker has not asked for yet", async () => {
     const channel = new AgentChannel("run-1");
-    channel.turnEnded(plan);
-    await expect(channel.next(plan)).resolves.toEqual({ type: "turn_ended" });
+    channel.turnEnded(plan, "lost");
+    await expect(channel.next(plan)).resolves.toEqual({ type: "turn_ended", ending: "lost" });
   });
 
   it("drops events of a step that is over, refusing its submission", async () => {
     const channel = new AgentChannel("run-1");
-    channel.turnEnded(plan);
+    channel.turnEnded(plan, "completed");
     const late = channel.submit(plan, {});
     const next = channel.next(build);
     await expect(late).rejects.toThrow(/plan is no longer open/);
-    channel.turnEnded(build);
-    await expect(next).resolves.toEqual({ type: "turn_ended" });
+    channel.turnEnded(build, "completed");
+    await expect(next).resolves.toEqual({ type: "turn_ended", ending: "completed" });
   });
 
   it("parks the waiting step on pause, and every later wait too", async () => {
@@ -52,5 +52,21 @@ describe("AgentChannel", () => {
     await expect(nextAgain).rejects.toThrow("The run stopped.");
     await expect(channel.next(plan)).rejects.toThrow("The run stopped.");
     await expect(channel.submit(plan, {})).rejects.toThrow("The run stopped.");
+  });
+});
+
+describe("agentTurnEnding", () => {
+  it.each([
+    ["ended", "completed", "completed"],
+    ["ended", "error", "error"],
+    ["ended", "aborted", "lost"],
+    ["ended", null, "lost"],
+    ["lost", null, "lost"],
+    ["lost", "completed", "lost"],
+    ["open", null, "lost"],
+    ["unowned", null, "lost"],
+  ] as const)("a turn %s (%s) is %s", (status, endReason, want) => {
+    // Only a turn the model ended normally counts against the step's reminder budget.
+    expect(agentTurnEnding({ status, endReason })).toBe(want);
   });
 });

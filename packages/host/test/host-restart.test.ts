@@ -126,6 +126,53 @@ describe("host restart reconciliation", () => {
     expect(host.reader.listRunEvents(runId).some((e) => e.type === "run.lease_expired")).toBe(true);
   }, 60_000);
 
+  it("parks (never requeues or fails) a resume with saved visits whose worker died with its host while starting", async () => {
+    const flow = await writeWorkflow(box, "count", FLOWS.count);
+    // What a host killed during a resume leaves: `one` saved, a resume claimed and launched, never accepted.
+    const store = RunStore.open({ stateDir: box.stateDir });
+    const runId = "count-resume-1";
+    store.reservePreparedRun({ ...flow.reserve({ n: 4 }), runId });
+    const first = { runId, generation: 1, claimToken: "tok-1" };
+    expect(store.claimRun({ runId, claimToken: "tok-1", leaseMs: 1000 }).kind).toBe("applied");
+    store.recordWorkerLaunch(first, { launchId: "launch-1", commandType: "start", pid: null });
+    store.markRunning(first);
+    store.startNodeVisit(first, { path: "one", visit: 1, nodeKind: "compute" });
+    store.finishNodeVisit(first, {
+      path: "one",
+      visit: 1,
+      result: { status: "succeeded", output: 5, next: "two" },
+    });
+    store.parkRun(first, { code: "paused", message: "Paused by request." });
+    store.recordWorkerExit({ launchId: "launch-1", exit: { kind: "reported", phase: "execute" } });
+    const resumed = store.claimRun({ runId, claimToken: "tok-2", leaseMs: 60_000 });
+    if (resumed.kind !== "applied") throw new Error(JSON.stringify(resumed));
+    expect(resumed.value.command.type).toBe("resume");
+    const fence = { runId, generation: resumed.value.command.generation, claimToken: "tok-2" };
+    store.recordWorkerLaunch(fence, { launchId: "launch-2", commandType: "resume", pid: null });
+    store.close();
+
+    host = await start(box);
+    client = await TestClient.connect(host.socketPath);
+    const parked = await client.call("runs.get", { runId });
+    expect(parked).toMatchObject({
+      status: "parked",
+      error: null,
+      recoveryReason: { code: "worker_lost_no_progress", launchId: "launch-2" },
+    });
+    await new Promise((r) => setTimeout(r, 500));
+    expect(launches(runId)).toBe(2);
+    await client.call("runs.subscribe", { runId });
+    expect(await client.call("runs.resume", { runId })).toMatchObject({ kind: "applied" });
+    const done = await client.view(runId, (v) => v.status === "done");
+    expect(done.outcome).toBe("completed");
+    expect(host.reader.readRunFinalOutput(runId)).toBe(10);
+    // `one` ran once, before the host died; the resume went on from it.
+    expect(done.nodes.map((n) => [n.path, n.visits, n.attempt])).toEqual([
+      ["one", 1, 1],
+      ["two", 1, 1],
+    ]);
+  }, 60_000);
+
   it("leaves a Pi run that returned to queued waiting for its session", async () => {
     const flow = await writeWorkflow(box, "count", FLOWS.count);
     const store = RunStore.open({ stateDir: box.stateDir });

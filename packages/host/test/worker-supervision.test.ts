@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { RunningHost } from "../src/index.js";
@@ -9,6 +9,7 @@ import {
   sandbox,
   start,
   TestClient,
+  TSX_ENV,
   until,
   writeWorkflow,
 } from "./host-fixture.js";
@@ -140,37 +141,104 @@ describe("worker supervision", () => {
     expect(done.nodes.find((n) => n.path === "second")?.attempt).toBe(2);
   });
 
-  it("fails the launch when the worker cannot be started at all", async () => {
+  it("parks (never fails) a run whose worker cannot be started at all, and relaunches only on resume", async () => {
     const c = await open([join(box.dir, "no-such-worker")]);
     const flow = await writeWorkflow(box, "count", FLOWS.count);
     const runId = await reserve(c, flow.reserve({ n: 1 }));
-    const failed = await c.view(runId, (v) => v.status === "failed");
-    expect(failed.error).toMatchObject({ code: "activation_failed" });
+    const parked = await c.view(runId, (v) => v.status === "parked");
+    expect(parked).toMatchObject({ error: null, recoveryReason: { code: "worker_lost_no_progress" } });
+    await new Promise((r) => setTimeout(r, 500));
     expect(launches(runId)).toBe(1);
+    expect(await c.call("runs.resume", { runId })).toMatchObject({ kind: "applied" });
+    await c.view(runId, (v) => v.status === "parked" && launches(runId) === 2);
   });
 
-  it("fails the launch when the worker exits before it accepts its command", async () => {
+  it("parks a run whose worker exits before it accepts its command, with no relaunch", async () => {
     const c = await open([process.execPath, "-e", "process.exit(3)"]);
     const flow = await writeWorkflow(box, "count", FLOWS.count);
     const runId = await reserve(c, flow.reserve({ n: 1 }));
-    const failed = await c.view(runId, (v) => v.status === "failed");
-    expect(failed.error).toMatchObject({ code: "activation_failed" });
+    const parked = await c.view(runId, (v) => v.status === "parked");
+    expect(parked.error).toBeNull();
+    expect(parked.recoveryReason).toMatchObject({
+      code: "worker_lost_no_progress",
+      message: expect.stringContaining("before it accepted its start command"),
+    });
     await new Promise((r) => setTimeout(r, 500));
     expect(launches(runId)).toBe(1);
   });
 
-  it("kills a worker that never accepts its command within the lease, and fails the launch", async () => {
+  it("kills a worker that never accepts its command within the lease, and parks the run", async () => {
     const c = await open([process.execPath, "-e", "setInterval(() => {}, 1000)"], {
       leaseMs: 400,
       sweepIntervalMs: 100,
     });
     const flow = await writeWorkflow(box, "count", FLOWS.count);
     const runId = await reserve(c, flow.reserve({ n: 1 }));
-    const failed = await c.view(runId, (v) => v.status === "failed");
-    expect(failed.error).toMatchObject({ code: "activation_failed" });
+    const parked = await c.view(runId, (v) => v.status === "parked");
+    expect(parked).toMatchObject({ error: null, recoveryReason: { code: "worker_lost_no_progress" } });
     expect((await c.call("host.status", {})).workers).toEqual([]);
     expect(launches(runId)).toBe(1);
   });
+
+  it("parks a resume of a run with saved visits whose worker is killed -9 while starting; one resume finishes it", async () => {
+    const flow = await writeWorkflow(box, "hang", FLOWS.hang);
+    const release = join(box.dir, "release");
+    // First host: the run saves `first` and `hang`, then parks at the boundary for a pause.
+    let c = await open();
+    const runId = await reserve(c, flow.reserve({ release }));
+    await c.view(runId, (v) => v.nodes.some((n) => n.path === "hang" && n.state === "running"));
+    expect(await c.call("runs.pause", { runId })).toMatchObject({ kind: "applied" });
+    writeFileSync(release, "go");
+    await c.view(runId, (v) => v.status === "parked");
+    c.close();
+    await host?.stop();
+
+    // Second host: its workers stand still after `worker.hello`, before accepting the command.
+    const marker = join(box.dir, "hanging");
+    c = await open(undefined, {
+      workerEnv: { ...TSX_ENV, PIW_WORKER_HANG_AT: "starting", PIW_WORKER_HANG_MARKER: marker },
+    });
+    expect(await c.call("runs.resume", { runId })).toMatchObject({ kind: "applied" });
+    // The marker's lines are `<pid> <boundary>`.
+    const hanging = () => (existsSync(marker) ? readFileSync(marker, "utf8").split(" ", 1).map(Number) : []);
+    await until("the resumed worker to stand at starting", () => hanging().length > 0, 20_000);
+    expect((await c.call("runs.get", { runId }))?.status).toBe("starting");
+    const [pid] = hanging();
+    if (pid === undefined || !Number.isInteger(pid)) throw new Error(`no worker pid in ${marker}`);
+    c.views.length = 0;
+    process.kill(pid, "SIGKILL");
+    const parked = await c.view(runId, (v) => v.status === "parked");
+    expect(parked).toMatchObject({
+      error: null,
+      recoveryReason: {
+        code: "worker_lost_no_progress",
+        message: expect.stringContaining("before it accepted its resume command"),
+      },
+    });
+    expect(parked.nodes.map((n) => [n.path, n.state])).toEqual([
+      ["first", "succeeded"],
+      ["hang", "succeeded"],
+      ["after", "pending"],
+    ]);
+    // Not relaunched by itself.
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(launches(runId)).toBe(2);
+    c.close();
+    await host?.stop();
+
+    // Third host, ordinary workers: one explicit resume finishes the run from its saved visits.
+    c = await open();
+    c.views.length = 0;
+    expect(await c.call("runs.resume", { runId })).toMatchObject({ kind: "applied" });
+    const done = await c.view(runId, (v) => v.status === "done");
+    expect(done.outcome).toBe("completed");
+    expect(done.nodes.map((n) => [n.path, n.state, n.visits])).toEqual([
+      ["first", "succeeded", 1],
+      ["hang", "succeeded", 1],
+      ["after", "succeeded", 1],
+    ]);
+    expect(launches(runId)).toBe(3);
+  }, 60_000);
 
   it("ends a worker waiting for an agent step when its run is cancelled, without needing a kill", async () => {
     const c = await open(undefined, { cancelGraceMs: 20_000 });

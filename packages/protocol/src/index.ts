@@ -165,5 +165,5 @@ export {
   resourceKindSchema,
   transitionSchema,
 } from "./transition.js";
-export type { WorkerMethod, WorkerParams, WorkerResult } from "./worker-methods.js";
-export { workerMethods, workerPushes } from "./worker-methods.js";
+export type { AgentTurnEnding, WorkerMethod, WorkerParams, WorkerResult } from "./worker-methods.js";
+export { agentTurnEndingSchema, workerMethods, workerPushes } from "./worker-methods.js";

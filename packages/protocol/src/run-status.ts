@@ -30,11 +30,14 @@ export function isActiveStatus(status: RunStatus): boolean {
 
 /**
  * The only lifecycle edges a run may take (seed 003). The store refuses every other change.
- * `starting -> queued` is the expired-lease recovery; `parked -> starting` is an explicit resume.
+ * `starting -> queued` is the expired-lease recovery of a command that never ran; `starting -> parked`
+ * holds a launch whose worker vanished before it accepted its command (seed 000: no progress parks;
+ * seed 003: a run with saved state is reconciled through run recovery); `parked -> starting` is an
+ * explicit resume.
  */
 export const RUN_TRANSITIONS: Readonly<Record<RunStatus, readonly RunStatus[]>> = {
   queued: ["starting", "cancelled"],
-  starting: ["running", "failed", "cancelled", "queued"],
+  starting: ["running", "parked", "failed", "cancelled", "queued"],
   running: ["parked", "done", "failed", "cancelled"],
   parked: ["starting", "cancelled"],
   done: [],

@@ -8,11 +8,20 @@ export const recoveryReasonSchema = z.discriminatedUnion("code", [
   z.object({ code: z.literal("paused"), message: z.string().max(512) }),
   // The worker vanished after saving progress: relaunching is meaningful, the host does it.
   z.object({ code: z.literal("worker_lost"), message: z.string().max(512), launchId: opaqueIdSchema }),
-  // The worker vanished and the run made no progress since launch: relaunching would loop.
+  // The worker vanished (while starting or running) and the run made no progress since launch:
+  // relaunching would loop, so it waits for an explicit resume. `launchId` names the lost launch; it
+  // is absent when a claim expired before any launch was recorded for it.
   z.object({
     code: z.literal("worker_lost_no_progress"),
     message: z.string().max(512),
-    launchId: opaqueIdSchema,
+    launchId: opaqueIdSchema.optional(),
+  }),
+  // An agent step's turns were lost (Pi crashed, the session ended) or failed at the provider too
+  // many times in a row: nothing the model did counts against it, and a resume prompts it again.
+  z.object({
+    code: z.literal("agent_turns_lost"),
+    message: z.string().max(512),
+    path: nodePathSchema,
   }),
   // A manual effect was reserved but never settled: only a person can tell whether it happened.
   z.object({

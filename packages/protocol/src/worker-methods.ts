@@ -17,6 +17,15 @@ import {
 import { recoveryReasonSchema, transitionSchema } from "./transition.js";
 
 /**
+ * How an agent step's turn ended without an accepted submission. Only `completed` (the model ended
+ * its turn normally) counts against the step's reminder budget; `error` (the provider failed the
+ * assistant message) and `lost` (Pi crashed, the session ended or the host settled the turn as
+ * unproved) are not the model's doing and have their own bound.
+ */
+export const agentTurnEndingSchema = z.enum(["completed", "error", "lost"]);
+export type AgentTurnEnding = z.infer<typeof agentTurnEndingSchema>;
+
+/**
  * Worker protocol: the client framing over the worker's stdin/stdout. The host assigned the worker
  * to one claim, so no method carries a fence: the host applies the launch's own fence to every call.
  */
@@ -48,7 +57,7 @@ export const workerMethods = {
     params: z.object({ path: nodePathSchema, visit: visitNumberSchema }),
     result: z.discriminatedUnion("type", [
       z.object({ type: z.literal("submission"), submissionId: z.string(), output: z.unknown() }),
-      z.object({ type: z.literal("turn_ended") }),
+      z.object({ type: z.literal("turn_ended"), ending: agentTurnEndingSchema }),
       // The step's turn was interrupted (Escape) and the run was asked to pause: park and stop.
       z.object({ type: z.literal("paused") }),
     ]),

@@ -21,6 +21,7 @@ import { repeatedRequest, runWithRequestKey } from "./request-key.js";
 import { mapRunRow, type RunRow } from "./rows.js";
 import { activeRunInSession, sessionRefusal } from "./session-reservation.js";
 import { terminalize } from "./terminalize.js";
+import { decideWorkerExit, type WorkerExitVerdict } from "./worker-exit-decision.js";
 
 export interface Claim {
   command: RunCommand;
@@ -333,7 +334,8 @@ export function parkRun(ctx: StoreContext, fence: Fence, reason: RecoveryReason)
     }
     const row = ctx.fencedRun(fence);
     if (isConflict(row)) return conflict(row);
-    if (!isAllowedTransition(row.status, "parked")) return invalid(row, "parked");
+    // A worker parks only a run it accepted; `starting -> parked` is the host's verdict on a lost launch.
+    if (row.status !== "running") return invalid(row, "parked");
     parkRow(ctx, row, reason);
     return applied(mapRunRow(row));
   });
@@ -372,7 +374,11 @@ export function requestPause(ctx: StoreContext, req: { runId: string }): Transit
   });
 }
 
-/** starting -> queued once the lease has expired: nothing ran yet, so activation may happen again. */
+/**
+ * A `starting` run whose lease expired with no worker launched for it: whoever claimed it died with its
+ * host. Judged by the same rule as a lost worker: a command that never ran returns to `queued` (seed
+ * 003), a resume of saved state parks with its reason (seed 000: never relaunched by itself).
+ */
 export function recoverExpiredStarting(ctx: StoreContext, req: { runId: string }): Transition<RunRecord> {
   return ctx.tx(() => {
     const row = ctx.getRunRow(req.runId);
@@ -387,13 +393,64 @@ export function recoverExpiredStarting(ctx: StoreContext, req: { runId: string }
         actual: "lease live",
       });
     }
-    ctx.bumpRun(
-      row,
-      { status: "queued", claim_token: null, lease_expires_at: null, generation: row.generation + 1 },
-      { type: "run.lease_expired" },
-    );
+    const verdict = decideWorkerExit({
+      command: row.next_command,
+      progressSinceLaunch: false,
+      report: { kind: "none" },
+      runStatus: "starting",
+      hostAlive: false,
+    });
+    if (verdict.kind === "requeue") {
+      ctx.bumpRun(
+        row,
+        { status: "queued", claim_token: null, lease_expires_at: null, generation: row.generation + 1 },
+        { type: "run.lease_expired" },
+      );
+    } else {
+      applyWorkerExitVerdict(ctx, row, verdict, null);
+    }
     return applied(mapRunRow(row));
   });
+}
+
+/** The writes a verdict implies for a run that still holds the launch's claim. */
+export function applyWorkerExitVerdict(
+  ctx: StoreContext,
+  run: RunRow,
+  verdict: WorkerExitVerdict,
+  launchId: string | null,
+): void {
+  const launch: Record<string, string> = launchId === null ? {} : { launchId };
+  switch (verdict.kind) {
+    case "record_only":
+      return;
+    case "fail":
+      terminalize(
+        ctx,
+        run,
+        { status: "failed", outcome: "failed", error: verdict.error, present: true },
+        { type: "run.failed", data: { code: verdict.error.code, ...launch } },
+      );
+      return;
+    case "requeue":
+      // Nothing ran and the claim's holder is provably dead: seed 003's `starting -> queued`.
+      ctx.bumpRun(
+        run,
+        { status: "queued", claim_token: null, lease_expires_at: null, generation: run.generation + 1 },
+        { type: "run.requeued", data: launch },
+      );
+      return;
+    case "relaunch":
+      // Progress is measured from a recorded launch, so a relaunch always has one.
+      if (launchId === null) throw new Error("A relaunch verdict needs the launch it follows.");
+      parkRow(ctx, run, { ...verdict.reason, launchId });
+      return;
+    case "park":
+      parkRow(ctx, run, { ...verdict.reason, ...launch });
+      return;
+    default:
+      verdict satisfies never;
+  }
 }
 
 export type { Conflict };

@@ -10,8 +10,8 @@ import {
 } from "@piw/protocol";
 import { isConflict, type StoreContext } from "./context.js";
 import type { LaunchRow } from "./rows.js";
-import { parkRow } from "./run-lifecycle.js";
-import { terminalize } from "./terminalize.js";
+import { applyWorkerExitVerdict } from "./run-lifecycle.js";
+import { decideWorkerExit, savedDecision, type WorkerReport } from "./worker-exit-decision.js";
 
 export interface LaunchRecord {
   launchId: string;
@@ -89,9 +89,9 @@ export function recordWorkerLaunch(
 }
 
 /**
- * Record how a worker ended and decide what follows (seed 000). A reported failure fails the run.
- * A worker that vanished is relaunched only if the run saved progress since launch; otherwise the
- * run parks with the failure as its reason, and nothing relaunches it until someone resumes it.
+ * Record how a worker ended and apply what `decideWorkerExit` makes of it (seed 000): only a failure
+ * the worker reported fails the run; a worker that vanished relaunches after progress and parks the
+ * run otherwise, never to be relaunched until someone resumes it.
  */
 export function recordWorkerExit(
   ctx: StoreContext,
@@ -109,63 +109,15 @@ export function recordWorkerExit(
     const { exit } = req;
     const holdsClaim =
       run.generation === launch.generation && (run.status === "starting" || run.status === "running");
-    let decision: WorkerExitDecision = "none";
-    if (holdsClaim) {
-      const reportedError = exit.kind === "reported" ? exit.error : undefined;
-      if (reportedError) {
-        terminalize(
-          ctx,
-          run,
-          { status: "failed", outcome: "failed", error: reportedError, present: true },
-          {
-            type: "run.failed",
-            data: { code: reportedError.code, launchId: launch.launch_id },
-          },
-        );
-        decision = "failed";
-      } else if (run.status === "starting" && exit.kind === "orphaned") {
-        // Its host died before the worker accepted the command: nothing ran, and the new host holds
-        // the lock, so the old claim is provably dead. Seed 003's `starting -> queued` recovery.
-        ctx.bumpRun(
-          run,
-          { status: "queued", claim_token: null, lease_expires_at: null, generation: run.generation + 1 },
-          { type: "run.requeued", data: { launchId: launch.launch_id } },
-        );
-        decision = "requeued";
-      } else if (run.status === "starting") {
-        // The worker died before it accepted its command: a deferred launch failure (seed 003).
-        terminalize(
-          ctx,
-          run,
-          {
-            status: "failed",
-            outcome: "failed",
-            error: {
-              code: "activation_failed",
-              message: "The workflow worker exited before it started the run.",
-            },
-            present: true,
-          },
-          { type: "run.failed", data: { code: "activation_failed", launchId: launch.launch_id } },
-        );
-        decision = "failed";
-      } else if (run.progress_revision > launch.launch_revision) {
-        parkRow(ctx, run, {
-          code: "worker_lost",
-          message: "The worker stopped after saving progress; relaunching.",
-          launchId: launch.launch_id,
-        });
-        decision = "relaunch";
-      } else {
-        parkRow(ctx, run, {
-          code: "worker_lost_no_progress",
-          message:
-            "The worker stopped without saving progress since it was launched; resume the run after fixing the cause.",
-          launchId: launch.launch_id,
-        });
-        decision = "parked";
-      }
-    }
+    const verdict = decideWorkerExit({
+      command: launch.command_type as RunCommandType,
+      progressSinceLaunch: run.progress_revision > launch.launch_revision,
+      report: reportOf(exit),
+      runStatus: holdsClaim ? (run.status as "starting" | "running") : "moved_on",
+      hostAlive: exit.kind !== "orphaned",
+    });
+    applyWorkerExitVerdict(ctx, run, verdict, launch.launch_id);
+    const decision = savedDecision(verdict);
     const detail = exit.kind === "reported" ? (exit.error?.message ?? null) : exit.detail;
     ctx
       .stmt(
@@ -199,4 +151,16 @@ export function listOpenLaunches(ctx: StoreContext): LaunchRecord[] {
         .all() as LaunchRow[]
     ).map(mapLaunch),
   );
+}
+
+function reportOf(exit: WorkerExit): WorkerReport {
+  switch (exit.kind) {
+    case "reported":
+      return exit.error ? { kind: "failure", error: exit.error } : { kind: "clean" };
+    case "lost":
+    case "orphaned":
+      return { kind: "none" };
+    default:
+      return exit satisfies never;
+  }
 }

@@ -1018,7 +1018,8 @@ function execute(m: Model, r: Real, op: Op): StepEffect {
       )
         exp = ADOPTED;
       else if (fc0 || !run) exp = refuse(fc0 ?? "not_found");
-      else if (!isAllowedTransition(run.status, "parked")) exp = refuse("invalid_transition");
+      // A worker parks only a running run; `starting -> parked` is the verdict on a lost launch.
+      else if (run.status !== "running") exp = refuse("invalid_transition");
       else exp = APPLIED;
       const t = call(m, label, () => store.parkRun(fence, reason));
       expectKind(m, label, t, exp);
@@ -1071,10 +1072,19 @@ function execute(m: Model, r: Real, op: Op): StepEffect {
       const t = call(m, label, () => store.recoverExpiredStarting({ runId }));
       expectKind(m, label, t, exp);
       if (!run || t.kind !== "applied") return NOTHING;
-      run.status = "queued";
-      run.token = null;
-      run.lease = null;
-      run.generation += 1;
+      if (run.nextCommand === "resume") {
+        // Saved state is never relaunched by itself: an expired resume parks with its reason.
+        m.park(run, {
+          code: "worker_lost_no_progress",
+          message:
+            "The host stopped before the worker accepted its resume command; resume the run to launch it again.",
+        });
+      } else {
+        run.status = "queued";
+        run.token = null;
+        run.lease = null;
+        run.generation += 1;
+      }
       valueIsCurrentRun(m, r, label, t.value);
       return { bumped: t.kind === "applied" ? [runId] : [], created: [] };
     }
@@ -1446,9 +1456,6 @@ function execute(m: Model, r: Real, op: Op): StepEffect {
           if (reported) {
             m.terminalize(run, "failed", "failed", null, reported.code, true);
             decision = "failed";
-          } else if (run.status === "starting") {
-            m.terminalize(run, "failed", "failed", null, "activation_failed", true);
-            decision = "failed";
           } else if (run.progress > launch.progressAt) {
             m.park(run, {
               code: "worker_lost",
@@ -1456,6 +1463,14 @@ function execute(m: Model, r: Real, op: Op): StepEffect {
               launchId,
             });
             decision = "relaunch";
+          } else if (run.status === "starting") {
+            // A vanished process never fails a run: it parks, and a resume gives the same command again.
+            m.park(run, {
+              code: "worker_lost_no_progress",
+              message: `The worker stopped before it accepted its ${launch.commandType} command; resume the run to launch it again.`,
+              launchId,
+            });
+            decision = "parked";
           } else {
             m.park(run, {
               code: "worker_lost_no_progress",

@@ -885,7 +885,7 @@ describe("parkRun", () => {
     });
   });
 
-  it("refuses to park a starting run (starting -> parked is not a transition)", () => {
+  it("refuses a worker's park of a starting run (only the host's verdict on a lost launch parks it)", () => {
     const { fence } = startingRun(h.store, "demo-1");
     expect(refusedWithoutChange(h.store, ["demo-1"], () => h.store.parkRun(fence, PAUSED))).toEqual({
       kind: "invalid_transition",
@@ -1053,11 +1053,17 @@ describe("recoverExpiredStarting", () => {
     expect(h.store.markRunning(fence).kind).toBe("conflict");
   });
 
-  it("keeps a resumed run's command: the next claim resumes again", () => {
+  it("parks an expired resume with its reason instead of queueing it, and one resume claims it again", () => {
     pausedRun(h.store, "demo-1");
     saved(h.store.claimRun({ runId: "demo-1", claimToken: "tok-1", leaseMs: LEASE_MS }));
     h.clock.now += LEASE_MS + 1;
-    saved(h.store.recoverExpiredStarting({ runId: "demo-1" }));
+    expect(saved(h.store.recoverExpiredStarting({ runId: "demo-1" }))).toMatchObject({
+      status: "parked",
+      claimed: false,
+      errorCode: null,
+      recoveryReason: { code: "worker_lost_no_progress" },
+    });
+    expect(lastEvent(h.store, "demo-1")).toMatchObject({ type: "run.parked" });
     const next = saved(h.store.claimRun({ runId: "demo-1", claimToken: "tok-2", leaseMs: LEASE_MS }));
     expect(next.command.type).toBe("resume");
   });
@@ -1127,6 +1133,11 @@ describe("the run transition table", () => {
       case "running":
         return h.store.markRunning(fence);
       case "parked":
+        // A starting run parks only through the host's verdict on its lost worker; a worker parks a running one.
+        if (getRun(h.store, runId).status === "starting") {
+          saved(h.store.recordWorkerLaunch(fence, { launchId: `L-${runId}`, commandType: "start", pid: 1 }));
+          return h.store.recordWorkerExit({ launchId: `L-${runId}`, exit: { kind: "lost", detail: "x" } });
+        }
         return h.store.parkRun(fence, WORKER_LOST);
       case "done":
         return h.store.finishRun(fence, { outcome: "completed", output: 2 });
@@ -1145,9 +1156,10 @@ describe("the run transition table", () => {
   const forbidden = pairs.filter(([from, to]) => from !== to && !RUN_TRANSITIONS[from].includes(to));
   const same = pairs.filter(([from, to]) => from === to);
 
-  it("has the seed-003 edges", () => {
-    expect(allowed).toHaveLength(12);
-    expect(forbidden).toHaveLength(30);
+  it("has the seed-003 edges, and starting -> parked for a launch whose worker vanished", () => {
+    expect(allowed).toHaveLength(13);
+    expect(forbidden).toHaveLength(29);
+    expect(RUN_TRANSITIONS.starting).toContain("parked");
   });
 
   it.each(allowed)("reaches %s -> %s through its operation", (from, to) => {

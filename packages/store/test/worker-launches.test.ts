@@ -3,7 +3,6 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { RunStore } from "../src/index.js";
 import {
   openHarness,
-  preparedRun,
   refused,
   refusedWithoutChange,
   runningRun,
@@ -207,18 +206,72 @@ describe("recordWorkerExit", () => {
     });
   });
 
-  it("fails a run whose worker vanished while starting (activation_failed) and frees the session", () => {
+  it("parks a fresh start whose worker vanished while starting, frees the session, and resumes it as a start", () => {
     launched(h.store, "demo-1", "launch-1");
     const t = h.store.recordWorkerExit({ launchId: "launch-1", exit: LOST });
-    expect(saved(t)).toMatchObject({ decision: "failed", launch: { exitDecision: "failed" } });
+    expect(saved(t)).toMatchObject({ decision: "parked", launch: { exitDecision: "parked" } });
     expect(getRun(h.store, "demo-1")).toMatchObject({
-      status: "failed",
-      outcome: "failed",
-      errorCode: "activation_failed",
+      status: "parked",
+      outcome: null,
+      errorCode: null,
       claimed: false,
+      recoveryReason: { code: "worker_lost_no_progress", launchId: "launch-1" },
     });
+    expect(getRun(h.store, "demo-1").recoveryReason?.message).toContain(
+      "before it accepted its start command",
+    );
     expect(h.store.findSessionReservation(SESSION)).toBeNull();
-    expect(h.store.reservePreparedRun(preparedRun("demo-2")).kind).toBe("applied");
+    // Nothing ran: the explicit resume hands the worker the start command again.
+    const claim = saved(h.store.claimRun({ runId: "demo-1", claimToken: "tok-2", leaseMs: LEASE_MS }));
+    expect(claim.command.type).toBe("start");
+  });
+
+  it.each(["lost", "orphaned"] as const)(
+    "parks (%s) a resume of a run with saved visits whose worker vanished while starting",
+    (kind) => {
+      const fence = launchedRunning(h.store, "demo-1", "launch-1");
+      openVisit(h.store, fence);
+      saved(
+        h.store.finishNodeVisit(fence, {
+          path: "work",
+          visit: 1,
+          result: { status: "succeeded", output: { ok: true }, next: "next" },
+        }),
+      );
+      saved(h.store.parkRun(fence, { code: "paused", message: "Paused by request." }));
+      const claim = saved(h.store.claimRun({ runId: "demo-1", claimToken: "tok-2", leaseMs: LEASE_MS }));
+      expect(claim.command.type).toBe("resume");
+      const resumed = { runId: "demo-1", generation: claim.command.generation, claimToken: "tok-2" };
+      saved(h.store.recordWorkerLaunch(resumed, { launchId: "launch-2", commandType: "resume", pid: 4243 }));
+      const exit = kind === "lost" ? LOST : { kind, detail: "host died" };
+      const t = h.store.recordWorkerExit({ launchId: "launch-2", exit });
+      expect(saved(t).decision).toBe("parked");
+      expect(getRun(h.store, "demo-1")).toMatchObject({
+        status: "parked",
+        errorCode: null,
+        recoveryReason: { code: "worker_lost_no_progress", launchId: "launch-2" },
+      });
+      // The saved visit survives, and one explicit resume goes on from it.
+      expect(h.store.listRunSteps("demo-1").map((step) => [step.path, step.status])).toEqual([
+        ["work", "succeeded"],
+      ]);
+      const again = saved(h.store.claimRun({ runId: "demo-1", claimToken: "tok-3", leaseMs: LEASE_MS }));
+      expect(again.command.type).toBe("resume");
+    },
+  );
+
+  it("still fails a run whose worker reported a startup failure while starting", () => {
+    launched(h.store, "demo-1", "launch-1");
+    const t = h.store.recordWorkerExit({
+      launchId: "launch-1",
+      exit: {
+        kind: "reported",
+        phase: "bootstrap",
+        error: { code: "input_invalid", message: "The input does not match the schema." },
+      },
+    });
+    expect(saved(t).decision).toBe("failed");
+    expect(getRun(h.store, "demo-1")).toMatchObject({ status: "failed", errorCode: "input_invalid" });
   });
 
   it("parks a run whose worker vanished after finishing a node visit (worker_lost, decision relaunch)", () => {

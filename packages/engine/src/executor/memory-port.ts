@@ -1,5 +1,6 @@
 import {
   type AdvanceNodeVisit,
+  type AgentTurnEnding,
   adopted,
   applied,
   type CheckpointAnswer,
@@ -250,9 +251,9 @@ export class MemoryRunPort implements RunPort {
     this.push({ type: "submission", output, respond: (verdict) => this.verdicts.push(verdict) });
   }
 
-  /** The model's turn ended without a submission. */
-  endTurn(): void {
-    this.push({ type: "turn_ended" });
+  /** The step's turn ended without a submission: by the model (default), lost, or at a provider error. */
+  endTurn(ending: AgentTurnEnding = "completed"): void {
+    this.push({ type: "turn_ended", ending });
   }
 
   private push(event: AgentEvent): void {

@@ -1,5 +1,6 @@
 import type {
   AdvanceNodeVisit,
+  AgentTurnEnding,
   EffectState,
   EnqueueMessage,
   FinishNodeVisit,
@@ -22,7 +23,8 @@ export type SubmissionVerdict = { accepted: true } | { accepted: false; reason: 
 /** What happens in the run's Pi session while an agent step waits. */
 export type AgentEvent =
   | { type: "submission"; output: unknown; respond(verdict: SubmissionVerdict): void }
-  | { type: "turn_ended" }
+  /** The step's turn ended without an accepted submission; `ending` says whose doing it was. */
+  | { type: "turn_ended"; ending: AgentTurnEnding }
   /** The step's turn was interrupted and the run asked to pause: park, keep the visit open. */
   | { type: "paused" };
 

@@ -117,7 +117,7 @@ describe("a worker that crashes during bootstrap on the same revision", () => {
     });
   }, 90_000);
 
-  it("dying before it accepts its command (PIW_WORKER_CRASH_AT=starting) fails the launch once, with no relaunch", async () => {
+  it("dying before it accepts its command (PIW_WORKER_CRASH_AT=starting) parks the run once, with no relaunch, and it stays resumable", async () => {
     const flow = await writeWorkflow(box, "boot", bootstrapCrashFlow(join(box.dir, "never-created")));
     // No once-file: every worker of this host would die at the boundary.
     host = await HostProcess.start(box, { PIW_WORKER_CRASH_AT: "starting" });
@@ -127,16 +127,22 @@ describe("a worker that crashes during bootstrap on the same revision", () => {
     if (reserved.kind !== "applied") throw new Error(JSON.stringify(reserved));
     const { runId } = reserved.value;
 
-    const failed = await settledView(c, runId);
-    expect(failed).toMatchObject({ status: "failed", error: { code: "activation_failed" } });
+    const parked = await settledView(c, runId);
+    expect(parked).toMatchObject({
+      status: "parked",
+      error: null,
+      recoveryReason: { code: "worker_lost_no_progress" },
+    });
     expect(await watchLaunches(host, runId, NO_RELAUNCH_WATCH_MS)).toEqual([1]);
     const status = await piw(box, ["status", runId]);
-    expect(status.stdout).toMatch(/^status +✗ failed$/m);
+    expect(status.stdout).toMatch(/^status +‼ parked$/m);
     expect(status.stdout).toMatch(
-      /^error +activation_failed: The workflow worker exited before it started the run\.$/m,
+      /^recovery +The worker stopped before it accepted its start command; resume the run to launch it again\. \(worker_lost_no_progress\)$/m,
     );
-    // A failed launch is not parked: resume refuses it, and nothing is launched.
-    expect(await c.call("runs.resume", { runId })).toMatchObject({ kind: "conflict" });
-    expect(host.launches(runId)).toBe(1);
+    // A vanished process never fails a run: resume launches it again (here it dies again, and parks).
+    c.views.length = 0;
+    expect(await c.call("runs.resume", { runId })).toMatchObject({ kind: "applied" });
+    await c.view(runId, (v) => v.status === "parked");
+    expect(await watchLaunches(host, runId, NO_RELAUNCH_WATCH_MS)).toEqual([2]);
   }, 60_000);
 });

@@ -37,13 +37,14 @@ const completedAfterRelaunch = (sideEffects: number): Outcome => ({
   effects: ["settled"],
 });
 
-const failedLaunch: Outcome = {
-  status: "failed",
-  why: "activation_failed",
-  sideEffects: 0,
-  launches: 1,
-  parks: [],
-  effects: [],
+/** Died before accepting its command: parked with its reason (never failed), and one resume finishes it. */
+const completedAfterResume: Outcome = {
+  status: "done",
+  why: "completed",
+  sideEffects: 1,
+  launches: 2,
+  parks: ["worker_lost_no_progress"],
+  effects: ["settled"],
 };
 
 /**
@@ -60,12 +61,13 @@ const manualResolved = (sideEffectsBefore: number): Outcome => ({
 });
 
 /**
- * Seed 003 (launch failure) and seed 000 (progress rule): a worker that dies before it accepted its
- * command fails the launch; one that dies after the run saved progress is relaunched once (the
- * once-file lets the relaunch live), and the relaunch finishes the run or parks it for a person.
+ * Seed 000 (progress rule): a worker that dies before it accepted its command parks the run without a
+ * relaunch (a vanished process never fails a run), and one explicit resume finishes it; one that dies
+ * after the run saved progress is relaunched once (the once-file lets the relaunch live), and the
+ * relaunch finishes the run or parks it for a person.
  */
 const expected: Record<CrashBoundary, Record<EffectMode, Outcome>> = {
-  starting: { idempotent: failedLaunch, manual: failedLaunch },
+  starting: { idempotent: completedAfterResume, manual: completedAfterResume },
   "before-effect-reserve": { idempotent: completedAfterRelaunch(1), manual: completedAfterRelaunch(1) },
   // Reserved, not yet performed: idempotent performs it now, once; manual cannot know, so it parks.
   "after-effect-reserve": { idempotent: completedAfterRelaunch(1), manual: manualResolved(0) },
@@ -108,6 +110,16 @@ describe("kill -9 of a worker at each durable boundary, supervised by a live hos
         manual: await runToRest(c, "manual"),
       };
       expect(host.log()).toContain(`PIW_WORKER_CRASH_AT=${boundary}: killing myself`);
+
+      // A run parked without progress waits for one explicit resume; the once-file now lets it live.
+      for (const { runId } of Object.values(runs)) {
+        const run = await c.call("runs.get", { runId });
+        if (run?.status !== "parked" || run.recoveryReason?.code !== "worker_lost_no_progress") continue;
+        c.views.length = 0;
+        expect(await c.call("runs.resume", { runId })).toMatchObject({ kind: "applied" });
+        await c.view(runId, (v) => v.status === "done");
+        await idle(c);
+      }
 
       const manual = await c.call("runs.get", { runId: runs.manual.runId });
       let resolved = false;
