@@ -92,5 +92,20 @@ export {
   loadForLaunch,
   prepareInput,
   prepareLaunch,
+  refuseAgentStepsWithoutPi,
   reserveRequest,
 } from "./launch/prepare-launch.js";
+export type {
+  LaunchPreflight,
+  PreflightEnv,
+  PreflightOptions,
+  PreflightOutcome,
+} from "./preflight/evaluate-preflight.js";
+export {
+  DEFAULT_PREFLIGHT_TIMEOUT_MS,
+  evaluatePreflight,
+  preflightAnswer,
+  preflightLaunch,
+  readPreflightEnv,
+} from "./preflight/evaluate-preflight.js";
+export { servePreflight } from "./preflight/serve-preflight.js";

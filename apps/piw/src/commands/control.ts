@@ -68,7 +68,7 @@ export async function answerCommand(ctx: CliContext, args: string[]): Promise<Ex
   const host = await ctx.host();
   const waiting = await host.call("runs.get", { runId });
   if (waiting?.outcome === "waiting" && waiting.cursor) {
-    await checkAnswer(waiting.source, waiting.cursor.path, answer, ctx.io.cwd);
+    await checkAnswer(waiting.source, waiting.cursor.path, answer, ctx.io.cwd, ctx.io.env);
   }
   const next = savedValue(await host.call("runs.answer", { runId, answer }), runId);
   ctx.print(ctx.style.dim(`continuing ${runId} as run ${next.runId}`));

@@ -1,0 +1,97 @@
+import {
+  type PreflightLaunch,
+  type PreflightReply,
+  type PreflightRequest,
+  preflightRequestSchema,
+} from "@piw/protocol";
+import {
+  agentStepPaths,
+  checkCheckpointAnswer,
+  LaunchRefused,
+  loadForLaunch,
+  prepareInput,
+  refuseAgentStepsWithoutPi,
+  reserveRequest,
+} from "../launch/prepare-launch.js";
+
+/** What the child does with one request; a refusal is a reply, anything else thrown is a bug. */
+async function answer(request: PreflightRequest): Promise<PreflightReply> {
+  const { requestId } = request;
+  try {
+    switch (request.type) {
+      case "launch": {
+        const loaded = await loadForLaunch(request.ref, request.cwd);
+        if (!request.piSession) refuseAgentStepsWithoutPi(loaded);
+        const prepared = await prepareInput(loaded, request);
+        const {
+          origin: _origin,
+          workingDir: _workingDir,
+          ...reserve
+        } = reserveRequest(prepared, {
+          origin: { kind: "cli" },
+          workingDir: request.cwd,
+        });
+        const launch: PreflightLaunch = {
+          ...reserve,
+          ...(loaded.workflow.title === undefined ? {} : { title: loaded.workflow.title }),
+          notes: prepared.notes,
+          agentSteps: agentStepPaths(loaded),
+        };
+        return { type: "launch.prepared", requestId, launch };
+      }
+      case "answer":
+        await checkCheckpointAnswer(request.source, request.checkpointPath, request.answer, request.cwd);
+        return { type: "answer.accepted", requestId };
+      default:
+        return request satisfies never;
+    }
+  } catch (error) {
+    if (!(error instanceof LaunchRefused)) throw error;
+    const { code, message, problems, usage } = error;
+    return { type: "refused", requestId, refusal: { code, message, problems: [...problems], usage } };
+  }
+}
+
+/** Send the one reply, then end: nothing the workflow left running (timers, sockets) may keep us. */
+function replyAndExit(reply: PreflightReply): void {
+  if (process.send === undefined) process.exit(70);
+  process.send(reply, (error: Error | null) => process.exit(error ? 70 : 0));
+}
+
+/**
+ * The preflight child's whole life (the `dist/preflight.js` entry of the worker app): wait for one
+ * request on the IPC channel, load the workflow, reply, exit. Started only by `evaluatePreflight`,
+ * which bounds it in time and kills its process group; what the workflow prints is discarded there.
+ */
+export function servePreflight(): void {
+  if (process.send === undefined) {
+    process.stderr.write("piw preflight: start me with an IPC channel (see evaluatePreflight)\n");
+    process.exit(64);
+  }
+  let requestId: string | undefined;
+  // A throw from a timer or a stray rejection of the workflow's code: the load cannot be trusted.
+  const crashed = () => {
+    if (requestId === undefined) process.exit(70);
+    replyAndExit({ type: "crashed", requestId });
+  };
+  process.on("uncaughtException", crashed);
+  process.on("unhandledRejection", crashed);
+  process.once("message", (raw: unknown) => {
+    const parsed = preflightRequestSchema.safeParse(raw);
+    // The parent speaks this protocol or nothing: a bad request has no requestId to answer to.
+    if (!parsed.success) process.exit(65);
+    requestId = parsed.data.requestId;
+    void answer(parsed.data).then(replyAndExit, () =>
+      replyAndExit({
+        type: "refused",
+        requestId: parsed.data.requestId,
+        refusal: {
+          code: "internal_error",
+          message: "piw preflight failed (a bug in piw)",
+          problems: [],
+          usage: false,
+        },
+      }),
+    );
+  });
+}
