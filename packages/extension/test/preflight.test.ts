@@ -135,9 +135,9 @@ describe("the extension's workflow start preflights in a child process", () => {
   }, 60_000);
 
   it("stops a workflow that loops at import after the time limit; the child is dead", async () => {
-    const error = await startError("loops", 6_000);
+    const error = await startError("loops", 8_000);
     expect(error.message).toBe(
-      "workflow loops did not finish loading within 6000 ms and was stopped: its code may loop or wait at import",
+      "workflow loops did not finish loading within 8000 ms and was stopped: its code may loop or wait at import",
     );
     const pid = Number(readFileSync(join(project, "loops.pid"), "utf8"));
     expect(alive(pid)).toBe(false);
