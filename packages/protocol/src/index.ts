@@ -32,6 +32,8 @@ export type { AdvanceNodeVisit, NodeVisitAdvance } from "./node-advance.js";
 export { advanceNodeVisitSchema, nodeVisitAdvanceSchema } from "./node-advance.js";
 export type { PreflightLaunch, PreflightRefusal, PreflightReply, PreflightRequest } from "./preflight.js";
 export {
+  PREFLIGHT_MAX_PROBLEMS,
+  PREFLIGHT_MAX_TEXT,
   preflightLaunchSchema,
   preflightRefusalSchema,
   preflightReplySchema,

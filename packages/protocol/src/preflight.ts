@@ -41,19 +41,22 @@ export type PreflightRequest = z.infer<typeof preflightRequestSchema>;
 export const preflightLaunchSchema = reservePreparedRunSchema
   .omit({ runId: true, origin: true, workingDir: true })
   .extend({
-    title: z.string().max(1000).optional(),
+    title: z.string().optional(),
     /** Said before the run starts, e.g. that the task was ignored. */
-    notes: z.array(z.string().max(1000)).max(20),
+    notes: z.array(z.string()),
     /** Full paths of the agent steps (they run in the Pi session). */
     agentSteps: z.array(z.string().max(4096)),
   });
 export type PreflightLaunch = z.infer<typeof preflightLaunchSchema>;
 
 /** A launch or answer that must not be saved, with every reason (one per line). */
+export const PREFLIGHT_MAX_PROBLEMS = 200;
+export const PREFLIGHT_MAX_TEXT = 4096;
+
 export const preflightRefusalSchema = z.object({
   code: errorCodeSchema,
-  message: z.string().max(4096),
-  problems: z.array(z.string().max(4096)).max(200),
+  message: z.string().max(PREFLIGHT_MAX_TEXT),
+  problems: z.array(z.string().max(PREFLIGHT_MAX_TEXT)).max(PREFLIGHT_MAX_PROBLEMS),
   /** A usage mistake (wrong input, wrong answer) rather than a broken workflow. */
   usage: z.boolean(),
 });

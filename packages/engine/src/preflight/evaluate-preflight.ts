@@ -108,10 +108,9 @@ export function evaluatePreflight(
       if (outcome !== undefined) resolve(outcome);
     };
 
-    child.on("error", (error: NodeJS.ErrnoException) => {
-      settle({ kind: "spawn_failed", reason: error.code ?? "spawn error" });
-      if (child.pid === undefined) finish();
-    });
+    child.on("error", (error: NodeJS.ErrnoException) =>
+      settle({ kind: "spawn_failed", reason: error.code ?? "spawn error" }),
+    );
     child.on("message", (raw: unknown) => {
       if (!claimsRequest(raw, request.requestId)) return;
       const reply = preflightReplySchema.safeParse(raw);

@@ -1,7 +1,11 @@
 import {
+  PREFLIGHT_MAX_PROBLEMS,
+  PREFLIGHT_MAX_TEXT,
   type PreflightLaunch,
+  type PreflightRefusal,
   type PreflightReply,
   type PreflightRequest,
+  preflightReplySchema,
   preflightRequestSchema,
 } from "@piw/protocol";
 import {
@@ -23,6 +27,7 @@ async function answer(request: PreflightRequest): Promise<PreflightReply> {
         const loaded = await loadForLaunch(request.ref, request.cwd);
         if (!request.piSession) refuseAgentStepsWithoutPi(loaded);
         const prepared = await prepareInput(loaded, request);
+        // What the workflow decides; the caller adds its own origin and working directory.
         const {
           origin: _origin,
           workingDir: _workingDir,
@@ -47,15 +52,49 @@ async function answer(request: PreflightRequest): Promise<PreflightReply> {
     }
   } catch (error) {
     if (!(error instanceof LaunchRefused)) throw error;
-    const { code, message, problems, usage } = error;
-    return { type: "refused", requestId, refusal: { code, message, problems: [...problems], usage } };
+    return { type: "refused", requestId, refusal: boundedRefusal(error) };
   }
+}
+
+const clip = (text: string) =>
+  text.length <= PREFLIGHT_MAX_TEXT ? text : `${text.slice(0, PREFLIGHT_MAX_TEXT - 1)}…`;
+
+/** A refusal that fits the protocol's bounds: a huge broken workflow still gets its first problems. */
+function boundedRefusal(error: LaunchRefused): PreflightRefusal {
+  const problems = error.problems.map(clip);
+  if (problems.length > PREFLIGHT_MAX_PROBLEMS) {
+    const more = problems.length - (PREFLIGHT_MAX_PROBLEMS - 1);
+    problems.splice(PREFLIGHT_MAX_PROBLEMS - 1, problems.length, `… and ${more} more`);
+  }
+  return { code: error.code, message: clip(error.message), problems, usage: error.usage };
+}
+
+/**
+ * Check the reply before sending it: a launch the protocol cannot carry (say an oversized
+ * presentation prompt) is the workflow's problem, refused as such rather than as a broken reply.
+ */
+function checkedReply(reply: PreflightReply): PreflightReply {
+  const checked = preflightReplySchema.safeParse(reply);
+  if (checked.success) return reply;
+  const problems = checked.error.issues
+    .slice(0, PREFLIGHT_MAX_PROBLEMS)
+    .map((issue) => clip(`${issue.path.join(".")}: ${issue.message}`));
+  return {
+    type: "refused",
+    requestId: reply.requestId,
+    refusal: {
+      code: "workflow_invalid",
+      message: "the workflow cannot be launched:",
+      problems,
+      usage: false,
+    },
+  };
 }
 
 /** Send the one reply, then end: nothing the workflow left running (timers, sockets) may keep us. */
 function replyAndExit(reply: PreflightReply): void {
   if (process.send === undefined) process.exit(70);
-  process.send(reply, (error: Error | null) => process.exit(error ? 70 : 0));
+  process.send(checkedReply(reply), (error: Error | null) => process.exit(error ? 70 : 0));
 }
 
 /**
