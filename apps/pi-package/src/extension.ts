@@ -29,5 +29,23 @@ function hostCommand(): string[] | undefined {
   }
 }
 
+/**
+ * The worker app's preflight entry, installed beside this package: workflow files load in a child
+ * started from it, never in Pi's process. Without it, starting a workflow is refused with a clear error.
+ */
+function preflightCommand(): string[] | undefined {
+  try {
+    const manifest = fileURLToPath(import.meta.resolve("@piw/app-worker/package.json"));
+    const entry = join(dirname(manifest), "dist", "preflight.js");
+    return existsSync(entry) ? [process.execPath, entry] : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 const command = hostCommand();
-export default piwExtension(command === undefined ? {} : { hostCommand: command });
+const preflight = preflightCommand();
+export default piwExtension({
+  ...(command === undefined ? {} : { hostCommand: command }),
+  ...(preflight === undefined ? {} : { preflightCommand: preflight }),
+});

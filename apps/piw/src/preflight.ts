@@ -1,6 +1,9 @@
-import type { LaunchRefused, LoadedWorkflow, PreparedLaunch } from "@piw/engine";
+import { existsSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import type { CallParams } from "@piw/client";
-import type { JsonValue, SourceIdentity } from "@piw/protocol";
+import type { LaunchRefused, PreflightOptions } from "@piw/engine";
+import type { JsonValue, PreflightLaunch } from "@piw/protocol";
 import { CliError } from "./cli-error.js";
 import { ExitCode } from "./exit-codes.js";
 
@@ -14,9 +17,9 @@ export interface PreflightRequest {
   inputJson: string | undefined;
 }
 
-export type PreparedRun = PreparedLaunch;
+export type PreparedRun = PreflightLaunch;
 
-// Loaded on demand: only some commands compile workflows, and the engine is the CLI's heaviest import.
+// Loaded on demand: only some commands preflight workflows. It never loads a workflow in this process.
 const engine = () => import("@piw/engine");
 
 function refusal(error: LaunchRefused): CliError {
@@ -39,23 +42,51 @@ async function refusingWith<T>(step: () => Promise<T>): Promise<T> {
 }
 
 /**
- * Everything `piw run` checks before the host saves anything (seed 003): the workflow resolves and
- * compiles, it can run without Pi, and the input matches its schema. A failure throws a CliError.
+ * How to start the preflight child: `PIW_PREFLIGHT_COMMAND` (a JSON argv), else the built worker app's
+ * `dist/preflight.js`; `PIW_PREFLIGHT_TIMEOUT_MS` bounds it (default 10 s).
  */
-export async function preflight(request: PreflightRequest): Promise<PreparedRun> {
-  const { agentStepPaths, loadForLaunch, prepareInput } = await engine();
-  const loaded: LoadedWorkflow = await refusingWith(() => loadForLaunch(request.ref, request.cwd));
-  const agentSteps = agentStepPaths(loaded);
-  if (agentSteps.length > 0) {
-    throw new CliError(
-      `workflow ${loaded.name} has agent steps (${agentSteps.join(", ")}): agent steps need a Pi session; ` +
-        `start it from Pi with /workflow ${loaded.name} <task>`,
-      ExitCode.usage,
-    );
+async function preflightOptions(env: NodeJS.ProcessEnv): Promise<PreflightOptions> {
+  const settings = (await engine()).readPreflightEnv(env);
+  if (settings.kind === "invalid") throw new CliError(settings.message, ExitCode.usage);
+  return {
+    command: settings.command ?? [process.execPath, builtPreflightEntry()],
+    timeoutMs: settings.timeoutMs,
+    env,
+  };
+}
+
+/** apps/worker/dist/preflight.js, found through the workspace dependency on @piw/app-worker. */
+function builtPreflightEntry(): string {
+  let manifest: string;
+  try {
+    manifest = fileURLToPath(import.meta.resolve("@piw/app-worker/package.json"));
+  } catch {
+    throw new CliError("cannot find the piw worker app (@piw/app-worker); reinstall piw", ExitCode.failed);
   }
+  const entry = join(dirname(manifest), "dist", "preflight.js");
+  if (!existsSync(entry)) {
+    throw new CliError(`the piw worker is not built (${entry} is missing); run pnpm build`, ExitCode.failed);
+  }
+  return entry;
+}
+
+/**
+ * Everything `piw run` checks before the host saves anything (seed 003): the workflow resolves and
+ * compiles, it can run without Pi, and the input matches its schema. The workflow is loaded in a
+ * short-lived child process with a time limit, so its code cannot end or hang `piw`. A failure throws a
+ * CliError.
+ */
+export async function preflight(request: PreflightRequest, env: NodeJS.ProcessEnv): Promise<PreparedRun> {
   const input =
     request.inputJson === undefined ? undefined : parseJsonArgument(request.inputJson, "--input-json");
-  return refusingWith(() => prepareInput(loaded, { task: request.words.join(" "), input }));
+  const { preflightLaunch } = await engine();
+  const options = await preflightOptions(env);
+  return refusingWith(() =>
+    preflightLaunch(
+      { ref: request.ref, cwd: request.cwd, task: request.words.join(" "), input, piSession: false },
+      options,
+    ),
+  );
 }
 
 /** Parse a JSON command-line argument; a syntax error is a usage error naming the argument. */
@@ -69,7 +100,7 @@ export function parseJsonArgument(text: string, what: string): JsonValue {
 }
 
 /** The `runs.reserve` request for a prepared run started from the CLI in `cwd`, where its commands run. */
-export async function reserveParams(prepared: PreparedRun, cwd: string): Promise<CallParams<"runs.reserve">> {
-  const { reserveRequest } = await engine();
-  return reserveRequest(prepared, { origin: { kind: "cli" }, workingDir: cwd });
+export function reserveParams(prepared: PreparedRun, cwd: string): CallParams<"runs.reserve"> {
+  const { title: _title, notes: _notes, agentSteps: _agentSteps, ...reserve } = prepared;
+  return { ...reserve, origin: { kind: "cli" }, workingDir: cwd };
 }

@@ -23,6 +23,7 @@ Options:
 Environment:
   PIW_HOME           state folder (default ~/.pi/agent/workflows)
   PIW_HOST_COMMAND   how to start the host, as a JSON array (default: the built piw-host)
+  PIW_PREFLIGHT_TIMEOUT_MS   how long a workflow file may take to load (default 10000)
   NO_COLOR           no colour (there is none either when output is not a terminal)
 
 Exit codes:

@@ -8,6 +8,12 @@ export const repo = resolve(import.meta.dirname, "../../..");
 const tsx = join(repo, "node_modules", "tsx", "dist", "loader.mjs");
 export const hostCommand = [process.execPath, "--import", tsx, join(repo, "apps/host/src/main.ts")];
 export const workerCommand = [process.execPath, "--import", tsx, join(repo, "apps/worker/src/main.ts")];
+export const preflightCommand = [
+  process.execPath,
+  "--import",
+  tsx,
+  join(repo, "apps/worker/src/preflight.ts"),
+];
 const cliEntry = join(repo, "apps/piw/src/main.ts");
 
 export const example = (name: string) => join(repo, "examples", `${name}.workflow.ts`);
@@ -79,6 +85,7 @@ function piwEnv(home: string, extra: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
     PIW_HOME: home,
     PIW_HOST_COMMAND: JSON.stringify(hostCommand),
     PIW_WORKER_COMMAND: JSON.stringify(workerCommand),
+    PIW_PREFLIGHT_COMMAND: JSON.stringify(preflightCommand),
     TSX_TSCONFIG_PATH: join(repo, "tsconfig.json"),
     NO_COLOR: "1",
     ...extra,
@@ -179,7 +186,13 @@ export async function piwInProcess(home: string, args: string[]): Promise<PiwRes
   let stdout = "";
   let stderr = "";
   const code = await runCli(args, {
-    env: { PIW_HOME: home, PIW_HOST_COMMAND: JSON.stringify(hostCommand), NO_COLOR: "1" },
+    env: {
+      PIW_HOME: home,
+      PIW_HOST_COMMAND: JSON.stringify(hostCommand),
+      PIW_PREFLIGHT_COMMAND: JSON.stringify(preflightCommand),
+      TSX_TSCONFIG_PATH: join(repo, "tsconfig.json"),
+      NO_COLOR: "1",
+    },
     cwd: repo,
     stdout: { write: (text: string) => (stdout += text) },
     stderr: { write: (text: string) => (stderr += text) },

@@ -1,5 +1,6 @@
 import type { NodeView, RunView } from "@piw/protocol";
 import { describe, expect, it } from "vitest";
+import { renderRunList } from "../src/render-list.js";
 import {
   formatDuration,
   NodeChangeTracker,
@@ -7,7 +8,6 @@ import {
   renderRunStatus,
   settledWord,
 } from "../src/render-run.js";
-import { renderRunList } from "../src/render-list.js";
 import { runStateWord } from "../src/render-words.js";
 import { colorWanted, createStyle } from "../src/style.js";
 

@@ -1,6 +1,5 @@
-export { connectHost } from "./connect-host.js";
 export type { ConnectOptions } from "./connect-host.js";
-export { HostClient } from "./host-client.js";
+export { connectHost } from "./connect-host.js";
 export type {
   CallArgs,
   ClientKind,
@@ -10,10 +9,11 @@ export type {
   Unsubscribe,
   ViewListener,
 } from "./host-client.js";
-export { HostConnection } from "./host-connection.js";
+export { HostClient } from "./host-client.js";
 export type { HostConnectionEvents, HostConnectionOptions, ReconnectPolicy } from "./host-connection.js";
-export { HostUnavailable } from "./host-unavailable.js";
+export { HostConnection } from "./host-connection.js";
 export type { HostUnavailableReason } from "./host-unavailable.js";
-export { newRequestKey } from "./request-key.js";
+export { HostUnavailable } from "./host-unavailable.js";
 export type { CallParams } from "./request-key.js";
+export { newRequestKey } from "./request-key.js";
 export { defaultStateDir, hostLockPath, hostSocketPath } from "./state-dir.js";

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { acceptRunCommand, type CompiledWorkflow, executeRun, type ExecutionOutcome } from "@piw/engine";
+import { acceptRunCommand, type CompiledWorkflow, type ExecutionOutcome, executeRun } from "@piw/engine";
 import {
   type JsonValue,
   type RunCommand,

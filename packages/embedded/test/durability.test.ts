@@ -1,6 +1,6 @@
 import {
-  action,
   type ActionContext,
+  action,
   compileWorkflow,
   compute,
   defineWorkflow,

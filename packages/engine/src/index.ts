@@ -97,3 +97,16 @@ export {
 } from "./loader/resolve-workflow.js";
 export type { WorkflowLoadErrorCode } from "./loader/workflow-load-error.js";
 export { WorkflowLoadError } from "./loader/workflow-load-error.js";
+export type {
+  LaunchPreflight,
+  PreflightEnv,
+  PreflightOptions,
+  PreflightOutcome,
+} from "./preflight/evaluate-preflight.js";
+export {
+  DEFAULT_PREFLIGHT_TIMEOUT_MS,
+  evaluatePreflight,
+  preflightLaunch,
+  readPreflightEnv,
+} from "./preflight/evaluate-preflight.js";
+export { servePreflight } from "./preflight/serve-preflight.js";

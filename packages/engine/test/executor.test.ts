@@ -1,6 +1,7 @@
-import { z } from "zod";
 import { describe, expect, it } from "vitest";
+import { z } from "zod";
 import {
+  type ActionContext,
   action,
   agent,
   checkpoint,
@@ -15,7 +16,6 @@ import {
   MemoryRunPort,
   notify,
   shell,
-  type ActionContext,
 } from "../src/index.js";
 import { release } from "./fixtures.js";
 

@@ -2,9 +2,9 @@ import { createHash } from "node:crypto";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { SAFE_MESSAGE_MAX_BYTES } from "@piw/protocol";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { SAFE_MESSAGE_MAX_BYTES } from "@piw/protocol";
 import {
   compute,
   defineWorkflow,

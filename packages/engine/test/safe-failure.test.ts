@@ -1,6 +1,6 @@
-import { z } from "zod";
-import { describe, expect, it } from "vitest";
 import { SAFE_MESSAGE_MAX_BYTES } from "@piw/protocol";
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
 import { toSafeError, WorkflowError } from "../src/index.js";
 
 const SECRET = "s3cr3t-value-42";

@@ -3,10 +3,17 @@ import type {
   ExtensionCommandContext,
   ExtensionContext,
 } from "@earendil-works/pi-coding-agent";
+import { readPreflightEnv } from "@piw/engine";
 import { Type } from "typebox";
 import { asWorkflowError } from "./host-link.js";
 import { SessionBridge } from "./session-bridge.js";
-import { parseAction, runAction, WORKFLOW_ACTIONS, type WorkflowAction } from "./workflow-actions.js";
+import {
+  type ExtensionPreflight,
+  parseAction,
+  runAction,
+  WORKFLOW_ACTIONS,
+  type WorkflowAction,
+} from "./workflow-actions.js";
 import { parseWorkflowCommand } from "./workflow-command.js";
 
 export interface PiwExtensionOptions {
@@ -14,6 +21,23 @@ export interface PiwExtensionOptions {
   hostCommand?: readonly string[];
   /** The host's state folder; default `PIW_HOME`, else `~/.pi/agent/workflows`. */
   stateDir?: string;
+  /**
+   * argv that starts the preflight child, which loads workflow files outside Pi's process (the Pi
+   * package passes the worker app's `dist/preflight.js`). `PIW_PREFLIGHT_COMMAND` overrides it.
+   */
+  preflightCommand?: readonly string[];
+  /** The preflight's time limit; default `PIW_PREFLIGHT_TIMEOUT_MS`, else 10 s. */
+  preflightTimeoutMs?: number;
+}
+
+/** The preflight settings: the environment's command over the package's, a bad variable ignored. */
+function extensionPreflight(options: PiwExtensionOptions): ExtensionPreflight {
+  const settings = readPreflightEnv(process.env);
+  if (settings.kind === "invalid") process.stderr.write(`piw: ${settings.message}; ignoring it\n`);
+  const fromEnv = settings.kind === "ok" ? settings : { command: undefined, timeoutMs: undefined };
+  const command = fromEnv.command ?? options.preflightCommand;
+  if (command === undefined) return undefined;
+  return { command, timeoutMs: options.preflightTimeoutMs ?? fromEnv.timeoutMs };
 }
 
 // One object root: strict providers reject a top-level union. Each action's arguments are
@@ -56,6 +80,7 @@ export function piwExtension(options: PiwExtensionOptions = {}): (pi: ExtensionA
       hostCommand: options.hostCommand,
       stateDir: options.stateDir ?? process.env.PIW_HOME,
     });
+    const preflight = extensionPreflight(options);
 
     pi.registerTool({
       name: "workflow",
@@ -66,7 +91,7 @@ export function piwExtension(options: PiwExtensionOptions = {}): (pi: ExtensionA
       async execute(_toolCallId, params, _signal, _onUpdate, ctx) {
         bridge.remember(ctx);
         try {
-          const result = await runAction(bridge, parseAction(params), ctx.cwd);
+          const result = await runAction(bridge, parseAction(params), ctx.cwd, preflight);
           return { content: [{ type: "text", text: result.text }], details: result.details };
         } catch (error) {
           throw asWorkflowError(error);
@@ -77,7 +102,7 @@ export function piwExtension(options: PiwExtensionOptions = {}): (pi: ExtensionA
     pi.registerCommand("workflow", {
       description:
         "Start or operate a piw workflow: /workflow <name> [task…] | list | status [runId] | pause|resume|cancel|restart <runId> | answer <runId> <json>",
-      handler: async (args, ctx) => runCommand(bridge, args, ctx),
+      handler: async (args, ctx) => runCommand(bridge, args, ctx, preflight),
     });
 
     pi.on("session_start", async (_event, ctx) => {
@@ -109,7 +134,12 @@ export function piwExtension(options: PiwExtensionOptions = {}): (pi: ExtensionA
   };
 }
 
-async function runCommand(bridge: SessionBridge, args: string, ctx: ExtensionCommandContext): Promise<void> {
+async function runCommand(
+  bridge: SessionBridge,
+  args: string,
+  ctx: ExtensionCommandContext,
+  preflight: ExtensionPreflight,
+): Promise<void> {
   bridge.remember(ctx);
   let action: WorkflowAction;
   try {
@@ -119,7 +149,7 @@ async function runCommand(bridge: SessionBridge, args: string, ctx: ExtensionCom
     return;
   }
   try {
-    const result = await runAction(bridge, action, ctx.cwd);
+    const result = await runAction(bridge, action, ctx.cwd, preflight);
     ctx.ui.notify(result.text, "info");
     // A start from the command line of an idle session starts now: this is an idle boundary.
     if (action.action !== "submit" && isIdle(ctx)) await bridge.settled();

@@ -1,4 +1,4 @@
-import { agentStepPaths, LaunchRefused, listWorkflowFiles, prepareLaunch, reserveRequest } from "@piw/engine";
+import { LaunchRefused, listWorkflowFiles, type PreflightOptions, preflightLaunch } from "@piw/engine";
 import { type JsonValue, jsonValueSchema, type RunSummary, type RunView } from "@piw/protocol";
 import { renderWidgetLines, runStateWord } from "@piw/viewer";
 import { z } from "zod";
@@ -95,6 +95,12 @@ function describeRun(view: RunView | RunSummary): string {
 }
 
 /**
+ * How the extension loads workflow files: never in Pi's process, but in a preflight child with a time
+ * limit (`evaluatePreflight`). Undefined when the Pi package found no preflight entry to start.
+ */
+export type ExtensionPreflight = PreflightOptions | undefined;
+
+/**
  * The one lifecycle behind the `workflow` tool and `/workflow`: both parse into a WorkflowAction and
  * run it here, so a start from the model and a start from the user are the same start.
  */
@@ -102,12 +108,13 @@ export async function runAction(
   bridge: SessionBridge,
   action: WorkflowAction,
   cwd: string,
+  preflight: ExtensionPreflight,
 ): Promise<ActionResult> {
   switch (action.action) {
     case "list":
       return listAction(bridge, cwd);
     case "start":
-      return startAction(bridge, action, cwd);
+      return startAction(bridge, action, cwd, preflightOrThrow(preflight));
     case "status": {
       const runId = action.runId ?? (await latestRunId(bridge));
       const view = await bridge.host.call("runs.get", { runId });
@@ -191,30 +198,46 @@ async function listAction(bridge: SessionBridge, cwd: string): Promise<ActionRes
   };
 }
 
+function preflightOrThrow(preflight: ExtensionPreflight): PreflightOptions {
+  if (preflight === undefined) {
+    throw new WorkflowError(
+      "piw cannot load workflows here: its preflight entry (the worker app) is not installed; reinstall piw.",
+    );
+  }
+  return preflight;
+}
+
 async function startAction(
   bridge: SessionBridge,
   action: Extract<WorkflowAction, { action: "start" }>,
   cwd: string,
+  preflight: PreflightOptions,
 ): Promise<ActionResult> {
   const prepared = await refusals(() =>
-    prepareLaunch({
-      ref: action.workflow,
-      cwd,
-      ...(action.task === undefined ? {} : { task: action.task }),
-      ...(action.input === undefined ? {} : { input: action.input as JsonValue }),
-    }),
-  );
-  const name = prepared.loaded.name;
-  const reserved = savedOrThrow(
-    await bridge.host.call(
-      "runs.reserve",
-      reserveRequest(prepared, { origin: { kind: "pi", sessionId: bridge.sessionId }, workingDir: cwd }),
+    preflightLaunch(
+      {
+        ref: action.workflow,
+        cwd,
+        task: action.task,
+        input: action.input as JsonValue | undefined,
+        piSession: true,
+      },
+      preflight,
     ),
+  );
+  const { title: _title, notes: _notes, agentSteps: _agentSteps, ...reserve } = prepared;
+  const name = prepared.workflowName;
+  const reserved = savedOrThrow(
+    await bridge.host.call("runs.reserve", {
+      ...reserve,
+      origin: { kind: "pi", sessionId: bridge.sessionId },
+      workingDir: cwd,
+    }),
     `Workflow ${name} was not started`,
   );
   bridge.follow(reserved.runId);
   const notes = prepared.notes.length > 0 ? ` (${prepared.notes.join("; ")})` : "";
-  const agentSteps = agentStepPaths(prepared.loaded).length > 0;
+  const agentSteps = prepared.agentSteps.length > 0;
   return {
     text: `Workflow ${name} queued (run ${reserved.runId}).${notes}${
       agentSteps ? " It starts when this turn ends; its steps arrive as messages." : ""

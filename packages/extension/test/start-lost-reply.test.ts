@@ -12,6 +12,7 @@ const REPO = resolve(import.meta.dirname, "../../..");
 const TSX = join(REPO, "node_modules/tsx/dist/loader.mjs");
 const HOST_COMMAND = [process.execPath, "--import", TSX, join(REPO, "apps/host/src/main.ts")];
 const WORKER_COMMAND = [process.execPath, "--import", TSX, join(REPO, "apps/worker/src/main.ts")];
+const PREFLIGHT_COMMAND = [process.execPath, "--import", TSX, join(REPO, "apps/worker/src/preflight.ts")];
 const SESSION = "session-lost-reply";
 
 const GREET = `import { compute, defineWorkflow } from "piw";
@@ -72,7 +73,10 @@ describe("a workflow start from Pi whose reply was lost with the host", () => {
     bridge = new SessionBridge(pi, { hostCommand: HOST_COMMAND, stateDir: join(root, "state") });
     bridge.remember(ctx);
     const project = join(root, "project");
-    const started = await runAction(bridge, parseAction({ action: "start", workflow: "greet" }), project);
+    const started = await runAction(bridge, parseAction({ action: "start", workflow: "greet" }), project, {
+      command: PREFLIGHT_COMMAND,
+      env: process.env,
+    });
     expect(existsSync(join(root, "host-crashed"))).toBe(true);
     const runs = await bridge.host.call("runs.list", { sessionId: SESSION });
     expect(runs).toHaveLength(1);

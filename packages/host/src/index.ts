@@ -1,5 +1,6 @@
-export { buildRunSummary, buildRunView } from "./build-run-view.js";
 export type { LiveWorkerIndex, ViewReader } from "./build-run-view.js";
+export { buildRunSummary, buildRunView } from "./build-run-view.js";
+export type { HostCrashBoundary, HostCrashHook } from "./crash-hook.js";
 export {
   HOST_CRASH_AT_ENV,
   HOST_CRASH_BOUNDARIES,
@@ -7,14 +8,13 @@ export {
   hostCrashHookFromEnv,
   noHostCrash,
 } from "./crash-hook.js";
-export type { HostCrashBoundary, HostCrashHook } from "./crash-hook.js";
 export { HostAlreadyRunning, StateDirUnusable, toRpcError } from "./host-errors.js";
-export { acquireHostLock } from "./host-lock.js";
 export type { HostLock } from "./host-lock.js";
-export { silentLog } from "./host-log.js";
+export { acquireHostLock } from "./host-lock.js";
 export type { HostLog } from "./host-log.js";
+export { silentLog } from "./host-log.js";
 export { allocateRunId } from "./run-id.js";
-export { startHost } from "./start-host.js";
 export type { RunningHost, StartHostOptions } from "./start-host.js";
-export { HOST_LOCK_NAME, HOST_SOCKET_NAME, prepareStateDir, statePaths } from "./state-dir.js";
+export { startHost } from "./start-host.js";
 export type { StatePaths } from "./state-dir.js";
+export { HOST_LOCK_NAME, HOST_SOCKET_NAME, prepareStateDir, statePaths } from "./state-dir.js";

@@ -1,6 +1,6 @@
+import { MAX_FRAME_BYTES, RpcError } from "@piw/protocol";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MAX_FRAME_BYTES, RpcError } from "@piw/protocol";
 import type { RunningHost } from "../src/index.js";
 import { rawSocket, type Sandbox, sandbox, start, TestClient } from "./host-fixture.js";
 

@@ -14,9 +14,9 @@ import {
   type KeyedMethod,
   lostReplyPolicy,
   type MethodTable,
+  clientMethods as methods,
   RpcPeer,
   type RunView,
-  clientMethods as methods,
 } from "@piw/protocol";
 import { type RunningHost, type StartHostOptions, startHost } from "../src/index.js";
 

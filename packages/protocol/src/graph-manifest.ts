@@ -1,6 +1,6 @@
+import { z } from "zod";
 import { nodePathSchema } from "./ids.js";
 import { nodeKindSchema } from "./run-records.js";
-import { z } from "zod";
 
 /** Where a manifest edge leads: a node by full path, or an exit of the root workflow. */
 export const manifestTargetSchema = z.discriminatedUnion("kind", [

@@ -51,6 +51,15 @@ export {
 } from "./ids.js";
 export type { AdvanceNodeVisit, NodeVisitAdvance } from "./node-advance.js";
 export { advanceNodeVisitSchema, nodeVisitAdvanceSchema } from "./node-advance.js";
+export type { PreflightLaunch, PreflightRefusal, PreflightReply, PreflightRequest } from "./preflight.js";
+export {
+  PREFLIGHT_MAX_PROBLEMS,
+  PREFLIGHT_MAX_TEXT,
+  preflightLaunchSchema,
+  preflightRefusalSchema,
+  preflightReplySchema,
+  preflightRequestSchema,
+} from "./preflight.js";
 export type { Handlers, MethodTable, PushOutcome, RpcPeerOptions } from "./rpc-peer.js";
 export { RpcError, RpcPeer, toProtocolError } from "./rpc-peer.js";
 export type { CheckpointAnswer, RunCommand, RunCommandType } from "./run-command.js";

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { answerCheckSchema } from "./answer-check.js";
 import {
   generationSchema,
   jsonValueSchema,
@@ -10,7 +11,6 @@ import {
   visitNumberSchema,
 } from "./ids.js";
 import { checkpointAnswerSchema } from "./run-command.js";
-import { answerCheckSchema } from "./answer-check.js";
 import {
   runOriginCommandSchema,
   runOriginSchema,

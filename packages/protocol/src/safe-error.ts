@@ -10,6 +10,10 @@ export const errorCodeSchema = z.enum([
   "workflow_invalid", // the workflow file fails to load or compile
   "input_invalid", // the input does not match the workflow's input schema
   "answer_invalid", // a continuation's checkpoint answer failed the checkpoint's schema; the checkpoint stays open
+  "workflow_exited_at_load", // the workflow's code ended its preflight process before the load finished
+  "workflow_crashed_at_load", // the workflow's code threw outside its import while it was loaded
+  "workflow_load_timeout", // loading the workflow took longer than the preflight time limit
+  "preflight_failed", // the preflight process could not start or sent no valid reply
   "source_changed", // the source or definition digest differs from the one the run was prepared with
   "store_unavailable", // the state database could not be opened or written
   "activation_failed", // the worker could not be started or died before it reported

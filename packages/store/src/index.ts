@@ -1,3 +1,4 @@
+export type { StoreErrorCode } from "./errors.js";
 export { StoreError } from "./errors.js";
 export type {
   HistoryEffect,
@@ -6,15 +7,14 @@ export type {
   HistoryTurn,
   RunHistoryRecords,
 } from "./history-readers.js";
-export type { StoreErrorCode } from "./errors.js";
-export { SCHEMA_ID } from "./schema.js";
-export { STATE_FILE_NAME } from "./open-database.js";
-export type { SynchronousMode } from "./open-database.js";
-export { DEFAULT_MAX_BLOB_BYTES, RunStore } from "./run-store.js";
-export type { OpenStoreOptions, RunReader } from "./run-store.js";
-export { terminalMessageId } from "./outbox.js";
-export type { Claim } from "./run-lifecycle.js";
 export type { EffectState, NodeVisitState } from "./node-visits.js";
+export type { SynchronousMode } from "./open-database.js";
+export { STATE_FILE_NAME } from "./open-database.js";
+export { terminalMessageId } from "./outbox.js";
+export type { EffectRecord, ListRunsQuery, RunEventRecord, StepRecord } from "./readers.js";
+export type { Claim } from "./run-lifecycle.js";
+export type { OpenStoreOptions, RunReader } from "./run-store.js";
+export { DEFAULT_MAX_BLOB_BYTES, RunStore } from "./run-store.js";
+export { SCHEMA_ID } from "./schema.js";
 export type { TurnOwnership } from "./turns.js";
 export type { LaunchRecord } from "./worker-launches.js";
-export type { EffectRecord, ListRunsQuery, RunEventRecord, StepRecord } from "./readers.js";

@@ -1,7 +1,7 @@
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { StoreError } from "../src/index.js";
-import { openHarness, preparedRun, runningRun, saved, type StoreHarness } from "./fixtures.js";
+import { openHarness, preparedRun, runningRun, type StoreHarness, saved } from "./fixtures.js";
 
 let h: StoreHarness;
 afterEach(() => h.cleanup());

@@ -1,7 +1,7 @@
 import {
   type Fence,
-  RUN_TRANSITIONS,
   type RecoveryReason,
+  RUN_TRANSITIONS,
   type RunRecord,
   type RunStatus,
   type Transition,

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { openHarness, runningRun, saved, type StoreHarness } from "./fixtures.js";
+import { openHarness, runningRun, type StoreHarness, saved } from "./fixtures.js";
 
 let h: StoreHarness;
 afterEach(() => h.cleanup());

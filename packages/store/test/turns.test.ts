@@ -1,5 +1,5 @@
-import type { Fence } from "@piw/protocol";
 import { createHash } from "node:crypto";
+import type { Fence } from "@piw/protocol";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   crashAndRelaunch,

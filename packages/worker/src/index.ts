@@ -1,3 +1,4 @@
+export type { CrashBoundary, CrashHook } from "./crash-hook.js";
 export {
   CRASH_AT_ENV,
   CRASH_BOUNDARIES,
@@ -8,13 +9,12 @@ export {
   HANG_MARKER_ENV,
   noCrash,
 } from "./crash-hook.js";
-export type { CrashBoundary, CrashHook } from "./crash-hook.js";
-export { HostRunPort } from "./host-run-port.js";
 export type { HostPeer } from "./host-run-port.js";
-export { loadRunWorkflow } from "./load-run-workflow.js";
+export { HostRunPort } from "./host-run-port.js";
 export type { RunWorkflowLoad, WorkerAssignment } from "./load-run-workflow.js";
-export { WORKER_EXIT_CODES, WorkerRun } from "./run-worker.js";
+export { loadRunWorkflow } from "./load-run-workflow.js";
 export type { WorkerRunOptions } from "./run-worker.js";
-export { openStdioChannel } from "./stdio-channel.js";
+export { WORKER_EXIT_CODES, WorkerRun } from "./run-worker.js";
 export type { StdioChannelOptions } from "./stdio-channel.js";
+export { openStdioChannel } from "./stdio-channel.js";
 export { LAUNCH_ID_ENV, runWorkerProcess } from "./worker-process.js";

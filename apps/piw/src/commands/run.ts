@@ -28,17 +28,17 @@ export async function runCommand(ctx: CliContext, args: string[]): Promise<ExitC
   }
 
   // Nothing reaches the host until the workflow compiled and the input checked out.
-  const prepared = await preflight({ ref, cwd: ctx.io.cwd, words, inputJson });
+  const prepared = await preflight({ ref, cwd: ctx.io.cwd, words, inputJson }, ctx.io.env);
   for (const note of prepared.notes) ctx.warn(`piw: ${note}`);
 
   const host = await ctx.host();
   const reserved = savedValue(
-    await host.call("runs.reserve", await reserveParams(prepared, ctx.io.cwd)),
-    prepared.loaded.name,
+    await host.call("runs.reserve", reserveParams(prepared, ctx.io.cwd)),
+    prepared.workflowName,
   );
-  const title = prepared.loaded.workflow.title;
+  const title = prepared.title;
   ctx.print(
-    `${ctx.style.bold(prepared.loaded.name)}${title === undefined ? "" : ` (${title})`}  ${ctx.style.dim(`run ${reserved.runId}`)}`,
+    `${ctx.style.bold(prepared.workflowName)}${title === undefined ? "" : ` (${title})`}  ${ctx.style.dim(`run ${reserved.runId}`)}`,
   );
   if (values.detach) {
     ctx.print(`follow it with: piw status ${reserved.runId}`);

@@ -1,5 +1,5 @@
 import { readdirSync } from "node:fs";
-import type { JsonValue, ReservePreparedRun } from "@piw/protocol";
+import type { ErrorCode, JsonValue, ReservePreparedRun } from "@piw/protocol";
 import type { LoadedWorkflow } from "../loader/load-workflow-file.js";
 import { WORKFLOW_FILE_SUFFIX } from "../loader/load-workflow-file.js";
 import { resolveWorkflow, workflowSearchDirs } from "../loader/resolve-workflow.js";
@@ -12,6 +12,7 @@ import { WorkflowLoadError } from "../loader/workflow-load-error.js";
 export class LaunchRefused extends Error {
   override readonly name = "LaunchRefused";
   constructor(
+    readonly code: ErrorCode,
     message: string,
     readonly problems: readonly string[] = [],
     /** A usage mistake (wrong input, wrong answer) rather than a broken workflow. */
@@ -57,8 +58,9 @@ export async function loadForLaunch(ref: string, cwd: string): Promise<LoadedWor
     return await resolveWorkflow(ref, { cwd });
   } catch (error) {
     if (!(error instanceof WorkflowLoadError)) throw error;
-    if (error.problems.length === 0) throw new LaunchRefused(error.message, [], false);
+    if (error.problems.length === 0) throw new LaunchRefused(error.code, error.message, [], false);
     throw new LaunchRefused(
+      error.code,
       `workflow ${ref} is invalid:`,
       error.problems.map((problem) => `${problem.path}: ${problem.message}`),
       false,
@@ -100,7 +102,11 @@ export async function prepareInput(
       if (request.input === undefined && task === undefined) {
         problems.push("(no input was given: pass a task, or the whole input as JSON)");
       }
-      throw new LaunchRefused(`the input does not match workflow ${loaded.name}'s input:`, problems);
+      throw new LaunchRefused(
+        "input_invalid",
+        `the input does not match workflow ${loaded.name}'s input:`,
+        problems,
+      );
     }
   }
   return { loaded, input, notes };
@@ -109,6 +115,17 @@ export async function prepareInput(
 /** The agent steps of a prepared workflow (they need a Pi session to run). */
 export function agentStepPaths(loaded: LoadedWorkflow): string[] {
   return loaded.workflow.manifest.nodes.filter((node) => node.kind === "agent").map((node) => node.path);
+}
+
+/** Refuse a workflow with agent steps for a run that has no Pi session to run them in. */
+export function refuseAgentStepsWithoutPi(loaded: LoadedWorkflow): void {
+  const agentSteps = agentStepPaths(loaded);
+  if (agentSteps.length === 0) return;
+  throw new LaunchRefused(
+    "input_invalid",
+    `workflow ${loaded.name} has agent steps (${agentSteps.join(", ")}): agent steps need a Pi session; ` +
+      `start it from Pi with /workflow ${loaded.name} <task>`,
+  );
 }
 
 /** The `runs.reserve` request for a prepared launch; the host allocates the run ID. */

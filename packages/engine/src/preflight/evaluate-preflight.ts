@@ -1,0 +1,263 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import {
+  type JsonValue,
+  type PreflightLaunch,
+  type PreflightReply,
+  type PreflightRequest,
+  preflightReplySchema,
+} from "@piw/protocol";
+import { LaunchRefused } from "../launch/prepare-launch.js";
+
+/** How long a workflow file may take to load, compile and check its input before it is stopped. */
+export const DEFAULT_PREFLIGHT_TIMEOUT_MS = 10_000;
+
+export interface PreflightOptions {
+  /** argv that starts the preflight child: the worker app's `dist/preflight.js` (or its source). */
+  command: readonly string[];
+  timeoutMs?: number | undefined;
+  /** The child's environment; default this process's. */
+  env?: NodeJS.ProcessEnv | undefined;
+}
+
+/** How one preflight child ended, as seen from outside it. */
+export type PreflightOutcome =
+  | { kind: "replied"; reply: PreflightReply }
+  | { kind: "exited"; exitCode: number | null; signal: NodeJS.Signals | null }
+  | { kind: "timed_out"; timeoutMs: number }
+  | { kind: "reply_invalid" }
+  | { kind: "spawn_failed"; reason: string };
+
+// A signal that ends this process must take the child's group with it: the child is a group leader
+// of its own (so a timeout can kill what the workflow spawned) and gets no Ctrl-C from a terminal.
+const ENDING_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
+
+function killGroup(child: ChildProcess): void {
+  // Only while the child is unreaped: its pid, and so its group id, cannot have been reused.
+  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+  try {
+    process.kill(-child.pid, "SIGKILL");
+  } catch {
+    // Already gone.
+  }
+}
+
+/** Is `raw` a message that claims to answer this request (as opposed to the workflow's own `process.send`)? */
+function claimsRequest(raw: unknown, requestId: string): boolean {
+  return typeof raw === "object" && raw !== null && (raw as { requestId?: unknown }).requestId === requestId;
+}
+
+/**
+ * Evaluate one preflight request in a short-lived child process, never in this one: workflow code that
+ * exits, crashes or loops at import ends or stalls only the child. The child's stdin, stdout and stderr
+ * are closed (the reply comes over IPC, so nothing the workflow prints can corrupt it or reach the
+ * user), it runs in its own process group, and that group is killed when the outcome is known or the
+ * time limit passes. Never throws.
+ */
+export function evaluatePreflight(
+  request: PreflightRequest,
+  options: PreflightOptions,
+): Promise<PreflightOutcome> {
+  const timeoutMs = options.timeoutMs ?? DEFAULT_PREFLIGHT_TIMEOUT_MS;
+  const [file, ...args] = options.command;
+  if (file === undefined) return Promise.resolve({ kind: "spawn_failed", reason: "no preflight command" });
+  return new Promise((resolve) => {
+    let child: ChildProcess;
+    try {
+      child = spawn(file, args, {
+        cwd: request.cwd,
+        env: options.env ?? process.env,
+        stdio: ["ignore", "ignore", "ignore", "ipc"],
+        detached: true,
+        serialization: "json",
+      });
+    } catch (error) {
+      resolve({ kind: "spawn_failed", reason: (error as NodeJS.ErrnoException).code ?? "spawn error" });
+      return;
+    }
+    let outcome: PreflightOutcome | undefined;
+    const onSignal = (signal: NodeJS.Signals) => {
+      killGroup(child);
+      // Alone, we replaced the default action: restore it and end as the signal meant.
+      if (process.listenerCount(signal) === 1) {
+        removeGuards();
+        process.kill(process.pid, signal);
+      }
+    };
+    const onExit = () => killGroup(child);
+    const removeGuards = () => {
+      process.off("exit", onExit);
+      for (const signal of ENDING_SIGNALS) process.off(signal, onSignal);
+    };
+    process.on("exit", onExit);
+    for (const signal of ENDING_SIGNALS) process.on(signal, onSignal);
+
+    const timer = setTimeout(() => settle({ kind: "timed_out", timeoutMs }), timeoutMs);
+    const settle = (result: PreflightOutcome) => {
+      if (outcome !== undefined) return;
+      outcome = result;
+      clearTimeout(timer);
+      killGroup(child);
+      if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) finish();
+      else child.once("exit", finish);
+    };
+    // Resolve once the child is reaped, so a caller that returns finds it gone.
+    const finish = () => {
+      removeGuards();
+      if (outcome !== undefined) resolve(outcome);
+    };
+
+    child.on("error", (error: NodeJS.ErrnoException) =>
+      settle({ kind: "spawn_failed", reason: error.code ?? "spawn error" }),
+    );
+    child.on("message", (raw: unknown) => {
+      if (!claimsRequest(raw, request.requestId)) return;
+      const reply = preflightReplySchema.safeParse(raw);
+      settle(reply.success ? { kind: "replied", reply: reply.data } : { kind: "reply_invalid" });
+    });
+    child.on("exit", (exitCode, signal) => settle({ kind: "exited", exitCode, signal }));
+    // A child that dies first makes send fail; its exit is reported instead.
+    child.send(request, () => {});
+  });
+}
+
+/** The refusal for an outcome without a reply; `what` names the workflow (`workflow hello`). */
+function refusalFor(outcome: Exclude<PreflightOutcome, { kind: "replied" }>, what: string): LaunchRefused {
+  switch (outcome.kind) {
+    case "exited": {
+      const how = outcome.signal === null ? `exit code ${outcome.exitCode}` : `signal ${outcome.signal}`;
+      return new LaunchRefused(
+        "workflow_exited_at_load",
+        `${what} ended the process that loads it (${how}) before it finished loading: ` +
+          "a workflow file must not exit at import",
+        [],
+        false,
+      );
+    }
+    case "timed_out":
+      return new LaunchRefused(
+        "workflow_load_timeout",
+        `${what} did not finish loading within ${outcome.timeoutMs} ms and was stopped: ` +
+          "its code may loop or wait at import",
+        [],
+        false,
+      );
+    case "reply_invalid":
+      return new LaunchRefused(
+        "preflight_failed",
+        `the preflight of ${what} sent a reply this piw cannot read: reinstall piw`,
+        [],
+        false,
+      );
+    case "spawn_failed":
+      return new LaunchRefused(
+        "preflight_failed",
+        `cannot start the process that loads ${what} (${outcome.reason}): reinstall piw`,
+        [],
+        false,
+      );
+    default:
+      return outcome satisfies never;
+  }
+}
+
+function crashed(what: string): LaunchRefused {
+  return new LaunchRefused(
+    "workflow_crashed_at_load",
+    `${what} crashed while loading (its code threw outside the import, e.g. in a timer)`,
+    [],
+    false,
+  );
+}
+
+export interface LaunchPreflight {
+  ref: string;
+  cwd: string;
+  task?: string | undefined;
+  input?: JsonValue | undefined;
+  /** False for a run without a Pi session (the CLI): a workflow with agent steps is refused. */
+  piSession: boolean;
+}
+
+/**
+ * Seed 003 preflight of a start, in a child process: the workflow resolves and compiles, and the input
+ * matches its schema. Returns what `runs.reserve` needs; throws `LaunchRefused` for every failure,
+ * including a workflow that exits, crashes or hangs while it loads.
+ */
+export async function preflightLaunch(
+  launch: LaunchPreflight,
+  options: PreflightOptions,
+): Promise<PreflightLaunch> {
+  const what = `workflow ${launch.ref}`;
+  const outcome = await evaluatePreflight(
+    {
+      type: "launch",
+      requestId: randomUUID(),
+      ref: launch.ref,
+      cwd: launch.cwd,
+      ...(launch.task === undefined ? {} : { task: launch.task }),
+      ...(launch.input === undefined ? {} : { input: launch.input }),
+      piSession: launch.piSession,
+    },
+    options,
+  );
+  if (outcome.kind !== "replied") throw refusalFor(outcome, what);
+  const { reply } = outcome;
+  switch (reply.type) {
+    case "launch.prepared":
+      return reply.launch;
+    case "refused":
+      throw new LaunchRefused(
+        reply.refusal.code,
+        reply.refusal.message,
+        reply.refusal.problems,
+        reply.refusal.usage,
+      );
+    case "crashed":
+      throw crashed(what);
+    default:
+      return reply satisfies never;
+  }
+}
+
+/** `PIW_PREFLIGHT_COMMAND` (a JSON argv) and `PIW_PREFLIGHT_TIMEOUT_MS`, checked. */
+export type PreflightEnv =
+  | { kind: "ok"; command: string[] | undefined; timeoutMs: number }
+  | { kind: "invalid"; message: string };
+
+export function readPreflightEnv(env: NodeJS.ProcessEnv): PreflightEnv {
+  let command: string[] | undefined;
+  const commandText = env.PIW_PREFLIGHT_COMMAND;
+  if (commandText !== undefined && commandText !== "") {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(commandText);
+    } catch {
+      parsed = undefined;
+    }
+    if (
+      !Array.isArray(parsed) ||
+      parsed.length === 0 ||
+      !parsed.every((a) => typeof a === "string" && a !== "")
+    ) {
+      return {
+        kind: "invalid",
+        message:
+          'PIW_PREFLIGHT_COMMAND must be a JSON array of strings, e.g. ["node", "/path/to/preflight.js"]',
+      };
+    }
+    command = parsed as string[];
+  }
+  const timeoutText = env.PIW_PREFLIGHT_TIMEOUT_MS;
+  let timeoutMs = DEFAULT_PREFLIGHT_TIMEOUT_MS;
+  if (timeoutText !== undefined && timeoutText !== "") {
+    timeoutMs = Number(timeoutText);
+    if (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > 600_000) {
+      return {
+        kind: "invalid",
+        message: "PIW_PREFLIGHT_TIMEOUT_MS must be a whole number of ms, 1 to 600000",
+      };
+    }
+  }
+  return { kind: "ok", command, timeoutMs };
+}

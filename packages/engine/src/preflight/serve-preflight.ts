@@ -1,0 +1,126 @@
+import {
+  PREFLIGHT_MAX_PROBLEMS,
+  PREFLIGHT_MAX_TEXT,
+  type PreflightLaunch,
+  type PreflightRefusal,
+  type PreflightReply,
+  type PreflightRequest,
+  preflightReplySchema,
+  preflightRequestSchema,
+} from "@piw/protocol";
+import {
+  agentStepPaths,
+  LaunchRefused,
+  loadForLaunch,
+  prepareInput,
+  refuseAgentStepsWithoutPi,
+  reserveRequest,
+} from "../launch/prepare-launch.js";
+
+/** What the child does with one request; a refusal is a reply, anything else thrown is a bug. */
+async function answer(request: PreflightRequest): Promise<PreflightReply> {
+  const { requestId } = request;
+  try {
+    const loaded = await loadForLaunch(request.ref, request.cwd);
+    if (!request.piSession) refuseAgentStepsWithoutPi(loaded);
+    const prepared = await prepareInput(loaded, request);
+    // What the workflow decides; the caller adds its own origin and working directory.
+    const {
+      origin: _origin,
+      workingDir: _workingDir,
+      ...reserve
+    } = reserveRequest(prepared, {
+      origin: { kind: "cli" },
+      workingDir: request.cwd,
+    });
+    const launch: PreflightLaunch = {
+      ...reserve,
+      ...(loaded.workflow.title === undefined ? {} : { title: loaded.workflow.title }),
+      notes: prepared.notes,
+      agentSteps: agentStepPaths(loaded),
+    };
+    return { type: "launch.prepared", requestId, launch };
+  } catch (error) {
+    if (!(error instanceof LaunchRefused)) throw error;
+    return { type: "refused", requestId, refusal: boundedRefusal(error) };
+  }
+}
+
+const clip = (text: string) =>
+  text.length <= PREFLIGHT_MAX_TEXT ? text : `${text.slice(0, PREFLIGHT_MAX_TEXT - 1)}…`;
+
+/** A refusal that fits the protocol's bounds: a huge broken workflow still gets its first problems. */
+function boundedRefusal(error: LaunchRefused): PreflightRefusal {
+  const problems = error.problems.map(clip);
+  if (problems.length > PREFLIGHT_MAX_PROBLEMS) {
+    const more = problems.length - (PREFLIGHT_MAX_PROBLEMS - 1);
+    problems.splice(PREFLIGHT_MAX_PROBLEMS - 1, problems.length, `… and ${more} more`);
+  }
+  return { code: error.code, message: clip(error.message), problems, usage: error.usage };
+}
+
+/**
+ * Check the reply before sending it: a launch the protocol cannot carry (say an oversized
+ * presentation prompt) is the workflow's problem, refused as such rather than as a broken reply.
+ */
+function checkedReply(reply: PreflightReply): PreflightReply {
+  const checked = preflightReplySchema.safeParse(reply);
+  if (checked.success) return reply;
+  const problems = checked.error.issues
+    .slice(0, PREFLIGHT_MAX_PROBLEMS)
+    .map((issue) => clip(`${issue.path.join(".")}: ${issue.message}`));
+  return {
+    type: "refused",
+    requestId: reply.requestId,
+    refusal: {
+      code: "workflow_invalid",
+      message: "the workflow cannot be launched:",
+      problems,
+      usage: false,
+    },
+  };
+}
+
+/** Send the one reply, then end: nothing the workflow left running (timers, sockets) may keep us. */
+function replyAndExit(reply: PreflightReply): void {
+  if (process.send === undefined) process.exit(70);
+  process.send(checkedReply(reply), (error: Error | null) => process.exit(error ? 70 : 0));
+}
+
+/**
+ * The preflight child's whole life (the `dist/preflight.js` entry of the worker app): wait for one
+ * request on the IPC channel, load the workflow, reply, exit. Started only by `evaluatePreflight`,
+ * which bounds it in time and kills its process group; what the workflow prints is discarded there.
+ */
+export function servePreflight(): void {
+  if (process.send === undefined) {
+    process.stderr.write("piw preflight: start me with an IPC channel (see evaluatePreflight)\n");
+    process.exit(64);
+  }
+  let requestId: string | undefined;
+  // A throw from a timer or a stray rejection of the workflow's code: the load cannot be trusted.
+  const crashed = () => {
+    if (requestId === undefined) process.exit(70);
+    replyAndExit({ type: "crashed", requestId });
+  };
+  process.on("uncaughtException", crashed);
+  process.on("unhandledRejection", crashed);
+  process.once("message", (raw: unknown) => {
+    const parsed = preflightRequestSchema.safeParse(raw);
+    // The parent speaks this protocol or nothing: a bad request has no requestId to answer to.
+    if (!parsed.success) process.exit(65);
+    requestId = parsed.data.requestId;
+    void answer(parsed.data).then(replyAndExit, () =>
+      replyAndExit({
+        type: "refused",
+        requestId: parsed.data.requestId,
+        refusal: {
+          code: "internal_error",
+          message: "piw preflight failed (a bug in piw)",
+          problems: [],
+          usage: false,
+        },
+      }),
+    );
+  });
+}

@@ -1,0 +1,157 @@
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { WorkflowError } from "../src/host-link.js";
+import { SessionBridge } from "../src/session-bridge.js";
+import { runAction } from "../src/workflow-actions.js";
+
+// The extension's start and answer load workflow files in the real preflight child (from source), never
+// in Pi's process: this test process stands in for Pi and must survive whatever the workflow does.
+const REPO = resolve(import.meta.dirname, "../../..");
+const TSX = join(REPO, "node_modules/tsx/dist/loader.mjs");
+const HOST_COMMAND = [process.execPath, "--import", TSX, join(REPO, "apps/host/src/main.ts")];
+const WORKER_COMMAND = [process.execPath, "--import", TSX, join(REPO, "apps/worker/src/main.ts")];
+const PREFLIGHT_COMMAND = [process.execPath, "--import", TSX, join(REPO, "apps/worker/src/preflight.ts")];
+const SESSION = "session-preflight";
+
+const workflow = (name: string, prelude: string) =>
+  `import { compute, defineWorkflow } from "piw";
+${prelude}
+export default defineWorkflow({
+  name: "${name}",
+  startAt: "a",
+  nodes: { a: compute({ run: () => "ok" }) },
+  edges: { a: { to: "done" } },
+});
+`;
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
+  } catch {
+    return true;
+  }
+}
+
+let root: string;
+let project: string;
+let stateDir: string;
+let bridge: SessionBridge;
+const env = () => process.env;
+
+beforeAll(() => {
+  process.env.PIW_WORKER_COMMAND = JSON.stringify(WORKER_COMMAND);
+  process.env.TSX_TSCONFIG_PATH = join(REPO, "tsconfig.json");
+  root = mkdtempSync(join(tmpdir(), "piw-ext-preflight-"));
+  project = join(root, "project");
+  stateDir = join(root, "state");
+  const dir = join(project, ".pi", "workflows");
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, "exits.workflow.ts"), workflow("exits", "process.exit(0);"));
+  writeFileSync(
+    join(dir, "loops.workflow.ts"),
+    workflow(
+      "loops",
+      'import { writeFileSync } from "node:fs";\nwriteFileSync("loops.pid", String(process.pid));\nfor (;;) {}',
+    ),
+  );
+  writeFileSync(join(dir, "throws.workflow.ts"), workflow("throws", 'throw new Error("boom at import");'));
+  writeFileSync(
+    join(dir, "prints.workflow.ts"),
+    workflow(
+      "prints",
+      'console.log("PRINTED AT IMPORT");\nprocess.send?.({ type: "crashed", requestId: "forged" });',
+    ),
+  );
+  const pi = { sendMessage() {} } as unknown as ExtensionAPI;
+  const ctx = {
+    sessionManager: { getSessionId: () => SESSION, getEntries: () => [] },
+    isIdle: () => true,
+    hasPendingMessages: () => false,
+    ui: { setWidget() {}, setStatus() {} },
+  } as unknown as ExtensionContext;
+  bridge = new SessionBridge(pi, { hostCommand: HOST_COMMAND, stateDir });
+  bridge.remember(ctx);
+});
+afterAll(async () => {
+  const status = await bridge.host.call("host.status", {}).catch(() => undefined);
+  await bridge.shutdown();
+  if (status !== undefined) {
+    process.kill(status.pid, "SIGTERM");
+    for (let i = 0; i < 200 && alive(status.pid); i += 1) await new Promise((r) => setTimeout(r, 50));
+  }
+  rmSync(root, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+});
+
+async function startError(workflowName: string, timeoutMs = 10_000): Promise<WorkflowError> {
+  const error = await runAction(
+    bridge,
+    { action: "start", workflow: workflowName, task: "secret task" },
+    project,
+    {
+      command: PREFLIGHT_COMMAND,
+      timeoutMs,
+      env: env(),
+    },
+  ).then(
+    () => undefined,
+    (thrown: unknown) => thrown,
+  );
+  expect(error).toBeInstanceOf(WorkflowError);
+  return error as WorkflowError;
+}
+
+describe("the extension's workflow start preflights in a child process", () => {
+  it("refuses a workflow that exits at import, and Pi's process lives on with nothing saved", async () => {
+    const error = await startError("exits");
+    expect(error.message).toBe(
+      "workflow exits ended the process that loads it (exit code 0) before it finished loading: " +
+        "a workflow file must not exit at import",
+    );
+    expect(existsSync(stateDir) ? readdirSync(stateDir) : []).toEqual([]);
+  }, 60_000);
+
+  it("refuses a workflow that throws at import, without the task in the error", async () => {
+    const error = await startError("throws");
+    expect(error.message).toContain("failed to load: boom at import");
+    expect(error.message).not.toContain("secret task");
+    expect(error.message).not.toMatch(/\n\s+at /);
+  }, 60_000);
+
+  it("stops a workflow that loops at import after the time limit; the child is dead", async () => {
+    const error = await startError("loops", 8_000);
+    expect(error.message).toBe(
+      "workflow loops did not finish loading within 8000 ms and was stopped: its code may loop or wait at import",
+    );
+    const pid = Number(readFileSync(join(project, "loops.pid"), "utf8"));
+    expect(alive(pid)).toBe(false);
+    expect(existsSync(stateDir) ? readdirSync(stateDir) : []).toEqual([]);
+  }, 60_000);
+
+  it("queues a workflow that prints and sends its own messages at import, from the child's reply", async () => {
+    const result = await runAction(bridge, { action: "start", workflow: "prints" }, project, {
+      command: PREFLIGHT_COMMAND,
+      env: env(),
+    });
+    expect(result.details).toMatchObject({ action: "start", workflow: "prints", queued: true });
+    expect(result.text).not.toContain("PRINTED");
+    const [run] = await bridge.host.call("runs.list", { sessionId: SESSION, limit: 5 });
+    expect(run).toMatchObject({ runId: result.details.runId, workflowName: "prints", status: "queued" });
+  }, 60_000);
+});

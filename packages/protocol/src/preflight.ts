@@ -1,0 +1,63 @@
+import { z } from "zod";
+import { jsonValueSchema } from "./ids.js";
+import { reservePreparedRunSchema } from "./run-records.js";
+import { errorCodeSchema } from "./safe-error.js";
+
+/**
+ * The preflight child's protocol: one request from the CLI or the Pi extension, one reply from the
+ * short-lived process that evaluates the workflow file (IPC messages, never its stdout). Workflow code
+ * runs only there, so its exit, crash or endless loop becomes a typed refusal instead of ending or
+ * hanging the process that speaks for the user.
+ */
+const requestIdSchema = z.string().min(1).max(100);
+
+export const preflightRequestSchema = z.discriminatedUnion("type", [
+  z.object({
+    type: z.literal("launch"),
+    requestId: requestIdSchema,
+    /** A workflow name or a path to a `<name>.workflow.ts` file. */
+    ref: z.string().min(1).max(4096),
+    cwd: z.string().min(1).max(4096),
+    task: z
+      .string()
+      .max(64 * 1024)
+      .optional(),
+    input: jsonValueSchema.optional(),
+    /** False for a run started without a Pi session (the CLI): agent steps are refused. */
+    piSession: z.boolean(),
+  }),
+]);
+export type PreflightRequest = z.infer<typeof preflightRequestSchema>;
+
+/** What a launch needs from its workflow, as plain data: the `runs.reserve` fields the workflow decides. */
+export const preflightLaunchSchema = reservePreparedRunSchema
+  .omit({ runId: true, origin: true, workingDir: true })
+  .extend({
+    title: z.string().optional(),
+    /** Said before the run starts, e.g. that the task was ignored. */
+    notes: z.array(z.string()),
+    /** Full paths of the agent steps (they run in the Pi session). */
+    agentSteps: z.array(z.string().max(4096)),
+  });
+export type PreflightLaunch = z.infer<typeof preflightLaunchSchema>;
+
+/** A launch that must not be saved, with every reason (one per line). */
+export const PREFLIGHT_MAX_PROBLEMS = 200;
+export const PREFLIGHT_MAX_TEXT = 4096;
+
+export const preflightRefusalSchema = z.object({
+  code: errorCodeSchema,
+  message: z.string().max(PREFLIGHT_MAX_TEXT),
+  problems: z.array(z.string().max(PREFLIGHT_MAX_TEXT)).max(PREFLIGHT_MAX_PROBLEMS),
+  /** A usage mistake (wrong input) rather than a broken workflow. */
+  usage: z.boolean(),
+});
+export type PreflightRefusal = z.infer<typeof preflightRefusalSchema>;
+
+export const preflightReplySchema = z.discriminatedUnion("type", [
+  z.object({ type: z.literal("launch.prepared"), requestId: requestIdSchema, launch: preflightLaunchSchema }),
+  z.object({ type: z.literal("refused"), requestId: requestIdSchema, refusal: preflightRefusalSchema }),
+  /** Workflow code threw outside any await of the load (a timer, a stray rejection). */
+  z.object({ type: z.literal("crashed"), requestId: requestIdSchema }),
+]);
+export type PreflightReply = z.infer<typeof preflightReplySchema>;
