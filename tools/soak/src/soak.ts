@@ -22,7 +22,7 @@ import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync }
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { type CallArgs, connectHost, type HostClient } from "@piw/client";
+import { type CallArgs, type CallParams, connectHost, type HostClient, newRequestKey } from "@piw/client";
 import { type LoadedWorkflow, loadWorkflowFile } from "@piw/engine";
 import type { ClientMethod, ClientParams, ClientResult, JsonValue, RunSummary, RunView } from "@piw/protocol";
 import Database from "better-sqlite3";
@@ -196,13 +196,14 @@ const figures = {
   parkedAfterStorm: 0,
   effectExecutions: 0,
   settledEffectsReExecuted: 0,
-  reserveRetries: 0,
+  reserveResends: 0,
+  reservesAdopted: 0,
   notDoneOrResumable: 0,
 };
 const parkReasons = new Map<string, number>();
 const countReason = (code: string) => parkReasons.set(code, (parkReasons.get(code) ?? 0) + 1);
 
-function reserveParams(loaded: LoadedWorkflow, tag: string): ClientParams<"runs.reserve"> {
+function reserveParams(loaded: LoadedWorkflow, tag: string): CallParams<"runs.reserve"> {
   return {
     workflowName: loaded.name,
     source: loaded.source,
@@ -216,11 +217,13 @@ function reserveParams(loaded: LoadedWorkflow, tag: string): ClientParams<"runs.
 
 async function startRun(loaded: LoadedWorkflow, index: number): Promise<void> {
   const tag = `soak-${SEED}-${index}`;
+  // One key for every send of this start: a reserve whose reply died with the host is sent again
+  // with it, and the host answers with the run it had already saved instead of making a second one.
+  const requestKey = newRequestKey();
   for (;;) {
-    const reply = (await call("runs.reserve", reserveParams(loaded, tag))) as
-      | { kind: string; value?: { runId?: string } }
-      | undefined;
-    if (reply?.kind === "applied" && reply.value?.runId !== undefined) {
+    const reply = await call("runs.reserve", { ...reserveParams(loaded, tag), requestKey });
+    if (reply !== undefined && reply.kind !== "conflict" && reply.kind !== "recoveryRequired") {
+      if (reply.kind === "adopted") figures.reservesAdopted += 1;
       runs.set(reply.value.runId, {
         runId: reply.value.runId,
         tag,
@@ -231,16 +234,10 @@ async function startRun(loaded: LoadedWorkflow, index: number): Promise<void> {
       figures.runsStarted += 1;
       return;
     }
-    // The host was killed around the reserve: look the run up by its tag before trying again, so a
-    // reservation that was committed is not made twice.
-    figures.reserveRetries += 1;
-    await sleep(100);
-    const existing = await findRunByTag(tag);
-    if (existing !== undefined) {
-      runs.set(existing, { runId: existing, tag, resumes: 0, checked: false, completed: false });
-      figures.runsStarted += 1;
-      return;
-    }
+    if (reply !== undefined)
+      throw new Error(`runs.reserve was refused: ${JSON.stringify(reply).slice(0, 300)}`);
+    figures.reserveResends += 1;
+    while (host === undefined) await sleep(50);
   }
 }
 
@@ -248,22 +245,6 @@ let reader: Database.Database | undefined;
 function db(): Database.Database {
   reader ??= new Database(join(stateDir, "state.db"), { readonly: true, fileMustExist: true });
   return reader;
-}
-
-async function findRunByTag(tag: string): Promise<string | undefined> {
-  for (let i = 0; i < 50 && host === undefined; i++) await sleep(100);
-  const rows = db().prepare("SELECT run_id, input_hash FROM runs WHERE workflow_name = 'soak'").all() as {
-    run_id: string;
-    input_hash: string | null;
-  }[];
-  for (const row of rows) {
-    if (row.input_hash === null) continue;
-    const blob = db().prepare("SELECT content FROM blobs WHERE hash = ?").get(row.input_hash) as
-      | { content: Buffer | string }
-      | undefined;
-    if (blob && String(blob.content).includes(`"${tag}"`)) return row.run_id;
-  }
-  return undefined;
 }
 
 interface LedgerLine {
@@ -480,7 +461,7 @@ function report(completed: number): void {
     `runs: ${figures.runsStarted} started, ${completed} completed, ${figures.parkedDuringStorm} resumes during the storm, ${figures.parkedAfterStorm} parked after it (each resumed once)`,
     `park reasons: ${[...parkReasons].map(([reason, n]) => `${reason} ${n}`).join(", ") || "none"}`,
     `effects: ${figures.effectExecutions} executions, ${figures.settledEffectsReExecuted} settled effects executed again`,
-    `reserves retried after a host kill: ${figures.reserveRetries}`,
+    `reserves sent again after a lost reply: ${figures.reserveResends} (${figures.reservesAdopted} found the run already saved)`,
     `runs not done or resumable: ${figures.notDoneOrResumable}`,
     `invariant violations: ${violations.length}`,
   ];
