@@ -3,7 +3,7 @@ import type { ClientMethod, ClientResult } from "@piw/protocol";
 import { type ConnectOptions, connectHost } from "./connect-host.js";
 import type { CallArgs, HostClient, Unsubscribe, ViewListener } from "./host-client.js";
 import { HostUnavailable } from "./host-unavailable.js";
-import { defaultStateDir, hostSocketPath } from "./state-dir.js";
+import { defaultStateDir, hostSocketPath } from "@piw/state-dir";
 
 export interface ReconnectPolicy {
   /** Delay before the second attempt; doubles up to `maxDelayMs`. The first attempt is immediate. */

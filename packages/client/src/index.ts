@@ -14,4 +14,5 @@ export { HostConnection } from "./host-connection.js";
 export type { HostConnectionEvents, HostConnectionOptions, ReconnectPolicy } from "./host-connection.js";
 export { HostUnavailable } from "./host-unavailable.js";
 export type { HostUnavailableReason } from "./host-unavailable.js";
-export { defaultStateDir, hostLockPath, hostSocketPath } from "./state-dir.js";
+// The state directory's rules live in @piw/state-dir, shared with the host and the store.
+export { defaultStateDir, hostLockPath, hostSocketPath } from "@piw/state-dir";

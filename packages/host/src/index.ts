@@ -1,6 +1,6 @@
 export { buildRunSummary, buildRunView } from "./build-run-view.js";
 export type { LiveWorkerIndex, ViewReader } from "./build-run-view.js";
-export { HostAlreadyRunning, StateDirUnusable, toRpcError } from "./host-errors.js";
+export { HostAlreadyRunning, toRpcError } from "./host-errors.js";
 export { acquireHostLock } from "./host-lock.js";
 export type { HostLock } from "./host-lock.js";
 export { silentLog } from "./host-log.js";
@@ -8,5 +8,13 @@ export type { HostLog } from "./host-log.js";
 export { allocateRunId } from "./run-id.js";
 export { startHost } from "./start-host.js";
 export type { RunningHost, StartHostOptions } from "./start-host.js";
-export { HOST_LOCK_NAME, HOST_SOCKET_NAME, prepareStateDir, statePaths } from "./state-dir.js";
-export type { StatePaths } from "./state-dir.js";
+// The state directory's rules live in @piw/state-dir, shared with the client and the store.
+export {
+  defaultStateDir,
+  HOST_LOCK_NAME,
+  HOST_SOCKET_NAME,
+  prepareStateDir,
+  StateDirRefused,
+  statePaths,
+} from "@piw/state-dir";
+export type { StatePaths } from "@piw/state-dir";
