@@ -172,13 +172,29 @@ describe("auto-start when a host is gone, going or refusing", () => {
     "starts a host again when the one it started yielded to a lock holder that has since ended",
     async () => {
       const home = makeHome();
-      // A holder that is alive when the first host looks, and gone a moment later (a host stopping).
-      const holder = spawn("sleep", ["2"], { stdio: "ignore" });
+      // A lock holder that is alive when the started host looks, and gone right after (a host that
+      // was stopping). Before: the client waited out its timeout, so the user had to run it again.
+      const holder = spawn("sleep", ["60"], { stdio: "ignore" });
       const pid = holder.pid as number;
-      await waitFor("the holder to start", () => readProcessStat(pid) !== null);
-      writeFileSync(join(home, "host.lock"), `${pid} ${readProcessStat(pid)?.startTime}\n`, { mode: 0o600 });
-      chmodSync(home, 0o700);
-      const client = await connectHost({ stateDir: home, client: "test", hostCommand, timeoutMs: 20_000 });
+      let connecting: Promise<HostClient> | undefined;
+      try {
+        await waitFor("the holder to start", () => readProcessStat(pid) !== null);
+        writeFileSync(join(home, "host.lock"), `${pid} ${readProcessStat(pid)?.startTime}\n`, {
+          mode: 0o600,
+        });
+        chmodSync(home, 0o700);
+        connecting = connectHost({ stateDir: home, client: "test", hostCommand, timeoutMs: 30_000 });
+        connecting.catch(() => {});
+        let started = false;
+        await waitFor("the started host to yield to the holder", () => {
+          const running = hostProcesses(home).length > 0;
+          started ||= running;
+          return started && !running;
+        });
+      } finally {
+        holder.kill("SIGKILL");
+      }
+      const client = await connecting;
       expect(client.hello.hostPid).not.toBe(pid);
       expect(lockPid(home)).toBe(client.hello.hostPid);
       client.close();
