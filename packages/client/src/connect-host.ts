@@ -25,8 +25,12 @@ const DEFAULT_START_TIMEOUT_MS = 5_000;
 const FIRST_RETRY_MS = 20;
 const MAX_RETRY_MS = 250;
 
-/** Socket errors that mean "no host is listening yet": worth starting one, or waiting for it. */
-const NO_HOST_CODES = new Set(["ENOENT", "ECONNREFUSED"]);
+/**
+ * Socket errors that mean "no host is listening": worth starting one, or waiting for it. A host
+ * killed a moment ago may still hold its socket open while its last threads exit (its pid already a
+ * zombie): the connection is queued, then reset (ECONNRESET, or EPIPE on our first write).
+ */
+const NO_HOST_CODES = new Set(["ENOENT", "ECONNREFUSED", "ECONNRESET", "EPIPE"]);
 
 function errorCode(error: unknown): string | undefined {
   const code = (error as { code?: unknown } | null)?.code;
@@ -42,6 +46,7 @@ function describe(error: unknown): string {
   const code = errorCode(error);
   if (code === "ENOENT") return "no host is running";
   if (code === "ECONNREFUSED") return "no host is listening on it";
+  if (code === "ECONNRESET" || code === "EPIPE") return "the host went away while connecting";
   if (code === "EACCES" || code === "EPERM") return "permission denied";
   return error instanceof Error ? error.message.split("\n")[0] || "unknown error" : String(error);
 }
