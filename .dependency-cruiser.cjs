@@ -122,6 +122,17 @@ module.exports = {
       to: { pathNot: ["^packages/protocol/", npmPackages("zod")] },
     },
     {
+      name: "state-dir-imports-only-node",
+      severity: "error",
+      comment:
+        "packages/state-dir holds the state directory's rules (paths, owner and mode checks, no-follow opens, " +
+        "process liveness) in one place for client, host and store, so it must stay a leaf all three can " +
+        "import: Node's built-ins and its own files only. Keep what needs protocol or store types in the " +
+        "package that uses it, and pass plain values in.",
+      from: { path: "^packages/state-dir/src/" },
+      to: { pathNot: "^packages/state-dir/", dependencyTypesNot: ["core"] },
+    },
+    {
       name: "store-only-from-host-or-embedded",
       severity: "error",
       comment:

@@ -1,23 +1,54 @@
 #!/usr/bin/env node
+import { closeSync, writeSync } from "node:fs";
 // piw-host: the one host per user. Started on demand by clients (detached), or by hand.
 import { createRequire } from "node:module";
-import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { HostAlreadyRunning, hostCrashHookFromEnv, type RunningHost, startHost } from "@piw/host";
+import {
+  defaultStateDir,
+  HostAlreadyRunning,
+  hostCrashHookFromEnv,
+  type RunningHost,
+  startHost,
+} from "@piw/host";
 
 function log(line: string): void {
   process.stderr.write(`piw-host: ${new Date().toISOString()} ${line}\n`);
 }
 
-function fail(message: string, code = 1): never {
-  process.stderr.write(`piw-host: ${message}\n`);
-  process.exit(code);
+/**
+ * The client that started this host reads why it refused to start from this descriptor
+ * (`PIW_HOST_REPORT_FD`); it is closed once the host serves or yields. Not passed on to workers.
+ */
+const reportFd = takeReportFd();
+
+function takeReportFd(): number | undefined {
+  const text = process.env.PIW_HOST_REPORT_FD;
+  delete process.env.PIW_HOST_REPORT_FD;
+  const fd = Number(text);
+  return text !== undefined && Number.isInteger(fd) && fd > 2 ? fd : undefined;
 }
 
-function stateDir(): string {
-  const override = process.env.PIW_HOME;
-  return override ? override : join(homedir(), ".pi", "agent", "workflows");
+function closeReport(): void {
+  if (reportFd === undefined) return;
+  try {
+    closeSync(reportFd);
+  } catch {
+    // The client is gone already.
+  }
+}
+
+function fail(message: string, code = 1): never {
+  const line = `piw-host: ${message}\n`;
+  process.stderr.write(line);
+  if (reportFd !== undefined) {
+    try {
+      writeSync(reportFd, line);
+    } catch {
+      // The client is gone already; stderr has it.
+    }
+  }
+  process.exit(code);
 }
 
 /** `PIW_WORKER_COMMAND` (a JSON array of argv) wins; otherwise the built worker of this install. */
@@ -64,7 +95,7 @@ process.umask(0o077);
 let host: RunningHost;
 try {
   host = await startHost({
-    stateDir: stateDir(),
+    stateDir: defaultStateDir(),
     workerCommand: workerCommand(),
     synchronous: synchronous(),
     version: version(),
@@ -74,10 +105,12 @@ try {
 } catch (error) {
   if (error instanceof HostAlreadyRunning) {
     process.stderr.write(`piw-host: already running (pid ${error.pid})\n`);
+    closeReport();
     process.exit(0);
   }
   fail(error instanceof Error ? error.message : String(error));
 }
+closeReport();
 
 for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) {
   process.on(signal, () => {

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { isProcessAlive } from "@piw/state-dir";
 
 export const repo = resolve(import.meta.dirname, "../../..");
 // An absolute loader path: the host runs in another folder, where a bare `tsx` would not resolve.
@@ -150,17 +151,7 @@ export function hostPid(home: string): number | undefined {
 
 /** Alive and not a zombie (an orphaned host may wait unreaped where PID 1 does not reap). */
 export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
-  } catch {
-    return true;
-  }
+  return isProcessAlive(pid);
 }
 
 /** Stop the host a test started (it was detached, so it outlives the CLI), then remove its folder. */

@@ -9,6 +9,7 @@ import {
   RpcPeer,
   type RunView,
 } from "@piw/protocol";
+import { StateDirRefused, verifyHostSocketForClient } from "@piw/state-dir";
 import type { z } from "zod";
 import { HostUnavailable } from "./host-unavailable.js";
 import { type CallParams, withRequestKey } from "./request-key.js";
@@ -65,11 +66,23 @@ export class HostClient extends EventEmitter<HostClientEvents> {
   }
 
   /**
-   * Connect to the socket and say hello. Rejects with the socket's own error (its `code` tells a missing
+   * Connect to the socket and say hello. Rejects with HostUnavailable `untrusted`, before connecting,
+   * when the socket or its directory is not this user's alone; with the socket's own error (its `code` tells a missing
    * host from other trouble), with HostUnavailable when the host hung up or did not answer in time, or
    * with an RpcError when the host refused the handshake (another protocol version).
    */
   static open(socketPath: string, options: OpenClientOptions): Promise<HostClient> {
+    // Before a byte is sent (hello names our pid; later calls carry run input): is this our own host?
+    try {
+      verifyHostSocketForClient(socketPath);
+    } catch (error) {
+      if (error instanceof StateDirRefused) {
+        return Promise.reject(
+          new HostUnavailable(socketPath, "untrusted", `refusing to connect: ${error.message}`),
+        );
+      }
+      // Anything else (say EACCES on the way to it) is for connect to report.
+    }
     return new Promise((resolve, reject) => {
       const socket = connect(socketPath);
       socket.setEncoding("utf8");

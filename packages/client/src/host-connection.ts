@@ -1,10 +1,10 @@
 import { EventEmitter } from "node:events";
 import { type ClientMethod, type ClientResult, lostReplyPolicy } from "@piw/protocol";
+import { defaultStateDir, hostSocketPath } from "@piw/state-dir";
 import { type ConnectOptions, connectHost } from "./connect-host.js";
 import type { CallArgs, HostClient, Unsubscribe, ViewListener } from "./host-client.js";
 import { HostUnavailable } from "./host-unavailable.js";
 import { withRequestKey } from "./request-key.js";
-import { defaultStateDir, hostSocketPath } from "./state-dir.js";
 
 export interface ReconnectPolicy {
   /** Delay before the second attempt; doubles up to `maxDelayMs`. The first attempt is immediate. */

@@ -4,6 +4,7 @@ export type HostUnavailableReason =
   | "start_failed" // the host command could not be run, or exited before it answered
   | "timeout" // a host was started but did not answer in time
   | "refused" // the socket exists but connecting was refused for another reason (permissions, path)
+  | "untrusted" // the state directory or socket is not this user's own; nothing was sent
   | "disconnected"; // the host closed the connection
 
 /** No host answered on `socketPath`. Carries the socket path so the message can say where it looked. */

@@ -1,3 +1,5 @@
+// The state directory's rules live in @piw/state-dir, shared with the host and the store.
+export { defaultStateDir, hostLockPath, hostSocketPath } from "@piw/state-dir";
 export type { ConnectOptions } from "./connect-host.js";
 export { connectHost } from "./connect-host.js";
 export type {
@@ -16,4 +18,3 @@ export type { HostUnavailableReason } from "./host-unavailable.js";
 export { HostUnavailable } from "./host-unavailable.js";
 export type { CallParams } from "./request-key.js";
 export { newRequestKey } from "./request-key.js";
-export { defaultStateDir, hostLockPath, hostSocketPath } from "./state-dir.js";

@@ -1,7 +1,19 @@
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { spawn } from "node:child_process";
+import {
+  chmodSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { RunView } from "@piw/protocol";
+import { isProcessAlive, readProcessStat } from "@piw/state-dir";
 import { afterEach, describe, expect, it } from "vitest";
 import { type CallParams, connectHost, type HostClient, HostConnection } from "../src/index.js";
 
@@ -28,8 +40,7 @@ function hostProcesses(home: string): number[] {
   for (const entry of readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      if (stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z")) continue;
+      if (!isProcessAlive(Number(entry))) continue;
       const cmdline = readFileSync(`/proc/${entry}/cmdline`, "utf8");
       if (!cmdline.includes(hostMain)) continue;
       const environ = readFileSync(`/proc/${entry}/environ`, "utf8").split("\0");
@@ -114,6 +125,103 @@ describe("auto-start against the real host", () => {
         connectHost({ stateDir: home, client: "test", autoStart: false, hostCommand }),
       ).rejects.toMatchObject({ reason: "not_running" });
       expect(hostProcesses(home)).toEqual([]);
+    },
+    SLOW,
+  );
+});
+
+describe("auto-start when a host is gone, going or refusing", () => {
+  it(
+    "starts a new host at once when the killed one is a zombie nobody reaps",
+    async () => {
+      const home = makeHome();
+      // The host's parent execs `sleep`, which never reaps it: a kill -9 leaves a zombie behind,
+      // as a host under a PID 1 that does not reap does.
+      const quoted = hostCommand.map((a) => `'${a}'`).join(" ");
+      const parent = spawn("sh", ["-c", `${quoted} & exec sleep 120`], {
+        env: { ...process.env, PIW_HOME: home },
+        stdio: "ignore",
+      });
+      try {
+        let first: HostClient | undefined;
+        for (let i = 0; i < 400 && first === undefined; i += 1) {
+          first = await connectHost({ stateDir: home, client: "test", autoStart: false }).catch(
+            () => undefined,
+          );
+          if (first === undefined) await new Promise((r) => setTimeout(r, 50));
+        }
+        if (first === undefined) throw new Error("the first host never served");
+        const killed = first.hello.hostPid;
+        first.close();
+        process.kill(killed, "SIGKILL");
+        await waitFor("the killed host to be a zombie", () => readProcessStat(killed)?.state === "Z");
+        // Before: the new host took the zombie for a live owner, said "already running", and the
+        // client waited out its timeout to report a stale socket.
+        const client = await connectHost({ stateDir: home, client: "test", hostCommand, timeoutMs: 15_000 });
+        expect(client.hello.hostPid).not.toBe(killed);
+        expect(lockPid(home)).toBe(client.hello.hostPid);
+        client.close();
+      } finally {
+        parent.kill("SIGKILL");
+      }
+    },
+    SLOW,
+  );
+
+  it(
+    "starts a host again when the one it started yielded to a lock holder that has since ended",
+    async () => {
+      const home = makeHome();
+      // A lock holder that is alive when the started host looks, and gone right after (a host that
+      // was stopping). Before: the client waited out its timeout, so the user had to run it again.
+      const holder = spawn("sleep", ["60"], { stdio: "ignore" });
+      const pid = holder.pid as number;
+      let connecting: Promise<HostClient> | undefined;
+      try {
+        await waitFor("the holder to start", () => readProcessStat(pid) !== null);
+        writeFileSync(join(home, "host.lock"), `${pid} ${readProcessStat(pid)?.startTime}\n`, {
+          mode: 0o600,
+        });
+        chmodSync(home, 0o700);
+        connecting = connectHost({ stateDir: home, client: "test", hostCommand, timeoutMs: 30_000 });
+        connecting.catch(() => {});
+        let started = false;
+        await waitFor("the started host to yield to the holder", () => {
+          const running = hostProcesses(home).length > 0;
+          started ||= running;
+          return started && !running;
+        });
+      } finally {
+        holder.kill("SIGKILL");
+      }
+      const client = await connecting;
+      expect(client.hello.hostPid).not.toBe(pid);
+      expect(lockPid(home)).toBe(client.hello.hostPid);
+      client.close();
+    },
+    SLOW,
+  );
+
+  it(
+    "says why the host it started refused to start",
+    async () => {
+      const home = makeHome();
+      const target = join(makeHome(), "not-a-database.txt");
+      writeFileSync(target, "keep me\n", { mode: 0o644 });
+      symlinkSync(target, join(home, "state.db"));
+      const outcome = await connectHost({
+        stateDir: home,
+        client: "test",
+        hostCommand,
+        timeoutMs: 20_000,
+      }).catch((e: unknown) => e);
+      expect(outcome).toMatchObject({ name: "HostUnavailable", reason: "start_failed" });
+      // Before: "the host exited with code 1 before it answered".
+      expect((outcome as Error).message).toContain(
+        `the host refused to start: piw-host: ${join(home, "state.db")} (the state database) is a symbolic link`,
+      );
+      expect(readFileSync(target, "utf8")).toBe("keep me\n");
+      expect(statSync(target).mode & 0o777).toBe(0o644);
     },
     SLOW,
   );

@@ -9,11 +9,6 @@ export class HostAlreadyRunning extends Error {
   }
 }
 
-/** The state directory cannot be used (another user's, or not a directory). */
-export class StateDirUnusable extends Error {
-  override readonly name = "StateDirUnusable";
-}
-
 /**
  * The one normalizer at the host's RPC boundary: store failures become typed protocol errors whose
  * messages were already written to be safe; anything else is a bug and says only `internal`.

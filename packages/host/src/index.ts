@@ -1,3 +1,13 @@
+export type { StatePaths } from "@piw/state-dir";
+// The state directory's rules live in @piw/state-dir, shared with the client and the store.
+export {
+  defaultStateDir,
+  HOST_LOCK_NAME,
+  HOST_SOCKET_NAME,
+  prepareStateDir,
+  StateDirRefused,
+  statePaths,
+} from "@piw/state-dir";
 export type { LiveWorkerIndex, ViewReader } from "./build-run-view.js";
 export { buildRunSummary, buildRunView } from "./build-run-view.js";
 export type { HostCrashBoundary, HostCrashHook } from "./crash-hook.js";
@@ -8,7 +18,7 @@ export {
   hostCrashHookFromEnv,
   noHostCrash,
 } from "./crash-hook.js";
-export { HostAlreadyRunning, StateDirUnusable, toRpcError } from "./host-errors.js";
+export { HostAlreadyRunning, toRpcError } from "./host-errors.js";
 export type { HostLock } from "./host-lock.js";
 export { acquireHostLock } from "./host-lock.js";
 export type { HostLog } from "./host-log.js";
@@ -16,5 +26,3 @@ export { silentLog } from "./host-log.js";
 export { allocateRunId } from "./run-id.js";
 export type { RunningHost, StartHostOptions } from "./start-host.js";
 export { startHost } from "./start-host.js";
-export type { StatePaths } from "./state-dir.js";
-export { HOST_LOCK_NAME, HOST_SOCKET_NAME, prepareStateDir, statePaths } from "./state-dir.js";

@@ -1,18 +1,4 @@
-import { readFileSync } from "node:fs";
-
-/**
- * The fields of Linux's `/proc/<pid>/stat` after the parenthesised command name (so index 0 is the
- * state, 1 the parent pid, 2 the process group, 19 the start time), or null where there is no such
- * process or no `/proc`.
- */
-export function procStatFields(pid: number): string[] | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  } catch {
-    return null;
-  }
-}
+import { readProcessStat } from "@piw/state-dir";
 
 /**
  * Whose process group `pgid` is: `child` when a live process that `parentPid` started leads it, `gone`
@@ -22,9 +8,9 @@ export function procStatFields(pid: number): string[] | null {
 export function groupLeaderOf(pgid: number, parentPid: number): "child" | "gone" | "foreign" {
   if (!mayKillGroup(pgid)) return "foreign";
   if (process.platform !== "linux") return "child";
-  const fields = procStatFields(pgid);
-  if (fields === null) return "gone";
-  return Number(fields[1]) === parentPid && Number(fields[2]) === pgid ? "child" : "foreign";
+  const stat = readProcessStat(pgid);
+  if (stat === null) return "gone";
+  return stat.parentPid === parentPid && stat.processGroup === pgid ? "child" : "foreign";
 }
 
 /** Never group 0 (our own), 1 (every process we may signal) or the host's own pid. */

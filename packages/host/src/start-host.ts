@@ -1,5 +1,6 @@
 import { chmodSync, unlinkSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
+import { prepareStateDir } from "@piw/state-dir";
 import { type RunReader, RunStore } from "@piw/store";
 import type { HostInfo } from "./client-handlers.js";
 import { serveClient } from "./client-session.js";
@@ -9,7 +10,6 @@ import { acquireHostLock, type HostLock } from "./host-lock.js";
 import { type HostLog, silentLog } from "./host-log.js";
 import { reconcileAtStart, sweepExpiredStarting } from "./reconcile.js";
 import { RunControl } from "./run-control.js";
-import { prepareStateDir } from "./state-dir.js";
 import { Supervisor } from "./supervisor.js";
 import { ViewPublisher } from "./view-publisher.js";
 

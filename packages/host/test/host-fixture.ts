@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -18,6 +18,7 @@ import {
   RpcPeer,
   type RunView,
 } from "@piw/protocol";
+import { isProcessAlive } from "@piw/state-dir";
 import { type RunningHost, type StartHostOptions, startHost } from "../src/index.js";
 
 export const REPO = resolve(import.meta.dirname, "../../..");
@@ -221,13 +222,25 @@ export async function until<T>(
   }
 }
 
+/** Alive, and not a zombie that nobody has reaped (the same rule as the host's lock). */
 export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
+  return isProcessAlive(pid);
+}
+
+/** The user other-user tests act as (`nobody`), root only. */
+export const OTHER_UID = 65534;
+
+/**
+ * A copy of this Node binary that any user can run. The Node a developer or `.ci/run` uses may sit
+ * under a home directory only its owner may enter, where `nobody` cannot execute it.
+ */
+export function nodeForAnyUser(): { path: string; cleanup(): void } {
+  const dir = mkdtempSync(join(tmpdir(), "piw-node-"));
+  chmodSync(dir, 0o755);
+  const path = join(dir, "node");
+  copyFileSync(process.execPath, path);
+  chmodSync(path, 0o755);
+  return { path, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
 /** Workflows the tests run. Each compiles with the engine and runs in the real worker. */

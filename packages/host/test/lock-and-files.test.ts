@@ -1,16 +1,20 @@
 import { spawn, spawnSync } from "node:child_process";
-import { readdirSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { readProcessStat } from "@piw/state-dir";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { HostAlreadyRunning, type RunningHost } from "../src/index.js";
 import {
   HOST_MAIN,
+  nodeForAnyUser,
+  OTHER_UID,
   REPO,
   type Sandbox,
   sandbox,
   start,
   TSX_ENV,
   TSX_LOADER,
+  until,
   WORKER_COMMAND,
 } from "./host-fixture.js";
 
@@ -24,6 +28,21 @@ afterEach(async () => {
   host = undefined;
   box.cleanup();
 });
+
+/** A process that has exited but is never reaped: its parent execs `sleep`, which never waits. */
+async function zombie(): Promise<{ pid: number; reap(): void }> {
+  const parent = spawn("sh", ["-c", "sleep 0 & echo $!; exec sleep 60"], {
+    stdio: ["ignore", "pipe", "ignore"],
+  });
+  let out = "";
+  parent.stdout?.setEncoding("utf8").on("data", (d: string) => {
+    out += d;
+  });
+  await until("the child's pid", () => out.includes("\n"), 5_000);
+  const pid = Number(out.trim());
+  await until("the child to become a zombie", () => readProcessStat(pid)?.state === "Z", 5_000);
+  return { pid, reap: () => parent.kill("SIGKILL") };
+}
 
 function mode(path: string): number {
   return statSync(path).mode & 0o777;
@@ -50,16 +69,27 @@ describe("host lock and state files", () => {
 
   it.runIf(process.getuid?.() === 0)("refuses connections from another user", async () => {
     host = await start(box);
-    const probe = `require("node:net").connect(${JSON.stringify(host.socketPath)})
-      .on("connect", () => { console.log("connected"); process.exit(0); })
-      .on("error", (e) => { console.log(e.code); process.exit(0); });`;
-    const result = spawnSync(process.execPath, ["-e", probe], {
-      uid: 65534,
-      gid: 65534,
-      encoding: "utf8",
-      timeout: 10_000,
-    });
-    expect(result.stdout.trim()).toBe("EACCES");
+    // The socket's own mode is what is under test, so the folders above it let anyone pass.
+    chmodSync(box.dir, 0o755);
+    chmodSync(box.stateDir, 0o755);
+    const node = nodeForAnyUser();
+    try {
+      const probe = `require("node:net").connect(${JSON.stringify(host.socketPath)})
+        .on("connect", () => { console.log("connected"); process.exit(0); })
+        .on("error", (e) => { console.log(e.code); process.exit(0); });`;
+      const result = spawnSync(node.path, ["-e", probe], {
+        uid: OTHER_UID,
+        gid: OTHER_UID,
+        encoding: "utf8",
+        timeout: 10_000,
+      });
+      // A probe that could not even run would read as a pass or a puzzle; say what happened.
+      expect(result.error, `the probe could not run as uid ${OTHER_UID}`).toBeUndefined();
+      expect(result.stderr).toBe("");
+      expect(result.stdout.trim()).toBe("EACCES");
+    } finally {
+      node.cleanup();
+    }
   });
 
   it("refuses a second host in the same state directory, naming the running one", async () => {
@@ -98,6 +128,37 @@ describe("host lock and state files", () => {
     host = await start(box);
     expect(statSync(host.socketPath).isSocket()).toBe(true);
     expect(readdirSync(box.stateDir).filter((f) => f.startsWith("host.lock"))).toEqual(["host.lock"]);
+  });
+
+  it("takes over the lock of a killed host that nobody reaped (a zombie)", async () => {
+    const dead = await zombie();
+    try {
+      const stat = readProcessStat(dead.pid);
+      expect(stat?.state).toBe("Z");
+      // The lock exactly as that host wrote it: its pid and its start time, both still in /proc.
+      mkdirSync(box.stateDir, { recursive: true, mode: 0o700 });
+      writeFileSync(join(box.stateDir, "host.lock"), `${dead.pid} ${stat?.startTime}\n`, { mode: 0o600 });
+      host = await start(box);
+      expect(readFileSync(join(box.stateDir, "host.lock"), "utf8").split(" ")[0]).toBe(String(process.pid));
+    } finally {
+      dead.reap();
+    }
+  });
+
+  it("takes over a lock whose pid now belongs to another process (pid reuse)", async () => {
+    const other = spawn("sleep", ["30"], { stdio: "ignore" });
+    try {
+      const pid = other.pid as number;
+      await until("sleep to start", () => readProcessStat(pid) !== null, 5_000);
+      const startTime = readProcessStat(pid)?.startTime;
+      mkdirSync(box.stateDir, { recursive: true, mode: 0o700 });
+      // The same pid, but the start time of the host that had it before.
+      writeFileSync(join(box.stateDir, "host.lock"), `${pid} ${Number(startTime) - 1}\n`, { mode: 0o600 });
+      host = await start(box);
+      expect(readFileSync(join(box.stateDir, "host.lock"), "utf8").split(" ")[0]).toBe(String(process.pid));
+    } finally {
+      other.kill("SIGKILL");
+    }
   });
 
   it("of hosts started at once, exactly one runs", async () => {

@@ -44,16 +44,6 @@ async function reserve(c: TestClient, params: Parameters<TestClient["call"]>[1])
   return reserved.value.runId;
 }
 
-/** A live process, not a zombie waiting for a parent that does not reap it. */
-function running(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
-  } catch {
-    return false;
-  }
-}
-
 function pidsIn(file: string): number[] {
   return existsSync(file) ? readFileSync(file, "utf8").split("\n").filter(Boolean).map(Number) : [];
 }
@@ -83,7 +73,7 @@ describe("worker supervision", () => {
       const runId = await reserve(c, flow.reserve({ pids }));
       await until("the command to start", () => pidsIn(pids).length === 1, 15_000);
       const [first] = pidsIn(pids) as [number];
-      expect(running(first)).toBe(true);
+      expect(isAlive(first)).toBe(true);
       const worker = (await c.call("host.status", {})).workers.find((w) => w.runId === runId);
       if (!worker?.pid) throw new Error("no worker pid");
       process.kill(worker.pid, "SIGKILL");
@@ -91,15 +81,15 @@ describe("worker supervision", () => {
       // The worker had saved progress, so the host relaunches it and the visit runs its command again:
       // by then the first command is gone, never running beside the second.
       await until("the relaunched command to start", () => pidsIn(pids).length === 2, 15_000);
-      expect(running(first), hostLog.join("\n")).toBe(false);
+      expect(isAlive(first), hostLog.join("\n")).toBe(false);
       const second = pidsIn(pids)[1] as number;
       expect(second).not.toBe(first);
-      expect(running(second)).toBe(true);
+      expect(isAlive(second)).toBe(true);
       expect(launches(runId)).toBe(2);
 
       // A cancel stops the live worker's command too.
       expect(await c.call("runs.cancel", { runId })).toMatchObject({ kind: "applied" });
-      await until("the second command to stop", () => !running(second), 5_000);
+      await until("the second command to stop", () => !isAlive(second), 5_000);
       expect((await c.call("runs.get", { runId }))?.status).toBe("cancelled");
     },
   );

@@ -1,5 +1,13 @@
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync, statSync } from "node:fs";
-import { join, resolve } from "node:path";
+import {
+  confirmSameFile,
+  createPrivateFile,
+  type FileIdentity,
+  prepareStateDir,
+  STATE_DB_NAME,
+  STATE_DB_SIDE_SUFFIXES,
+  StateDirRefused,
+  securePrivateFile,
+} from "@piw/state-dir";
 import Database from "better-sqlite3";
 import { StoreError, toStoreError } from "./errors.js";
 import { SCHEMA_ID, SCHEMA_SQL } from "./schema.js";
@@ -14,7 +22,7 @@ export interface OpenDatabaseOptions {
   busyTimeoutMs?: number;
 }
 
-export const STATE_FILE_NAME = "state.db";
+export const STATE_FILE_NAME = STATE_DB_NAME;
 
 interface SchemaEntry {
   type: string;
@@ -46,14 +54,24 @@ function resetInstruction(file: string): string {
   return `Back up ${file} (with any -wal/-shm files beside it) if you need its run history, then remove it; piw creates a new state database on the next start.`;
 }
 
-/** Owned by this user and not readable by anyone else; we tighten modes we own, refuse others. */
-function ensurePrivate(path: string, mode: number): void {
-  const stat = statSync(path);
-  const uid = process.getuid?.();
-  if (uid !== undefined && stat.uid !== uid) {
-    throw new StoreError("insecure_path", `${path} belongs to another user; piw keeps its state private.`);
+/**
+ * The -wal/-shm/-journal files hold committed data too: each must be this user's own regular file,
+ * never a link that would make SQLite write elsewhere.
+ */
+function secureSideFiles(file: string): void {
+  for (const suffix of STATE_DB_SIDE_SUFFIXES)
+    securePrivateFile(`${file}${suffix}`, `the database's ${suffix} file`);
+}
+
+/** Run a state-file check; its refusal becomes the store's typed `insecure_path`. */
+function checked<T>(stateDir: string, check: () => T): T {
+  try {
+    return check();
+  } catch (error) {
+    if (error instanceof StateDirRefused) throw new StoreError("insecure_path", error.message);
+    if (error instanceof StoreError) throw error;
+    throw new StoreError("store_failed", `The state directory ${stateDir} could not be prepared.`);
   }
-  if ((stat.mode & 0o777) !== mode) chmodSync(path, mode);
 }
 
 function describeMismatch(actual: SchemaEntry[], expected: SchemaEntry[]): string {
@@ -113,22 +131,20 @@ function inspect(file: string): "empty" | "ok" {
 
 /** Open (creating if needed) the state database with its exact layout checked before any write. */
 export function openDatabase(options: OpenDatabaseOptions): { db: Database.Database; file: string } {
-  const stateDir = resolve(options.stateDir);
-  const file = join(stateDir, STATE_FILE_NAME);
-  try {
-    mkdirSync(stateDir, { recursive: true, mode: 0o700 });
-    ensurePrivate(stateDir, 0o700);
-    if (!existsSync(file)) closeSync(openSync(file, "wx", 0o600));
-    ensurePrivate(file, 0o600);
-  } catch (error) {
-    if (error instanceof StoreError) throw error;
-    throw new StoreError("store_failed", `The state directory ${stateDir} could not be prepared.`);
-  }
+  // better-sqlite3 opens by name, so every name is checked with no-follow opens first, and after
+  // the open the database's name must still lead to the file that was checked.
+  const { stateDir, databasePath: file } = checked(options.stateDir, () => prepareStateDir(options.stateDir));
+  const identity: FileIdentity = checked(stateDir, () => {
+    secureSideFiles(file);
+    return createPrivateFile(file, "the state database");
+  });
 
   const state = inspect(file);
+  checked(stateDir, () => confirmSameFile(file, "the state database", identity));
   let db: Database.Database | undefined;
   try {
     db = new Database(file, { fileMustExist: true });
+    checked(stateDir, () => confirmSameFile(file, "the state database", identity));
     db.pragma("journal_mode = WAL");
     db.pragma(`synchronous = ${options.synchronous ?? "FULL"}`);
     db.pragma(`busy_timeout = ${Math.max(0, Math.trunc(options.busyTimeoutMs ?? 5000))}`);
@@ -144,6 +160,8 @@ export function openDatabase(options: OpenDatabaseOptions): { db: Database.Datab
         })
         .immediate();
     }
+    // SQLite has created -wal and -shm by now (0600, like the database); they must be ours too.
+    checked(stateDir, () => secureSideFiles(file));
     return { db, file };
   } catch (error) {
     db?.close();

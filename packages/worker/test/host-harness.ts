@@ -16,6 +16,7 @@ import {
   type WorkerExit,
   workerMethods,
 } from "@piw/protocol";
+import { isProcessAlive } from "@piw/state-dir";
 import { RunStore } from "@piw/store";
 
 const REPO = resolve(import.meta.dirname, "../../..");
@@ -214,17 +215,7 @@ export async function waitFor(check: () => boolean, ms = 10_000, what = "conditi
 
 /** A process counts as gone once it no longer exists or is only a zombie nobody has reaped yet. */
 export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
-  } catch {
-    return false;
-  }
+  return isProcessAlive(pid);
 }
 
 export function lines(file: string): string[] {

@@ -1,6 +1,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { isProcessAlive } from "@piw/state-dir";
 
 /** A temp directory a test owns; `remove()` is idempotent. */
 export interface ScratchDir {
@@ -29,12 +30,7 @@ export function writeExtension(dir: ScratchDir, fileName: string, source: string
   return path;
 }
 
-/** Whether a process with this PID still exists (signal 0 only checks). */
+/** Whether a process with this PID still runs: a zombie nobody reaped has ended (the host's own rule). */
 export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
+  return isProcessAlive(pid);
 }

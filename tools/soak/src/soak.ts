@@ -24,7 +24,7 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { type CallArgs, type CallParams, connectHost, type HostClient, newRequestKey } from "@piw/client";
 import { type LoadedWorkflow, loadWorkflowFile } from "@piw/engine";
-import type { ClientMethod, ClientParams, ClientResult, JsonValue, RunSummary, RunView } from "@piw/protocol";
+import type { ClientMethod, ClientResult, JsonValue, RunSummary, RunView } from "@piw/protocol";
 import Database from "better-sqlite3";
 
 function envInt(name: string, fallback: number, min: number): number {

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { JsonValue, RunStatus, RunView } from "@piw/protocol";
+import { isProcessAlive } from "@piw/state-dir";
 import { type RunReader, RunStore } from "@piw/store";
 import {
   HOST_MAIN,
@@ -18,17 +19,7 @@ const CLI_MAIN = join(REPO, "apps/piw/src/main.ts");
 
 /** Alive and not a zombie: a worker orphaned by a killed host may linger unreaped. */
 export function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
-  } catch {
-    return true;
-  }
+  return isProcessAlive(pid);
 }
 
 /** Lines of a file the test counts (a missing file has none). */
