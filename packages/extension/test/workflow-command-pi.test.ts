@@ -12,6 +12,7 @@ const REPO = resolve(import.meta.dirname, "../../..");
 const TSX = join(REPO, "node_modules/tsx/dist/loader.mjs");
 const HOST_COMMAND = [process.execPath, "--import", TSX, join(REPO, "apps/host/src/main.ts")];
 const WORKER_COMMAND = [process.execPath, "--import", TSX, join(REPO, "apps/worker/src/main.ts")];
+const PREFLIGHT_COMMAND = [process.execPath, "--import", TSX, join(REPO, "apps/worker/src/preflight.ts")];
 const SESSION = "session-under-test";
 
 // Its output is the task it was given, so the test sees exactly what the command passed on.
@@ -57,7 +58,7 @@ function loadExtension(stateDir: string, cwd: string): PiStub {
       entries.push(message);
     },
   } as unknown as ExtensionAPI;
-  piwExtension({ hostCommand: HOST_COMMAND, stateDir })(pi);
+  piwExtension({ hostCommand: HOST_COMMAND, stateDir, preflightCommand: PREFLIGHT_COMMAND })(pi);
   const notes: PiStub["notes"] = [];
   const ctx = {
     cwd,

@@ -30,7 +30,13 @@ const newKey = () => randomBytes(16).toString("hex");
 function waitingParent(store: RunStore, runId: string): void {
   const fence = runningRun(store, runId, { origin: { kind: "cli" } });
   saved(store.startNodeVisit(fence, { path: CHECKPOINT.path, visit: 1, nodeKind: "checkpoint" }));
-  saved(store.finishRun(fence, { outcome: "waiting", checkpoint: CHECKPOINT }));
+  saved(
+    store.finishRun(fence, {
+      outcome: "waiting",
+      checkpoint: CHECKPOINT,
+      answerCheck: { kind: "worker_only", reason: "not checked in this test" },
+    }),
+  );
 }
 
 function failedParent(store: RunStore, runId: string): void {
