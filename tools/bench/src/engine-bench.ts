@@ -22,10 +22,10 @@ import {
   compileWorkflow,
   compute,
   defineWorkflow,
-  executeRun,
   type ExecutionOutcome,
-  MemoryRunPort,
+  executeRun,
   type GotoEdge,
+  MemoryRunPort,
 } from "@piw/engine";
 import { RunStore, type SynchronousMode } from "@piw/store";
 

@@ -1,0 +1,133 @@
+/**
+ * The CLI bench (`pnpm bench:cli`): what a user waits for at the shell, measured as whole processes.
+ *
+ * - `piw run examples/hello.workflow.ts` end to end against a warm host (preflight child, reserve,
+ *   activation on the warm worker, the run, the follower's exit), median of BENCH_ROUNDS;
+ * - `piw list` against the same warm host;
+ * - the preflight alone: `evaluatePreflight` of examples/hello in its child process, beside loading
+ *   the same file in this process (what `piw` did before preflight moved out of it).
+ *
+ * With BENCH_BASELINE=<another checkout, built>, the same commands of that checkout run in the same
+ * rounds, alternating with this one, so the two are compared on the same machine at the same time.
+ */
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { performance } from "node:perf_hooks";
+import { evaluatePreflight, loadWorkflowFile } from "@piw/engine";
+
+function envInt(name: string, fallback: number, min: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min) throw new Error(`${name} must be an integer >= ${min}`);
+  return value;
+}
+
+const ROUNDS = envInt("BENCH_ROUNDS", 10, 1);
+const REPO = process.cwd();
+const BASELINE = process.env.BENCH_BASELINE ? resolve(process.env.BENCH_BASELINE) : undefined;
+const root = mkdtempSync(join(process.env.BENCH_DIR ?? tmpdir(), "piw-cli-bench-"));
+const log = (line: string) => process.stderr.write(`${line}\n`);
+
+interface Checkout {
+  label: string;
+  dir: string;
+  home: string;
+  samples: Record<"run" | "list", number[]>;
+}
+
+function checkout(label: string, dir: string): Checkout {
+  const home = join(root, `home-${label}`);
+  return { label, dir, home, samples: { run: [], list: [] } };
+}
+
+function piw(c: Checkout, args: string[]): number {
+  const started = performance.now();
+  const result = spawnSync(process.execPath, [join(c.dir, "apps/piw/dist/main.js"), ...args], {
+    env: { ...process.env, PIW_HOME: c.home },
+    stdio: ["ignore", "pipe", "pipe"],
+    encoding: "utf8",
+  });
+  const ms = performance.now() - started;
+  if (result.error !== undefined || result.status !== 0) {
+    throw new Error(
+      `${c.label}: piw ${args.join(" ")} exited ${result.status}: ${result.stderr.slice(0, 500)}`,
+    );
+  }
+  return ms;
+}
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1
+    ? (sorted[mid] as number)
+    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+};
+
+function build(): void {
+  if (process.env.BENCH_SKIP_BUILD === "1") return;
+  const result = spawnSync("pnpm", ["build"], { cwd: REPO, stdio: ["ignore", "ignore", "inherit"] });
+  if (result.error !== undefined || result.status !== 0) throw new Error("pnpm build failed");
+}
+
+async function preflightSamples(): Promise<{ child: number[]; inProcessFirstMs: number }> {
+  const file = join(REPO, "examples/hello.workflow.ts");
+  const command = [process.execPath, join(REPO, "apps/worker/dist/preflight.js")];
+  // What `piw run` paid before the preflight moved into a child: this process's first load of the file.
+  const started = performance.now();
+  await loadWorkflowFile(file);
+  const inProcessFirstMs = performance.now() - started;
+  const child: number[] = [];
+  for (let i = 0; i <= ROUNDS; i++) {
+    const started = performance.now();
+    const outcome = await evaluatePreflight(
+      { type: "launch", requestId: `bench-${i}`, ref: file, cwd: REPO, task: "hi", piSession: false },
+      { command, timeoutMs: 30_000, env: process.env },
+    );
+    const ms = performance.now() - started;
+    if (outcome.kind !== "replied" || outcome.reply.type !== "launch.prepared") {
+      throw new Error(
+        `the preflight child did not prepare the launch: ${JSON.stringify(outcome).slice(0, 300)}`,
+      );
+    }
+    if (i > 0) child.push(ms); // round 0 warms the disk cache
+  }
+  return { child, inProcessFirstMs };
+}
+
+async function main(): Promise<void> {
+  build();
+  const sides = [checkout("current", REPO), ...(BASELINE ? [checkout("baseline", BASELINE)] : [])];
+  for (const side of sides) piw(side, ["run", join(side.dir, "examples/hello.workflow.ts"), "warm up"]);
+  for (let round = 0; round < ROUNDS; round++) {
+    const order = round % 2 === 0 ? sides : [...sides].reverse();
+    for (const side of order) {
+      side.samples.run.push(
+        piw(side, ["run", join(side.dir, "examples/hello.workflow.ts"), `round ${round}`]),
+      );
+      side.samples.list.push(piw(side, ["list"]));
+    }
+  }
+  for (const side of sides) piw(side, ["host", "stop"]);
+  const preflight = await preflightSamples();
+
+  const lines = [`piw CLI, ${ROUNDS} rounds, medians (ms)${BASELINE ? `; baseline ${BASELINE}` : ""}`];
+  for (const side of sides) {
+    lines.push(
+      `  ${side.label.padEnd(8)} piw run hello ${median(side.samples.run).toFixed(0)}  piw list ${median(side.samples.list).toFixed(0)}`,
+    );
+  }
+  lines.push(
+    `  preflight of hello in its child ${median(preflight.child).toFixed(0)}; loading it in this process, the first time ${preflight.inProcessFirstMs.toFixed(0)}`,
+  );
+  process.stdout.write(`${lines.join("\n")}\n`);
+  rmSync(root, { recursive: true, force: true });
+}
+
+main().catch((error) => {
+  log(`bench:cli: ${error instanceof Error ? error.message : String(error)}`);
+  process.exitCode = 1;
+});
