@@ -133,12 +133,11 @@ export default defineWorkflow({
 });
 `;
 
-function writeProject(home: string, name: string, source: string): string {
+function writeProject(name: string, source: string): string {
   // Inside the prefix: the project's `piw` resolves to the installed package, as after `npm i -D piw`.
   const project = join(prefix, `project-${homes.length}`);
   mkdirSync(join(project, ".pi", "workflows"), { recursive: true });
   writeFileSync(join(project, ".pi", "workflows", `${name}.workflow.ts`), source);
-  expect(home).not.toBe("");
   return project;
 }
 
@@ -174,6 +173,18 @@ describe("the packed piw package, installed with npm", () => {
     expect(existsSync(join(prefix, "node_modules", "@piw"))).toBe(false);
   });
 
+  it("npm publish --dry-run takes the manifest as it is (npm corrects nothing, such as dropping a bin)", async () => {
+    const home = freshHome();
+    const env = { ...userEnv(home), npm_config_cache: join(process.env.HOME ?? home, ".npm") };
+    const { stdout, stderr } = await run("npm", ["publish", "--dry-run"], {
+      cwd: PI_PACKAGE,
+      env,
+      timeout: 120_000,
+    });
+    expect(stderr).not.toMatch(/corrected|invalid and removed/i);
+    expect(`${stdout}${stderr}`).toContain(`${manifest.name}@${manifest.version}`);
+  }, 150_000);
+
   it("piw --version and -V print the package version", async () => {
     const env = userEnv(freshHome());
     for (const flag of ["--version", "-V"]) {
@@ -204,7 +215,7 @@ describe("the packed piw package, installed with npm", () => {
   it("piw run runs a workflow file that imports piw, on the host and worker of the install, and its types check", async () => {
     const home = freshHome();
     const env = userEnv(home);
-    const project = writeProject(home, "sum", SUM);
+    const project = writeProject("sum", SUM);
     const { stdout } = await run(piwBin, ["run", "sum", "2", "3"], {
       env,
       cwd: project,
@@ -261,7 +272,7 @@ describe("the packed piw package, installed with npm", () => {
     };
     expect(JSON.stringify(settings.packages)).toContain("prefix/node_modules/piw");
 
-    const project = writeProject(home, "one-step", ONE_STEP);
+    const project = writeProject("one-step", ONE_STEP);
     const model = await startFakeModel();
     try {
       model.reply(
