@@ -59,6 +59,7 @@ const manifest = JSON.parse(readFileSync(join(PI_PACKAGE, "package.json"), "utf8
   version: string;
 };
 let root: string;
+let tarball: string;
 let prefix: string;
 /** The unpacked package as npm installed it. */
 let installed: string;
@@ -74,15 +75,16 @@ beforeAll(async () => {
   mkdirSync(home);
   const env = { ...userEnv(home), npm_config_cache: join(process.env.HOME ?? home, ".npm") };
   await run("npm", ["pack", "--silent", "--pack-destination", root], { cwd: PI_PACKAGE, env });
-  const tarball = readdirSync(root).find((name) => name.endsWith(".tgz"));
-  if (tarball === undefined) throw new Error("npm pack wrote no tarball");
+  const packed = readdirSync(root).find((name) => name.endsWith(".tgz"));
+  if (packed === undefined) throw new Error("npm pack wrote no tarball");
+  tarball = join(root, packed);
   prefix = join(root, "prefix");
   mkdirSync(prefix);
-  await run(
-    "npm",
-    ["install", "--prefix", prefix, "--no-audit", "--no-fund", "--no-save", join(root, tarball)],
-    { cwd: root, env, timeout: 240_000 },
-  );
+  await run("npm", ["install", "--prefix", prefix, "--no-audit", "--no-fund", "--no-save", tarball], {
+    cwd: root,
+    env,
+    timeout: 240_000,
+  });
   installed = join(prefix, "node_modules", manifest.name);
   piwBin = join(prefix, "node_modules", ".bin", "piw");
 }, 300_000);
@@ -258,6 +260,27 @@ describe("the packed piw package, installed with npm", () => {
 
   it("pi install <unpacked package> in a fresh Pi home, and a real Pi session runs a workflow with one agent step", async () => {
     const home = freshHome();
+    // The layout Pi's own npm install of a package gives: no peers, so no Pi package beside piw. The
+    // extension gets Pi's copies from Pi; host, worker and preflight child must need none of them.
+    const piPrefix = join(root, "pi-prefix");
+    mkdirSync(piPrefix);
+    const npmEnv = { ...userEnv(home), npm_config_cache: join(process.env.HOME ?? home, ".npm") };
+    await run(
+      "npm",
+      [
+        "install",
+        "--prefix",
+        piPrefix,
+        "--no-audit",
+        "--no-fund",
+        "--no-save",
+        "--legacy-peer-deps",
+        tarball,
+      ],
+      { cwd: root, env: npmEnv, timeout: 240_000 },
+    );
+    expect(existsSync(join(piPrefix, "node_modules", "@earendil-works"))).toBe(false);
+    const piPackage = join(piPrefix, "node_modules", manifest.name);
     const agentDir = join(home, "agent");
     mkdirSync(agentDir, { recursive: true });
     const piEnv = userEnv(home, {
@@ -266,11 +289,11 @@ describe("the packed piw package, installed with npm", () => {
       PI_TELEMETRY: "0",
       PI_SKIP_VERSION_CHECK: "1",
     });
-    await run(PI_BIN, ["install", installed], { env: piEnv, timeout: 60_000 });
+    await run(PI_BIN, ["install", piPackage], { env: piEnv, timeout: 60_000 });
     const settings = JSON.parse(readFileSync(join(agentDir, "settings.json"), "utf8")) as {
       packages?: unknown[];
     };
-    expect(JSON.stringify(settings.packages)).toContain("prefix/node_modules/piw");
+    expect(JSON.stringify(settings.packages)).toContain("pi-prefix/node_modules/piw");
 
     const project = writeProject("one-step", ONE_STEP);
     const model = await startFakeModel();
@@ -294,7 +317,7 @@ describe("the packed piw package, installed with npm", () => {
         model,
         cwd: project,
         // The session has an agent dir of its own: the same package entry, as an absolute path.
-        settings: { packages: [installed] },
+        settings: { packages: [piPackage] },
         env: { PIW_HOME: join(home, "piw") },
       });
       try {
