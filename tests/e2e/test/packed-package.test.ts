@@ -10,6 +10,7 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -212,6 +213,16 @@ describe("the packed piw package, installed with npm", () => {
       expect(lines, entry).toHaveLength(1);
       expect(lines[0], entry).toMatch(/needs Node 22\.19 or newer; this is Node v20\.11\.1/);
     }
+    // The extension must not end Pi: it loads, says so once when Pi calls it, and adds nothing. Its
+    // real code (which imports typebox, not installed here) is never loaded.
+    const extension = pathToFileURL(join(installed, "dist", "extension.js")).href;
+    const load = `const { default: extension } = await import(${JSON.stringify(extension)}); extension({}); console.log("loaded");`;
+    const loaded = await run(process.execPath, ["--import", oldNode, "--input-type=module", "-e", load], {
+      env,
+      cwd: root,
+    });
+    expect(loaded.stdout.trim()).toBe("loaded");
+    expect(loaded.stderr.trim()).toMatch(/^piw: needs Node 22\.19 or newer; this is Node v20\.11\.1 [^\n]*$/);
   });
 
   it("piw run runs a workflow file that imports piw, on the host and worker of the install, and its types check", async () => {
