@@ -80,9 +80,13 @@ module.exports = {
       severity: "error",
       comment:
         "Apps use packages only through their public entry. Import `@piw/x` instead of a file inside " +
-        "packages/x; if what you need is not exported, export it from packages/x/src/index.ts.",
+        "packages/x; if what you need is not exported, export it from packages/x/src/index.ts. The " +
+        "authoring API is the public entry `piw` (tsconfig paths), which the published package re-exports.",
       from: { path: "^apps/" },
-      to: { path: "^packages/", pathNot: "^packages/[^/]+/src/index\\.ts$" },
+      to: {
+        path: "^packages/",
+        pathNot: ["^packages/[^/]+/src/index\\.ts$", "^packages/engine/src/authoring/index\\.ts$"],
+      },
     },
     {
       name: "no-piw-subpath-import",

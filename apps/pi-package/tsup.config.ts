@@ -1,9 +1,24 @@
 import { defineConfig } from "tsup";
 
+// The published `piw` package: every process entry and the Pi extension as bundles of this monorepo's
+// apps and packages (workspace packages are devDependencies, so tsup inlines them). What stays external
+// is what package.json lists: better-sqlite3 (a native addon), zod and jiti (workflow files resolve
+// `zod` to the engine's copy, and jiti loads its transform by path), and Pi's packages (peers: a
+// second physical copy would break Pi's module mapping).
 export default defineConfig({
-  entry: ["src/extension.ts"],
+  entry: {
+    extension: "src/extension.ts",
+    piw: "src/piw.ts",
+    "piw-host": "src/piw-host.ts",
+    "piw-worker": "src/piw-worker.ts",
+    "piw-preflight": "src/piw-preflight.ts",
+    index: "src/index.ts",
+  },
+  // Declarations only for the authoring API: the other entries are programs.
+  dts: { entry: { index: "src/index.ts" } },
   format: ["esm"],
   clean: true,
   sourcemap: true,
   target: "node22",
+  platform: "node",
 });

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { closeSync, writeSync } from "node:fs";
+import { closeSync, existsSync, writeSync } from "node:fs";
 // piw-host: the one host per user. Started on demand by clients (detached), or by hand.
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
@@ -51,7 +51,10 @@ function fail(message: string, code = 1): never {
   process.exit(code);
 }
 
-/** `PIW_WORKER_COMMAND` (a JSON array of argv) wins; otherwise the built worker of this install. */
+/**
+ * `PIW_WORKER_COMMAND` (a JSON array of argv) wins; otherwise the built worker of this install:
+ * `piw-worker.js` beside this file in the published `piw` package, else the workspace's worker app.
+ */
 function workerCommand(): string[] {
   const override = process.env.PIW_WORKER_COMMAND;
   if (override) {
@@ -70,6 +73,8 @@ function workerCommand(): string[] {
     }
     return parsed as string[];
   }
+  const bundled = fileURLToPath(new URL("./piw-worker.js", import.meta.url));
+  if (existsSync(bundled)) return [process.execPath, bundled];
   const workerPackage = fileURLToPath(import.meta.resolve("@piw/app-worker/package.json"));
   return [process.execPath, join(dirname(workerPackage), "dist", "main.js")];
 }

@@ -1,3 +1,4 @@
+import { createRequire } from "node:module";
 import { HostUnavailable } from "@piw/client";
 import { RpcError } from "@piw/protocol";
 import { CliContext, type CliIo } from "./cli-context.js";
@@ -48,12 +49,27 @@ export async function runCli(argv: string[], io: CliIo): Promise<ExitCode> {
       ctx.print(topic !== undefined && isCommand(topic) ? COMMAND_USAGE[topic] : MAIN_USAGE);
       return name === undefined ? ExitCode.usage : ExitCode.ok;
     }
+    if (name === "--version" || name === "-V") {
+      ctx.print(packageVersion());
+      return ExitCode.ok;
+    }
     if (!isCommand(name)) throw usageError(`unknown command ${JSON.stringify(name)}`);
     return await COMMANDS[name](ctx, args);
   } catch (error) {
     return report(ctx, error);
   } finally {
     ctx.close();
+  }
+}
+
+/** The version of the package this `piw` came from: its package.json is one folder above dist/. */
+function packageVersion(): string {
+  try {
+    const manifest: unknown = createRequire(import.meta.url)("../package.json");
+    const version = (manifest as { version?: unknown } | null)?.version;
+    return typeof version === "string" ? version : "unknown";
+  } catch {
+    return "unknown";
   }
 }
 

@@ -27,8 +27,13 @@ function parseHostCommand(text: string): string[] {
   return value;
 }
 
-/** apps/host/dist/main.js, found through the workspace dependency on @piw/app-host. */
+/**
+ * The host entry: `piw-host.js` beside this file in the published `piw` package (one bundle directory),
+ * else apps/host/dist/main.js, found through the workspace dependency on @piw/app-host.
+ */
 function builtHostEntry(): string {
+  const bundled = fileURLToPath(new URL("./piw-host.js", import.meta.url));
+  if (existsSync(bundled)) return bundled;
   let manifest: string;
   try {
     manifest = fileURLToPath(import.meta.resolve("@piw/app-host/package.json"));

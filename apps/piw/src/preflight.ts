@@ -55,8 +55,13 @@ async function preflightOptions(env: NodeJS.ProcessEnv): Promise<PreflightOption
   };
 }
 
-/** apps/worker/dist/preflight.js, found through the workspace dependency on @piw/app-worker. */
+/**
+ * The preflight entry: `piw-preflight.js` beside this file in the published `piw` package, else
+ * apps/worker/dist/preflight.js, found through the workspace dependency on @piw/app-worker.
+ */
 function builtPreflightEntry(): string {
+  const bundled = fileURLToPath(new URL("./piw-preflight.js", import.meta.url));
+  if (existsSync(bundled)) return bundled;
   let manifest: string;
   try {
     manifest = fileURLToPath(import.meta.resolve("@piw/app-worker/package.json"));

@@ -18,7 +18,8 @@ Commands:
   host status | host stop           show or stop the background host
 
 Options:
-  -h, --help   help for piw or for any command (piw run --help)
+  -h, --help     help for piw or for any command (piw run --help)
+  -V, --version  the version of piw
 
 Environment:
   PIW_HOME           state folder (default ~/.pi/agent/workflows)

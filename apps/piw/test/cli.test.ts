@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { RunSummary, RunView } from "@piw/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -13,6 +13,7 @@ import {
   makeProject,
   piw,
   piwInProcess,
+  repo,
   runIdIn,
   spawnPiw,
   spawnPiwInTerminal,
@@ -110,6 +111,18 @@ describe("piw preflight: nothing is recorded when it fails", () => {
     },
     SLOW,
   );
+
+  it("prints the version of its package for --version and -V, and nothing else", async () => {
+    const { version } = JSON.parse(readFileSync(join(repo, "apps/piw/package.json"), "utf8")) as {
+      version: string;
+    };
+    for (const flag of ["--version", "-V"]) {
+      const result = await piwInProcess(home, [flag]);
+      expect(result.code, flag).toBe(0);
+      expect(result.stdout, flag).toBe(`${version}\n`);
+    }
+    nothingRecorded();
+  });
 
   it(
     "prints help for piw and for every command",

@@ -1,0 +1,358 @@
+import { execFile } from "node:child_process";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  lastMessageText,
+  startFakeModel,
+  text,
+  toolCall,
+  whenLastMessageContains,
+} from "../src/fake-model.ts";
+import { PI_BIN, startPiSession } from "../src/pi-session.ts";
+import { PI_PACKAGE, queuedRunId, REPO } from "../src/piw-fixture.ts";
+import { isAlive } from "../src/scratch.ts";
+
+/**
+ * The published package, not the checkout: the built package is packed with npm, installed with npm into
+ * a temp prefix outside the repository (no workspace node_modules above it; npm fetches better-sqlite3,
+ * zod, jiti and the pi-tui peer from the registry), and everything below runs from that install.
+ */
+
+const run = promisify(execFile);
+
+/** The environment of a user's shell: none of pnpm's npm_* settings, no piw overrides. */
+function userEnv(home: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (key.toLowerCase().startsWith("npm_") || key.startsWith("PIW_") || key === "NODE_OPTIONS") continue;
+    env[key] = value;
+  }
+  return { ...env, HOME: home, PIW_HOME: join(home, "piw"), ...extra };
+}
+
+async function stopHost(stateDir: string): Promise<void> {
+  const lock = join(stateDir, "host.lock");
+  if (!existsSync(lock)) return;
+  const pid = Number(readFileSync(lock, "utf8").trim().split(/\s+/)[0]);
+  if (!Number.isInteger(pid) || pid <= 0) return;
+  try {
+    process.kill(pid, "SIGTERM");
+  } catch {
+    return;
+  }
+  for (let i = 0; i < 200 && isAlive(pid); i += 1) await new Promise((r) => setTimeout(r, 50));
+}
+
+const manifest = JSON.parse(readFileSync(join(PI_PACKAGE, "package.json"), "utf8")) as {
+  name: string;
+  version: string;
+};
+let root: string;
+let tarball: string;
+let prefix: string;
+/** The unpacked package as npm installed it. */
+let installed: string;
+let piwBin: string;
+const homes: string[] = [];
+
+beforeAll(async () => {
+  if (!existsSync(join(PI_PACKAGE, "dist", "piw.js"))) {
+    throw new Error(`${PI_PACKAGE}/dist is missing: run pnpm build before the e2e tests`);
+  }
+  root = mkdtempSync(join(tmpdir(), "piw-e2e-packed-"));
+  const home = join(root, "npm-home");
+  mkdirSync(home);
+  const env = { ...userEnv(home), npm_config_cache: join(process.env.HOME ?? home, ".npm") };
+  await run("npm", ["pack", "--silent", "--pack-destination", root], { cwd: PI_PACKAGE, env });
+  const packed = readdirSync(root).find((name) => name.endsWith(".tgz"));
+  if (packed === undefined) throw new Error("npm pack wrote no tarball");
+  tarball = join(root, packed);
+  prefix = join(root, "prefix");
+  mkdirSync(prefix);
+  await run("npm", ["install", "--prefix", prefix, "--no-audit", "--no-fund", "--no-save", tarball], {
+    cwd: root,
+    env,
+    timeout: 240_000,
+  });
+  installed = join(prefix, "node_modules", manifest.name);
+  piwBin = join(prefix, "node_modules", ".bin", "piw");
+}, 300_000);
+
+afterAll(async () => {
+  for (const home of homes) await stopHost(join(home, "piw"));
+  if (root !== undefined) rmSync(root, { recursive: true, force: true });
+});
+
+function freshHome(): string {
+  const home = join(root, `home-${homes.length}`);
+  mkdirSync(home);
+  homes.push(home);
+  return home;
+}
+
+const SUM = `import { compute, defineWorkflow, type NodeContext } from "piw";
+import { z } from "zod";
+
+export default defineWorkflow({
+  name: "sum",
+  input: z.object({ task: z.string() }),
+  startAt: "add",
+  nodes: {
+    add: compute({
+      run: ({ input }: NodeContext<{ task: string }>) =>
+        input.task.split(" ").reduce((total, word) => total + Number(word), 0),
+    }),
+  },
+  edges: { add: { to: "done" } },
+});
+`;
+
+const ONE_STEP = `import { agent, defineWorkflow, type NodeContext } from "piw";
+import { z } from "zod";
+
+export default defineWorkflow({
+  name: "one-step",
+  input: z.object({ task: z.string() }),
+  startAt: "say",
+  nodes: {
+    say: agent({
+      prompt: ({ input }: NodeContext<{ task: string }>) => \`ONE-STEP for \${input.task}: submit { said: string }.\`,
+      output: z.object({ said: z.string() }),
+    }),
+  },
+  edges: { say: { to: "done" } },
+});
+`;
+
+function writeProject(name: string, source: string): string {
+  // Inside the prefix: the project's `piw` resolves to the installed package, as after `npm i -D piw`.
+  const project = join(prefix, `project-${homes.length}`);
+  mkdirSync(join(project, ".pi", "workflows"), { recursive: true });
+  writeFileSync(join(project, ".pi", "workflows", `${name}.workflow.ts`), source);
+  return project;
+}
+
+describe("the packed piw package, installed with npm", () => {
+  it("has the files it promises and none of the workspace", () => {
+    const installedManifest = JSON.parse(readFileSync(join(installed, "package.json"), "utf8")) as {
+      dependencies?: Record<string, string>;
+    };
+    for (const file of [
+      "piw.js",
+      "piw-host.js",
+      "piw-worker.js",
+      "piw-preflight.js",
+      "extension.js",
+      "index.d.ts",
+    ]) {
+      expect(existsSync(join(installed, "dist", file)), file).toBe(true);
+    }
+    expect(existsSync(join(installed, "skills", "piw", "SKILL.md"))).toBe(true);
+    expect(existsSync(join(installed, "LICENSE"))).toBe(true);
+    expect(Object.keys(installedManifest.dependencies ?? {}).sort()).toEqual([
+      "better-sqlite3",
+      "jiti",
+      "zod",
+    ]);
+    // No bundle imports a workspace package: they are inlined (the workspace fallbacks of the entry
+    // lookups only name them, behind the bundled entries).
+    for (const file of readdirSync(join(installed, "dist")).filter((name) => name.endsWith(".js"))) {
+      expect(readFileSync(join(installed, "dist", file), "utf8"), file).not.toMatch(
+        /(from\s*|import\()["']@piw\//,
+      );
+    }
+    expect(existsSync(join(prefix, "node_modules", "@piw"))).toBe(false);
+  });
+
+  it("npm publish --dry-run takes the manifest as it is (npm corrects nothing, such as dropping a bin)", async () => {
+    const home = freshHome();
+    const env = { ...userEnv(home), npm_config_cache: join(process.env.HOME ?? home, ".npm") };
+    const { stdout, stderr } = await run("npm", ["publish", "--dry-run"], {
+      cwd: PI_PACKAGE,
+      env,
+      timeout: 120_000,
+    });
+    expect(stderr).not.toMatch(/corrected|invalid and removed/i);
+    expect(`${stdout}${stderr}`).toContain(`${manifest.name}@${manifest.version}`);
+  }, 150_000);
+
+  it("piw --version and -V print the package version", async () => {
+    const env = userEnv(freshHome());
+    for (const flag of ["--version", "-V"]) {
+      const { stdout } = await run(piwBin, [flag], { env, cwd: root });
+      expect(stdout.trim()).toBe(manifest.version);
+    }
+  });
+
+  it("every entry refuses an old Node in one line, before it loads anything that needs Node 22.19", async () => {
+    const env = userEnv(freshHome());
+    // The entries see the Node version this preload reports; the real Node runs them.
+    const oldNode = "data:text/javascript,Object.defineProperty(process,'version',{value:'v20.11.1'})";
+    for (const entry of ["piw.js", "piw-host.js", "piw-worker.js", "piw-preflight.js"]) {
+      const result = await run(process.execPath, ["--import", oldNode, join(installed, "dist", entry)], {
+        env,
+        cwd: root,
+      }).then(
+        () => ({ code: 0, stderr: "" }),
+        (error: { code?: number; stderr?: string }) => ({ code: error.code, stderr: error.stderr ?? "" }),
+      );
+      expect(result.code, entry).toBe(78);
+      const lines = result.stderr.trim().split("\n");
+      expect(lines, entry).toHaveLength(1);
+      expect(lines[0], entry).toMatch(/needs Node 22\.19 or newer; this is Node v20\.11\.1/);
+    }
+    // The extension must not end Pi: it loads, says so once when Pi calls it, and adds nothing. Its
+    // real code (which imports typebox, not installed here) is never loaded.
+    const extension = pathToFileURL(join(installed, "dist", "extension.js")).href;
+    const load = `const { default: extension } = await import(${JSON.stringify(extension)}); extension({}); console.log("loaded");`;
+    const loaded = await run(process.execPath, ["--import", oldNode, "--input-type=module", "-e", load], {
+      env,
+      cwd: root,
+    });
+    expect(loaded.stdout.trim()).toBe("loaded");
+    expect(loaded.stderr.trim()).toMatch(/^piw: needs Node 22\.19 or newer; this is Node v20\.11\.1 [^\n]*$/);
+  });
+
+  it("piw run runs a workflow file that imports piw, on the host and worker of the install, and its types check", async () => {
+    const home = freshHome();
+    const env = userEnv(home);
+    const project = writeProject("sum", SUM);
+    const { stdout } = await run(piwBin, ["run", "sum", "2", "3"], {
+      env,
+      cwd: project,
+      timeout: 60_000,
+    });
+    expect(stdout).toMatch(/sum completed/);
+    const status = await run(piwBin, ["host", "status"], { env, cwd: project });
+    // The host that ran it is the installed one: it reports the package's version.
+    expect(status.stdout).toContain(`version ${manifest.version}`);
+
+    // The editor's view: `piw` resolves to the installed package and its declarations.
+    writeFileSync(
+      join(project, "tsconfig.json"),
+      JSON.stringify({
+        compilerOptions: {
+          target: "ES2023",
+          module: "NodeNext",
+          moduleResolution: "NodeNext",
+          strict: true,
+          noEmit: true,
+          allowImportingTsExtensions: true,
+          skipLibCheck: true,
+          types: [],
+        },
+        include: [".pi/workflows/*.workflow.ts"],
+      }),
+    );
+    const tsc = join(REPO, "node_modules", "typescript", "bin", "tsc");
+    await run(process.execPath, [tsc, "-p", project], { env, cwd: project, timeout: 120_000 });
+    writeFileSync(
+      join(project, ".pi", "workflows", "wrong.workflow.ts"),
+      `import { compute } from "piw";\nexport const node = compute({ run: 42 });\n`,
+    );
+    const wrong = await run(process.execPath, [tsc, "-p", project], { env, cwd: project }).then(
+      () => "",
+      (error: { stdout?: string }) => error.stdout ?? "",
+    );
+    expect(wrong).toMatch(/wrong\.workflow\.ts.*error TS/);
+  }, 180_000);
+
+  it("pi install <unpacked package> in a fresh Pi home, and a real Pi session runs a workflow with one agent step", async () => {
+    const home = freshHome();
+    // The layout Pi's own npm install of a package gives: no peers, so no Pi package beside piw. The
+    // extension gets Pi's copies from Pi; host, worker and preflight child must need none of them.
+    const piPrefix = join(root, "pi-prefix");
+    mkdirSync(piPrefix);
+    const npmEnv = { ...userEnv(home), npm_config_cache: join(process.env.HOME ?? home, ".npm") };
+    await run(
+      "npm",
+      [
+        "install",
+        "--prefix",
+        piPrefix,
+        "--no-audit",
+        "--no-fund",
+        "--no-save",
+        "--legacy-peer-deps",
+        tarball,
+      ],
+      { cwd: root, env: npmEnv, timeout: 240_000 },
+    );
+    expect(existsSync(join(piPrefix, "node_modules", "@earendil-works"))).toBe(false);
+    const piPackage = join(piPrefix, "node_modules", manifest.name);
+    const agentDir = join(home, "agent");
+    mkdirSync(agentDir, { recursive: true });
+    const piEnv = userEnv(home, {
+      PI_CODING_AGENT_DIR: agentDir,
+      PI_OFFLINE: "1",
+      PI_TELEMETRY: "0",
+      PI_SKIP_VERSION_CHECK: "1",
+    });
+    await run(PI_BIN, ["install", piPackage], { env: piEnv, timeout: 60_000 });
+    const settings = JSON.parse(readFileSync(join(agentDir, "settings.json"), "utf8")) as {
+      packages?: unknown[];
+    };
+    expect(JSON.stringify(settings.packages)).toContain("pi-prefix/node_modules/piw");
+
+    const project = writeProject("one-step", ONE_STEP);
+    const model = await startFakeModel();
+    try {
+      model.reply(
+        whenLastMessageContains(
+          "run the one step",
+          toolCall("workflow", { action: "start", workflow: "one-step", task: "tea" }),
+        ),
+      );
+      model.reply(whenLastMessageContains("queued (run", text("Queued.")));
+      model.reply(
+        whenLastMessageContains(
+          "ONE-STEP for tea",
+          toolCall("workflow", { action: "submit", output: { said: "hi" } }),
+        ),
+      );
+      model.reply(whenLastMessageContains("Accepted: workflow step say", text("Submitted.")));
+      model.reply(whenLastMessageContains("Final output", text("PRESENTED.")));
+      const pi = await startPiSession({
+        model,
+        cwd: project,
+        // The session has an agent dir of its own: the same package entry, as an absolute path.
+        settings: { packages: [piPackage] },
+        env: { PIW_HOME: join(home, "piw") },
+      });
+      try {
+        await pi.promptAndSettle("run the one step");
+        const started = model.requests.find((r) => lastMessageText(r).includes("queued (run"));
+        expect(started, pi.stderr.slice(-2000)).toBeDefined();
+        const runId = queuedRunId(lastMessageText(started as NonNullable<typeof started>));
+        await model.waitForRequest((r) => lastMessageText(r).includes("ONE-STEP for tea"), 60_000);
+        // The run ends: the installed CLI reads it from the host the installed extension started.
+        const env = userEnv(home);
+        let view: { status?: string; outcome?: string } = {};
+        for (let i = 0; i < 300 && view.status !== "done"; i += 1) {
+          const { stdout } = await run(piwBin, ["status", runId, "--json"], { env, cwd: project });
+          view = JSON.parse(stdout) as typeof view;
+          if (view.status !== "done") await new Promise((r) => setTimeout(r, 100));
+        }
+        expect(view).toMatchObject({ status: "done", outcome: "completed" });
+        const status = await run(piwBin, ["host", "status"], { env, cwd: project });
+        expect(status.stdout).toContain(`version ${manifest.version}`);
+      } finally {
+        await pi.close();
+      }
+    } finally {
+      await model.close();
+    }
+  }, 240_000);
+});
