@@ -11,7 +11,7 @@
  * rounds, alternating with this one, so the two are compared on the same machine at the same time.
  */
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { performance } from "node:perf_hooks";
@@ -35,15 +35,21 @@ interface Checkout {
   label: string;
   dir: string;
   home: string;
-  samples: Record<"run" | "list", number[]>;
+  samples: Record<"run" | "list" | "version", number[]>;
+  /** Resident memory of the idle host and its idle pre-started worker, after the rounds (KiB). */
+  rss?: { host: number; idleWorker: number };
 }
 
 function checkout(label: string, dir: string): Checkout {
   const home = join(root, `home-${label}`);
-  return { label, dir, home, samples: { run: [], list: [] } };
+  return { label, dir, home, samples: { run: [], list: [], version: [] } };
 }
 
 function piw(c: Checkout, args: string[]): number {
+  return piwOutput(c, args).ms;
+}
+
+function piwOutput(c: Checkout, args: string[]): { ms: number; stdout: string } {
   const started = performance.now();
   const result = spawnSync(process.execPath, [join(c.dir, "apps/piw/dist/main.js"), ...args], {
     env: { ...process.env, PIW_HOME: c.home },
@@ -56,7 +62,32 @@ function piw(c: Checkout, args: string[]): number {
       `${c.label}: piw ${args.join(" ")} exited ${result.status}: ${result.stderr.slice(0, 500)}`,
     );
   }
-  return ms;
+  return { ms, stdout: result.stdout };
+}
+
+/** VmRSS of a live process, in KiB. */
+function rssKiB(pid: number): number {
+  const line = readFileSync(`/proc/${pid}/status`, "utf8")
+    .split("\n")
+    .find((l) => l.startsWith("VmRSS:"));
+  return Number(line?.replace(/\D+/g, "") ?? Number.NaN);
+}
+
+/** The idle host's and idle worker's memory, once the warm worker is back after the last run. */
+async function idleRss(c: Checkout): Promise<{ host: number; idleWorker: number } | undefined> {
+  for (let i = 0; i < 100; i++) {
+    const status = JSON.parse(piwOutput(c, ["host", "status", "--json"]).stdout) as {
+      pid?: number;
+      idleWorkerPid?: number | null;
+    };
+    if (typeof status.pid === "number" && typeof status.idleWorkerPid === "number") {
+      // Let the new worker finish loading before it is read.
+      await new Promise((r) => setTimeout(r, 1000));
+      return { host: rssKiB(status.pid), idleWorker: rssKiB(status.idleWorkerPid) };
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return undefined;
 }
 
 const median = (values: number[]) => {
@@ -109,15 +140,26 @@ async function main(): Promise<void> {
         piw(side, ["run", join(side.dir, "examples/hello.workflow.ts"), `round ${round}`]),
       );
       side.samples.list.push(piw(side, ["list"]));
+      // The baseline may predate --version; then it has no figure for it.
+      if (side.label === "current") side.samples.version.push(piw(side, ["--version"]));
     }
   }
-  for (const side of sides) piw(side, ["host", "stop"]);
+  for (const side of sides) {
+    side.rss = await idleRss(side);
+    piw(side, ["host", "stop"]);
+  }
   const preflight = await preflightSamples();
 
   const lines = [`piw CLI, ${ROUNDS} rounds, medians (ms)${BASELINE ? `; baseline ${BASELINE}` : ""}`];
   for (const side of sides) {
     lines.push(
-      `  ${side.label.padEnd(8)} piw run hello ${median(side.samples.run).toFixed(0)}  piw list ${median(side.samples.list).toFixed(0)}`,
+      `  ${side.label.padEnd(8)} piw run hello ${median(side.samples.run).toFixed(0)}  piw list ${median(side.samples.list).toFixed(0)}` +
+        (side.samples.version.length > 0
+          ? `  piw --version ${median(side.samples.version).toFixed(0)}`
+          : "") +
+        (side.rss
+          ? `  idle RSS: host ${(side.rss.host / 1024).toFixed(0)} MiB, worker ${(side.rss.idleWorker / 1024).toFixed(0)} MiB`
+          : ""),
     );
   }
   lines.push(
