@@ -1,4 +1,3 @@
-import { createRequire } from "node:module";
 import { HostUnavailable } from "@piw/client";
 import { RpcError } from "@piw/protocol";
 import { CliContext, type CliIo } from "./cli-context.js";
@@ -15,6 +14,7 @@ import { runCommand } from "./commands/run.js";
 import { listCommand, statusCommand } from "./commands/runs.js";
 import { viewCommand } from "./commands/view.js";
 import { ExitCode } from "./exit-codes.js";
+import { packageVersion } from "./package-version.js";
 import { COMMAND_USAGE, type CommandName, MAIN_USAGE } from "./usage.js";
 
 type CommandHandler = (ctx: CliContext, args: string[]) => Promise<ExitCode>;
@@ -59,17 +59,6 @@ export async function runCli(argv: string[], io: CliIo): Promise<ExitCode> {
     return report(ctx, error);
   } finally {
     ctx.close();
-  }
-}
-
-/** The version of the package this `piw` came from: its package.json is one folder above dist/. */
-function packageVersion(): string {
-  try {
-    const manifest: unknown = createRequire(import.meta.url)("../package.json");
-    const version = (manifest as { version?: unknown } | null)?.version;
-    return typeof version === "string" ? version : "unknown";
-  } catch {
-    return "unknown";
   }
 }
 
