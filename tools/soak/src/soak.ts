@@ -237,7 +237,8 @@ async function startRun(loaded: LoadedWorkflow, index: number): Promise<void> {
     if (reply !== undefined)
       throw new Error(`runs.reserve was refused: ${JSON.stringify(reply).slice(0, 300)}`);
     figures.reserveResends += 1;
-    while (host === undefined) await sleep(50);
+    if (figures.reserveResends > 1000) throw new Error("runs.reserve kept losing its reply: is the host up?");
+    await sleep(50);
   }
 }
 
