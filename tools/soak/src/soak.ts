@@ -24,8 +24,7 @@ import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { type CallArgs, type CallParams, connectHost, type HostClient, newRequestKey } from "@piw/client";
 import { type LoadedWorkflow, loadWorkflowFile } from "@piw/engine";
-import type { ClientMethod, ClientResult, JsonValue, RunSummary, RunView } from "@piw/protocol";
-import Database from "better-sqlite3";
+import type { ClientMethod, ClientResult, JsonValue, RunHistory, RunSummary, RunView } from "@piw/protocol";
 
 function envInt(name: string, fallback: number, min: number): number {
   const raw = process.env[name];
@@ -242,12 +241,6 @@ async function startRun(loaded: LoadedWorkflow, index: number): Promise<void> {
   }
 }
 
-let reader: Database.Database | undefined;
-function db(): Database.Database {
-  reader ??= new Database(join(stateDir, "state.db"), { readonly: true, fileMustExist: true });
-  return reader;
-}
-
 interface LedgerLine {
   tag: string;
   path: string;
@@ -277,7 +270,7 @@ function readLedger(): LedgerLine[] {
 }
 
 /** The invariants of one completed run: nodes, effects and the ledger agree. */
-function checkCompletedRun(run: SoakRun, view: RunView): void {
+function checkCompletedRun(run: SoakRun, view: RunView, history: RunHistory): void {
   run.checked = true;
   run.completed = true;
   const problems: string[] = [];
@@ -287,20 +280,19 @@ function checkCompletedRun(run: SoakRun, view: RunView): void {
       problems.push(`${node.path} is ${node.state} after ${node.visits} visits`);
     }
   }
-  const effects = db()
-    .prepare("SELECT path, visit, status, settled_at FROM effects WHERE run_id = ?")
-    .all(run.runId) as { path: string; visit: number; status: string; settled_at: number | null }[];
+  // The saved effects as the host reads them from the store (`runs.history`).
+  const effects = history.effects;
   const expected = Math.ceil(NODES / 3);
   if (effects.length !== expected) problems.push(`${effects.length} effects saved, expected ${expected}`);
   const executions = readLedger().filter((line) => line.tag === run.tag);
   for (const effect of effects) {
-    if (effect.status !== "settled" || effect.settled_at === null) {
+    if (effect.status !== "settled" || effect.settledAt === null) {
       problems.push(`effect at ${effect.path} is ${effect.status}`);
       continue;
     }
     const mine = executions.filter((line) => line.path === effect.path && line.visit === effect.visit);
     if (mine.length === 0) problems.push(`effect at ${effect.path} settled without running`);
-    const late = mine.filter((line) => line.startedAt > (effect.settled_at as number));
+    const late = mine.filter((line) => line.startedAt > (effect.settledAt as number));
     figures.settledEffectsReExecuted += late.length;
     if (late.length > 0) problems.push(`effect at ${effect.path} ran ${late.length} times after it settled`);
   }
@@ -354,7 +346,8 @@ async function sweep(resumeParked: boolean): Promise<RunSummary[]> {
     if (run === undefined || run.checked) continue;
     if (summary.status === "done" && summary.outcome === "completed") {
       const view = await call("runs.get", { runId: run.runId });
-      if (view) checkCompletedRun(run, view);
+      const history = await call("runs.history", { runId: run.runId });
+      if (view && history) checkCompletedRun(run, view, history);
     } else if (TERMINAL.has(summary.status)) {
       run.checked = true;
       violations.push(
@@ -448,7 +441,6 @@ async function main(): Promise<void> {
   const completed = [...runs.values()].filter((r) => r.completed).length;
 
   await killHost();
-  reader?.close();
   report(completed);
   if (process.env.SOAK_KEEP !== "1" && violations.length === 0)
     rmSync(root, { recursive: true, force: true });
