@@ -78,7 +78,7 @@ export function readRunHistory(ctx: StoreContext, runId: string): RunHistoryReco
     };
     const steps = (
       ctx
-        .stmt("SELECT * FROM run_steps WHERE run_id = ? ORDER BY started_at, path, visit")
+        .stmt("SELECT * FROM run_steps WHERE run_id = ? ORDER BY started_at, rowid")
         .all(runId) as Array<{
         path: string;
         visit: number;

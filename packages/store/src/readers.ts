@@ -187,7 +187,7 @@ export function listRunSteps(ctx: StoreContext, runId: string): StepRecord[] {
   return ctx.read(() =>
     (
       ctx
-        .stmt("SELECT * FROM run_steps WHERE run_id = ? ORDER BY started_at, path, visit")
+        .stmt("SELECT * FROM run_steps WHERE run_id = ? ORDER BY started_at, rowid")
         .all(runId) as Array<{
         path: string;
         visit: number;
