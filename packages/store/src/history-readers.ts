@@ -77,9 +77,7 @@ export function readRunHistory(ctx: StoreContext, runId: string): RunHistoryReco
         : ctx.readTextBlob(hash);
     };
     const steps = (
-      ctx
-        .stmt("SELECT * FROM run_steps WHERE run_id = ? ORDER BY started_at, rowid")
-        .all(runId) as Array<{
+      ctx.stmt("SELECT * FROM run_steps WHERE run_id = ? ORDER BY started_at, rowid").all(runId) as Array<{
         path: string;
         visit: number;
         attempt: number;

@@ -186,9 +186,7 @@ export interface StepRecord {
 export function listRunSteps(ctx: StoreContext, runId: string): StepRecord[] {
   return ctx.read(() =>
     (
-      ctx
-        .stmt("SELECT * FROM run_steps WHERE run_id = ? ORDER BY started_at, rowid")
-        .all(runId) as Array<{
+      ctx.stmt("SELECT * FROM run_steps WHERE run_id = ? ORDER BY started_at, rowid").all(runId) as Array<{
         path: string;
         visit: number;
         node_kind: string;
