@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { acceptRunCommand, type CompiledWorkflow, type ExecutionOutcome, executeRun } from "@piw/engine";
 import {
   type JsonValue,
+  newRunId,
   type RunCommand,
   type RunOrigin,
   type SourceIdentity,
@@ -22,11 +23,6 @@ export interface EmbeddedStartOptions {
 export interface EmbeddedActivation {
   command: RunCommand;
   port: StoreRunPort;
-}
-
-/** A run ID in the `<workflow>-<time>-<random>` shape the host uses. */
-export function newRunId(workflowName: string): string {
-  return `${workflowName}-${Date.now().toString(36)}-${randomUUID().slice(0, 8)}`;
 }
 
 /**

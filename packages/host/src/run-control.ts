@@ -4,6 +4,7 @@ import {
   conflict,
   graphManifestSchema,
   type JsonValue,
+  newRunId,
   type RequestKey,
   RpcError,
   type RunRecord,
@@ -15,7 +16,6 @@ import { buildRunSummary } from "./build-run-view.js";
 import type { HostCrashHook } from "./crash-hook.js";
 import { describeBug } from "./host-errors.js";
 import type { HostLog } from "./host-log.js";
-import { allocateRunId } from "./run-id.js";
 import type { Supervisor } from "./supervisor.js";
 
 export interface RunControlDeps {
@@ -42,7 +42,7 @@ export class RunControl {
         `The manifest is not a compiled graph manifest${issue?.path.length ? ` at manifest.${issue.path.join(".")}` : ""}.`,
       );
     }
-    const runId = allocateRunId(params.workflowName, this.deps.now());
+    const runId = newRunId(params.workflowName, this.deps.now());
     const reserved = this.deps.store.reservePreparedRun({ ...params, runId });
     return this.afterCreate(reserved, "reserved");
   }
@@ -118,7 +118,7 @@ export class RunControl {
     }
     const { path, visit } = facts.facts.run.checkpoint;
     const accepted: CheckpointAnswer = { path, visit, answer };
-    const childId = allocateRunId(run.workflowName, this.deps.now());
+    const childId = newRunId(run.workflowName, this.deps.now());
     return this.afterCreate(
       this.deps.store.prepareContinuation({ runId: childId, parentRunId: runId, accepted, requestKey }),
       `continuation of ${runId}`,
@@ -128,7 +128,7 @@ export class RunControl {
   restart(runId: string, requestKey: RequestKey): Transition<RunSummary> {
     const run = this.deps.store.getRun(runId);
     if (!run) return conflict({ kind: "not_found", resource: "run", id: runId });
-    const childId = allocateRunId(run.workflowName, this.deps.now());
+    const childId = newRunId(run.workflowName, this.deps.now());
     return this.afterCreate(
       this.deps.store.prepareRestart({ runId: childId, parentRunId: runId, requestKey }),
       `restart of ${runId}`,

@@ -1,5 +1,6 @@
 export type { AnswerCheck, AnswerVerdict } from "./answer-check.js";
 export { ANSWER_SCHEMA_MAX_BYTES, answerCheckSchema, checkAnswer } from "./answer-check.js";
+export { canonicalJson } from "./canonical-json.js";
 export type {
   ClientMethod,
   ClientParams,
@@ -42,6 +43,7 @@ export type { JsonValue, NodePath, RequestKey, RunId } from "./ids.js";
 export {
   generationSchema,
   jsonValueSchema,
+  newRunId,
   nodePathSchema,
   opaqueIdSchema,
   requestKeySchema,
@@ -49,6 +51,7 @@ export {
   runIdSchema,
   visitNumberSchema,
 } from "./ids.js";
+export { runMessageId, visitMessageId } from "./message-ids.js";
 export type { AdvanceNodeVisit, NodeVisitAdvance } from "./node-advance.js";
 export { advanceNodeVisitSchema, nodeVisitAdvanceSchema } from "./node-advance.js";
 export type { PreflightLaunch, PreflightRefusal, PreflightReply, PreflightRequest } from "./preflight.js";

@@ -5,11 +5,13 @@ import {
   applied,
   conflict,
   type EffectResult,
+  type EffectState,
   type Fence,
   type FinishNodeVisit,
   type JsonValue,
   type NodeVisitAdvance,
   type NodeVisitResult,
+  type NodeVisitState,
   type ReserveEffect,
   recoveryRequired,
   type SafeError,
@@ -17,15 +19,10 @@ import {
   type StartNodeVisit,
   type Transition,
 } from "@piw/protocol";
-import { fingerprint } from "./canonical-json.js";
+import { fingerprint } from "./fingerprint.js";
 import { isConflict, notRunning, type StoreContext } from "./context.js";
 import type { EffectRow, RunRow, StepRow } from "./rows.js";
 import { parkRow } from "./run-lifecycle.js";
-
-/** A node visit as the engine needs it: still open (with its attempt), or finished with its result. */
-export type NodeVisitState =
-  | { status: "running"; path: string; visit: number; attempt: number }
-  | { status: "finished"; path: string; visit: number; attempt: number; result: NodeVisitResult };
 
 export function stepResult(ctx: StoreContext, step: StepRow): NodeVisitResult | null {
   switch (step.status) {
@@ -263,11 +260,6 @@ export function advanceNodeVisit(
     return finished.kind === "applied" ? applied(advance) : adopted(advance);
   });
 }
-
-/** A reserved effect: `reserved` means run it (again, for idempotent effects); `settled` carries the result. */
-export type EffectState =
-  | { status: "reserved"; effectId: string }
-  | { status: "settled"; effectId: string; result: EffectResult };
 
 function effectState(ctx: StoreContext, effect: EffectRow): EffectState {
   if (effect.status === "reserved") return { status: "reserved", effectId: effect.effect_id };

@@ -13,8 +13,8 @@ import {
   type RunStatus,
   recoveryRequired,
   type Transition,
+  canonicalJson,
 } from "@piw/protocol";
-import { canonicalJson } from "./canonical-json.js";
 import { isConflict, notRunning, type StoreContext } from "./context.js";
 import { StoreError } from "./errors.js";
 import { repeatedRequest, runWithRequestKey } from "./request-key.js";
