@@ -6,7 +6,6 @@ import {
   type RunCommand,
   type RunOrigin,
   type SourceIdentity,
-  safeError,
 } from "@piw/protocol";
 import type { RunStore } from "@piw/store";
 import { StoreRunPort } from "./store-run-port.js";
@@ -74,20 +73,14 @@ export class EmbeddedRuntime {
     workflow: CompiledWorkflow,
     signal?: AbortSignal,
   ): Promise<ExecutionOutcome> {
-    const problem = await acceptRunCommand(activation.command, activation.port);
-    if (problem) {
-      await activation.port.finishRun({ outcome: "failed", error: problem });
-      return { kind: "rejected", error: problem };
-    }
-    if (workflow.digest !== (await activation.port.readRun())?.definitionDigest) {
-      const error = safeError(
-        "source_changed",
-        `Workflow ${workflow.name} changed since the run was prepared.`,
-      );
-      await activation.port.finishRun({ outcome: "failed", error });
-      return { kind: "failed", error };
-    }
-    return executeRun({ workflow, port: activation.port, ...(signal ? { signal } : {}) });
+    const { command, port } = activation;
+    const accepted = await acceptRunCommand({
+      command,
+      port,
+      load: async () => ({ ok: true, value: workflow }),
+    });
+    if (accepted.kind === "refused") return { kind: "rejected", error: accepted.error };
+    return executeRun({ workflow: accepted.workflow, port, ...(signal ? { signal } : {}) });
   }
 
   /** Reserve, activate and execute a run in one call. */
