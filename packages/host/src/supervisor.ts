@@ -102,11 +102,14 @@ export class Supervisor implements LiveWorkerIndex {
     }));
   }
 
-  /** Claim a queued or parked run with a fresh token and lease, and launch its worker. */
-  activate(runId: string, why: string): Transition<Claim> {
+  /**
+   * Claim a queued or parked run with a fresh token and lease, and launch its worker. `resume` makes
+   * it an explicit resume, which the store allows only for a run a person may resume.
+   */
+  activate(runId: string, why: string, how: { resume?: true } = {}): Transition<Claim> {
     if (this.stopping) throw new RpcError("refused", "The host is stopping; start it again to run work.");
     const { store, leaseMs, log } = this.options;
-    const claimed = store.claimRun({ runId, claimToken: randomUUID(), leaseMs });
+    const claimed = store.claimRun({ runId, claimToken: randomUUID(), leaseMs, ...how });
     if (claimed.kind === "applied") this.launch(runId, claimed.value, why);
     else log(`run ${runId}: not activated (${why}): ${claimed.kind}`);
     this.runChanged(runId);
