@@ -1,6 +1,7 @@
 export type { AnswerCheck, AnswerVerdict } from "./answer-check.js";
 export { ANSWER_SCHEMA_MAX_BYTES, answerCheckSchema, checkAnswer } from "./answer-check.js";
 export { canonicalJson } from "./canonical-json.js";
+export { effectRequestText, manualEffectUnsettled, PAUSED_AT_NODE_BOUNDARY } from "./effect-rules.js";
 export type {
   ClientMethod,
   ClientParams,

@@ -7,7 +7,7 @@ import {
   canonicalJson,
 } from "@piw/protocol";
 import type Database from "better-sqlite3";
-import { sha256 } from "./fingerprint.js";
+import { sha256 } from "./sha256.js";
 import { StoreError, toStoreError } from "./errors.js";
 import type { RunRow } from "./rows.js";
 
