@@ -71,9 +71,8 @@ export class SessionBridge {
     });
   }
 
-  private move(event: SessionEvent): SessionPhase {
+  private move(event: SessionEvent): void {
     this.phase = nextPhase(this.phase, event);
-    return this.phase;
   }
 
   private get ctx(): ExtensionContext | undefined {
