@@ -25,6 +25,9 @@ export type ViewListener = (view: RunView) => void;
 /** Ends a subscription; never rejects. */
 export type Unsubscribe = () => Promise<void>;
 
+/** What a subscription follows: one run (its ID), the runs of one Pi session, or every run (undefined). */
+export type ViewTarget = string | { sessionId: string } | undefined;
+
 export interface HostClientEvents {
   /** The connection ended without `close()`: the host stopped, crashed or dropped us. */
   disconnect: [error: HostUnavailable];
@@ -148,14 +151,18 @@ export class HostClient extends EventEmitter<HostClientEvents> {
   }
 
   /**
-   * Receive every `run.view` of one run (or of all runs when `runId` is undefined). Resolves once the
-   * host has accepted the subscription; the returned function ends it.
+   * Receive every `run.view` of one run (a run ID), of the runs of one Pi session (`{ sessionId }`:
+   * the host sends no other run's views), or of all runs (undefined). Resolves once the host has
+   * accepted the subscription; the returned function ends it.
    */
-  async subscribe(runId: string | undefined, onView: ViewListener): Promise<Unsubscribe> {
+  async subscribe(target: ViewTarget, onView: ViewListener): Promise<Unsubscribe> {
     this.pendingSubscribes += 1;
     let subscriptionId: string;
     try {
-      ({ subscriptionId } = await this.call("runs.subscribe", runId === undefined ? {} : { runId }));
+      ({ subscriptionId } = await this.call(
+        "runs.subscribe",
+        target === undefined ? {} : typeof target === "string" ? { runId: target } : target,
+      ));
     } finally {
       this.pendingSubscribes -= 1;
     }

@@ -2,7 +2,7 @@ import { EventEmitter } from "node:events";
 import { type ClientMethod, type ClientResult, lostReplyPolicy } from "@piw/protocol";
 import { defaultStateDir, hostSocketPath } from "@piw/state-dir";
 import { type ConnectOptions, connectHost } from "./connect-host.js";
-import type { CallArgs, HostClient, Unsubscribe, ViewListener } from "./host-client.js";
+import type { CallArgs, HostClient, Unsubscribe, ViewListener, ViewTarget } from "./host-client.js";
 import { HostUnavailable } from "./host-unavailable.js";
 import { withRequestKey } from "./request-key.js";
 
@@ -35,7 +35,7 @@ type ConnectionState =
   | { kind: "closed" };
 
 interface Subscription {
-  runId: string | undefined;
+  target: ViewTarget;
   onView: ViewListener;
   /** Ends the subscription on the client it currently lives on. */
   end: Unsubscribe | undefined;
@@ -112,11 +112,12 @@ export class HostConnection extends EventEmitter<HostConnectionEvents> {
   }
 
   /**
-   * Follow one run (or all runs). After the subscription is in place — now and after every
-   * reconnect — the run's current view is fetched and delivered, so `onView` may see a view twice.
+   * Follow one run, the runs of one Pi session, or all runs (see `HostClient.subscribe`). After the
+   * subscription is in place — now and after every reconnect — a followed run's current view is
+   * fetched and delivered, so `onView` may see a view twice.
    */
-  async subscribe(runId: string | undefined, onView: ViewListener): Promise<Unsubscribe> {
-    const subscription: Subscription = { runId, onView, end: undefined };
+  async subscribe(target: ViewTarget, onView: ViewListener): Promise<Unsubscribe> {
+    const subscription: Subscription = { target, onView, end: undefined };
     this.subscriptions.add(subscription);
     try {
       await this.attach(subscription, await this.client());
@@ -148,9 +149,10 @@ export class HostConnection extends EventEmitter<HostConnectionEvents> {
   }
 
   private async attach(subscription: Subscription, client: HostClient): Promise<void> {
-    subscription.end = await client.subscribe(subscription.runId, subscription.onView);
-    if (subscription.runId === undefined) return;
-    const view = await client.call("runs.get", { runId: subscription.runId });
+    const { target } = subscription;
+    subscription.end = await client.subscribe(target, subscription.onView);
+    if (typeof target !== "string") return;
+    const view = await client.call("runs.get", { runId: target });
     if (view !== null && this.subscriptions.has(subscription)) subscription.onView(view);
   }
 

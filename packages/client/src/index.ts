@@ -9,6 +9,7 @@ export type {
   HostHello,
   OpenClientOptions,
   Unsubscribe,
+  ViewTarget,
   ViewListener,
 } from "./host-client.js";
 export { HostClient } from "./host-client.js";

@@ -229,6 +229,35 @@ describe("auto-start when a host is gone, going or refusing", () => {
 
 describe("HostConnection against the real host", () => {
   it(
+    "follows one Pi session: the host sends only that session's runs, an all-runs subscriber gets every run",
+    async () => {
+      const connection = await HostConnection.open({
+        stateDir: makeHome(),
+        client: "test",
+        hostCommand,
+        timeoutMs: 20_000,
+      });
+      const session: string[] = [];
+      const every = new Set<string>();
+      await connection.subscribe({ sessionId: "session-a" }, (view) => session.push(view.runId));
+      await connection.subscribe(undefined, (view) => every.add(view.runId));
+      const reserve = async (origin: CallParams<"runs.reserve">["origin"]) => {
+        const reserved = await connection.call("runs.reserve", { ...reserveRequest(), origin });
+        if (reserved.kind !== "applied") throw new Error(JSON.stringify(reserved));
+        return reserved.value.runId;
+      };
+      const mine = await reserve({ kind: "pi", sessionId: "session-a" });
+      const theirs = await reserve({ kind: "pi", sessionId: "session-b" });
+      const cli = await reserve({ kind: "cli" });
+      // One socket keeps the order of pushes: once every run's view came, the session's would have too.
+      await waitFor("every run's view", () => [mine, theirs, cli].every((id) => every.has(id)));
+      expect(session.length).toBeGreaterThan(0);
+      expect(new Set(session)).toEqual(new Set([mine]));
+      connection.close();
+    },
+    SLOW,
+  );
+  it(
     "reconnects after the host is killed, restarting it, and renews its subscriptions",
     async () => {
       const home = makeHome();

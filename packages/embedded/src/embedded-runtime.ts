@@ -2,10 +2,10 @@ import { randomUUID } from "node:crypto";
 import { acceptRunCommand, type CompiledWorkflow, type ExecutionOutcome, executeRun } from "@piw/engine";
 import {
   type JsonValue,
+  newRunId,
   type RunCommand,
   type RunOrigin,
   type SourceIdentity,
-  safeError,
 } from "@piw/protocol";
 import type { RunStore } from "@piw/store";
 import { StoreRunPort } from "./store-run-port.js";
@@ -22,11 +22,6 @@ export interface EmbeddedStartOptions {
 export interface EmbeddedActivation {
   command: RunCommand;
   port: StoreRunPort;
-}
-
-/** A run ID in the `<workflow>-<time>-<random>` shape the host uses. */
-export function newRunId(workflowName: string): string {
-  return `${workflowName}-${Date.now().toString(36)}-${randomUUID().slice(0, 8)}`;
 }
 
 /**
@@ -78,20 +73,14 @@ export class EmbeddedRuntime {
     workflow: CompiledWorkflow,
     signal?: AbortSignal,
   ): Promise<ExecutionOutcome> {
-    const problem = await acceptRunCommand(activation.command, activation.port);
-    if (problem) {
-      await activation.port.finishRun({ outcome: "failed", error: problem });
-      return { kind: "rejected", error: problem };
-    }
-    if (workflow.digest !== (await activation.port.readRun())?.definitionDigest) {
-      const error = safeError(
-        "source_changed",
-        `Workflow ${workflow.name} changed since the run was prepared.`,
-      );
-      await activation.port.finishRun({ outcome: "failed", error });
-      return { kind: "failed", error };
-    }
-    return executeRun({ workflow, port: activation.port, ...(signal ? { signal } : {}) });
+    const { command, port } = activation;
+    const accepted = await acceptRunCommand({
+      command,
+      port,
+      load: async () => ({ ok: true, value: workflow }),
+    });
+    if (accepted.kind === "refused") return { kind: "rejected", error: accepted.error };
+    return executeRun({ workflow: accepted.workflow, port, ...(signal ? { signal } : {}) });
   }
 
   /** Reserve, activate and execute a run in one call. */

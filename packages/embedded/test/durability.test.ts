@@ -144,9 +144,12 @@ describe("durability against the real store", () => {
     const activation = h.runtime.activate(runId);
     const wrong = { ...activation, command: { ...activation.command, type: "resume" as const } };
     const outcome = await h.runtime.execute(wrong, wf);
-    expect(outcome).toMatchObject({ kind: "rejected", error: { code: "activation_failed" } });
+    // The same outcome as piw-worker's for the same command (packages/worker/test/worker-process.test.ts).
+    const error = { code: "activation_failed", message: `Run ${runId} expects a start command, not resume.` };
+    expect(outcome).toEqual({ kind: "rejected", error });
     expect(ran).toBe(0);
     expect(h.store.getRun(runId)).toMatchObject({ status: "failed", errorCode: "activation_failed" });
+    expect(h.store.readRunError(runId)).toEqual(error);
   });
 
   it("fails a run whose workflow changed since it was prepared, as a launch failure the model can fix", async () => {
@@ -174,7 +177,14 @@ describe("durability against the real store", () => {
       origin: { kind: "pi", sessionId: "s-1" },
     });
     const outcome = await h.runtime.execute(h.runtime.activate(runId), after);
-    expect(outcome).toMatchObject({ kind: "failed", error: { code: "source_changed" } });
+    // The same outcome as piw-worker's for a changed definition (packages/worker/test/worker-process.test.ts).
+    const error = {
+      code: "source_changed",
+      message: "The definition of workflow drift changed since the run was prepared.",
+    };
+    expect(outcome).toEqual({ kind: "rejected", error });
+    expect(h.store.getRun(runId)).toMatchObject({ status: "failed", errorCode: "source_changed" });
+    expect(h.store.readRunError(runId)).toEqual(error);
     expect(h.store.findSessionReservation("s-1")).toBeNull();
     const messages = h.store.createTerminalMessages({ runId });
     expect(messages).toMatchObject({

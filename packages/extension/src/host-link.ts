@@ -9,12 +9,10 @@ export interface HostLinkOptions {
   stateDir?: string | undefined;
   /** Called when the connection came back (a restarted host): re-report what needs it. */
   onReconnect?: () => void;
-  /** Called with every pushed view of a watched run. */
+  /** Called with every pushed view of the watched session's runs. */
   onView: (view: RunView) => void;
   log?: (line: string) => void;
 }
-
-const ALL_RUNS = "*";
 
 /** An error the model or the user can read: no stack, no raw SQLite, one clear sentence. */
 export class WorkflowError extends Error {
@@ -27,7 +25,8 @@ export class WorkflowError extends Error {
  */
 export class HostLink {
   private connection: Promise<HostConnection> | undefined;
-  private readonly watched = new Map<string, Promise<() => Promise<void>>>();
+  /** The Pi session whose runs this link follows, and the subscription that does it. */
+  private watching: { sessionId: string; stop: Promise<() => Promise<void>> } | undefined;
   private closed = false;
 
   constructor(private readonly options: HostLinkOptions) {}
@@ -47,7 +46,7 @@ export class HostLink {
         connection.on("unavailable", () => {
           // The next call opens a fresh connection (and may start a host again).
           this.connection = undefined;
-          this.watched.clear();
+          this.watching = undefined;
         });
         return connection;
       },
@@ -73,15 +72,19 @@ export class HostLink {
   }
 
   /**
-   * Follow every run's view (the caller keeps its session's). Runs of a Pi session can be created
-   * elsewhere — a restart or an answer from the CLI — and must still reach the session that runs them.
+   * Follow the views of one Pi session's runs; the host sends no other run's. Runs of the session can
+   * be created elsewhere — a restart or an answer from the CLI — and still reach it. Following another
+   * session (a new, resumed or forked one) ends the old subscription.
    */
-  watchAll(): void {
-    if (this.watched.has(ALL_RUNS)) return;
-    const stop = this.open().then((connection) => connection.subscribe(undefined, this.options.onView));
-    this.watched.set(ALL_RUNS, stop);
+  watchSession(sessionId: string): void {
+    const current = this.watching;
+    if (current?.sessionId === sessionId) return;
+    if (current) void current.stop.then((stop) => stop()).catch(() => {});
+    const stop = this.open().then((connection) => connection.subscribe({ sessionId }, this.options.onView));
+    const watching = { sessionId, stop };
+    this.watching = watching;
     stop.catch((error: unknown) => {
-      this.watched.delete(ALL_RUNS);
+      if (this.watching === watching) this.watching = undefined;
       this.options.log?.(`piw: cannot follow runs: ${asWorkflowError(error).message}`);
     });
   }
@@ -90,7 +93,7 @@ export class HostLink {
     this.closed = true;
     const connection = this.connection;
     this.connection = undefined;
-    this.watched.clear();
+    this.watching = undefined;
     if (connection) await connection.then((c) => c.close()).catch(() => {});
   }
 }

@@ -1,13 +1,19 @@
 import { randomUUID } from "node:crypto";
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { MessageRecord, RunView } from "@piw/protocol";
-import { isTerminalStatus } from "@piw/protocol";
-import { renderFooterStatus, renderWidgetLines } from "@piw/viewer";
 import { HostLink, type HostLinkOptions, savedOrThrow, WorkflowError } from "./host-link.js";
+import { RunWidget } from "./run-widget.js";
+import {
+  nextPhase,
+  type OpenTurn,
+  proposedPrompt,
+  runningTurn,
+  type SessionEvent,
+  type SessionPhase,
+} from "./session-phase.js";
 
 /** The custom message type of everything piw puts into a Pi session. */
 export const PIW_MESSAGE_TYPE = "piw";
-const WIDGET_KEY = "piw";
 
 /** What piw writes into a custom message's `details`: the host outbox ID proves delivery later. */
 export interface PiwMessageDetails {
@@ -25,11 +31,6 @@ function piwDetails(value: unknown): PiwMessageDetails | undefined {
     : undefined;
 }
 
-interface OpenTurn {
-  requestId: string;
-  runId: string;
-}
-
 /** How an agent run ended, from the last assistant message Pi reports at `agent_end`. */
 function turnEndReason(messages: readonly unknown[]): "completed" | "aborted" | "error" {
   for (let i = messages.length - 1; i >= 0; i -= 1) {
@@ -42,30 +43,22 @@ function turnEndReason(messages: readonly unknown[]): "completed" | "aborted" | 
   return "completed";
 }
 
+/** Delivery of the session's queued messages: one pass at a time, and one more if asked meanwhile. */
+type Delivery = { kind: "quiet" } | { kind: "delivering"; done: Promise<void>; again: boolean };
+
 /**
  * Everything that ties one Pi session to the host: turn reports (seed 000), activation at idle
  * boundaries and outbox delivery (seed 003), and the widget. The host decides; this only reports
- * what Pi did and delivers what the host queued.
+ * what Pi did and delivers what the host queued. Where the session is lives in one phase
+ * (`SessionPhase`), changed only through `nextPhase`.
  */
 export class SessionBridge {
   readonly host: HostLink;
-  private ctx: ExtensionContext | undefined;
-  private idle = true;
-  /** The piw step prompt that is starting the next agent run, seen at `before_agent_start`. */
-  private startingMessage: string | undefined;
-  private turn: OpenTurn | undefined;
-  /** Settles once the current turn's ownership is known; `submit` waits for it. */
-  private turnKnown: Promise<void> = Promise.resolve();
-  /** Settles once the last `agent_end` report is done. */
-  private ending: Promise<void> = Promise.resolve();
+  private phase: SessionPhase = { kind: "detached" };
+  private delivery: Delivery = { kind: "quiet" };
   /** IDs this process handed to Pi; the session entries prove the rest. */
   private readonly sent = new Set<string>();
-  private delivering: Promise<void> | undefined;
-  private deliverAgain = false;
-  private readonly views = new Map<string, RunView>();
-  private shownRunId: string | undefined;
-  /** What the widget and footer show now, so an unchanged view draws nothing. */
-  private shown = { widget: "", status: "" };
+  private readonly widget = new RunWidget();
 
   constructor(
     private readonly pi: ExtensionAPI,
@@ -78,6 +71,14 @@ export class SessionBridge {
     });
   }
 
+  private move(event: SessionEvent): void {
+    this.phase = nextPhase(this.phase, event);
+  }
+
+  private get ctx(): ExtensionContext | undefined {
+    return this.phase.kind === "detached" ? undefined : this.phase.ctx;
+  }
+
   get sessionId(): string {
     const id = this.ctx?.sessionManager.getSessionId();
     if (!id) throw new WorkflowError("The Pi session is not ready yet; try again in a moment.");
@@ -86,32 +87,25 @@ export class SessionBridge {
 
   /** Keep the freshest context: UI calls and session reads go through it. */
   remember(ctx: ExtensionContext): void {
-    this.ctx = ctx;
+    this.move({ type: "context", ctx });
   }
 
   isIdle(): boolean {
-    return this.idle && (this.ctx?.isIdle() ?? true);
+    return this.phase.kind === "idle" && this.phase.ctx.isIdle();
   }
 
   /** `session_start`: nothing is running, so earlier turns are unproved, queued runs may start. */
   async sessionStarted(ctx: ExtensionContext): Promise<void> {
-    this.remember(ctx);
-    this.idle = ctx.isIdle();
+    this.move({ type: "session_start", ctx });
     const sessionId = this.sessionId;
     // A new, resumed or forked session shows its own runs only.
-    const previous = this.shownRunId === undefined ? undefined : this.views.get(this.shownRunId)?.origin;
-    if (previous?.kind === "pi" && previous.sessionId !== sessionId) {
-      this.views.clear();
-      this.shownRunId = undefined;
-      this.shown = { widget: "", status: "" };
-      ctx.ui.setWidget(WIDGET_KEY, undefined);
-      ctx.ui.setStatus(WIDGET_KEY, undefined);
-    }
+    const previous = this.widget.shownSession();
+    if (previous !== undefined && previous !== sessionId) this.widget.clear(ctx.ui);
     await this.host.call("turns.settle", { sessionId });
-    this.host.watchAll();
+    this.host.watchSession(sessionId);
     const [latest] = await this.host.call("runs.list", { sessionId, limit: 1 });
     if (latest) {
-      this.shownRunId = latest.runId;
+      this.widget.follow(latest.runId);
       const view = await this.host.call("runs.get", { runId: latest.runId });
       if (view) this.onView(view);
     }
@@ -121,43 +115,44 @@ export class SessionBridge {
   /** `before_agent_start`: remember which piw step prompt (if any) starts this agent run. */
   agentStarting(message: { customType?: string; details?: unknown } | undefined): void {
     const details = message?.customType === PIW_MESSAGE_TYPE ? piwDetails(message.details) : undefined;
-    this.startingMessage = details?.kind === "step_prompt" ? details.piwMessageId : undefined;
+    this.move({
+      type: "before_agent_start",
+      promptId: details?.kind === "step_prompt" ? details.piwMessageId : undefined,
+    });
   }
 
   /** `agent_start`: propose the step prompt that started this run; the host says who owns the turn. */
   agentStarted(): void {
-    this.idle = false;
-    const messageId = this.startingMessage;
-    this.startingMessage = undefined;
-    this.turn = undefined;
-    if (messageId === undefined) {
-      this.turnKnown = Promise.resolve();
-      return;
-    }
+    const messageId = proposedPrompt(this.phase);
+    this.move({
+      type: "agent_start",
+      turn: messageId === undefined ? Promise.resolve(null) : this.proposeTurn(messageId),
+    });
+  }
+
+  /** Unproved turns resolve to no turn: the host settles them as lost at the next boundary. */
+  private async proposeTurn(messageId: string): Promise<OpenTurn | null> {
     const requestId = `req:${randomUUID()}`;
-    this.turnKnown = this.host
-      .call("turns.start", { sessionId: this.sessionId, requestId, messageId })
-      .then((result) => {
-        const ownership = savedOrThrow(result, "turn start");
-        if (ownership.owner === "workflow" && ownership.turn.runId !== null) {
-          this.turn = { requestId, runId: ownership.turn.runId };
-        }
-      })
-      .catch(() => {
-        // Unproved: this turn is not attached; the host settles it as lost at the next boundary.
-      });
+    try {
+      const result = await this.host.call("turns.start", { sessionId: this.sessionId, requestId, messageId });
+      const ownership = savedOrThrow(result, "turn start");
+      return ownership.owner === "workflow" && ownership.turn.runId !== null
+        ? { requestId, runId: ownership.turn.runId }
+        : null;
+    } catch {
+      return null;
+    }
   }
 
   /** `agent_end`: end exactly the turn the host accepted. */
   agentEnded(messages: readonly unknown[]): Promise<void> {
-    this.ending = this.endTurn(messages);
-    return this.ending;
+    const ended = this.endTurn(runningTurn(this.phase), messages);
+    this.move({ type: "agent_end", ended });
+    return ended;
   }
 
-  private async endTurn(messages: readonly unknown[]): Promise<void> {
-    await this.turnKnown;
-    const turn = this.turn;
-    this.turn = undefined;
+  private async endTurn(known: Promise<OpenTurn | null>, messages: readonly unknown[]): Promise<void> {
+    const turn = await known;
     if (!turn) return;
     try {
       await this.host.call("turns.end", {
@@ -172,10 +167,11 @@ export class SessionBridge {
 
   /** `agent_settled` (and any other idle boundary): activate queued runs, then deliver messages. */
   async settled(): Promise<void> {
-    this.idle = true;
+    const ending = this.phase.kind === "ending" ? this.phase.ended : undefined;
+    this.move({ type: "settled" });
     const sessionId = this.sessionId;
     // The turn's end must reach the host before anything still open is settled as lost.
-    await this.ending;
+    await ending;
     try {
       await this.host.call("turns.settle", { sessionId });
       const { activated } = await this.host.call("session.settled", { sessionId });
@@ -188,14 +184,14 @@ export class SessionBridge {
   }
 
   /** Wait until the current agent run's ownership is known (a submit right after agent_start). */
-  whenTurnKnown(): Promise<void> {
-    return this.turnKnown;
+  async whenTurnKnown(): Promise<void> {
+    await runningTurn(this.phase);
   }
 
   /** Show and follow a run of this session (after a start, answer or restart). */
   follow(runId: string): void {
-    this.shownRunId = runId;
-    this.host.watchAll();
+    this.widget.follow(runId);
+    this.host.watchSession(this.sessionId);
   }
 
   /**
@@ -204,23 +200,26 @@ export class SessionBridge {
    * between append and acknowledgement) is acknowledged, never sent twice.
    */
   deliver(): Promise<void> {
-    if (this.delivering) {
-      this.deliverAgain = true;
-      return this.delivering;
+    const current = this.delivery;
+    if (current.kind === "delivering") {
+      current.again = true;
+      return current.done;
     }
-    this.delivering = (async () => {
+    const delivering: Delivery = { kind: "delivering", done: Promise.resolve(), again: false };
+    delivering.done = (async () => {
       try {
         do {
-          this.deliverAgain = false;
+          delivering.again = false;
           await this.deliverOnce();
-        } while (this.deliverAgain && this.isIdle());
+        } while (delivering.again && this.isIdle());
       } catch (error) {
         this.showProblem(error);
       } finally {
-        this.delivering = undefined;
+        this.delivery = { kind: "quiet" };
       }
     })();
-    return this.delivering;
+    this.delivery = delivering;
+    return delivering.done;
   }
 
   private async deliverOnce(): Promise<void> {
@@ -241,7 +240,7 @@ export class SessionBridge {
           kind: message.kind,
           path: message.path,
         };
-        if (message.triggerTurn) this.idle = false;
+        if (message.triggerTurn) this.move({ type: "turn_triggered" });
         this.pi.sendMessage(
           { customType: PIW_MESSAGE_TYPE, content: message.body, display: true, details },
           message.triggerTurn ? { triggerTurn: true, deliverAs: "followUp" } : {},
@@ -266,18 +265,12 @@ export class SessionBridge {
   }
 
   private onView(view: RunView): void {
+    // The host sends this session's runs only; a view still in flight from the last session is dropped.
     const mine =
       view.origin.kind === "pi" && view.origin.sessionId === this.ctx?.sessionManager.getSessionId();
-    if (!mine) return;
-    const known = this.views.get(view.runId);
-    if (known && known.revision > view.revision) return;
-    this.views.set(view.runId, view);
-    if (this.shownRunId === undefined || view.runId === this.shownRunId || !isTerminalStatus(view.status)) {
-      this.shownRunId = view.runId;
-    }
+    if (!mine || !this.widget.accept(view)) return;
     this.render();
-    // Finished runs that are not shown are not needed any more.
-    if (isTerminalStatus(view.status) && view.runId !== this.shownRunId) this.views.delete(view.runId);
+    this.widget.forgetHidden(view);
     if (!this.isIdle()) return;
     // A run queued from elsewhere (a restart or an answer from the CLI) starts at this idle boundary;
     // any other change may have queued a message (a step prompt, a notification, the terminal message).
@@ -286,39 +279,28 @@ export class SessionBridge {
   }
 
   private async afterReconnect(): Promise<void> {
-    // A restarted host cannot know what happened to a turn in flight: it is not attached any more.
-    this.turn = undefined;
+    this.move({ type: "host_restarted" });
     if (this.isIdle()) await this.settled();
   }
 
   /** The widget above the editor and the footer status: rendered from the host's view only. */
   render(): void {
-    const ui = this.ctx?.ui;
-    const view = this.shownRunId === undefined ? undefined : this.views.get(this.shownRunId);
-    if (!ui || !view) return;
-    // In Pi's terminal UI the widget is as wide as the terminal; elsewhere (rpc) a fixed width.
-    const width = process.stdout.isTTY ? Math.max(20, process.stdout.columns ?? 100) : 100;
-    const lines = renderWidgetLines(view, { width });
-    const status = renderFooterStatus(view);
-    const widget = lines.join("\n");
-    if (widget !== this.shown.widget) ui.setWidget(WIDGET_KEY, lines);
-    if (status !== this.shown.status) ui.setStatus(WIDGET_KEY, status);
-    this.shown = { widget, status };
+    const ctx = this.ctx;
+    if (ctx) this.widget.render(ctx);
   }
 
   /** The latest view the host pushed for a run, if it is being followed. */
   latestView(runId: string): RunView | undefined {
-    return this.views.get(runId);
+    return this.widget.latest(runId);
   }
 
   private showProblem(error: unknown): void {
-    const message = error instanceof Error ? error.message : String(error);
-    const status = `wf host problem: ${message.slice(0, 200)}`;
-    this.shown = { ...this.shown, status };
-    this.ctx?.ui.setStatus(WIDGET_KEY, status);
+    const ui = this.ctx?.ui;
+    if (ui) this.widget.showProblem(ui, error instanceof Error ? error.message : String(error));
   }
 
   async shutdown(): Promise<void> {
+    this.move({ type: "shutdown" });
     await this.host.close();
   }
 }

@@ -83,7 +83,16 @@ export function clientHandlers(
     "runs.answer": ({ runId, answer, requestKey }) => control.answer(runId, answer, requestKey),
     "runs.restart": ({ runId, requestKey }) => control.restart(runId, requestKey),
     "runs.resolveEffect": (params) => control.resolveEffect(params),
-    "runs.subscribe": ({ runId }) => ({ subscriptionId: publisher.subscribe(conn.sink, runId ?? null) }),
+    "runs.subscribe": ({ runId, sessionId }) => ({
+      subscriptionId: publisher.subscribe(
+        conn.sink,
+        runId !== undefined
+          ? { kind: "run", runId }
+          : sessionId !== undefined
+            ? { kind: "session", sessionId }
+            : { kind: "all" },
+      ),
+    }),
     "runs.unsubscribe": ({ subscriptionId }) => {
       if (!publisher.unsubscribe(conn.sink, subscriptionId)) {
         throw new RpcError(

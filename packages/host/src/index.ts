@@ -23,6 +23,5 @@ export type { HostLock } from "./host-lock.js";
 export { acquireHostLock } from "./host-lock.js";
 export type { HostLog } from "./host-log.js";
 export { silentLog } from "./host-log.js";
-export { allocateRunId } from "./run-id.js";
 export type { RunningHost, StartHostOptions } from "./start-host.js";
 export { startHost } from "./start-host.js";

@@ -1,9 +1,8 @@
 import {
-  type CheckpointAnswer,
   type ClientParams,
-  conflict,
   graphManifestSchema,
   type JsonValue,
+  newRunId,
   type RequestKey,
   RpcError,
   type RunRecord,
@@ -15,7 +14,6 @@ import { buildRunSummary } from "./build-run-view.js";
 import type { HostCrashHook } from "./crash-hook.js";
 import { describeBug } from "./host-errors.js";
 import type { HostLog } from "./host-log.js";
-import { allocateRunId } from "./run-id.js";
 import type { Supervisor } from "./supervisor.js";
 
 export interface RunControlDeps {
@@ -42,7 +40,7 @@ export class RunControl {
         `The manifest is not a compiled graph manifest${issue?.path.length ? ` at manifest.${issue.path.join(".")}` : ""}.`,
       );
     }
-    const runId = allocateRunId(params.workflowName, this.deps.now());
+    const runId = newRunId(params.workflowName, this.deps.now());
     const reserved = this.deps.store.reservePreparedRun({ ...params, runId });
     return this.afterCreate(reserved, "reserved");
   }
@@ -63,30 +61,9 @@ export class RunControl {
     return this.summarize(paused);
   }
 
-  /** An explicit resume: only a parked run, whatever parked it (seed 000: never automatic after no progress). */
+  /** An explicit resume: the store decides whether the run may resume (seed 000: never automatic after no progress). */
   resume(runId: string): Transition<RunSummary> {
-    const run = this.deps.store.getRun(runId);
-    if (!run) return conflict({ kind: "not_found", resource: "run", id: runId });
-    if (run.status !== "parked") {
-      return conflict({
-        kind: "state_mismatch",
-        resource: "run",
-        id: runId,
-        expected: "parked",
-        actual: run.status,
-      });
-    }
-    // Resuming would only park again at the same effect: a person must settle it first.
-    if (run.recoveryReason?.code === "manual_effect_unsettled") {
-      return conflict({
-        kind: "state_mismatch",
-        resource: "effect",
-        id: run.recoveryReason.effectId,
-        expected: "settled by a person (piw resume --happened or --not-happened)",
-        actual: "reserved and unsettled",
-      });
-    }
-    const claimed = this.deps.supervisor.activate(runId, "resumed by request");
+    const claimed = this.deps.supervisor.activate(runId, "resumed by request", { resume: true });
     if (claimed.kind === "conflict" || claimed.kind === "recoveryRequired") return claimed;
     return { kind: claimed.kind, value: this.summaryOf(runId) };
   }
@@ -102,33 +79,25 @@ export class RunControl {
     return this.resume(params.runId);
   }
 
-  /** Answer the checkpoint a waiting run stopped at: a continuation child carries the answer forward. */
+  /**
+   * Answer the checkpoint a waiting run stopped at: a continuation child carries the answer forward.
+   * Whether the run may be answered now, and at which checkpoint, is the store's decision.
+   */
   answer(runId: string, answer: JsonValue, requestKey: RequestKey): Transition<RunSummary> {
-    const run = this.deps.store.getRun(runId);
-    if (!run) return conflict({ kind: "not_found", resource: "run", id: runId });
-    const facts = this.deps.store.readTerminalFacts(runId);
-    if (facts.kind !== "terminal" || facts.facts.run.outcome !== "waiting") {
-      return conflict({
-        kind: "parent_not_eligible",
-        parentRunId: runId,
-        status: run.status,
-        outcome: run.outcome,
-        requires: "waiting",
-      });
-    }
-    const { path, visit } = facts.facts.run.checkpoint;
-    const accepted: CheckpointAnswer = { path, visit, answer };
-    const childId = allocateRunId(run.workflowName, this.deps.now());
+    const childId = this.childRunId(runId);
     return this.afterCreate(
-      this.deps.store.prepareContinuation({ runId: childId, parentRunId: runId, accepted, requestKey }),
+      this.deps.store.prepareContinuation({
+        runId: childId,
+        parentRunId: runId,
+        accepted: { answer },
+        requestKey,
+      }),
       `continuation of ${runId}`,
     );
   }
 
   restart(runId: string, requestKey: RequestKey): Transition<RunSummary> {
-    const run = this.deps.store.getRun(runId);
-    if (!run) return conflict({ kind: "not_found", resource: "run", id: runId });
-    const childId = allocateRunId(run.workflowName, this.deps.now());
+    const childId = this.childRunId(runId);
     return this.afterCreate(
       this.deps.store.prepareRestart({ runId: childId, parentRunId: runId, requestKey }),
       `restart of ${runId}`,
@@ -154,6 +123,11 @@ export class RunControl {
     } catch (error) {
       this.deps.log(`run ${run.runId}: activation failed: ${describeBug(error)}`);
     }
+  }
+
+  /** A child run is named after its parent's workflow; a missing parent is the store's `not_found`. */
+  private childRunId(parentRunId: string): string {
+    return newRunId(this.deps.store.getRun(parentRunId)?.workflowName ?? "run", this.deps.now());
   }
 
   summaryOf(runId: string): RunSummary {

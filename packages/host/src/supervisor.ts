@@ -10,13 +10,14 @@ import {
   workerMethods,
 } from "@piw/protocol";
 import type { Claim, RunStore } from "@piw/store";
-import { AgentChannel, agentTurnEnding } from "./agent-channel.js";
+import { agentTurnEnding } from "./agent-channel.js";
 import type { LiveWorkerIndex } from "./build-run-view.js";
 import { describeBug } from "./host-errors.js";
 import type { HostLog } from "./host-log.js";
 import { killProcessGroups } from "./process-groups.js";
 import { WarmWorker } from "./warm-worker.js";
-import { type LiveWorker, workerHandlers } from "./worker-channel.js";
+import { LiveWorker } from "./live-worker.js";
+import { workerHandlers } from "./worker-channel.js";
 
 export interface SupervisorOptions {
   store: RunStore;
@@ -102,11 +103,14 @@ export class Supervisor implements LiveWorkerIndex {
     }));
   }
 
-  /** Claim a queued or parked run with a fresh token and lease, and launch its worker. */
-  activate(runId: string, why: string): Transition<Claim> {
+  /**
+   * Claim a queued or parked run with a fresh token and lease, and launch its worker. `resume` makes
+   * it an explicit resume, which the store allows only for a run a person may resume.
+   */
+  activate(runId: string, why: string, how: { resume?: true } = {}): Transition<Claim> {
     if (this.stopping) throw new RpcError("refused", "The host is stopping; start it again to run work.");
     const { store, leaseMs, log } = this.options;
-    const claimed = store.claimRun({ runId, claimToken: randomUUID(), leaseMs });
+    const claimed = store.claimRun({ runId, claimToken: randomUUID(), leaseMs, ...how });
     if (claimed.kind === "applied") this.launch(runId, claimed.value, why);
     else log(`run ${runId}: not activated (${why}): ${claimed.kind}`);
     this.runChanged(runId);
@@ -117,14 +121,10 @@ export class Supervisor implements LiveWorkerIndex {
   cancelWorkers(runId: string): void {
     for (const worker of this.workers.values()) {
       if (worker.runId !== runId) continue;
-      worker.peer?.push("cancel", { reason: "The run was cancelled." });
-      if (worker.killTimer === null) {
-        worker.killTimer = setTimeout(() => {
-          this.options.log(`worker ${worker.launchId}: still alive after cancel; killing its process group`);
-          worker.process.kill();
-        }, this.options.cancelGraceMs);
-        worker.killTimer.unref();
-      }
+      worker.cancel(this.options.cancelGraceMs, () => {
+        this.options.log(`worker ${worker.launchId}: still alive after cancel; killing its process group`);
+        worker.process.kill();
+      });
     }
   }
 
@@ -238,7 +238,7 @@ export class Supervisor implements LiveWorkerIndex {
     const all = [...this.workers.values()];
     for (const worker of all) {
       failWaits(worker);
-      worker.peer?.close("The host is stopping.");
+      worker.peer.close("The host is stopping.");
       worker.process.closeChannel();
     }
     const gone = Promise.all(all.map((w) => w.process.gone));
@@ -251,39 +251,27 @@ export class Supervisor implements LiveWorkerIndex {
     const { store, log } = this.options;
     const { command } = claim;
     const launchId = `${runId}.g${command.generation}.${randomBytes(3).toString("hex")}`;
-    const holder: { worker?: LiveWorker } = {};
     // The idle worker (already started and loaded) becomes this launch's; from here it is supervised
     // exactly like a worker spawned for it.
     const spare = this.warm.take();
     const proc = spare.process;
+    const deps = { store, log, runChanged: (id: string) => this.runChanged(id) };
+    const worker = new LiveWorker(
+      launchId,
+      command,
+      proc,
+      (self) =>
+        new RpcPeer<typeof workerMethods>({
+          send: (line) => proc.send(line),
+          local: { methods: workerMethods, handlers: workerHandlers(deps, self) },
+          onRefused: (error) => log(`worker ${launchId}: refused a frame (${error.code})`),
+        }),
+    );
     spare.bind({
       label: launchId,
-      onStdout: (chunk) => holder.worker?.peer?.feed(chunk),
-      onGone: (how) => {
-        if (holder.worker) this.onGone(holder.worker, how);
-      },
+      onStdout: (chunk) => worker.peer.feed(chunk),
+      onGone: (how) => this.onGone(worker, how),
     });
-    const worker: LiveWorker = {
-      launchId,
-      runId,
-      generation: command.generation,
-      command,
-      fence: { runId, generation: command.generation, claimToken: command.claimToken },
-      process: proc,
-      peer: null,
-      accepted: false,
-      reported: null,
-      agent: new AgentChannel(runId),
-      killTimer: null,
-      processGroups: new Set(),
-    };
-    const deps = { store, log, runChanged: (id: string) => this.runChanged(id) };
-    worker.peer = new RpcPeer<typeof workerMethods>({
-      send: (line) => proc.send(line),
-      local: { methods: workerMethods, handlers: workerHandlers(deps, worker) },
-      onRefused: (error) => log(`worker ${launchId}: refused a frame (${error.code})`),
-    });
-    holder.worker = worker;
     this.workers.set(launchId, worker);
     // Saved before the worker can call anything: the launch revision is what the progress rule compares.
     const recorded = store.recordWorkerLaunch(worker.fence, {
@@ -307,7 +295,9 @@ export class Supervisor implements LiveWorkerIndex {
   private onGone(worker: LiveWorker, how: string): void {
     const { store, log } = this.options;
     this.workers.delete(worker.launchId);
-    if (worker.killTimer) clearTimeout(worker.killTimer);
+    // Read before the worker is gone: the decision on its own exit report, if it sent one.
+    let decision = worker.reported;
+    worker.advance({ type: "gone" });
     // A worker that died in the middle of a shell node left its command running: stop it before
     // anything (a relaunch, a resume) can run that node again beside it.
     const killed = killProcessGroups(worker.processGroups);
@@ -317,11 +307,10 @@ export class Supervisor implements LiveWorkerIndex {
         `worker ${worker.launchId}: killed the command process group(s) it left running: ${killed.join(", ")}`,
       );
     }
-    worker.peer?.close("The worker exited.");
+    worker.peer.close("The worker exited.");
     failWaits(worker);
     // A stopping host leaves the launch open: the next host judges it at start-up.
     if (this.stopping) return;
-    let decision = worker.reported;
     if (decision === null) {
       try {
         const recorded = store.recordWorkerExit({

@@ -7,9 +7,15 @@ export interface ViewSink {
   push(push: string, data: unknown): void;
 }
 
+/** Which runs a subscription receives: one run, the runs of one Pi session, or every run (viewers, the CLI). */
+export type ViewScope =
+  | { kind: "run"; runId: string }
+  | { kind: "session"; sessionId: string }
+  | { kind: "all" };
+
 interface Subscription {
   sink: ViewSink;
-  runId: string | null;
+  scope: ViewScope;
 }
 
 const LIVE_STATUSES = ["queued", "starting", "running", "parked"] as const;
@@ -46,10 +52,10 @@ export class ViewPublisher {
     private readonly now: () => number = () => performance.now(),
   ) {}
 
-  /** Subscribe to one run or (runId null) to all; the current view follows the reply. */
-  subscribe(sink: ViewSink, runId: string | null): string {
+  /** Subscribe to the runs of `scope`; the current views follow the reply. */
+  subscribe(sink: ViewSink, scope: ViewScope): string {
     const subscriptionId = `sub-${this.nextId++}`;
-    this.subscriptions.set(subscriptionId, { sink, runId });
+    this.subscriptions.set(subscriptionId, { sink, scope });
     setImmediate(() => this.pushCurrent(subscriptionId));
     return subscriptionId;
   }
@@ -134,7 +140,43 @@ export class ViewPublisher {
   }
 
   private interested(runId: string): Array<[string, Subscription]> {
-    return [...this.subscriptions].filter(([, sub]) => sub.runId === null || sub.runId === runId);
+    // Read only when a session follows runs: a run's origin session never changes.
+    let session: string | null | undefined;
+    const sessionOf = () => {
+      if (session === undefined) {
+        const origin = this.reader.getRun(runId)?.origin;
+        session = origin?.kind === "pi" ? origin.sessionId : null;
+      }
+      return session;
+    };
+    return [...this.subscriptions].filter(([, { scope }]) => {
+      switch (scope.kind) {
+        case "all":
+          return true;
+        case "run":
+          return scope.runId === runId;
+        case "session":
+          return sessionOf() === scope.sessionId;
+        default:
+          return scope satisfies never;
+      }
+    });
+  }
+
+  /** The runs whose current view a new subscription gets. */
+  private currentRuns(scope: ViewScope): string[] {
+    switch (scope.kind) {
+      case "run":
+        return [scope.runId];
+      case "session":
+        return this.reader
+          .listRuns({ statuses: [...LIVE_STATUSES], sessionId: scope.sessionId, limit: 1000 })
+          .map((r) => r.runId);
+      case "all":
+        return this.reader.listRuns({ statuses: [...LIVE_STATUSES], limit: 1000 }).map((r) => r.runId);
+      default:
+        return scope satisfies never;
+    }
   }
 
   private build(runId: string): RunView | null {
@@ -152,10 +194,7 @@ export class ViewPublisher {
     if (!sub) return;
     let runIds: string[];
     try {
-      runIds =
-        sub.runId !== null
-          ? [sub.runId]
-          : this.reader.listRuns({ statuses: [...LIVE_STATUSES], limit: 1000 }).map((r) => r.runId);
+      runIds = this.currentRuns(sub.scope);
     } catch (error) {
       this.onError(error);
       return;

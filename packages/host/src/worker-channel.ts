@@ -1,38 +1,9 @@
-import {
-  type Fence,
-  type Handlers,
-  RpcError,
-  type RpcPeer,
-  type RunCommand,
-  type WorkerExitDecision,
-  type workerMethods,
-} from "@piw/protocol";
+import { type Handlers, RpcError, type workerMethods } from "@piw/protocol";
 import type { RunStore } from "@piw/store";
-import type { AgentChannel } from "./agent-channel.js";
 import { describeBug, guardHandlers } from "./host-errors.js";
 import type { HostLog } from "./host-log.js";
+import type { LiveWorker } from "./live-worker.js";
 import { groupLeaderOf } from "./process-groups.js";
-import type { WorkerProcess } from "./worker-process.js";
-
-/** One launched worker as the host tracks it while its process lives. */
-export interface LiveWorker {
-  readonly launchId: string;
-  readonly runId: string;
-  readonly generation: number;
-  readonly command: RunCommand;
-  readonly fence: Fence;
-  readonly process: WorkerProcess;
-  peer: RpcPeer<typeof workerMethods> | null;
-  /** The worker said hello for this launch: it accepted its command. */
-  accepted: boolean;
-  /** The decision taken on the worker's own exit report, if it sent one. */
-  reported: WorkerExitDecision | null;
-  /** The open agent step's traffic with the run's Pi session; closed when the run stops needing it. */
-  readonly agent: AgentChannel;
-  killTimer: NodeJS.Timeout | null;
-  /** Process groups of the worker's shell commands that are still running, as the worker reported them. */
-  readonly processGroups: Set<number>;
-}
 
 export interface WorkerChannelDeps {
   store: RunStore;
@@ -61,8 +32,8 @@ export function workerHandlers(deps: WorkerChannelDeps, worker: LiveWorker): Han
       }
       const run = store.getRun(runId);
       if (!run) throw new RpcError("not_found", `Run ${runId} does not exist.`);
-      if (!worker.accepted) {
-        worker.accepted = true;
+      if (worker.phase.kind === "launching") {
+        worker.advance({ type: "hello" });
         deps.runChanged(runId);
       }
       return {
@@ -104,7 +75,7 @@ export function workerHandlers(deps: WorkerChannelDeps, worker: LiveWorker): Han
     "worker.exit": (exit) => {
       const recorded = store.recordWorkerExit({ launchId: worker.launchId, exit });
       if (recorded.kind === "applied" || recorded.kind === "adopted")
-        worker.reported = recorded.value.decision;
+        worker.advance({ type: "reported", decision: recorded.value.decision });
       deps.log(
         `worker ${worker.launchId}: reported ${exit.kind === "reported" ? exit.phase : exit.kind} exit${
           exit.kind === "reported" && exit.error ? ` (${exit.error.code})` : ""

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Fence, RunView } from "@piw/protocol";
+import type { Fence, RunOrigin, RunView } from "@piw/protocol";
 import { RunStore } from "@piw/store";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ViewPublisher } from "../src/view-publisher.js";
@@ -22,20 +22,20 @@ afterEach(() => {
 });
 
 /** A run that is running, so that each opened visit moves its revision (a new view). */
-function runningRun(): Fence {
+function runningRun(runId = RUN, origin: RunOrigin = { kind: "cli" }): Fence {
   const reserved = store.reservePreparedRun({
-    runId: RUN,
+    runId,
     workflowName: "views",
     source: { kind: "file", path: "/tmp/views.workflow.ts", sha256: "a".repeat(64) },
     definitionDigest: "digest-1",
     manifest: { nodes: [] },
     input: null,
-    origin: { kind: "cli" },
+    origin,
   });
   if (reserved.kind !== "applied") throw new Error(JSON.stringify(reserved));
-  const claim = store.claimRun({ runId: RUN, claimToken: "claim-1", leaseMs: 30_000 });
+  const claim = store.claimRun({ runId, claimToken: "claim-1", leaseMs: 30_000 });
   if (claim.kind !== "applied") throw new Error(JSON.stringify(claim));
-  const fence = { runId: RUN, generation: claim.value.command.generation, claimToken: "claim-1" };
+  const fence = { runId, generation: claim.value.command.generation, claimToken: "claim-1" };
   if (store.markRunning(fence).kind !== "applied") throw new Error("not running");
   return fence;
 }
@@ -63,7 +63,10 @@ async function publisherWithClock(perRead: number) {
       return clock.at;
     },
   );
-  publisher.subscribe({ push: (_push, data) => views.push((data as { view: RunView }).view) }, RUN);
+  publisher.subscribe(
+    { push: (_push, data) => views.push((data as { view: RunView }).view) },
+    { kind: "run", runId: RUN },
+  );
   // A new subscription gets the current view on the next turn; the tests count what follows it.
   await new Promise((resolve) => setImmediate(resolve));
   expect(views).toHaveLength(1);
@@ -132,5 +135,34 @@ describe("ViewPublisher", () => {
     }
     expect(views).toHaveLength(2);
     expect(views[1]?.revision).toBe(revision);
+  });
+
+  it("sends a session's subscriber only that session's runs, and an all-runs subscriber every run", async () => {
+    const mine = runningRun("mine-1", { kind: "pi", sessionId: "session-a" });
+    const theirs = runningRun("theirs-1", { kind: "pi", sessionId: "session-b" });
+    const cli = runningRun("cli-1");
+    publisher = new ViewPublisher(store, { acceptedWorker: () => undefined }, (error) => {
+      throw error;
+    });
+    const seen = { session: [] as string[], all: [] as string[] };
+    const sink = (into: string[]) => ({
+      push: (_push: string, data: unknown) => into.push((data as { view: RunView }).view.runId),
+    });
+    publisher.subscribe(sink(seen.session), { kind: "session", sessionId: "session-a" });
+    publisher.subscribe(sink(seen.all), { kind: "all" });
+    await new Promise((resolve) => setImmediate(resolve));
+    // The current views: the session's live runs only, and every live run.
+    expect(seen.session).toEqual(["mine-1"]);
+    expect([...seen.all].sort()).toEqual(["cli-1", "mine-1", "theirs-1"]);
+
+    seen.session.length = 0;
+    seen.all.length = 0;
+    for (const fence of [mine, theirs, cli]) {
+      openVisit(fence, "a");
+      publisher.changed(fence.runId);
+    }
+    publisher.flush();
+    expect(seen.session).toEqual(["mine-1"]);
+    expect([...seen.all].sort()).toEqual(["cli-1", "mine-1", "theirs-1"]);
   });
 });

@@ -70,8 +70,16 @@ export const clientMethods = {
   /** Settle the unsettled manual effect a parked run stopped at, then resume the run. */
   "runs.resolveEffect": { params: resolveManualEffectSchema, result: runTransition },
   /** Subscribe to pushed `run.view` frames: one run, or every run when `runId` is absent. */
+  /**
+   * Follow one run (`runId`), the runs of one Pi session (`sessionId`: only those runs' views are
+   * sent), or, with neither, every run.
+   */
   "runs.subscribe": {
-    params: z.object({ runId: runIdSchema.optional() }),
+    params: z
+      .object({ runId: runIdSchema.optional(), sessionId: opaqueIdSchema.optional() })
+      .refine((p) => p.runId === undefined || p.sessionId === undefined, {
+        message: "subscribe to a run or to a session, not both",
+      }),
     result: z.object({ subscriptionId: z.string() }),
   },
   "runs.unsubscribe": {

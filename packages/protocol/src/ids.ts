@@ -40,3 +40,17 @@ export const revisionSchema = z.number().int().min(0);
 /** Any JSON value; workflow inputs, outputs and answers are JSON. */
 export const jsonValueSchema = z.json();
 export type JsonValue = z.infer<typeof jsonValueSchema>;
+
+/**
+ * A new final run ID, `<workflow>-<base36 time>-<8 hex>`: the one place that names runs (the host and
+ * the embedded runtime both call it). Workflow names already use run-ID characters; anything else is
+ * replaced, so the ID always matches `runIdSchema`.
+ */
+export function newRunId(workflowName: string, now: number = Date.now()): string {
+  let name = workflowName.replace(/[^A-Za-z0-9_-]/g, "-").slice(0, 120);
+  if (!/^[A-Za-z0-9]/.test(name)) name = `run${name}`;
+  const random = crypto.getRandomValues(new Uint8Array(4));
+  let hex = "";
+  for (const byte of random) hex += byte.toString(16).padStart(2, "0");
+  return `${name}-${now.toString(36)}-${hex}`;
+}

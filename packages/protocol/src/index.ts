@@ -1,5 +1,7 @@
 export type { AnswerCheck, AnswerVerdict } from "./answer-check.js";
 export { ANSWER_SCHEMA_MAX_BYTES, answerCheckSchema, checkAnswer } from "./answer-check.js";
+export { canonicalJson } from "./canonical-json.js";
+export { effectRequestText, manualEffectUnsettled, PAUSED_AT_NODE_BOUNDARY } from "./effect-rules.js";
 export type {
   ClientMethod,
   ClientParams,
@@ -42,6 +44,7 @@ export type { JsonValue, NodePath, RequestKey, RunId } from "./ids.js";
 export {
   generationSchema,
   jsonValueSchema,
+  newRunId,
   nodePathSchema,
   opaqueIdSchema,
   requestKeySchema,
@@ -49,6 +52,7 @@ export {
   runIdSchema,
   visitNumberSchema,
 } from "./ids.js";
+export { runMessageId, visitMessageId } from "./message-ids.js";
 export type { AdvanceNodeVisit, NodeVisitAdvance } from "./node-advance.js";
 export { advanceNodeVisitSchema, nodeVisitAdvanceSchema } from "./node-advance.js";
 export type { PreflightLaunch, PreflightRefusal, PreflightReply, PreflightRequest } from "./preflight.js";

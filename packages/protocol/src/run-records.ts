@@ -181,7 +181,8 @@ export type RunEnding = z.infer<typeof runEndingSchema>;
 export const prepareContinuationSchema = z.object({
   runId: runIdSchema,
   parentRunId: runIdSchema,
-  accepted: checkpointAnswerSchema,
+  /** The answer, and the checkpoint visit it answers; without one, the checkpoint the parent waits at. */
+  accepted: checkpointAnswerSchema.partial({ path: true, visit: true }),
   requestKey: requestKeySchema.optional(),
 });
 export type PrepareContinuation = z.infer<typeof prepareContinuationSchema>;

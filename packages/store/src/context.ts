@@ -1,6 +1,13 @@
-import { type Conflict, conflict, type Fence, type JsonValue, type Transition } from "@piw/protocol";
+import {
+  type Conflict,
+  conflict,
+  type Fence,
+  type JsonValue,
+  type Transition,
+  canonicalJson,
+} from "@piw/protocol";
 import type Database from "better-sqlite3";
-import { canonicalJson, sha256 } from "./canonical-json.js";
+import { sha256 } from "./sha256.js";
 import { StoreError, toStoreError } from "./errors.js";
 import type { RunRow } from "./rows.js";
 

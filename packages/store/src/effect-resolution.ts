@@ -5,8 +5,8 @@ import {
   type RecoveryReason,
   type RunRecord,
   type Transition,
+  canonicalJson,
 } from "@piw/protocol";
-import { canonicalJson } from "./canonical-json.js";
 import type { StoreContext } from "./context.js";
 import { type EffectRow, mapRunRow } from "./rows.js";
 

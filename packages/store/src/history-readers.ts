@@ -1,58 +1,16 @@
-import type { JsonValue, MessageKind } from "@piw/protocol";
+import type {
+  HistoryEffect,
+  HistoryMessage,
+  HistoryStep,
+  HistoryTurn,
+  JsonValue,
+  MessageKind,
+} from "@piw/protocol";
 import type { StoreContext } from "./context.js";
 import { StoreError } from "./errors.js";
 
 // What a viewer's inspector shows of a run beyond its view: saved outputs, errors, effects, the
 // prompts sent to Pi and the turns that answered them. Values come back whole; the host bounds them.
-
-export interface HistoryStep {
-  path: string;
-  visit: number;
-  attempt: number;
-  status: "running" | "succeeded" | "failed" | "timed_out";
-  startedAt: number;
-  finishedAt: number | null;
-  errorCode: string | null;
-  error: string | null;
-  output: JsonValue | null;
-}
-
-export interface HistoryEffect {
-  effectId: string;
-  path: string;
-  visit: number;
-  effectType: string;
-  ordinal: number;
-  mode: "idempotent" | "manual";
-  status: "reserved" | "settled" | "failed";
-  request: JsonValue;
-  result: JsonValue | null;
-  errorCode: string | null;
-  error: string | null;
-  reservedAt: number;
-  settledAt: number | null;
-}
-
-export interface HistoryMessage {
-  messageId: string;
-  kind: MessageKind;
-  path: string | null;
-  visit: number | null;
-  status: "pending" | "claimed" | "delivered" | "cancelled";
-  body: string;
-  createdAt: number;
-  deliveredAt: number | null;
-}
-
-export interface HistoryTurn {
-  turnId: string;
-  path: string | null;
-  visit: number | null;
-  status: "open" | "ended" | "lost" | "unowned";
-  endReason: string | null;
-  startedAt: number;
-  endedAt: number | null;
-}
 
 export interface RunHistoryRecords {
   steps: HistoryStep[];

@@ -1,16 +1,8 @@
 export type { StoreErrorCode } from "./errors.js";
 export { StoreError } from "./errors.js";
-export type {
-  HistoryEffect,
-  HistoryMessage,
-  HistoryStep,
-  HistoryTurn,
-  RunHistoryRecords,
-} from "./history-readers.js";
-export type { EffectState, NodeVisitState } from "./node-visits.js";
+export type { RunHistoryRecords } from "./history-readers.js";
 export type { SynchronousMode } from "./open-database.js";
 export { STATE_FILE_NAME } from "./open-database.js";
-export { terminalMessageId } from "./outbox.js";
 export type { EffectRecord, ListRunsQuery, RunEventRecord, StepRecord } from "./readers.js";
 export type { Claim } from "./run-lifecycle.js";
 export type { OpenStoreOptions, RunReader } from "./run-store.js";

@@ -5,11 +5,16 @@ import {
   applied,
   conflict,
   type EffectResult,
+  type EffectState,
+  effectRequestText,
   type Fence,
   type FinishNodeVisit,
   type JsonValue,
+  manualEffectUnsettled,
   type NodeVisitAdvance,
   type NodeVisitResult,
+  type NodeVisitState,
+  PAUSED_AT_NODE_BOUNDARY,
   type ReserveEffect,
   recoveryRequired,
   type SafeError,
@@ -17,15 +22,10 @@ import {
   type StartNodeVisit,
   type Transition,
 } from "@piw/protocol";
-import { fingerprint } from "./canonical-json.js";
+import { sha256 } from "./sha256.js";
 import { isConflict, notRunning, type StoreContext } from "./context.js";
 import type { EffectRow, RunRow, StepRow } from "./rows.js";
 import { parkRow } from "./run-lifecycle.js";
-
-/** A node visit as the engine needs it: still open (with its attempt), or finished with its result. */
-export type NodeVisitState =
-  | { status: "running"; path: string; visit: number; attempt: number }
-  | { status: "finished"; path: string; visit: number; attempt: number; result: NodeVisitResult };
 
 export function stepResult(ctx: StoreContext, step: StepRow): NodeVisitResult | null {
   switch (step.status) {
@@ -123,7 +123,7 @@ function openVisit(ctx: StoreContext, fence: Fence, req: StartNodeVisit): Transi
     });
   }
   if (row.paused === 1) {
-    const reason = { code: "paused" as const, message: "Paused at a node boundary by request." };
+    const reason = PAUSED_AT_NODE_BOUNDARY;
     parkRow(ctx, row, reason);
     return recoveryRequired(reason);
   }
@@ -264,11 +264,6 @@ export function advanceNodeVisit(
   });
 }
 
-/** A reserved effect: `reserved` means run it (again, for idempotent effects); `settled` carries the result. */
-export type EffectState =
-  | { status: "reserved"; effectId: string }
-  | { status: "settled"; effectId: string; result: EffectResult };
-
 function effectState(ctx: StoreContext, effect: EffectRow): EffectState {
   if (effect.status === "reserved") return { status: "reserved", effectId: effect.effect_id };
   const result: EffectResult =
@@ -299,7 +294,7 @@ export function reserveEffect(ctx: StoreContext, fence: Fence, req: ReserveEffec
     if (step?.status !== "running") {
       return conflict({ kind: "visit_not_open", runId: row.run_id, path: req.path, visit: req.visit });
     }
-    const print = fingerprint({ type: req.effectType, mode: req.mode, request: req.request });
+    const print = sha256(effectRequestText(req));
     const effect = ctx.stmt("SELECT * FROM effects WHERE effect_id = ?").get(req.effectId) as
       | EffectRow
       | undefined;
@@ -313,11 +308,7 @@ export function reserveEffect(ctx: StoreContext, fence: Fence, req: ReserveEffec
         return conflict({ kind: "request_mismatch", resource: "effect", id: req.effectId });
       }
       if (effect.status === "reserved" && effect.mode === "manual") {
-        const reason = {
-          code: "manual_effect_unsettled" as const,
-          message: `Manual effect ${req.effectType} was started but never settled; check whether it happened, then resume.`,
-          effectId: req.effectId,
-        };
+        const reason = manualEffectUnsettled(req.effectType, req.effectId);
         parkRow(ctx, row, reason);
         return recoveryRequired(reason);
       }

@@ -7,6 +7,7 @@ import {
   isTerminalStatus,
   type MessageKind,
   type MessageRecord,
+  runMessageId,
   type TerminalFact,
   type Transition,
 } from "@piw/protocol";
@@ -195,14 +196,6 @@ export function listSessionMessages(
   );
 }
 
-/** Deterministic IDs: a retry after a crash finds the same message instead of creating another. */
-export function terminalMessageId(
-  runId: string,
-  kind: "launch_failure" | "terminal" | "presentation",
-): string {
-  return `msg:${runId}:${kind}`;
-}
-
 const MAX_PRESENTED_OUTPUT = 16 * 1024;
 
 function terminalMessages(run: TerminalFact, instructions: string | null): NewMessage[] {
@@ -216,7 +209,7 @@ function terminalMessages(run: TerminalFact, instructions: string | null): NewMe
         return [
           {
             ...base,
-            messageId: terminalMessageId(run.runId, "launch_failure"),
+            messageId: runMessageId(run.runId, "launch_failure"),
             kind: "launch_failure",
             triggerTurn: true,
             body: `${name} failed to start ${id}: ${run.error.message}. Inspect the error and call workflow start again only after you correct the cause.`,
@@ -226,7 +219,7 @@ function terminalMessages(run: TerminalFact, instructions: string | null): NewMe
       return [
         {
           ...base,
-          messageId: terminalMessageId(run.runId, "terminal"),
+          messageId: runMessageId(run.runId, "terminal"),
           kind: "terminal",
           triggerTurn: false,
           body: `${name} ${run.outcome === "timed_out" ? "timed out" : "failed"} ${id}: [${run.error.code}] ${run.error.message}`,
@@ -236,7 +229,7 @@ function terminalMessages(run: TerminalFact, instructions: string | null): NewMe
       return [
         {
           ...base,
-          messageId: terminalMessageId(run.runId, "terminal"),
+          messageId: runMessageId(run.runId, "terminal"),
           kind: "terminal",
           triggerTurn: false,
           body: `${name} was cancelled ${id}.`,
@@ -246,7 +239,7 @@ function terminalMessages(run: TerminalFact, instructions: string | null): NewMe
       return [
         {
           ...base,
-          messageId: terminalMessageId(run.runId, "terminal"),
+          messageId: runMessageId(run.runId, "terminal"),
           kind: "terminal",
           triggerTurn: false,
           body: `${name} is waiting at checkpoint ${run.checkpoint.path} ${id}: ${run.checkpoint.prompt}`,
@@ -255,7 +248,7 @@ function terminalMessages(run: TerminalFact, instructions: string | null): NewMe
     case "completed": {
       const done: NewMessage = {
         ...base,
-        messageId: terminalMessageId(run.runId, "terminal"),
+        messageId: runMessageId(run.runId, "terminal"),
         kind: "terminal",
         triggerTurn: false,
         body: `${name} completed ${id}.`,
@@ -268,7 +261,7 @@ function terminalMessages(run: TerminalFact, instructions: string | null): NewMe
         done,
         {
           ...base,
-          messageId: terminalMessageId(run.runId, "presentation"),
+          messageId: runMessageId(run.runId, "presentation"),
           kind: "presentation",
           triggerTurn: true,
           body: `${name} finished ${id}. ${instructions}\n\nFinal output:\n${output}`,
@@ -344,7 +337,7 @@ export function createTerminalMessages(
     return conflict({
       kind: "state_mismatch",
       resource: "message",
-      id: terminalMessageId(req.runId, "terminal"),
+      id: runMessageId(req.runId, "terminal"),
       expected: "presentable facts",
       actual: reason,
     });

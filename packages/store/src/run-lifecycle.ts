@@ -13,12 +13,13 @@ import {
   type RunStatus,
   recoveryRequired,
   type Transition,
+  canonicalJson,
 } from "@piw/protocol";
-import { canonicalJson } from "./canonical-json.js";
 import { isConflict, notRunning, type StoreContext } from "./context.js";
 import { StoreError } from "./errors.js";
 import { repeatedRequest, runWithRequestKey } from "./request-key.js";
 import { mapRunRow, type RunRow } from "./rows.js";
+import { controllableRun } from "./run-control.js";
 import { activeRunInSession, sessionRefusal } from "./session-reservation.js";
 import { terminalize } from "./terminalize.js";
 import { decideWorkerExit, type WorkerExitVerdict } from "./worker-exit-decision.js";
@@ -137,6 +138,8 @@ export interface ClaimRequest {
   claimToken: string;
   leaseMs: number;
   expectedRevision?: number;
+  /** An explicit resume: the run must be one `controlRefusal` lets a person resume. */
+  resume?: true;
 }
 
 /**
@@ -150,6 +153,8 @@ export function claimRun(ctx: StoreContext, req: ClaimRequest): Transition<Claim
     if (row.status === "starting" && row.claim_token === req.claimToken) {
       return adopted({ command: commandFor(ctx, row), revision: row.revision });
     }
+    const resumable = req.resume ? controllableRun(req.runId, row, "resume") : row;
+    if (isConflict(resumable)) return conflict(resumable);
     if (req.expectedRevision !== undefined && req.expectedRevision !== row.revision) {
       return conflict({
         kind: "revision_mismatch",
@@ -299,7 +304,8 @@ export function cancelRun(
         actual: row.revision,
       });
     }
-    if (!isAllowedTransition(row.status, "cancelled")) return invalid(row, "cancelled");
+    const cancellable = controllableRun(req.runId, row, "cancel");
+    if (isConflict(cancellable)) return conflict(cancellable);
     // A launch cancelled before it ran sends no follow-up (seed 003); a started run gets a terminal note.
     const present = row.started_at !== null;
     terminalize(

@@ -10,9 +10,10 @@ import {
   type RunRecord,
   type Transition,
 } from "@piw/protocol";
-import type { StoreContext } from "./context.js";
+import { isConflict, type StoreContext } from "./context.js";
 import { StoreError } from "./errors.js";
 import { readAnswerCheck } from "./readers.js";
+import { controllableRun } from "./run-control.js";
 import { repeatedRequest, runWithRequestKey } from "./request-key.js";
 import { mapRunRow, type RunRow } from "./rows.js";
 import { sessionRefusal } from "./session-reservation.js";
@@ -120,7 +121,11 @@ function refuseWrongAnswer(ctx: StoreContext, parent: RunRow, answer: JsonValue)
   }
 }
 
-/** A continuation starts from a parent waiting at a checkpoint, with the exact accepted answer. */
+/**
+ * A continuation starts from a parent waiting at a checkpoint, with the exact accepted answer. An
+ * answer that names no checkpoint answers the one the parent waits at; one that names another is
+ * refused.
+ */
 export function prepareContinuation(ctx: StoreContext, req: PrepareContinuation): Transition<RunRecord> {
   return ctx.tx(() => {
     const keyed = runWithRequestKey(ctx, req.requestKey);
@@ -128,29 +133,22 @@ export function prepareContinuation(ctx: StoreContext, req: PrepareContinuation)
       const same =
         keyed.origin_command === "continue" &&
         keyed.parent_run_id === req.parentRunId &&
-        keyed.accepted_path === req.accepted.path &&
-        keyed.accepted_visit === req.accepted.visit &&
+        (req.accepted.path === undefined || keyed.accepted_path === req.accepted.path) &&
+        (req.accepted.visit === undefined || keyed.accepted_visit === req.accepted.visit) &&
         keyed.accepted_answer_hash === ctx.jsonHash(req.accepted.answer);
       return repeatedRequest(keyed, same);
     }
-    const parent = ctx.getRunRow(req.parentRunId);
-    if (!parent) return conflict({ kind: "not_found", resource: "run", id: req.parentRunId });
-    if (parent.status !== "done" || parent.outcome !== "waiting") {
-      return conflict({
-        kind: "parent_not_eligible",
-        parentRunId: parent.run_id,
-        status: parent.status,
-        outcome: parent.outcome,
-        requires: "waiting",
-      });
-    }
-    if (parent.cursor_path !== req.accepted.path || parent.cursor_visit !== req.accepted.visit) {
+    const parent = controllableRun(req.parentRunId, ctx.getRunRow(req.parentRunId), "answer");
+    if (isConflict(parent)) return conflict(parent);
+    const path = req.accepted.path ?? parent.cursor_path;
+    const visit = req.accepted.visit ?? parent.cursor_visit;
+    if (path === null || visit === null || parent.cursor_path !== path || parent.cursor_visit !== visit) {
       return conflict({
         kind: "state_mismatch",
         resource: "run",
         id: parent.run_id,
         expected: `${parent.cursor_path}#${parent.cursor_visit}`,
-        actual: `${req.accepted.path}#${req.accepted.visit}`,
+        actual: `${path}#${visit}`,
       });
     }
     refuseWrongAnswer(ctx, parent, req.accepted.answer);
@@ -170,11 +168,7 @@ export function prepareContinuation(ctx: StoreContext, req: PrepareContinuation)
       command: "continue",
       restartNumber: parent.restart_number,
       parentTerminalFingerprint: parent.terminal_fingerprint,
-      accepted: {
-        path: req.accepted.path,
-        visit: req.accepted.visit,
-        answerHash: ctx.putJson(req.accepted.answer),
-      },
+      accepted: { path, visit, answerHash: ctx.putJson(req.accepted.answer) },
       requestKey: req.requestKey ?? null,
     });
   });

@@ -91,6 +91,7 @@ const claimSchema = z.object({
     .min(1)
     .max(24 * 3600 * 1000),
   expectedRevision: z.number().int().min(0).optional(),
+  resume: z.literal(true).optional(),
 });
 const cancelSchema = z.object({ runId: runIdSchema, expectedRevision: z.number().int().min(0).optional() });
 const sessionRef = z.object({ sessionId: opaqueIdSchema });

@@ -1,5 +1,6 @@
+import { canonicalJson } from "@piw/protocol";
 import type { RunStatus, SafeError, TerminalOutcome } from "@piw/protocol";
-import { canonicalJson, sha256 } from "./canonical-json.js";
+import { sha256 } from "./sha256.js";
 import type { EventSpec, StoreContext } from "./context.js";
 import type { RunRow } from "./rows.js";
 

@@ -8,7 +8,7 @@ import {
   type TurnOwnership,
   type TurnRecord,
 } from "@piw/protocol";
-import { sha256 } from "./canonical-json.js";
+import { sha256 } from "./sha256.js";
 import type { StoreContext } from "./context.js";
 import { type MessageRow, mapTurnRow, type RunRow, type StepRow, type TurnRow } from "./rows.js";
 

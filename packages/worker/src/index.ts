@@ -11,7 +11,6 @@ export {
 } from "./crash-hook.js";
 export type { HostPeer } from "./host-run-port.js";
 export { HostRunPort } from "./host-run-port.js";
-export type { RunWorkflowLoad, WorkerAssignment } from "./load-run-workflow.js";
 export { loadRunWorkflow } from "./load-run-workflow.js";
 export type { WorkerRunOptions } from "./run-worker.js";
 export { WORKER_EXIT_CODES, WorkerRun } from "./run-worker.js";

@@ -1,21 +1,15 @@
 import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import {
-  type CompiledWorkflow,
   type LoadedWorkflow,
   loadBuiltinWorkflow,
   loadWorkflowFile,
   WorkflowLoadError,
+  type WorkflowLoad,
 } from "@piw/engine";
-import { type SafeError, type SourceIdentity, safeError, type WorkerResult } from "@piw/protocol";
+import { type SafeError, type SourceIdentity, safeError } from "@piw/protocol";
 
-/** What the host assigned this worker in its reply to `worker.hello`. */
-export type WorkerAssignment = WorkerResult<"worker.hello">;
-
-/** `debug` is the full text of a load failure, for the worker's local debug log only. */
-type Loaded<T> = { ok: true; value: T } | { ok: false; error: SafeError; debug?: string };
-
-export type RunWorkflowLoad = Loaded<CompiledWorkflow>;
+type Loaded<T> = { ok: true; value: T } | { ok: false; error: SafeError };
 
 function sha256Hex(bytes: Buffer): string {
   return createHash("sha256").update(bytes).digest("hex");
@@ -64,12 +58,12 @@ function loadBuiltin(source: Extract<SourceIdentity, { kind: "builtin" }>): Load
 }
 
 /**
- * Load the run's workflow from its saved source identity and prove it is the prepared definition:
- * same bytes (or built-in revision), same name, same compiled digest. Expected failures (missing,
- * invalid, changed) are results carrying the code the run fails with; anything else throws.
+ * Load the run's workflow from its saved source identity: the same bytes (checked before they are
+ * evaluated) or the same built-in revision. Expected failures (missing, invalid, changed) are results
+ * carrying the code the run fails with; anything else throws. That it compiles to the prepared
+ * definition is `acceptRunCommand`'s check.
  */
-export async function loadRunWorkflow(assignment: WorkerAssignment): Promise<RunWorkflowLoad> {
-  const { source } = assignment;
+export async function loadRunWorkflow(source: SourceIdentity): Promise<WorkflowLoad> {
   let found: Loaded<LoadedWorkflow>;
   try {
     found = source.kind === "file" ? await loadFile(source) : loadBuiltin(source);
@@ -79,13 +73,5 @@ export async function loadRunWorkflow(assignment: WorkerAssignment): Promise<Run
     }
     throw error;
   }
-  if (!found.ok) return found;
-  const { name, workflow } = found.value;
-  if (name !== assignment.workflowName) {
-    return changed(`The workflow's name (now "${name}", was "${assignment.workflowName}")`);
-  }
-  if (workflow.digest !== assignment.definitionDigest) {
-    return changed(`The definition of workflow ${assignment.workflowName}`);
-  }
-  return { ok: true, value: workflow };
+  return found.ok ? { ok: true, value: found.value.workflow } : found;
 }

@@ -76,24 +76,21 @@ export class WorkerRun {
     await crash.reach("starting");
     const port = new CrashingPort(new HostRunPort(peer), crash);
 
-    const refused = await acceptRunCommand(command, port);
-    if (refused) {
-      this.options.log(`run ${command.runId}: ${command.type} refused (${refused.code})`);
-      return this.report({ kind: "reported", phase: "bootstrap", error: refused });
-    }
-
-    // The run is running from here: a workflow that cannot be used ends it failed, through the fence.
-    const loaded = await loadRunWorkflow(assignment);
-    if (!loaded.ok) {
-      if (loaded.debug !== undefined) this.options.debug(`loading the workflow: ${loaded.debug}`);
-      const finished = await port.finishRun({ outcome: "failed", error: loaded.error });
-      this.options.log(`run ${command.runId}: not loaded (${loaded.error.code}); run ${finished.kind}`);
-      return this.report({ kind: "reported", phase: "bootstrap", error: loaded.error });
+    // The run is running once this accepts; a workflow that cannot be used ends it failed, through the fence.
+    const accepted = await acceptRunCommand({
+      command,
+      port,
+      load: () => loadRunWorkflow(assignment.source),
+    });
+    if (accepted.kind === "refused") {
+      if (accepted.debug !== undefined) this.options.debug(`loading the workflow: ${accepted.debug}`);
+      this.options.log(`run ${command.runId}: ${command.type} refused (${accepted.error.code})`);
+      return this.report({ kind: "reported", phase: "bootstrap", error: accepted.error });
     }
 
     this.phase = "execute";
     const outcome = await executeRun({
-      workflow: loaded.value,
+      workflow: accepted.workflow,
       port,
       signal,
       debug: this.options.debug,

@@ -107,8 +107,13 @@ describe("piw-worker against a host played by the test", () => {
       },
     ]);
     expect(existsSync(marker)).toBe(false);
-    // The reported bootstrap error, recorded by the host, fails the run.
+    // The refusal ends the run failed; the embedded runtime gives the same outcome for the same command
+    // (packages/embedded/test/durability.test.ts).
     expect(host.store.getRun(runId)).toMatchObject({ status: "failed", errorCode: "activation_failed" });
+    expect(host.store.readRunError(runId)).toEqual({
+      code: "activation_failed",
+      message: `Run ${runId} expects a start command, not resume.`,
+    });
     expect(host.store.listRunSteps(runId)).toEqual([]);
   });
 
@@ -152,7 +157,13 @@ describe("piw-worker against a host played by the test", () => {
     const worker = host.launch(runId);
     expect((await worker.exited).code).toBe(1);
     expect(host.store.getRun(runId)).toMatchObject({ status: "failed", errorCode: "source_changed" });
-    expect(host.store.readRunError(runId)?.message).toContain("definition of workflow greet changed");
+    // The same saved error as the embedded runtime's for a changed definition.
+    const error = {
+      code: "source_changed",
+      message: "The definition of workflow greet changed since the run was prepared.",
+    };
+    expect(host.store.readRunError(runId)).toEqual(error);
+    expect(worker.reports).toEqual([{ kind: "reported", phase: "bootstrap", error }]);
   });
 
   it("fails the run with workflow_not_found for a built-in that is not registered", async () => {

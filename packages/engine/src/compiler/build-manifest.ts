@@ -1,6 +1,6 @@
+import { canonicalJson } from "@piw/protocol";
 import type { WorkflowDefinition } from "../authoring/define-workflow.js";
 import type { CompiledNode } from "./compiled-workflow.js";
-import { canonicalJson } from "./definition-digest.js";
 import type { GraphManifest } from "./graph-manifest.js";
 import { type ResolvedTarget, resolveAllTargets, startPathOf } from "./graph-routing.js";
 import { joinPath } from "./names.js";

@@ -1,3 +1,4 @@
+import { canonicalJson } from "@piw/protocol";
 import type { ZodType } from "zod";
 import { isWorkflowDefinition, type WorkflowDefinition } from "../authoring/define-workflow.js";
 import type { WorkflowNode } from "../authoring/node-specs.js";
@@ -6,7 +7,7 @@ import { collectScopes } from "./collect-scopes.js";
 import { CompileError } from "./compile-error.js";
 import { shellCommandOf } from "./compile-node.js";
 import type { CompiledWorkflow, NextStep } from "./compiled-workflow.js";
-import { canonicalJson, schemaJson, sha256Hex } from "./definition-digest.js";
+import { schemaJson, sha256Hex } from "./definition-digest.js";
 import { checkGraph } from "./graph-checks.js";
 import type { GraphManifest } from "./graph-manifest.js";
 import { nextStep, startPathOf } from "./graph-routing.js";

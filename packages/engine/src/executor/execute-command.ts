@@ -1,7 +1,5 @@
 import {
   type NodeVisitState,
-  type RunCommand,
-  type RunRecord,
   type RunSnapshot,
   type SafeError,
   safeError,
@@ -37,55 +35,6 @@ export interface ExecuteOptions {
   onProcessGroup?: (pgid: number, alive: boolean) => void;
   /** Where the raw text of what workflow code threw goes (the worker's stderr); saved errors never carry it. */
   debug?: DebugLog;
-}
-
-/**
- * Check that the command matches the saved run before any workflow code runs: invalid command/state
- * combinations are refused here, never discovered halfway through a node.
- */
-function validateCommand(command: RunCommand, run: RunRecord | null): SafeError | null {
-  if (!run) return safeError("workflow_not_found", `Run ${command.runId} does not exist.`);
-  if (run.status !== "starting")
-    return safeError("activation_failed", `Run ${run.runId} is ${run.status}, not starting.`);
-  if (run.generation !== command.generation) {
-    return safeError("activation_failed", `Run ${run.runId} was claimed again; this command is stale.`);
-  }
-  if (run.nextCommand !== command.type) {
-    return safeError(
-      "activation_failed",
-      `Run ${run.runId} expects a ${run.nextCommand} command, not ${command.type}.`,
-    );
-  }
-  switch (command.type) {
-    case "start":
-    case "resume":
-      return null;
-    case "continue":
-      return run.originCommand === "continue" && run.parentRunId === command.parentRunId
-        ? null
-        : safeError("activation_failed", `Run ${run.runId} is not a continuation of ${command.parentRunId}.`);
-    case "restart":
-      return run.originCommand === "restart" &&
-        run.parentRunId === command.parentRunId &&
-        run.restartNumber === command.restartNumber
-        ? null
-        : safeError(
-            "activation_failed",
-            `Run ${run.runId} is not restart ${command.restartNumber} of ${command.parentRunId}.`,
-          );
-    default:
-      return command satisfies never;
-  }
-}
-
-/** Accept the command: the run becomes `running` before workflow code is loaded or run. */
-export async function acceptRunCommand(command: RunCommand, port: RunPort): Promise<SafeError | null> {
-  const problem = validateCommand(command, await port.readRun());
-  if (problem) return problem;
-  const accepted = await port.markRunning();
-  return accepted.kind === "applied" || accepted.kind === "adopted"
-    ? null
-    : safeError("activation_failed", `Run ${command.runId} could not be marked running (${accepted.kind}).`);
 }
 
 /**

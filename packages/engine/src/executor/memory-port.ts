@@ -4,14 +4,19 @@ import {
   adopted,
   applied,
   type CheckpointAnswer,
+  canonicalJson,
   conflict,
   type EffectState,
   type EnqueueMessage,
+  effectRequestText,
   type FinishNodeVisit,
+  isAllowedTransition,
   type JsonValue,
   type MessageRecord,
+  manualEffectUnsettled,
   type NodeVisitAdvance,
   type NodeVisitState,
+  PAUSED_AT_NODE_BOUNDARY,
   type RecoveryReason,
   type ReserveEffect,
   type RunEnding,
@@ -100,7 +105,7 @@ export class MemoryRunPort implements RunPort {
   }
 
   async markRunning(): Promise<Transition<RunRecord>> {
-    if (this.status !== "starting") return this.stale();
+    if (!isAllowedTransition(this.status, "running")) return this.stale();
     this.status = "running";
     return applied({} as RunRecord);
   }
@@ -135,12 +140,7 @@ export class MemoryRunPort implements RunPort {
         result,
       });
     }
-    if (this.pauseRequested) {
-      const reason: RecoveryReason = { code: "paused", message: "Paused at a node boundary by request." };
-      this.status = "parked";
-      this.parkedReason = reason;
-      return recoveryRequired(reason);
-    }
+    if (this.pauseRequested) return this.park(PAUSED_AT_NODE_BOUNDARY);
     if (existing) {
       existing.attempt += 1;
       return applied({ status: "running", path: req.path, visit: req.visit, attempt: existing.attempt });
@@ -181,20 +181,13 @@ export class MemoryRunPort implements RunPort {
 
   async reserveEffect(req: ReserveEffect): Promise<Transition<EffectState>> {
     if (!this.running()) return this.stale();
-    const request = JSON.stringify(req.request);
+    const request = effectRequestText(req);
     const existing = this.effects.get(req.effectId);
     if (existing) {
       if (existing.request !== request)
         return conflict({ kind: "request_mismatch", resource: "effect", id: req.effectId });
       if (existing.state.status === "reserved" && existing.mode === "manual") {
-        const reason: RecoveryReason = {
-          code: "manual_effect_unsettled",
-          message: `Manual effect ${req.effectType} was never settled.`,
-          effectId: req.effectId,
-        };
-        this.status = "parked";
-        this.parkedReason = reason;
-        return recoveryRequired(reason);
+        return this.park(manualEffectUnsettled(req.effectType, req.effectId));
       }
       return adopted(existing.state);
     }
@@ -207,7 +200,18 @@ export class MemoryRunPort implements RunPort {
     if (!this.running()) return this.stale();
     const effect = this.effects.get(req.effectId);
     if (!effect) return conflict({ kind: "not_found", resource: "effect", id: req.effectId });
-    if (effect.state.status === "settled") return adopted(effect.state);
+    if (effect.state.status === "settled") {
+      // As in the store: settling again with the same result adopts, with another it conflicts.
+      return canonicalJson(effect.state.result) === canonicalJson(req.result)
+        ? adopted(effect.state)
+        : conflict({
+            kind: "state_mismatch",
+            resource: "effect",
+            id: req.effectId,
+            expected: "reserved",
+            actual: effect.state.result.ok ? "settled" : "failed",
+          });
+    }
     effect.state = { status: "settled", effectId: req.effectId, result: req.result };
     return applied(effect.state);
   }
@@ -228,9 +232,13 @@ export class MemoryRunPort implements RunPort {
   }
 
   async finishRun(ending: RunEnding): Promise<Transition<RunRecord>> {
-    if (!this.running()) return this.stale();
+    const target = ending.outcome === "completed" || ending.outcome === "waiting" ? "done" : "failed";
+    // As in the store: a run that never started running may only fail (a refused command).
+    if (!isAllowedTransition(this.status, target) || (this.status === "starting" && target !== "failed")) {
+      return this.stale();
+    }
     this.ending = ending;
-    this.status = ending.outcome === "completed" || ending.outcome === "waiting" ? "done" : "failed";
+    this.status = target;
     return applied({} as RunRecord);
   }
 
@@ -239,6 +247,12 @@ export class MemoryRunPort implements RunPort {
     this.status = "parked";
     this.parkedReason = reason;
     return applied({} as RunRecord);
+  }
+
+  private park<T>(reason: RecoveryReason): Transition<T> {
+    this.status = "parked";
+    this.parkedReason = reason;
+    return recoveryRequired(reason);
   }
 
   /** The host cancelled the run: every later call finds the claim gone. */

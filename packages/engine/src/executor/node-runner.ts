@@ -1,11 +1,17 @@
-import { type JsonValue, type NodeVisitResult, type SafeError, safeError } from "@piw/protocol";
+import {
+  type JsonValue,
+  type NodeVisitResult,
+  type SafeError,
+  safeError,
+  visitMessageId,
+} from "@piw/protocol";
 import type {
   ActionContext,
   CompiledNode,
   CompiledWorkflow,
   NodeContext,
 } from "../compiler/compiled-workflow.js";
-import { effectId, nodeVisitId, visitMessageId } from "../identity/execution-identity.js";
+import { effectId, nodeVisitId } from "../identity/execution-identity.js";
 import { expectSaved, FenceLost, NodeFailure, RunParked, ValueTooLarge } from "./execution-signals.js";
 import type { RunPort } from "./run-port.js";
 import { type DebugLog, toSafeError } from "./safe-failure.js";

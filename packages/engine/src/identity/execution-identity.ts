@@ -28,8 +28,3 @@ export function nodeVisitId(parts: NodeVisitParts): NodeVisitId {
 export function effectId(visit: NodeVisitId, effectType: string, ordinal: number): EffectId {
   return `${visit}/${encodeURIComponent(effectType)}/${ordinal}` as EffectId;
 }
-
-/** The deterministic ID of a message about a node visit (`msg:<runId>:<path>:<visit>:<kind>`). */
-export function visitMessageId(parts: NodeVisitParts, kind: string): string {
-  return `msg:${parts.runId}:${parts.path}:${parts.visit}:${kind}`;
-}
