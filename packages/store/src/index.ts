@@ -7,7 +7,8 @@ export type {
   HistoryTurn,
   RunHistoryRecords,
 } from "./history-readers.js";
-export type { EffectState, NodeVisitState } from "./node-visits.js";
+export type { EffectState } from "./effects.js";
+export type { NodeVisitState } from "./node-visits.js";
 export type { SynchronousMode } from "./open-database.js";
 export { STATE_FILE_NAME } from "./open-database.js";
 export { terminalMessageId } from "./outbox.js";
