@@ -303,22 +303,29 @@ function runIn(store: RunStore, runId: string, status: RunStatus): void {
   const live = () => runningRun(store, runId, cli);
   switch (status) {
     case "queued":
-      return void saved(store.reservePreparedRun(preparedRun(runId, cli)));
+      saved(store.reservePreparedRun(preparedRun(runId, cli)));
+      return;
     case "starting":
-      return void startingRun(store, runId, cli);
+      startingRun(store, runId, cli);
+      return;
     case "running":
-      return void live();
+      live();
+      return;
     case "parked":
-      return void saved(store.parkRun(live(), { code: "paused", message: "Paused by a test." }));
+      saved(store.parkRun(live(), { code: "paused", message: "Paused by a test." }));
+      return;
     case "done":
-      return void saved(store.finishRun(live(), { outcome: "completed", output: 1 }));
+      saved(store.finishRun(live(), { outcome: "completed", output: 1 }));
+      return;
     case "failed":
-      return void saved(store.finishRun(live(), { outcome: "failed", error: failure }));
+      saved(store.finishRun(live(), { outcome: "failed", error: failure }));
+      return;
     case "cancelled":
       saved(store.reservePreparedRun(preparedRun(runId, cli)));
-      return void saved(store.cancelRun({ runId }));
+      saved(store.cancelRun({ runId }));
+      return;
     default:
-      return status satisfies never;
+      status satisfies never;
   }
 }
 
@@ -424,8 +431,8 @@ describe("the store's source", () => {
   });
 
   describe("as the type checker sees it", () => {
-    let calls: Array<{ file: string; writer: string; targets: RunStatus[] }> = [];
-    let rawWrites: string[] = [];
+    const calls: Array<{ file: string; writer: string; targets: RunStatus[] }> = [];
+    const rawWrites: string[] = [];
     // Type-checking the store with the protocol's zod schemas takes seconds on a busy machine.
     beforeAll(() => {
       const program = ts.createProgram([join(SRC, "index.ts")], {

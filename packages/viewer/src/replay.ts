@@ -38,23 +38,32 @@ function applyEvent(state: ReplayState, event: HistoryEvent): void {
     case "run.queued":
     case "run.requeued":
     case "run.lease_expired":
-      return setRun(state, event.at, "queued", null);
+      setRun(state, event.at, "queued", null);
+      return;
     case "run.claimed":
-      return setRun(state, event.at, "starting", null);
+      setRun(state, event.at, "starting", null);
+      return;
     case "run.running":
-      return setRun(state, event.at, "running", null);
+      setRun(state, event.at, "running", null);
+      return;
     case "run.parked":
-      return setRun(state, event.at, "parked", null);
+      setRun(state, event.at, "parked", null);
+      return;
     case "run.completed":
-      return setRun(state, event.at, "done", "completed");
+      setRun(state, event.at, "done", "completed");
+      return;
     case "run.waiting":
-      return setRun(state, event.at, "done", "waiting");
+      setRun(state, event.at, "done", "waiting");
+      return;
     case "run.failed":
-      return setRun(state, event.at, "failed", "failed");
+      setRun(state, event.at, "failed", "failed");
+      return;
     case "run.timed_out":
-      return setRun(state, event.at, "failed", "timed_out");
+      setRun(state, event.at, "failed", "timed_out");
+      return;
     case "run.cancelled":
-      return setRun(state, event.at, "cancelled", "cancelled");
+      setRun(state, event.at, "cancelled", "cancelled");
+      return;
     case "node.started": {
       const node = state.nodes.get(event.path);
       if (node === undefined) return;
@@ -84,11 +93,14 @@ function applyEvent(state: ReplayState, event: HistoryEvent): void {
       return;
     }
     case "node.succeeded":
-      return endNode(state, event, "succeeded", null);
+      endNode(state, event, "succeeded", null);
+      return;
     case "node.failed":
-      return endNode(state, event, "failed", event.data.code);
+      endNode(state, event, "failed", event.data.code);
+      return;
     case "node.timed_out":
-      return endNode(state, event, "timed_out", event.data.code);
+      endNode(state, event, "timed_out", event.data.code);
+      return;
     // Facts that change neither the run's status nor a node's state.
     case "run.pause_requested":
     case "run.presented":
