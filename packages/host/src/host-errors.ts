@@ -32,6 +32,7 @@ export function toRpcError(error: unknown): RpcError {
       case "insecure_path":
         return new RpcError("store_unavailable", error.message);
       case "wrong_media_type":
+      case "illegal_transition":
         return new RpcError("internal", error.message);
       default:
         return error.code satisfies never;

@@ -69,16 +69,7 @@ export function readRunHistoryView(reader: HistoryReader, runId: string): RunHis
   let omitted = 0;
   for (let after = 0; ; ) {
     const page = reader.listRunEvents(runId, after, 10_000);
-    for (const event of page) {
-      events.push({
-        seq: event.seq,
-        type: event.type,
-        path: event.path,
-        visit: event.visit,
-        at: event.at,
-        data: event.data,
-      });
-    }
+    for (const { runId: _run, revision: _revision, ...event } of page) events.push(event);
     if (events.length > MAX_HISTORY_EVENTS) {
       omitted += events.length - MAX_HISTORY_EVENTS;
       events.splice(0, events.length - MAX_HISTORY_EVENTS);

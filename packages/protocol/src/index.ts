@@ -141,6 +141,7 @@ export {
   turnEndReasonSchema,
   turnOwnershipSchema,
   turnRecordSchema,
+  workerExitDecisionSchema,
   workerExitSchema,
 } from "./run-records.js";
 export type { RunOrigin, RunOriginCommand, RunStatus, TerminalOutcome } from "./run-status.js";
@@ -166,6 +167,8 @@ export {
   safeError,
   safeErrorSchema,
 } from "./safe-error.js";
+export type { TraceEvent, TraceEventInput, TraceEventType } from "./trace-events.js";
+export { TRACE_EVENT_TYPES, traceEventSchema } from "./trace-events.js";
 export type { Conflict, RecoveryCode, RecoveryReason, ResourceKind, Transition } from "./transition.js";
 export {
   adopted,

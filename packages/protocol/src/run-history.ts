@@ -1,20 +1,14 @@
 import { z } from "zod";
 import { jsonValueSchema, nodePathSchema, runIdSchema } from "./ids.js";
 import { messageKindSchema } from "./run-records.js";
+import { traceEventSchema } from "./trace-events.js";
 
 // What `runs.history` returns: the recorded trace a viewer replays, and what its inspector shows
 // for each node. Every value is bounded by the host: long strings, arrays and objects are folded, and
 // a fold says how much it left out.
 
-/** One entry of the run's append-only trace. */
-export const historyEventSchema = z.object({
-  seq: z.number().int(),
-  type: z.string(),
-  path: nodePathSchema.nullable(),
-  visit: z.number().int().nullable(),
-  at: z.number(),
-  data: jsonValueSchema.nullable(),
-});
+/** One entry of the run's append-only trace: where it sits in the trace, when, and which event. */
+export const historyEventSchema = z.object({ seq: z.number().int(), at: z.number() }).and(traceEventSchema);
 export type HistoryEvent = z.infer<typeof historyEventSchema>;
 
 /** One saved attempt-visit of a node, with its output (JSON, folded) or its error (text, bounded). */

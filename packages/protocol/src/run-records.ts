@@ -305,7 +305,8 @@ export const workerExitSchema = z.discriminatedUnion("kind", [
 export type WorkerExit = z.infer<typeof workerExitSchema>;
 
 /** What the host must do after a worker exit; the store decides it with the progress rule. */
-export type WorkerExitDecision = "none" | "relaunch" | "parked" | "failed" | "requeued";
+export const workerExitDecisionSchema = z.enum(["none", "relaunch", "parked", "failed", "requeued"]);
+export type WorkerExitDecision = z.infer<typeof workerExitDecisionSchema>;
 
 /** One run's saved ending, read from typed columns only (seed 000: never a text blob as JSON). */
 export type TerminalFact =

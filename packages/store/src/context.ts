@@ -18,21 +18,9 @@ export interface StoreLimits {
   maxBlobBytes: number;
 }
 
-type SqlValue = string | number | null;
-
-/** One trace event appended in the same transaction as the change it records. */
-export interface EventSpec {
-  type: string;
-  path?: string | null;
-  visit?: number | null;
-  data?: Record<string, JsonValue> | null;
-}
-
-const MAX_EVENT_DATA_BYTES = 4096;
-
 /**
- * The shared machinery of every store operation: cached statements, IMMEDIATE transactions,
- * blobs, and the one guarded update that moves a run's revision.
+ * The shared machinery of every store operation: cached statements, IMMEDIATE transactions, blobs
+ * and fenced reads. Runs and their trace are written only by `run-writes.ts`.
  */
 export class StoreContext {
   private readonly statements = new Map<string, Database.Statement>();
@@ -160,45 +148,6 @@ export class StoreContext {
     }
     return row;
   }
-
-  /**
-   * The one write that moves a run: set `columns`, bump the revision (and the progress revision when
-   * the change is durable progress), and append the trace event — guarded on the revision read in
-   * this transaction. Returns the new revision.
-   */
-  bumpRun(row: RunRow, columns: Record<string, SqlValue>, event: EventSpec, progress = false): number {
-    const revision = row.revision + 1;
-    const now = this.now();
-    const keys = Object.keys(columns).sort();
-    const assignments = keys.map((k) => `${k} = ?`);
-    const sql = `UPDATE runs SET ${[...assignments, "revision = ?", "updated_at = ?", ...(progress ? ["progress_revision = ?"] : [])].join(", ")} WHERE run_id = ? AND revision = ?`;
-    const values: SqlValue[] = keys.map((k) => columns[k] ?? null);
-    values.push(revision, now);
-    if (progress) values.push(revision);
-    values.push(row.run_id, row.revision);
-    const result = this.stmt(sql).run(...values);
-    // The revision was read inside this IMMEDIATE transaction, so a miss is a bug, not a race.
-    if (result.changes !== 1) throw new StoreError("store_failed", "A guarded run update matched no row.");
-    Object.assign(
-      row,
-      columns,
-      { revision, updated_at: now },
-      progress ? { progress_revision: revision } : {},
-    );
-    this.appendEvent(row.run_id, revision, event);
-    return revision;
-  }
-
-  appendEvent(runId: string, revision: number, event: EventSpec): void {
-    let data: string | null = null;
-    if (event.data) {
-      data = canonicalJson(event.data);
-      if (Buffer.byteLength(data, "utf8") > MAX_EVENT_DATA_BYTES) data = canonicalJson({ truncated: true });
-    }
-    this.stmt(
-      "INSERT INTO run_events (run_id, revision, type, path, visit, data, at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-    ).run(runId, revision, event.type, event.path ?? null, event.visit ?? null, data, this.now());
-  }
 }
 
 /** The evidence for a change that needs a running run. */
@@ -212,4 +161,16 @@ export function isConflict(value: RunRow | Conflict): value is Conflict {
 
 export function conflictOf<T>(evidence: Conflict): Transition<T> {
   return conflict<T>(evidence);
+}
+
+/** The running run a fenced worker may change, or the refusal to return. */
+export function runningRun(ctx: StoreContext, fence: Fence): RunRow | Transition<never> {
+  const row = ctx.fencedRun(fence);
+  if (isConflict(row)) return conflict(row);
+  if (row.status !== "running") return conflict(notRunning(row));
+  return row;
+}
+
+export function isTransition(value: RunRow | Transition<never>): value is Transition<never> {
+  return "kind" in value;
 }

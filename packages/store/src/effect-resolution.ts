@@ -9,6 +9,7 @@ import {
 } from "@piw/protocol";
 import type { StoreContext } from "./context.js";
 import { type EffectRow, mapRunRow } from "./rows.js";
+import { updateRun } from "./run-writes.js";
 
 /** What a person found out about a manual effect that a crash left unsettled. */
 export type ManualEffectResolution =
@@ -69,7 +70,8 @@ export function resolveManualEffect(
     const message = req.happened
       ? `Manual effect ${effect.effect_type} was confirmed as done by a person; resume the run to go on.`
       : `Manual effect ${effect.effect_type} was confirmed as not done; resume the run to perform it.`;
-    ctx.bumpRun(
+    updateRun(
+      ctx,
       row,
       // Still parked, now only waiting for the explicit resume.
       { recovery_reason: canonicalJson({ code: "paused", message }), paused: 1 },

@@ -8,6 +8,7 @@ export type StoreErrorCode =
   | "answer_invalid" // a checkpoint answer fails the checkpoint's saved schema: correct it and answer again
   | "not_found" // a reader was asked for an unknown ID
   | "wrong_media_type" // a blob was read as the wrong type (a bug in the caller)
+  | "illegal_transition" // a status change the run-status table forbids (a bug in the caller)
   | "store_busy" // another writer held the database past the busy timeout: retry later
   | "store_failed" // SQLite failed for another reason (disk full, I/O error)
   | "store_closed"; // the store was used after close()

@@ -1,31 +1,25 @@
-import type { ErrorCode } from "@piw/protocol";
 import {
   type AdvanceNodeVisit,
   adopted,
   applied,
   conflict,
-  type EffectResult,
-  type EffectState,
-  effectRequestText,
+  type ErrorCode,
   type Fence,
   type FinishNodeVisit,
-  type JsonValue,
-  manualEffectUnsettled,
   type NodeVisitAdvance,
   type NodeVisitResult,
   type NodeVisitState,
   PAUSED_AT_NODE_BOUNDARY,
-  type ReserveEffect,
   recoveryRequired,
   type SafeError,
-  type SettleEffect,
   type StartNodeVisit,
+  type TraceEventInput,
   type Transition,
 } from "@piw/protocol";
-import { sha256 } from "./sha256.js";
-import { isConflict, notRunning, type StoreContext } from "./context.js";
-import type { EffectRow, RunRow, StepRow } from "./rows.js";
-import { parkRow } from "./run-lifecycle.js";
+import { isConflict, isTransition, notRunning, runningRun, type StoreContext } from "./context.js";
+import type { StepRow } from "./rows.js";
+import { parkRow } from "./run-recovery.js";
+import { updateRun } from "./run-writes.js";
 
 export function stepResult(ctx: StoreContext, step: StepRow): NodeVisitResult | null {
   switch (step.status) {
@@ -51,23 +45,10 @@ export function stepResult(ctx: StoreContext, step: StepRow): NodeVisitResult | 
   }
 }
 
-function getStep(ctx: StoreContext, runId: string, path: string, visit: number): StepRow | undefined {
+export function getStep(ctx: StoreContext, runId: string, path: string, visit: number): StepRow | undefined {
   return ctx
     .stmt("SELECT * FROM run_steps WHERE run_id = ? AND path = ? AND visit = ?")
     .get(runId, path, visit) as StepRow | undefined;
-}
-
-function runningRun(ctx: StoreContext, fence: Fence): RunRow | Transition<never> {
-  const row = ctx.fencedRun(fence);
-  if (isConflict(row)) return conflict(row);
-  if (row.status !== "running") {
-    return conflict(notRunning(row));
-  }
-  return row;
-}
-
-function isTransition(value: RunRow | Transition<never>): value is Transition<never> {
-  return "kind" in value;
 }
 
 const ANY_VISIT = "SELECT 1 FROM run_steps WHERE run_id = ? AND path = ? LIMIT 1";
@@ -133,7 +114,8 @@ function openVisit(ctx: StoreContext, fence: Fence, req: StartNodeVisit): Transi
         "UPDATE run_steps SET attempt = attempt + 1, started_at = ? WHERE run_id = ? AND path = ? AND visit = ?",
       )
       .run(ctx.now(), row.run_id, req.path, req.visit);
-    ctx.bumpRun(
+    updateRun(
+      ctx,
       row,
       {},
       { type: "node.retried", path: req.path, visit: req.visit, data: { attempt: step.attempt + 1 } },
@@ -155,7 +137,8 @@ function openVisit(ctx: StoreContext, fence: Fence, req: StartNodeVisit): Transi
       "INSERT INTO run_steps (run_id, path, visit, node_kind, attempt, status, started_at) VALUES (?, ?, ?, ?, 1, 'running', ?)",
     )
     .run(row.run_id, req.path, req.visit, req.nodeKind, ctx.now());
-  ctx.bumpRun(
+  updateRun(
+    ctx,
     row,
     { step_count: row.step_count + 1, cursor_path: req.path, cursor_visit: req.visit },
     { type: "node.started", path: req.path, visit: req.visit, data: { kind: req.nodeKind } },
@@ -164,7 +147,7 @@ function openVisit(ctx: StoreContext, fence: Fence, req: StartNodeVisit): Transi
 }
 
 /** Whether a saved text blob holds exactly `text`; an error's message is part of the saved result. */
-function sameText(ctx: StoreContext, hash: string | null, text: string): boolean {
+export function sameText(ctx: StoreContext, hash: string | null, text: string): boolean {
   return hash !== null && ctx.readTextBlob(hash) === text;
 }
 
@@ -176,6 +159,19 @@ function sameResult(ctx: StoreContext, step: StepRow, result: NodeVisitResult): 
     case "failed":
     case "timed_out":
       return step.error_code === result.error.code && sameText(ctx, step.error_hash, result.error.message);
+    default:
+      return result satisfies never;
+  }
+}
+
+function visitEndEvent(path: string, visit: number, result: NodeVisitResult): TraceEventInput {
+  switch (result.status) {
+    case "succeeded":
+      return { type: "node.succeeded", path, visit };
+    case "failed":
+      return { type: "node.failed", path, visit, data: { code: result.error.code } };
+    case "timed_out":
+      return { type: "node.timed_out", path, visit, data: { code: result.error.code } };
     default:
       return result satisfies never;
   }
@@ -229,17 +225,7 @@ function closeVisit(ctx: StoreContext, fence: Fence, req: FinishNodeVisit): Tran
       req.path,
       req.visit,
     );
-  ctx.bumpRun(
-    row,
-    {},
-    {
-      type: `node.${result.status}`,
-      path: req.path,
-      visit: req.visit,
-      data: error ? { code: error.code } : null,
-    },
-    true,
-  );
+  updateRun(ctx, row, {}, visitEndEvent(req.path, req.visit, result), { progress: true });
   return applied({ ...finished, result });
 }
 
@@ -261,145 +247,5 @@ export function advanceNodeVisit(
     const { expectedRevision: _checked, ...claim } = fence;
     const advance = { finished: finished.value, started: openVisit(ctx, claim, req.start) };
     return finished.kind === "applied" ? applied(advance) : adopted(advance);
-  });
-}
-
-function effectState(ctx: StoreContext, effect: EffectRow): EffectState {
-  if (effect.status === "reserved") return { status: "reserved", effectId: effect.effect_id };
-  const result: EffectResult =
-    effect.status === "settled"
-      ? {
-          ok: true,
-          value: effect.result_hash === null ? null : (ctx.readJsonBlob(effect.result_hash) as JsonValue),
-        }
-      : {
-          ok: false,
-          error: {
-            code: (effect.error_code ?? "node_failed") as ErrorCode,
-            message: effect.error_hash === null ? "" : ctx.readTextBlob(effect.error_hash),
-          },
-        };
-  return { status: "settled", effectId: effect.effect_id, result };
-}
-
-/**
- * Reserve a managed effect before its side effect runs. The same identity with the same request adopts
- * the saved state; with another request it conflicts. An unsettled manual effect parks the run.
- */
-export function reserveEffect(ctx: StoreContext, fence: Fence, req: ReserveEffect): Transition<EffectState> {
-  return ctx.tx(() => {
-    const row = runningRun(ctx, fence);
-    if (isTransition(row)) return row;
-    const step = getStep(ctx, row.run_id, req.path, req.visit);
-    if (step?.status !== "running") {
-      return conflict({ kind: "visit_not_open", runId: row.run_id, path: req.path, visit: req.visit });
-    }
-    const print = sha256(effectRequestText(req));
-    const effect = ctx.stmt("SELECT * FROM effects WHERE effect_id = ?").get(req.effectId) as
-      | EffectRow
-      | undefined;
-    if (effect) {
-      const sameIdentity =
-        effect.run_id === row.run_id &&
-        effect.path === req.path &&
-        effect.visit === req.visit &&
-        effect.ordinal === req.ordinal;
-      if (!sameIdentity || effect.request_fingerprint !== print) {
-        return conflict({ kind: "request_mismatch", resource: "effect", id: req.effectId });
-      }
-      if (effect.status === "reserved" && effect.mode === "manual") {
-        const reason = manualEffectUnsettled(req.effectType, req.effectId);
-        parkRow(ctx, row, reason);
-        return recoveryRequired(reason);
-      }
-      return adopted(effectState(ctx, effect));
-    }
-    ctx
-      .stmt(
-        `INSERT INTO effects (effect_id, run_id, path, visit, effect_type, ordinal, mode, request_fingerprint,
-          request_hash, status, reserved_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'reserved', ?)`,
-      )
-      .run(
-        req.effectId,
-        row.run_id,
-        req.path,
-        req.visit,
-        req.effectType,
-        req.ordinal,
-        req.mode,
-        print,
-        ctx.putJson(req.request),
-        ctx.now(),
-      );
-    ctx.bumpRun(
-      row,
-      {},
-      {
-        type: "effect.reserved",
-        path: req.path,
-        visit: req.visit,
-        data: { effectType: req.effectType, mode: req.mode },
-      },
-      true,
-    );
-    return applied({ status: "reserved", effectId: req.effectId });
-  });
-}
-
-/** Save an effect's result. Settling twice with the same result adopts; with another, it conflicts. */
-export function settleEffect(ctx: StoreContext, fence: Fence, req: SettleEffect): Transition<EffectState> {
-  return ctx.tx(() => {
-    const row = ctx.fencedRun(fence);
-    if (isConflict(row)) return conflict(row);
-    const effect = ctx.stmt("SELECT * FROM effects WHERE effect_id = ?").get(req.effectId) as
-      | EffectRow
-      | undefined;
-    if (!effect || effect.run_id !== row.run_id)
-      return conflict({ kind: "not_found", resource: "effect", id: req.effectId });
-    const { result } = req;
-    const valueHash = result.ok ? ctx.jsonHash(result.value) : null;
-    if (effect.status !== "reserved") {
-      const same = result.ok
-        ? effect.status === "settled" && effect.result_hash === valueHash
-        : effect.status === "failed" &&
-          effect.error_code === result.error.code &&
-          sameText(ctx, effect.error_hash, result.error.message);
-      return same
-        ? adopted(effectState(ctx, effect))
-        : conflict({
-            kind: "state_mismatch",
-            resource: "effect",
-            id: req.effectId,
-            expected: "reserved",
-            actual: effect.status,
-          });
-    }
-    if (row.status !== "running") {
-      return conflict(notRunning(row));
-    }
-    ctx
-      .stmt(
-        "UPDATE effects SET status = ?, result_hash = ?, error_code = ?, error_hash = ?, settled_at = ? WHERE effect_id = ?",
-      )
-      .run(
-        result.ok ? "settled" : "failed",
-        result.ok ? ctx.putJson(result.value) : null,
-        result.ok ? null : result.error.code,
-        result.ok ? null : ctx.putText(result.error.message),
-        ctx.now(),
-        req.effectId,
-      );
-    ctx.bumpRun(
-      row,
-      {},
-      {
-        type: result.ok ? "effect.settled" : "effect.failed",
-        path: effect.path,
-        visit: effect.visit,
-        data: { effectType: effect.effect_type },
-      },
-      true,
-    );
-    return applied({ status: "settled", effectId: req.effectId, result });
   });
 }

@@ -15,6 +15,7 @@ import { isConflict, notRunning, type StoreContext } from "./context.js";
 import { StoreError } from "./errors.js";
 import { readPresentationInstructions, readTerminalFacts } from "./readers.js";
 import type { MessageRow, RunRow } from "./rows.js";
+import { updateRun } from "./run-writes.js";
 
 function mapMessage(ctx: StoreContext, row: MessageRow): MessageRecord {
   return {
@@ -90,7 +91,8 @@ export function enqueueMessage(
       return conflict(notRunning(row));
     }
     insertMessage(ctx, row, { ...req });
-    ctx.bumpRun(
+    updateRun(
+      ctx,
       row,
       {},
       {
@@ -99,7 +101,7 @@ export function enqueueMessage(
         visit: req.visit,
         data: { kind: req.kind, messageId: req.messageId },
       },
-      true,
+      { progress: true },
     );
     return applied(mapMessage(ctx, getMessage(ctx, req.messageId) as MessageRow));
   });
@@ -131,7 +133,7 @@ export function claimMessages(
     }
     for (const runId of touched) {
       const run = ctx.getRunRow(runId);
-      if (run) ctx.bumpRun(run, {}, { type: "message.claimed" });
+      if (run) updateRun(ctx, run, {}, { type: "message.claimed" });
     }
     return applied(rows.map((r) => mapMessage(ctx, r)));
   });
@@ -163,7 +165,17 @@ function settleMessage(
       .run(to, deliveredAt, messageId);
     const run = ctx.getRunRow(row.run_id);
     if (run)
-      ctx.bumpRun(run, {}, { type: `message.${to}`, path: row.path, visit: row.visit, data: { messageId } });
+      updateRun(
+        ctx,
+        run,
+        {},
+        {
+          type: to === "delivered" ? "message.delivered" : "message.cancelled",
+          path: row.path,
+          visit: row.visit,
+          data: { messageId },
+        },
+      );
     return applied(mapMessage(ctx, { ...row, status: to, delivered_at: deliveredAt }));
   });
 }
@@ -315,7 +327,8 @@ export function createTerminalMessages(
       for (const msg of terminalMessages(facts.facts.run, readPresentationInstructions(ctx, row.run_id))) {
         insertMessage(ctx, row, msg);
       }
-      ctx.bumpRun(
+      updateRun(
+        ctx,
         row,
         { presentation_state: "created", presentation_error: null },
         { type: "run.presented" },
@@ -328,7 +341,8 @@ export function createTerminalMessages(
     ctx.tx(() => {
       const row = ctx.getRunRow(req.runId);
       if (row)
-        ctx.bumpRun(
+        updateRun(
+          ctx,
           row,
           { presentation_state: "failed", presentation_error: reason },
           { type: "run.presentation_failed", data: { code: reason } },

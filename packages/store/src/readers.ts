@@ -6,6 +6,7 @@ import {
   type RunStatus,
   type TerminalFact,
   type TerminalFacts,
+  type TraceEvent,
 } from "@piw/protocol";
 import type { StoreContext } from "./context.js";
 import { StoreError } from "./errors.js";
@@ -249,15 +250,29 @@ export function listRunEffects(ctx: StoreContext, runId: string): EffectRecord[]
   );
 }
 
-export interface RunEventRecord {
+/** One saved trace event: where it sits in the run's trace, the revision it recorded, and the event. */
+export type RunEventRecord = { seq: number; runId: string; revision: number; at: number } & TraceEvent;
+
+interface RunEventRow {
   seq: number;
-  runId: string;
+  run_id: string;
   revision: number;
   type: string;
   path: string | null;
   visit: number | null;
-  data: JsonValue | null;
+  data: string | null;
   at: number;
+}
+
+function mapRunEventRow(row: RunEventRow): RunEventRecord {
+  // `run-writes.ts` is the table's only writer and writes only `TraceEventInput`s, so a row is one.
+  const event = {
+    type: row.type,
+    path: row.path,
+    visit: row.visit,
+    data: row.data === null ? null : (JSON.parse(row.data) as JsonValue),
+  } as TraceEvent;
+  return { seq: row.seq, runId: row.run_id, revision: row.revision, at: row.at, ...event };
 }
 
 /** The append-only trace of a run, after `afterSeq`. */
@@ -271,26 +286,8 @@ export function listRunEvents(
     (
       ctx
         .stmt("SELECT * FROM run_events WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?")
-        .all(runId, afterSeq, Math.max(1, Math.min(limit, 10_000))) as Array<{
-        seq: number;
-        run_id: string;
-        revision: number;
-        type: string;
-        path: string | null;
-        visit: number | null;
-        data: string | null;
-        at: number;
-      }>
-    ).map((r) => ({
-      seq: r.seq,
-      runId: r.run_id,
-      revision: r.revision,
-      type: r.type,
-      path: r.path,
-      visit: r.visit,
-      data: r.data === null ? null : (JSON.parse(r.data) as JsonValue),
-      at: r.at,
-    })),
+        .all(runId, afterSeq, Math.max(1, Math.min(limit, 10_000))) as RunEventRow[]
+    ).map(mapRunEventRow),
   );
 }
 

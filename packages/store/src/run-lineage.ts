@@ -16,6 +16,7 @@ import { readAnswerCheck } from "./readers.js";
 import { controllableRun } from "./run-control.js";
 import { repeatedRequest, runWithRequestKey } from "./request-key.js";
 import { mapRunRow, type RunRow } from "./rows.js";
+import { insertQueuedRun } from "./run-writes.js";
 import { sessionRefusal } from "./session-reservation.js";
 
 interface ChildSpec {
@@ -36,45 +37,29 @@ function insertChild(ctx: StoreContext, spec: ChildSpec): Transition<RunRecord> 
   const { parent } = spec;
   const refusal = parent.origin_session === null ? undefined : sessionRefusal(ctx, parent.origin_session);
   if (refusal) return conflict(refusal);
-  const now = ctx.now();
-  ctx
-    .stmt(
-      `INSERT INTO runs (run_id, root_run_id, parent_run_id, origin_command, next_command, restart_number,
-        parent_terminal_fingerprint, accepted_path, accepted_visit, accepted_answer_hash, workflow_name,
-        source_json, definition_digest, manifest_hash, origin_kind, origin_session, status, generation,
-        revision, progress_revision, paused, step_count, input_hash, presentation_hash, working_dir,
-        request_key, presentation_state, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', 0, 1, 0, 0, 0, ?, ?, ?, ?, 'none', ?, ?)`,
-    )
-    .run(
-      spec.runId,
-      parent.root_run_id,
-      parent.run_id,
-      spec.command,
-      spec.command,
-      spec.restartNumber,
-      spec.parentTerminalFingerprint,
-      spec.accepted?.path ?? null,
-      spec.accepted?.visit ?? null,
-      spec.accepted?.answerHash ?? null,
-      parent.workflow_name,
-      parent.source_json,
-      parent.definition_digest,
-      parent.manifest_hash,
-      parent.origin_kind,
-      parent.origin_session,
-      parent.input_hash,
-      parent.presentation_hash,
-      parent.working_dir,
-      spec.requestKey,
-      now,
-      now,
-    );
-  ctx.appendEvent(spec.runId, 1, {
-    type: "run.queued",
-    data: { command: spec.command, parentRunId: parent.run_id },
+  const row = insertQueuedRun(ctx, {
+    run_id: spec.runId,
+    root_run_id: parent.root_run_id,
+    parent_run_id: parent.run_id,
+    origin_command: spec.command,
+    next_command: spec.command,
+    restart_number: spec.restartNumber,
+    parent_terminal_fingerprint: spec.parentTerminalFingerprint,
+    accepted_path: spec.accepted?.path ?? null,
+    accepted_visit: spec.accepted?.visit ?? null,
+    accepted_answer_hash: spec.accepted?.answerHash ?? null,
+    workflow_name: parent.workflow_name,
+    source_json: parent.source_json,
+    definition_digest: parent.definition_digest,
+    manifest_hash: parent.manifest_hash,
+    origin_kind: parent.origin_kind,
+    origin_session: parent.origin_session,
+    input_hash: parent.input_hash,
+    presentation_hash: parent.presentation_hash,
+    working_dir: parent.working_dir,
+    request_key: spec.requestKey,
   });
-  return applied(mapRunRow(ctx.getRunRow(spec.runId) as RunRow));
+  return applied(mapRunRow(row));
 }
 
 /**

@@ -25,13 +25,8 @@ import { StoreContext } from "./context.js";
 import { resolveManualEffect } from "./effect-resolution.js";
 import { StoreError } from "./errors.js";
 import { readRunHistory } from "./history-readers.js";
-import {
-  advanceNodeVisit,
-  finishNodeVisit,
-  reserveEffect,
-  settleEffect,
-  startNodeVisit,
-} from "./node-visits.js";
+import { reserveEffect, settleEffect } from "./effects.js";
+import { advanceNodeVisit, finishNodeVisit, startNodeVisit } from "./node-visits.js";
 import { openDatabase, type SynchronousMode } from "./open-database.js";
 import {
   cancelMessage,
@@ -43,17 +38,10 @@ import {
   markMessageDelivered,
 } from "./outbox.js";
 import * as readers from "./readers.js";
-import {
-  cancelRun,
-  claimRun,
-  finishRun,
-  markRunning,
-  parkRun,
-  recoverExpiredStarting,
-  requestPause,
-  reservePreparedRun,
-} from "./run-lifecycle.js";
+import { cancelRun, claimRun, finishRun, markRunning } from "./run-lifecycle.js";
 import { prepareContinuation, prepareRestart } from "./run-lineage.js";
+import { parkRun, recoverExpiredStarting, requestPause } from "./run-recovery.js";
+import { reservePreparedRun } from "./run-reservation.js";
 import { readRunSnapshot } from "./run-snapshot.js";
 import { endTurn, openSessionTurn, settleSessionTurns, startTurn } from "./turns.js";
 import { listOpenLaunches, recordWorkerExit, recordWorkerLaunch } from "./worker-launches.js";

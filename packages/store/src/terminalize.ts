@@ -1,8 +1,15 @@
 import { canonicalJson } from "@piw/protocol";
-import type { RunStatus, SafeError, TerminalOutcome } from "@piw/protocol";
+import type { RunStatus, SafeError, TerminalOutcome, TraceEventInput } from "@piw/protocol";
 import { sha256 } from "./sha256.js";
-import type { EventSpec, StoreContext } from "./context.js";
+import type { StoreContext } from "./context.js";
 import type { RunRow } from "./rows.js";
+import { transitionRun } from "./run-writes.js";
+
+/** The events that record a run's end. */
+export type TerminalEvent = Extract<
+  TraceEventInput,
+  { type: "run.completed" | "run.waiting" | "run.failed" | "run.timed_out" | "run.cancelled" }
+>;
 
 export interface TerminalChange {
   status: Extract<RunStatus, "done" | "failed" | "cancelled">;
@@ -11,6 +18,8 @@ export interface TerminalChange {
   error?: SafeError | null;
   /** Whether a terminal message or follow-up should later be created from the saved facts. */
   present: boolean;
+  /** Where a waiting run stopped: the checkpoint a continuation answers. */
+  cursor?: { path: string; visit: number };
 }
 
 export function terminalFingerprint(row: RunRow): string {
@@ -35,17 +44,9 @@ export function terminalize(
   ctx: StoreContext,
   row: RunRow,
   change: TerminalChange,
-  event: EventSpec,
+  event: TerminalEvent,
 ): number {
   const now = ctx.now();
-  ctx
-    .stmt("UPDATE turns SET status = 'lost', ended_at = ? WHERE run_id = ? AND status = 'open'")
-    .run(now, row.run_id);
-  ctx
-    .stmt(
-      "UPDATE messages SET status = 'cancelled', claim_token = NULL, lease_expires_at = NULL WHERE run_id = ? AND status IN ('pending', 'claimed')",
-    )
-    .run(row.run_id);
   const errorHash = change.error ? ctx.putText(change.error.message) : null;
   const facts: RunRow = {
     ...row,
@@ -56,10 +57,12 @@ export function terminalize(
     error_hash: errorHash,
   };
   const presented = row.origin_kind === "pi" && change.present;
-  return ctx.bumpRun(
+  const revision = transitionRun(
+    ctx,
     row,
+    change.status,
     {
-      status: change.status,
+      ...(change.cursor ? { cursor_path: change.cursor.path, cursor_visit: change.cursor.visit } : {}),
       outcome: change.outcome,
       final_output_hash: facts.final_output_hash,
       error_code: facts.error_code,
@@ -75,4 +78,13 @@ export function terminalize(
     },
     event,
   );
+  ctx
+    .stmt("UPDATE turns SET status = 'lost', ended_at = ? WHERE run_id = ? AND status = 'open'")
+    .run(now, row.run_id);
+  ctx
+    .stmt(
+      "UPDATE messages SET status = 'cancelled', claim_token = NULL, lease_expires_at = NULL WHERE run_id = ? AND status IN ('pending', 'claimed')",
+    )
+    .run(row.run_id);
+  return revision;
 }

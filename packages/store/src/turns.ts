@@ -11,6 +11,7 @@ import {
 import { sha256 } from "./sha256.js";
 import type { StoreContext } from "./context.js";
 import { type MessageRow, mapTurnRow, type RunRow, type StepRow, type TurnRow } from "./rows.js";
+import { updateRun } from "./run-writes.js";
 
 export type { TurnOwnership };
 
@@ -81,7 +82,8 @@ export function startTurn(ctx: StoreContext, req: StartTurn): Transition<TurnOwn
         ctx.now(),
       );
     if (owner) {
-      ctx.bumpRun(
+      updateRun(
+        ctx,
         owner.run,
         {},
         { type: "turn.started", path: owner.message.path, visit: owner.message.visit, data: { turnId } },
@@ -115,7 +117,8 @@ export function endTurn(ctx: StoreContext, req: EndTurn): Transition<TurnRecord>
       .run(req.reason, ctx.now(), turn.turn_id);
     const run = turn.run_id === null ? undefined : ctx.getRunRow(turn.run_id);
     if (run) {
-      ctx.bumpRun(
+      updateRun(
+        ctx,
         run,
         {},
         { type: "turn.ended", path: turn.path, visit: turn.visit, data: { reason: req.reason } },
@@ -137,7 +140,7 @@ export function settleSessionTurns(ctx: StoreContext, req: { sessionId: string }
         .stmt("UPDATE turns SET status = 'lost', ended_at = ? WHERE turn_id = ?")
         .run(ctx.now(), turn.turn_id);
       const run = turn.run_id === null ? undefined : ctx.getRunRow(turn.run_id);
-      if (run) ctx.bumpRun(run, {}, { type: "turn.lost", path: turn.path, visit: turn.visit });
+      if (run) updateRun(ctx, run, {}, { type: "turn.lost", path: turn.path, visit: turn.visit });
     }
     return applied(open.map((t) => mapTurnRow({ ...t, status: "lost" })));
   });

@@ -10,8 +10,15 @@ import {
 } from "@piw/protocol";
 import { isConflict, type StoreContext } from "./context.js";
 import type { LaunchRow } from "./rows.js";
-import { applyWorkerExitVerdict } from "./run-lifecycle.js";
-import { decideWorkerExit, savedDecision, type WorkerReport } from "./worker-exit-decision.js";
+import type { RunRow } from "./rows.js";
+import { applyWorkerExitVerdict } from "./run-recovery.js";
+import { updateRun } from "./run-writes.js";
+import {
+  decideWorkerExit,
+  type LaunchRunStatus,
+  savedDecision,
+  type WorkerReport,
+} from "./worker-exit-decision.js";
 
 export interface LaunchRecord {
   launchId: string;
@@ -77,7 +84,8 @@ export function recordWorkerLaunch(
         req.pid,
         ctx.now(),
       );
-    ctx.bumpRun(
+    updateRun(
+      ctx,
       row,
       { launch_revision: row.progress_revision },
       { type: "worker.launched", data: { launchId: req.launchId, command: req.commandType } },
@@ -107,13 +115,12 @@ export function recordWorkerExit(
     const run = ctx.getRunRow(launch.run_id);
     if (!run) return conflict({ kind: "not_found", resource: "run", id: launch.run_id });
     const { exit } = req;
-    const holdsClaim =
-      run.generation === launch.generation && (run.status === "starting" || run.status === "running");
+    const runStatus = launchRunStatus(run, launch);
     const verdict = decideWorkerExit({
       command: launch.command_type as RunCommandType,
       progressSinceLaunch: run.progress_revision > launch.launch_revision,
       report: reportOf(exit),
-      runStatus: holdsClaim ? (run.status as "starting" | "running") : "moved_on",
+      runStatus,
       hostAlive: exit.kind !== "orphaned",
     });
     applyWorkerExitVerdict(ctx, run, verdict, launch.launch_id);
@@ -133,8 +140,9 @@ export function recordWorkerExit(
         ctx.now(),
         launch.launch_id,
       );
-    if (!holdsClaim)
-      ctx.bumpRun(run, {}, { type: "worker.exited", data: { launchId: launch.launch_id, decision } });
+    // A verdict on a run that held the claim recorded its own event; one that moved on gets this one.
+    if (runStatus === "moved_on")
+      updateRun(ctx, run, {}, { type: "worker.exited", data: { launchId: launch.launch_id, decision } });
     const saved = ctx
       .stmt("SELECT * FROM worker_launches WHERE launch_id = ?")
       .get(launch.launch_id) as LaunchRow;
@@ -151,6 +159,24 @@ export function listOpenLaunches(ctx: StoreContext): LaunchRecord[] {
         .all() as LaunchRow[]
     ).map(mapLaunch),
   );
+}
+
+/** Whether the run still holds the launch's claim, and in which status; anything else has moved on. */
+function launchRunStatus(run: RunRow, launch: LaunchRow): LaunchRunStatus {
+  if (run.generation !== launch.generation) return "moved_on";
+  switch (run.status) {
+    case "starting":
+    case "running":
+      return run.status;
+    case "queued":
+    case "parked":
+    case "done":
+    case "failed":
+    case "cancelled":
+      return "moved_on";
+    default:
+      return run.status satisfies never;
+  }
 }
 
 function reportOf(exit: WorkerExit): WorkerReport {

@@ -1,30 +1,127 @@
 import type { HistoryEvent, NodeView, RunHistory, RunStatus, RunView, TerminalOutcome } from "@piw/protocol";
 
-const RUN_EVENTS: Record<string, { status: RunStatus; outcome: TerminalOutcome | null }> = {
-  "run.queued": { status: "queued", outcome: null },
-  "run.requeued": { status: "queued", outcome: null },
-  "run.claimed": { status: "starting", outcome: null },
-  "run.running": { status: "running", outcome: null },
-  "run.parked": { status: "parked", outcome: null },
-  "run.completed": { status: "done", outcome: "completed" },
-  "run.waiting": { status: "done", outcome: "waiting" },
-  "run.failed": { status: "failed", outcome: "failed" },
-  "run.timed_out": { status: "failed", outcome: "timed_out" },
-  "run.cancelled": { status: "cancelled", outcome: "cancelled" },
-};
+/** The replayed run at one point of its trace. */
+interface ReplayState {
+  status: RunStatus;
+  outcome: TerminalOutcome | null;
+  cursor: RunView["cursor"];
+  startedAt: number | null;
+  finishedAt: number | null;
+  nodes: Map<string, NodeView>;
+  /** The visit numbers seen per node path: a crash retry reopens a visit, it does not add one. */
+  visits: Map<string, Set<number>>;
+}
 
-const NODE_ENDINGS: Record<string, NodeView["state"]> = {
-  "node.succeeded": "succeeded",
-  "node.failed": "failed",
-  "node.timed_out": "timed_out",
-};
+function setRun(state: ReplayState, at: number, status: RunStatus, outcome: TerminalOutcome | null): void {
+  state.status = status;
+  state.outcome = outcome;
+  if (status === "running" && state.startedAt === null) state.startedAt = at;
+  if (outcome !== null) state.finishedAt = at;
+}
 
-function codeOf(event: HistoryEvent): string | null {
-  const data = event.data;
-  if (data !== null && typeof data === "object" && !Array.isArray(data) && typeof data.code === "string") {
-    return data.code;
+function endNode(
+  state: ReplayState,
+  event: HistoryEvent & { path: string },
+  ending: NodeView["state"],
+  errorCode: string | null,
+): void {
+  const node = state.nodes.get(event.path);
+  if (node) Object.assign(node, { state: ending, finishedAt: event.at, errorCode });
+}
+
+/**
+ * What one trace event does to the replayed run. Every event is named, so a new event fails to
+ * compile until it has its rule here: the store's status after an event is the status replayed.
+ */
+function applyEvent(state: ReplayState, event: HistoryEvent): void {
+  switch (event.type) {
+    case "run.queued":
+    case "run.requeued":
+    case "run.lease_expired":
+      setRun(state, event.at, "queued", null);
+      return;
+    case "run.claimed":
+      setRun(state, event.at, "starting", null);
+      return;
+    case "run.running":
+      setRun(state, event.at, "running", null);
+      return;
+    case "run.parked":
+      setRun(state, event.at, "parked", null);
+      return;
+    case "run.completed":
+      setRun(state, event.at, "done", "completed");
+      return;
+    case "run.waiting":
+      setRun(state, event.at, "done", "waiting");
+      return;
+    case "run.failed":
+      setRun(state, event.at, "failed", "failed");
+      return;
+    case "run.timed_out":
+      setRun(state, event.at, "failed", "timed_out");
+      return;
+    case "run.cancelled":
+      setRun(state, event.at, "cancelled", "cancelled");
+      return;
+    case "node.started": {
+      const node = state.nodes.get(event.path);
+      if (node === undefined) return;
+      const seen = state.visits.get(event.path) ?? new Set<number>();
+      seen.add(event.visit);
+      state.visits.set(event.path, seen);
+      Object.assign(node, {
+        state: "running",
+        visits: seen.size,
+        attempt: 1,
+        startedAt: event.at,
+        finishedAt: null,
+        errorCode: null,
+      });
+      state.cursor = { path: event.path, visit: event.visit };
+      return;
+    }
+    case "node.retried": {
+      const node = state.nodes.get(event.path);
+      if (node)
+        Object.assign(node, {
+          state: "running",
+          attempt: event.data.attempt,
+          finishedAt: null,
+          errorCode: null,
+        });
+      return;
+    }
+    case "node.succeeded":
+      endNode(state, event, "succeeded", null);
+      return;
+    case "node.failed":
+      endNode(state, event, "failed", event.data.code);
+      return;
+    case "node.timed_out":
+      endNode(state, event, "timed_out", event.data.code);
+      return;
+    // Facts that change neither the run's status nor a node's state.
+    case "run.pause_requested":
+    case "run.presented":
+    case "run.presentation_failed":
+    case "effect.reserved":
+    case "effect.settled":
+    case "effect.failed":
+    case "effect.resolved":
+    case "message.queued":
+    case "message.claimed":
+    case "message.delivered":
+    case "message.cancelled":
+    case "turn.started":
+    case "turn.ended":
+    case "turn.lost":
+    case "worker.launched":
+    case "worker.exited":
+      return;
+    default:
+      event satisfies never;
   }
-  return null;
 }
 
 /**
@@ -34,76 +131,40 @@ function codeOf(event: HistoryEvent): string | null {
  */
 export function replayView(view: RunView, history: RunHistory, position: number): RunView {
   const last = Math.min(Math.max(0, position), history.events.length - 1);
-  const nodes = new Map<string, NodeView>(
-    view.nodes.map((node) => [
-      node.path,
-      {
-        ...node,
-        state: "pending",
-        visits: 0,
-        attempt: 0,
-        startedAt: null,
-        finishedAt: null,
-        errorCode: null,
-      },
-    ]),
-  );
-  const visits = new Map<string, Set<number>>();
-  let status: RunStatus = "queued";
-  let outcome: TerminalOutcome | null = null;
-  let cursor: RunView["cursor"] = null;
-  let startedAt: number | null = null;
-  let finishedAt: number | null = null;
-  for (let i = 0; i <= last; i += 1) {
-    const event = history.events[i] as HistoryEvent;
-    const run = RUN_EVENTS[event.type];
-    if (run !== undefined) {
-      status = run.status;
-      outcome = run.outcome;
-      if (status === "running" && startedAt === null) startedAt = event.at;
-      if (outcome !== null || status === "cancelled") finishedAt = event.at;
-      continue;
-    }
-    if (event.path === null) continue;
-    const node = nodes.get(event.path);
-    if (node === undefined) continue;
-    if (event.type === "node.started") {
-      const seen = visits.get(event.path) ?? new Set<number>();
-      if (event.visit !== null) seen.add(event.visit);
-      visits.set(event.path, seen);
-      Object.assign(node, {
-        state: "running",
-        visits: seen.size,
-        attempt: 1,
-        startedAt: event.at,
-        finishedAt: null,
-        errorCode: null,
-      });
-      cursor = { path: event.path, visit: event.visit ?? 1 };
-    } else if (event.type === "node.retried") {
-      const data = event.data;
-      const attempt =
-        data !== null && typeof data === "object" && !Array.isArray(data) && typeof data.attempt === "number"
-          ? data.attempt
-          : node.attempt + 1;
-      Object.assign(node, { state: "running", attempt, finishedAt: null, errorCode: null });
-    } else {
-      const ending = NODE_ENDINGS[event.type];
-      if (ending !== undefined)
-        Object.assign(node, { state: ending, finishedAt: event.at, errorCode: codeOf(event) });
-    }
-  }
+  const state: ReplayState = {
+    status: "queued",
+    outcome: null,
+    cursor: null,
+    startedAt: null,
+    finishedAt: null,
+    visits: new Map(),
+    nodes: new Map(
+      view.nodes.map((node) => [
+        node.path,
+        {
+          ...node,
+          state: "pending",
+          visits: 0,
+          attempt: 0,
+          startedAt: null,
+          finishedAt: null,
+          errorCode: null,
+        },
+      ]),
+    ),
+  };
+  for (let i = 0; i <= last; i += 1) applyEvent(state, history.events[i] as HistoryEvent);
   return {
     ...view,
-    status,
-    outcome,
-    cursor,
-    startedAt,
-    finishedAt,
+    status: state.status,
+    outcome: state.outcome,
+    cursor: state.cursor,
+    startedAt: state.startedAt,
+    finishedAt: state.finishedAt,
     currentWork: { kind: "none" },
-    recoveryReason: status === "parked" ? view.recoveryReason : null,
-    error: status === "failed" ? view.error : null,
-    nodes: view.nodes.map((node) => nodes.get(node.path) as NodeView),
+    recoveryReason: state.status === "parked" ? view.recoveryReason : null,
+    error: state.status === "failed" ? view.error : null,
+    nodes: view.nodes.map((node) => state.nodes.get(node.path) as NodeView),
   };
 }
 

@@ -1,16 +1,11 @@
-import type { HistoryEvent, RunHistory } from "@piw/protocol";
+import { type HistoryEvent, type RunHistory, type TraceEventInput, traceEventSchema } from "@piw/protocol";
 
 let seq = 0;
 
-/** A trace event; `at` counts up from 1,000 in steps of 100 unless given. */
-export function event(
-  type: string,
-  path: string | null = null,
-  visit: number | null = null,
-  data: HistoryEvent["data"] = null,
-): HistoryEvent {
+/** A trace event, checked against the protocol's schema; `at` counts up from 1,000 in steps of 100. */
+export function event(trace: TraceEventInput): HistoryEvent {
   seq += 1;
-  return { seq, type, path, visit, at: 1_000 + seq * 100, data };
+  return { seq, at: 1_000 + seq * 100, ...traceEventSchema.parse(trace) };
 }
 
 export function historyOf(

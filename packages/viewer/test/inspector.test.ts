@@ -36,7 +36,7 @@ describe("renderInspector", () => {
     finishedAt: 1_500,
     errorCode: "node_failed",
   });
-  const history = historyOf("run_01", [event("run.queued")], {
+  const history = historyOf("run_01", [event({ type: "run.queued", data: { command: "start" } })], {
     steps: [
       {
         path: "n1",

@@ -20,17 +20,17 @@ const loop: GraphManifest = {
 };
 
 const events = [
-  event("run.queued"),
-  event("run.claimed"),
-  event("run.running"),
-  event("node.started", "draft", 1, { kind: "agent" }),
-  event("node.succeeded", "draft", 1),
-  event("node.started", "route", 1, { kind: "decision" }),
-  event("node.succeeded", "route", 1),
-  event("node.started", "draft", 2, { kind: "agent" }),
-  event("node.retried", "draft", 2, { attempt: 2 }),
-  event("node.failed", "draft", 2, { code: "node_failed" }),
-  event("run.failed", null, null, { code: "node_failed" }),
+  event({ type: "run.queued", data: { command: "start" } }),
+  event({ type: "run.claimed", data: { from: "queued", generation: 0 } }),
+  event({ type: "run.running" }),
+  event({ type: "node.started", path: "draft", visit: 1, data: { kind: "agent" } }),
+  event({ type: "node.succeeded", path: "draft", visit: 1 }),
+  event({ type: "node.started", path: "route", visit: 1, data: { kind: "decision" } }),
+  event({ type: "node.succeeded", path: "route", visit: 1 }),
+  event({ type: "node.started", path: "draft", visit: 2, data: { kind: "agent" } }),
+  event({ type: "node.retried", path: "draft", visit: 2, data: { attempt: 2 } }),
+  event({ type: "node.failed", path: "draft", visit: 2, data: { code: "node_failed" } }),
+  event({ type: "run.failed", data: { code: "node_failed" } }),
 ];
 const history = historyOf("run_01", events);
 let live = runViewOf(loop, {

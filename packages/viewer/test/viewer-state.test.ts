@@ -43,11 +43,11 @@ const runB = runViewOf(chainManifest(2), {
   recoveryReason: { code: "paused", message: "paused by the user" },
 });
 const trace = historyOf("a-1", [
-  event("run.queued"),
-  event("run.running"),
-  event("node.started", "n0", 1),
-  event("node.succeeded", "n0", 1),
-  event("node.started", "n1", 1),
+  event({ type: "run.queued", data: { command: "start" } }),
+  event({ type: "run.running" }),
+  event({ type: "node.started", path: "n0", visit: 1, data: { kind: "compute" } }),
+  event({ type: "node.succeeded", path: "n0", visit: 1 }),
+  event({ type: "node.started", path: "n1", visit: 1, data: { kind: "compute" } }),
 ]);
 
 describe("reduceViewer", () => {

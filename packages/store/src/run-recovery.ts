@@ -1,0 +1,151 @@
+import {
+  adopted,
+  applied,
+  conflict,
+  type Fence,
+  type RecoveryReason,
+  type RunRecord,
+  type Transition,
+} from "@piw/protocol";
+import { canonicalJson } from "@piw/protocol";
+import { isConflict, notRunning, type StoreContext } from "./context.js";
+import { mapRunRow, type RunRow } from "./rows.js";
+import { invalidTransition, transitionRun, updateRun } from "./run-writes.js";
+import { terminalize } from "./terminalize.js";
+import { decideWorkerExit, type WorkerExitVerdict } from "./worker-exit-decision.js";
+
+function sameReason(a: string | null, b: RecoveryReason): boolean {
+  return a !== null && a === canonicalJson(b);
+}
+
+/** running -> parked with a reason; releases the claim. */
+export function parkRun(ctx: StoreContext, fence: Fence, reason: RecoveryReason): Transition<RunRecord> {
+  return ctx.tx(() => {
+    const current = ctx.getRunRow(fence.runId);
+    if (
+      current?.status === "parked" &&
+      current.generation === fence.generation + 1 &&
+      sameReason(current.recovery_reason, reason)
+    ) {
+      return adopted(mapRunRow(current));
+    }
+    const row = ctx.fencedRun(fence);
+    if (isConflict(row)) return conflict(row);
+    // A worker parks only a run it accepted; `starting -> parked` is the host's verdict on a lost launch.
+    if (row.status !== "running") return conflict(invalidTransition(row, "parked"));
+    parkRow(ctx, row, reason);
+    return applied(mapRunRow(row));
+  });
+}
+
+/** The park write, shared by explicit parks, pauses at a node boundary and worker-loss recovery. */
+export function parkRow(ctx: StoreContext, row: RunRow, reason: RecoveryReason): void {
+  transitionRun(
+    ctx,
+    row,
+    "parked",
+    {
+      claim_token: null,
+      lease_expires_at: null,
+      generation: row.generation + 1,
+      recovery_reason: canonicalJson(reason),
+      paused: reason.code === "paused" ? 1 : 0,
+    },
+    { type: "run.parked", data: { reason: reason.code } },
+  );
+  ctx
+    .stmt("UPDATE turns SET status = 'lost', ended_at = ? WHERE run_id = ? AND status = 'open'")
+    .run(ctx.now(), row.run_id);
+}
+
+/** Ask a running or starting run to pause; the worker parks it at the next node boundary. */
+export function requestPause(ctx: StoreContext, req: { runId: string }): Transition<RunRecord> {
+  return ctx.tx(() => {
+    const row = ctx.getRunRow(req.runId);
+    if (!row) return conflict({ kind: "not_found", resource: "run", id: req.runId });
+    if (row.paused === 1) return adopted(mapRunRow(row));
+    if (row.status !== "running" && row.status !== "starting") {
+      return conflict(notRunning(row));
+    }
+    updateRun(ctx, row, { paused: 1 }, { type: "run.pause_requested" });
+    return applied(mapRunRow(row));
+  });
+}
+
+/**
+ * A `starting` run whose lease expired with no worker launched for it: whoever claimed it died with its
+ * host. Judged by the same rule as a lost worker: a command that never ran returns to `queued` (seed
+ * 003), a resume of saved state parks with its reason (seed 000: never relaunched by itself).
+ */
+export function recoverExpiredStarting(ctx: StoreContext, req: { runId: string }): Transition<RunRecord> {
+  return ctx.tx(() => {
+    const row = ctx.getRunRow(req.runId);
+    if (!row) return conflict({ kind: "not_found", resource: "run", id: req.runId });
+    if (row.status !== "starting") {
+      return conflict(invalidTransition(row, "queued"));
+    }
+    if (row.lease_expires_at !== null && row.lease_expires_at > ctx.now()) {
+      return conflict({
+        kind: "state_mismatch",
+        resource: "run",
+        id: row.run_id,
+        expected: "lease expired",
+        actual: "lease live",
+      });
+    }
+    const verdict = decideWorkerExit({
+      command: row.next_command,
+      progressSinceLaunch: false,
+      report: { kind: "none" },
+      runStatus: "starting",
+      hostAlive: false,
+    });
+    applyWorkerExitVerdict(ctx, row, verdict, null);
+    return applied(mapRunRow(row));
+  });
+}
+
+/**
+ * The writes a verdict implies for a run that still holds the claim it judges: that of a recorded
+ * launch, or (`launchId` null) an expired claim no launch was recorded for.
+ */
+export function applyWorkerExitVerdict(
+  ctx: StoreContext,
+  run: RunRow,
+  verdict: WorkerExitVerdict,
+  launchId: string | null,
+): void {
+  const launch = launchId === null ? {} : { launchId };
+  switch (verdict.kind) {
+    case "record_only":
+      return;
+    case "fail":
+      terminalize(
+        ctx,
+        run,
+        { status: "failed", outcome: "failed", error: verdict.error, present: true },
+        { type: "run.failed", data: { code: verdict.error.code, ...launch } },
+      );
+      return;
+    case "requeue":
+      // Nothing ran and the claim's holder is provably dead: seed 003's `starting -> queued`.
+      transitionRun(
+        ctx,
+        run,
+        "queued",
+        { claim_token: null, lease_expires_at: null, generation: run.generation + 1 },
+        launchId === null ? { type: "run.lease_expired" } : { type: "run.requeued", data: { launchId } },
+      );
+      return;
+    case "relaunch":
+      // Progress is measured from a recorded launch, so a relaunch always has one.
+      if (launchId === null) throw new Error("A relaunch verdict needs the launch it follows.");
+      parkRow(ctx, run, { ...verdict.reason, launchId });
+      return;
+    case "park":
+      parkRow(ctx, run, { ...verdict.reason, ...launch });
+      return;
+    default:
+      verdict satisfies never;
+  }
+}

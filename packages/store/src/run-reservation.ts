@@ -1,0 +1,81 @@
+import {
+  adopted,
+  applied,
+  conflict,
+  type ReservePreparedRun,
+  type RunRecord,
+  type Transition,
+} from "@piw/protocol";
+import { canonicalJson } from "@piw/protocol";
+import type { StoreContext } from "./context.js";
+import { repeatedRequest, runWithRequestKey } from "./request-key.js";
+import { mapRunRow, type RunRow } from "./rows.js";
+import { insertQueuedRun } from "./run-writes.js";
+import { sessionRefusal } from "./session-reservation.js";
+
+function sameReservation(
+  ctx: StoreContext,
+  row: RunRow,
+  req: ReservePreparedRun,
+  inputHash: string,
+): boolean {
+  const session = req.origin.kind === "pi" ? req.origin.sessionId : null;
+  const presentation =
+    req.presentationInstructions === undefined ? null : ctx.textHash(req.presentationInstructions);
+  return (
+    row.origin_command === "start" &&
+    row.workflow_name === req.workflowName &&
+    row.definition_digest === req.definitionDigest &&
+    row.source_json === canonicalJson(req.source) &&
+    row.input_hash === inputHash &&
+    row.manifest_hash === ctx.jsonHash(req.manifest) &&
+    row.presentation_hash === presentation &&
+    row.working_dir === (req.workingDir ?? null) &&
+    row.origin_kind === req.origin.kind &&
+    row.origin_session === session &&
+    row.request_key === (req.requestKey ?? null)
+  );
+}
+
+/** Commit a queued run with its final ID and, for Pi runs, the session's one reservation (seed 003). */
+export function reservePreparedRun(ctx: StoreContext, req: ReservePreparedRun): Transition<RunRecord> {
+  return ctx.tx(() => {
+    const inputHash = ctx.jsonHash(req.input);
+    // Before the session check: a resent start finds its own run holding the session.
+    const keyed = runWithRequestKey(ctx, req.requestKey);
+    if (keyed) return repeatedRequest(keyed, sameReservation(ctx, keyed, req, inputHash));
+    const existing = ctx.getRunRow(req.runId);
+    if (existing) {
+      return sameReservation(ctx, existing, req, inputHash)
+        ? adopted(mapRunRow(existing))
+        : conflict({ kind: "request_mismatch", resource: "run", id: req.runId });
+    }
+    const session = req.origin.kind === "pi" ? req.origin.sessionId : null;
+    const refusal = session === null ? undefined : sessionRefusal(ctx, session);
+    if (refusal) return conflict(refusal);
+    const row = insertQueuedRun(ctx, {
+      run_id: req.runId,
+      root_run_id: req.runId,
+      parent_run_id: null,
+      origin_command: "start",
+      next_command: "start",
+      restart_number: 0,
+      parent_terminal_fingerprint: null,
+      accepted_path: null,
+      accepted_visit: null,
+      accepted_answer_hash: null,
+      workflow_name: req.workflowName,
+      source_json: canonicalJson(req.source),
+      definition_digest: req.definitionDigest,
+      manifest_hash: ctx.putJson(req.manifest),
+      origin_kind: req.origin.kind,
+      origin_session: session,
+      input_hash: ctx.putJson(req.input),
+      presentation_hash:
+        req.presentationInstructions === undefined ? null : ctx.putText(req.presentationInstructions),
+      working_dir: req.workingDir ?? null,
+      request_key: req.requestKey ?? null,
+    });
+    return applied(mapRunRow(row));
+  });
+}
