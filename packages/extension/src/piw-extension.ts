@@ -91,7 +91,8 @@ export function piwExtension(options: PiwExtensionOptions = {}): (pi: ExtensionA
       async execute(_toolCallId, params, _signal, _onUpdate, ctx) {
         bridge.remember(ctx);
         try {
-          const result = await runAction(bridge, parseAction(params), ctx.cwd, preflight);
+          // Whatever the arguments say, the tool is the model: it can never answer as a person.
+          const result = await runAction(bridge, parseAction(params), ctx.cwd, preflight, "model");
           return { content: [{ type: "text", text: result.text }], details: result.details };
         } catch (error) {
           throw asWorkflowError(error);
@@ -149,7 +150,8 @@ async function runCommand(
     return;
   }
   try {
-    const result = await runAction(bridge, action, ctx.cwd, preflight);
+    // A slash command is typed by the person at the keyboard.
+    const result = await runAction(bridge, action, ctx.cwd, preflight, "human");
     ctx.ui.notify(result.text, "info");
     // A start from the command line of an idle session starts now: this is an idle boundary.
     if (action.action !== "submit" && isIdle(ctx)) await bridge.settled();

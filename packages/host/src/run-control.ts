@@ -1,9 +1,12 @@
 import {
+  type AnsweredBy,
+  type Answerer,
   type CheckpointAnswer,
   type ClientParams,
   conflict,
   graphManifestSchema,
   type JsonValue,
+  mayAnswer,
   type RequestKey,
   RpcError,
   type RunRecord,
@@ -17,6 +20,17 @@ import { describeBug } from "./host-errors.js";
 import type { HostLog } from "./host-log.js";
 import { allocateRunId } from "./run-id.js";
 import type { Supervisor } from "./supervisor.js";
+
+/** The checkpoint says who may answer it; anyone else is refused before anything is saved. */
+function refuseAnswerer(runId: string, answeredBy: AnsweredBy, answerer: Answerer, path: string): void {
+  if (mayAnswer(answeredBy, answerer)) return;
+  throw new RpcError(
+    "refused",
+    answerer === "model"
+      ? `Checkpoint ${path} of run ${runId} is for a person to answer; the workflow tool cannot answer it. Nothing was saved. Ask the user to answer it (/workflow answer ${runId} <json>, or piw answer).`
+      : `Checkpoint ${path} of run ${runId} is answered by the model; a person's answer is refused. Nothing was saved. Ask the model to answer it with the workflow tool.`,
+  );
+}
 
 export interface RunControlDeps {
   store: RunStore;
@@ -103,7 +117,7 @@ export class RunControl {
   }
 
   /** Answer the checkpoint a waiting run stopped at: a continuation child carries the answer forward. */
-  answer(runId: string, answer: JsonValue, requestKey: RequestKey): Transition<RunSummary> {
+  answer(runId: string, answer: JsonValue, requestKey: RequestKey, answerer: Answerer): Transition<RunSummary> {
     const run = this.deps.store.getRun(runId);
     if (!run) return conflict({ kind: "not_found", resource: "run", id: runId });
     const facts = this.deps.store.readTerminalFacts(runId);
@@ -117,6 +131,7 @@ export class RunControl {
       });
     }
     const { path, visit } = facts.facts.run.checkpoint;
+    refuseAnswerer(runId, this.deps.store.readAnswerCheck(runId)?.answeredBy ?? "human", answerer, path);
     const accepted: CheckpointAnswer = { path, visit, answer };
     const childId = allocateRunId(run.workflowName, this.deps.now());
     return this.afterCreate(

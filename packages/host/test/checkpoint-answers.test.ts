@@ -50,13 +50,13 @@ export default defineWorkflow({
 }
 
 async function answer(runId: string, value: JsonValue): Promise<string> {
-  const answered = await client.call("runs.answer", { runId, answer: value });
+  const answered = await client.call("runs.answer", { runId, answer: value, answerer: "human" });
   if (answered.kind !== "applied") throw new Error(`not answered: ${JSON.stringify(answered)}`);
   return answered.value.runId;
 }
 
 async function refusal(runId: string, value: JsonValue): Promise<RpcError> {
-  const error = await client.call("runs.answer", { runId, answer: value }).then(
+  const error = await client.call("runs.answer", { runId, answer: value, answerer: "human" }).then(
     () => undefined,
     (e: unknown) => e,
   );
@@ -109,7 +109,7 @@ describe("runs.answer checks the answer against the checkpoint's saved schema", 
       expect(child).not.toBe(rejected);
       await client.view(child, (v) => v.status === "done" && v.outcome === "completed");
       // Still one continuation that counts: a third answer is refused as child_exists.
-      expect(await client.call("runs.answer", { runId, answer: right })).toMatchObject({
+      expect(await client.call("runs.answer", { runId, answer: right, answerer: "human" })).toMatchObject({
         kind: "conflict",
         evidence: { kind: "child_exists", childRunId: child },
       });

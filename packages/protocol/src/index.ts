@@ -1,5 +1,12 @@
-export type { AnswerCheck, AnswerVerdict } from "./answer-check.js";
-export { ANSWER_SCHEMA_MAX_BYTES, answerCheckSchema, checkAnswer } from "./answer-check.js";
+export type { AnswerCheck, AnsweredBy, Answerer, AnswerVerdict } from "./answer-check.js";
+export {
+  ANSWER_SCHEMA_MAX_BYTES,
+  answerCheckSchema,
+  answeredBySchema,
+  answererSchema,
+  checkAnswer,
+  mayAnswer,
+} from "./answer-check.js";
 export type {
   ClientMethod,
   ClientParams,

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { answerCheckSchema } from "./answer-check.js";
+import { answerCheckSchema, answeredBySchema } from "./answer-check.js";
 import {
   generationSchema,
   jsonValueSchema,
@@ -169,6 +169,10 @@ export const runEndingSchema = z.discriminatedUnion("outcome", [
       path: nodePathSchema,
       visit: visitNumberSchema,
       prompt: z.string().max(64 * 1024),
+      /** Who may answer; absent (a run saved before this was recorded) means `human`. */
+      answeredBy: answeredBySchema.optional(),
+      /** The answer's JSON Schema as people and the model see it (not the host's check). */
+      answerSchema: z.record(z.string(), jsonValueSchema).optional(),
     }),
     /** What the host checks of an answer before it saves a continuation. */
     answerCheck: answerCheckSchema,

@@ -167,7 +167,13 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecutionOutc
           expectSaved(
             await port.finishRun({
               outcome: "waiting",
-              checkpoint: { path: next.path, visit: next.visit, prompt },
+              checkpoint: {
+                path: next.path,
+                visit: next.visit,
+                prompt,
+                answeredBy: node.answeredBy,
+                answerSchema: node.answerSchema,
+              },
               answerCheck: node.answerCheck,
             }),
           );
