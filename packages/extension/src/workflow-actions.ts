@@ -1,11 +1,5 @@
 import { LaunchRefused, listWorkflowFiles, type PreflightOptions, preflightLaunch } from "@piw/engine";
-import {
-  type Answerer,
-  type JsonValue,
-  jsonValueSchema,
-  type RunSummary,
-  type RunView,
-} from "@piw/protocol";
+import { type Answerer, type JsonValue, jsonValueSchema, type RunSummary, type RunView } from "@piw/protocol";
 import { renderWidgetLines, runStateWord } from "@piw/viewer";
 import { z } from "zod";
 import { savedOrThrow, WorkflowError } from "./host-link.js";
@@ -269,7 +263,10 @@ export async function answerAction(
   }
   const checkpoint = view.cursor.path;
   // The host refuses an answer that fails the checkpoint's saved schema, and saves nothing then.
-  const child = savedOrThrow(await bridge.host.call("runs.answer", { runId, answer, answerer }), "Answer not saved");
+  const child = savedOrThrow(
+    await bridge.host.call("runs.answer", { runId, answer, answerer }),
+    "Answer not saved",
+  );
   bridge.follow(child.runId);
   return {
     text: `Answer saved for checkpoint ${checkpoint}; the workflow continues as run ${child.runId}.`,

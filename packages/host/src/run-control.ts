@@ -117,7 +117,12 @@ export class RunControl {
   }
 
   /** Answer the checkpoint a waiting run stopped at: a continuation child carries the answer forward. */
-  answer(runId: string, answer: JsonValue, requestKey: RequestKey, answerer: Answerer): Transition<RunSummary> {
+  answer(
+    runId: string,
+    answer: JsonValue,
+    requestKey: RequestKey,
+    answerer: Answerer,
+  ): Transition<RunSummary> {
     const run = this.deps.store.getRun(runId);
     if (!run) return conflict({ kind: "not_found", resource: "run", id: runId });
     const facts = this.deps.store.readTerminalFacts(runId);

@@ -192,13 +192,17 @@ export default defineWorkflow({
     const { runId } = applied(await client.call("runs.reserve", flow.reserve({}))).value;
     await client.call("runs.subscribe", {});
     await client.view(runId, (v) => v.status === "done" && v.outcome === "waiting");
-    const answered = applied(await client.call("runs.answer", { runId, answer: { ok: true }, answerer: "human" }));
+    const answered = applied(
+      await client.call("runs.answer", { runId, answer: { ok: true }, answerer: "human" }),
+    );
     const child = answered.value;
     expect(child).toMatchObject({ parentRunId: runId, originCommand: "continue", rootRunId: runId });
     await client.view(child.runId, (v) => v.status === "done" && v.outcome === "completed");
     expect(host.reader.readRunFinalOutput(child.runId)).toEqual({ plan: "the plan", answer: { ok: true } });
     // A completed run cannot be answered; it can be restarted from the first node.
-    expect(await client.call("runs.answer", { runId: child.runId, answer: { ok: false }, answerer: "human" })).toMatchObject({
+    expect(
+      await client.call("runs.answer", { runId: child.runId, answer: { ok: false }, answerer: "human" }),
+    ).toMatchObject({
       kind: "conflict",
       evidence: { kind: "parent_not_eligible", requires: "waiting" },
     });

@@ -71,7 +71,13 @@ export function readAnswerCheck(ctx: StoreContext, runId: string): WaitingCheckp
     const row = requireRun(ctx, runId);
     if (row.outcome !== "waiting" || row.final_output_hash === null) return null;
     const saved = ctx.readJsonBlob(row.final_output_hash) as {
-      checkpoint: { path: string; visit: number; prompt: string; answeredBy?: unknown; answerSchema?: unknown };
+      checkpoint: {
+        path: string;
+        visit: number;
+        prompt: string;
+        answeredBy?: unknown;
+        answerSchema?: unknown;
+      };
       answerCheck?: unknown;
     };
     const check = answerCheckSchema.safeParse(saved.answerCheck);

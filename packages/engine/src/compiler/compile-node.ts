@@ -58,11 +58,20 @@ function requireSchema(value: unknown, field: string, problem: Check): ZodType |
   return undefined;
 }
 
-/** The JSON Schema a step contract or a checkpoint view shows; a schema without one is a problem. */
-function jsonSchemaFor(schema: ZodType | undefined, field: string, problem: Check): JsonSchema | undefined {
+/**
+ * The JSON Schema a step contract or a checkpoint view shows; a schema JSON cannot satisfy is a
+ * problem. Too large to show is a problem for a step (its contract would carry it) but not for a
+ * checkpoint, whose answer is still checked: it is shown without a schema (null).
+ */
+function jsonSchemaFor(
+  schema: ZodType | undefined,
+  field: "output" | "answer",
+  problem: Check,
+): JsonSchema | null | undefined {
   if (schema === undefined) return undefined;
   const result = jsonSchemaOf(schema, field);
   if (result.ok) return result.schema;
+  if (result.reason === "too_large" && field === "answer") return null;
   problem(result.problem);
   return undefined;
 }
@@ -209,7 +218,7 @@ function buildNode(f: Fields, base: NodePlace & { title: string }, problem: Chec
       const timeoutMs = optionalTimeout(f.timeoutMs, problem);
       const statusDetail = optionalTextFn(f.statusDetail, "statusDetail", problem);
       const outputSchema = jsonSchemaFor(output, "output", problem);
-      if (prompt === undefined || output === undefined || outputSchema === undefined) return undefined;
+      if (prompt === undefined || output === undefined || !outputSchema) return undefined;
       return { kind: "agent", ...base, prompt, output, outputSchema, validate, timeoutMs, statusDetail };
     }
     case "compute":

@@ -72,8 +72,8 @@ export interface CompiledCheckpointNode extends CompiledNodeBase {
   kind: "checkpoint";
   prompt(ctx: NodeContext): string;
   answer: ZodType;
-  /** The answer's JSON Schema, as `piw status`, the widget and the answer dialog show it. */
-  answerSchema: JsonSchema;
+  /** The answer's JSON Schema, as `piw status`, the widget and the answer dialog show it; null when too large. */
+  answerSchema: JsonSchema | null;
   /** Who may answer: the host refuses the model's answer to a `human` checkpoint. */
   answeredBy: AnsweredBy;
   /** What the host checks of an answer before saving a continuation, sent with the waiting run. */

@@ -38,7 +38,10 @@ function dropSafeBounds(node: Record<string, unknown>): void {
   }
 }
 
-export type JsonSchemaResult = { ok: true; schema: JsonSchema } | { ok: false; problem: string };
+/** `too_large` is the one failure a checkpoint lives with: its answer is still checked, only not shown. */
+export type JsonSchemaResult =
+  | { ok: true; schema: JsonSchema }
+  | { ok: false; reason: "not_json" | "too_large"; problem: string };
 
 /**
  * The JSON Schema of what a value must look like *before* the zod schema parses it (`io: "input"`:
@@ -63,17 +66,18 @@ export function jsonSchemaOf(schema: ZodType, field: string): JsonSchemaResult {
       },
     }) as Record<string, unknown>;
   } catch {
-    return { ok: false, problem: `${field} has no JSON Schema form` };
+    return { ok: false, reason: "not_json", problem: `${field} has no JSON Schema form` };
   }
   if (problems.length > 0) {
     const unique = [...new Set(problems)].slice(0, 3).join(", ");
-    return { ok: false, problem: `${field} needs a value JSON cannot carry: ${unique}` };
+    return { ok: false, reason: "not_json", problem: `${field} needs a value JSON cannot carry: ${unique}` };
   }
   delete emitted.$schema;
   const bytes = Buffer.byteLength(JSON.stringify(emitted));
   if (bytes > JSON_SCHEMA_MAX_BYTES) {
     return {
       ok: false,
+      reason: "too_large",
       problem: `${field}'s JSON Schema is ${Math.ceil(bytes / 1024)} KiB, over the ${JSON_SCHEMA_MAX_BYTES / 1024} KiB a step carries`,
     };
   }

@@ -172,7 +172,7 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecutionOutc
                 visit: next.visit,
                 prompt,
                 answeredBy: node.answeredBy,
-                answerSchema: node.answerSchema,
+                ...(node.answerSchema === null ? {} : { answerSchema: node.answerSchema }),
               },
               answerCheck: node.answerCheck,
             }),
