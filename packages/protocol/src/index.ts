@@ -159,8 +159,14 @@ export {
   TERMINAL_STATUSES,
   terminalOutcomeSchema,
 } from "./run-status.js";
-export type { CurrentWork, NodeView, RunSummary, RunView } from "./run-view.js";
-export { currentWorkSchema, nodeViewSchema, runSummarySchema, runViewSchema } from "./run-view.js";
+export type { CheckpointView, CurrentWork, NodeView, RunSummary, RunView } from "./run-view.js";
+export {
+  checkpointViewSchema,
+  currentWorkSchema,
+  nodeViewSchema,
+  runSummarySchema,
+  runViewSchema,
+} from "./run-view.js";
 export type { ErrorCode, SafeError } from "./safe-error.js";
 export {
   boundSafeMessage,
