@@ -25,6 +25,11 @@ function piwDetails(value: unknown): PiwMessageDetails | undefined {
     : undefined;
 }
 
+export type SessionBridgeOptions = Omit<HostLinkOptions, "onView" | "onReconnect"> & {
+  /** Called with every newer view of a run of this session (the gate dialogs watch them). */
+  onOwnView?: (view: RunView, ctx: ExtensionContext) => void;
+};
+
 interface OpenTurn {
   requestId: string;
   runId: string;
@@ -67,10 +72,13 @@ export class SessionBridge {
   /** What the widget and footer show now, so an unchanged view draws nothing. */
   private shown = { widget: "", status: "" };
 
+  private readonly onOwnView: SessionBridgeOptions["onOwnView"];
+
   constructor(
     private readonly pi: ExtensionAPI,
-    options: Omit<HostLinkOptions, "onView" | "onReconnect">,
+    { onOwnView, ...options }: SessionBridgeOptions,
   ) {
+    this.onOwnView = onOwnView;
     this.host = new HostLink({
       ...options,
       onView: (view) => this.onView(view),
@@ -272,6 +280,7 @@ export class SessionBridge {
     const known = this.views.get(view.runId);
     if (known && known.revision > view.revision) return;
     this.views.set(view.runId, view);
+    if (this.ctx) this.onOwnView?.(view, this.ctx);
     if (this.shownRunId === undefined || view.runId === this.shownRunId || !isTerminalStatus(view.status)) {
       this.shownRunId = view.runId;
     }
