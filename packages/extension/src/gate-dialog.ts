@@ -1,5 +1,5 @@
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
-import { type CheckpointView, type JsonValue, RpcError, type RunView } from "@piw/protocol";
+import type { CheckpointView, JsonValue, RunView } from "@piw/protocol";
 import { answerExample } from "@piw/viewer";
 import { asWorkflowError } from "./host-link.js";
 
@@ -109,9 +109,10 @@ export class GateDialogs {
         ui.notify(await this.answerAsHuman(runId, answer.value), "info");
         return;
       } catch (error) {
-        ui.notify(asWorkflowError(error).message, "error");
+        const refused = asWorkflowError(error);
+        ui.notify(refused.message, "error");
         // Only a wrong answer is worth asking again; anything else would refuse again.
-        if (!(error instanceof RpcError && error.code === "answer_invalid")) return;
+        if (refused.code !== "answer_invalid") return;
       }
     }
   }
