@@ -317,7 +317,14 @@ export type TerminalFact =
       runId: string;
       workflowName: string;
       outcome: "waiting";
-      checkpoint: { path: string; visit: number; prompt: string };
+      checkpoint: {
+        path: string;
+        visit: number;
+        prompt: string;
+        /** Who may answer; `human` for a run saved before this was recorded. */
+        answeredBy: z.infer<typeof answeredBySchema>;
+        answerSchema: Record<string, z.infer<typeof jsonValueSchema>> | null;
+      };
     }
   | {
       runId: string;

@@ -70,33 +70,32 @@ export function readAnswerCheck(ctx: StoreContext, runId: string): WaitingCheckp
   return ctx.read(() => {
     const row = requireRun(ctx, runId);
     if (row.outcome !== "waiting" || row.final_output_hash === null) return null;
-    const saved = ctx.readJsonBlob(row.final_output_hash) as {
-      checkpoint: {
-        path: string;
-        visit: number;
-        prompt: string;
-        answeredBy?: unknown;
-        answerSchema?: unknown;
-      };
-      answerCheck?: unknown;
-    };
-    const check = answerCheckSchema.safeParse(saved.answerCheck);
-    const answeredBy = answeredBySchema.safeParse(saved.checkpoint.answeredBy ?? "human");
-    const schema = saved.checkpoint.answerSchema;
-    return {
-      path: saved.checkpoint.path,
-      visit: saved.checkpoint.visit,
-      prompt: saved.checkpoint.prompt,
-      answeredBy: answeredBy.success ? answeredBy.data : "human",
-      answerSchema:
-        typeof schema === "object" && schema !== null && !Array.isArray(schema)
-          ? (schema as Record<string, JsonValue>)
-          : null,
-      answerCheck: check.success
-        ? check.data
-        : { kind: "worker_only", reason: "no answer schema was saved with this checkpoint" },
-    };
+    return waitingCheckpointOf(ctx, row.final_output_hash);
   });
+}
+
+/** The waiting state saved in the run's final-output blob (see `endingColumns`). */
+function waitingCheckpointOf(ctx: StoreContext, hash: string): WaitingCheckpoint {
+  const saved = ctx.readJsonBlob(hash) as {
+    checkpoint: { path: string; visit: number; prompt: string; answeredBy?: unknown; answerSchema?: unknown };
+    answerCheck?: unknown;
+  };
+  const check = answerCheckSchema.safeParse(saved.answerCheck);
+  const answeredBy = answeredBySchema.safeParse(saved.checkpoint.answeredBy ?? "human");
+  const schema = saved.checkpoint.answerSchema;
+  return {
+    path: saved.checkpoint.path,
+    visit: saved.checkpoint.visit,
+    prompt: saved.checkpoint.prompt,
+    answeredBy: answeredBy.success ? answeredBy.data : "human",
+    answerSchema:
+      typeof schema === "object" && schema !== null && !Array.isArray(schema)
+        ? (schema as Record<string, JsonValue>)
+        : null,
+    answerCheck: check.success
+      ? check.data
+      : { kind: "worker_only", reason: "no answer schema was saved with this checkpoint" },
+  };
 }
 
 function terminalFact(ctx: StoreContext, row: RunRow): TerminalFact | null {
@@ -111,11 +110,11 @@ function terminalFact(ctx: StoreContext, row: RunRow): TerminalFact | null {
         output: row.final_output_hash === null ? null : ctx.readJsonBlob(row.final_output_hash),
       };
     case "waiting": {
-      const saved = ctx.readJsonBlob(row.final_output_hash ?? "") as {
-        checkpoint: { path: string; visit: number; prompt: string };
-      };
-      const { path, visit, prompt } = saved.checkpoint;
-      return { ...base, outcome: "waiting", checkpoint: { path, visit, prompt } };
+      const { path, visit, prompt, answeredBy, answerSchema } = waitingCheckpointOf(
+        ctx,
+        row.final_output_hash ?? "",
+      );
+      return { ...base, outcome: "waiting", checkpoint: { path, visit, prompt, answeredBy, answerSchema } };
     }
     case "failed":
     case "timed_out":

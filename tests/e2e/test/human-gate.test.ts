@@ -41,6 +41,12 @@ export default defineWorkflow({
 });
 `;
 
+/** The same gate for the model to answer. */
+const TRIAGE = SHIP.replace('name: "ship"', 'name: "triage"').replace(
+  "answer: z.object({ approved: z.boolean(), note: z.string().optional() }),",
+  'answer: z.object({ approved: z.boolean(), note: z.string().optional() }),\n      answeredBy: "model",',
+);
+
 let world: PiwWorld | undefined;
 afterEach(async () => {
   await world?.close();
@@ -169,5 +175,39 @@ describe("human gates in a real Pi session", () => {
     const [reviewed] = await host.call("runs.list", { limit: 1 });
     const reviewedDone = await world.waitForRun(reviewed?.runId ?? "", (v) => v.status === "done", 60_000);
     expect(reviewedDone.outcome).toBe("completed");
+  }, 120_000);
+
+  it("give the model a turn to answer a model gate, open no dialog, and take the model's answer", async () => {
+    world = await startPiwWorld({ workflows: { triage: TRIAGE } });
+    const { model, pi } = world;
+    model.reply((request) => {
+      const last = lastMessageText(request);
+      const runId = /"runId":"([^"]+)"/.exec(last)?.[1];
+      if (!last.includes("Answer this checkpoint with the workflow tool") || !runId) return undefined;
+      return toolCall("workflow", { action: "answer", runId, answer: { approved: false } });
+    });
+    model.reply(whenLastMessageContains("Answer saved for checkpoint approve", text("MODEL-ANSWERED.")));
+    model.reply(whenLastMessageContains("completed (run", text("Done.")));
+
+    await pi.prompt("/workflow triage tea");
+    const answered = await pi.waitForEvent(
+      (e) => e.type === "message_end" && JSON.stringify(e).includes("MODEL-ANSWERED."),
+      { since: 0, timeoutMs: 60_000 },
+    );
+    expect(answered).toBeDefined();
+    const host = await world.host();
+    const runs = await host.call("runs.list", {});
+    const child = runs.find((r) => r.originCommand === "continue");
+    const parent = runs.find((r) => r.originCommand === "start");
+    expect(await host.call("runs.get", { runId: parent?.runId ?? "" })).toMatchObject({
+      checkpoint: { answeredBy: "model" },
+    });
+    const done = await world.waitForRun(child?.runId ?? "", (v) => v.status === "done", 60_000);
+    expect(done.outcome).toBe("completed");
+    const history = await host.call("runs.history", { runId: child?.runId ?? "" });
+    expect(history?.steps.find((s) => s.path === "apply")?.output).toEqual({ shipped: false });
+    // Nobody asked a person.
+    expect(pi.events.some((e) => e.type === "extension_ui_request" && e.method === "select")).toBe(false);
+    model.assertNoErrors();
   }, 120_000);
 });
