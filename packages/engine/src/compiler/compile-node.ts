@@ -1,4 +1,4 @@
-import type { AnsweredBy } from "@piw/protocol";
+import { type AnsweredBy, answeredBySchema } from "@piw/protocol";
 import type { ZodType } from "zod";
 import type { NodeKindName, WorkflowNode } from "../authoring/node-specs.js";
 import { answerCheckOf } from "./answer-check-of.js";
@@ -76,13 +76,9 @@ function jsonSchemaFor(
   return undefined;
 }
 
-const ANSWERERS: readonly AnsweredBy[] = ["human", "model", "either"];
-
 function answeredByOf(value: unknown, problem: Check): AnsweredBy {
-  if (value === undefined) return "human";
-  if (typeof value === "string" && (ANSWERERS as readonly string[]).includes(value)) {
-    return value as AnsweredBy;
-  }
+  const parsed = answeredBySchema.safeParse(value ?? "human");
+  if (parsed.success) return parsed.data;
   problem('answeredBy must be "human", "model" or "either"');
   return "human";
 }
