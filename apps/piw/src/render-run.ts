@@ -1,5 +1,5 @@
 import type { NodeView, RecoveryReason, RunSummary, RunView } from "@piw/protocol";
-import { formatAge, formatDuration } from "@piw/viewer";
+import { ANSWERED_BY_WORDS, formatAge, formatDuration, quotedExample } from "@piw/viewer";
 import {
   NODE_STATE_WORDS,
   nodeGlyph,
@@ -122,7 +122,7 @@ export function renderFinalLines(view: RunView, style: Style, now: number = Date
       return [`${head}${took === undefined ? "" : ` in ${took}`}  ${style.dim(view.runId)}`];
     case "waiting": {
       const at = view.cursor === null ? "" : ` at ${view.cursor.path}`;
-      return [`${head}${at}  ${style.dim(view.runId)}`, `answer it with: piw answer ${view.runId} '<json>'`];
+      return [`${head}${at}  ${style.dim(view.runId)}`, answerHint(view)];
     }
     case "failed":
     case "timed out": {
@@ -193,8 +193,33 @@ export function renderRunStatus(view: RunView, style: Style, now: number = Date.
     rows.push(["recovery", style.yellow(describeRecovery(view.recoveryReason))]);
   if (view.error !== null) rows.push(["error", style.red(`${view.error.code}: ${view.error.message}`)]);
   const lines = rows.map(([label, value]) => `${label.padEnd(9)} ${value}`);
+  lines.push(...checkpointLines(view, style));
   const columns = nodeColumns(view);
   lines.push(`nodes`);
   for (const node of view.nodes) lines.push(`  ${renderNodeLine(node, columns, style, now)}`);
+  return lines;
+}
+
+/** How to answer a waiting run, with an answer that fits the checkpoint's schema. */
+export function answerHint(view: RunView): string {
+  const checkpoint = view.checkpoint;
+  if (checkpoint?.answeredBy === "model") {
+    return `the model answers it with the workflow tool (answer: ${quotedExample(checkpoint)})`;
+  }
+  return `answer it with: piw answer ${view.runId} ${checkpoint ? quotedExample(checkpoint) : "'<json>'"}`;
+}
+
+/** A waiting run's checkpoint: what it asks, who may answer, and the answer's JSON Schema. */
+function checkpointLines(view: RunView, style: Style): string[] {
+  const checkpoint = view.checkpoint;
+  if (view.outcome !== "waiting" || !checkpoint) return [];
+  const lines = [
+    `${"asks".padEnd(9)} ${checkpoint.prompt.split("\n").join(`\n${" ".repeat(10)}`)}`,
+    `${"answers".padEnd(9)} ${ANSWERED_BY_WORDS[checkpoint.answeredBy]}`,
+  ];
+  if (checkpoint.answerSchema !== null) {
+    lines.push(`${"schema".padEnd(9)} ${style.dim(JSON.stringify(checkpoint.answerSchema))}`);
+  }
+  lines.push(answerHint(view));
   return lines;
 }

@@ -230,7 +230,27 @@ describe("piw with a host", () => {
       expect(waiting.code).toBe(3);
       const runId = runIdIn(waiting.stdout);
       expect(waiting.stdout).toMatch(/^⏸ approval waiting at approve/m);
-      expect(waiting.stdout).toContain(`piw answer ${runId} '<json>'`);
+      // The hint's answer is generated from the checkpoint's schema, and is one it accepts.
+      expect(waiting.stdout).toContain(`piw answer ${runId} '{"approved":true}'`);
+
+      const status = await piw(home, ["status", runId]);
+      expect(status.stdout).toMatch(
+        /^asks {6}Approve the plan: \{"steps":\["apply bump zod","verify"\]\}\?$/m,
+      );
+      expect(status.stdout).toMatch(/^answers {3}a person$/m);
+      expect(status.stdout).toContain(`answer it with: piw answer ${runId} '{"approved":true}'`);
+      const json = await piw(home, ["status", runId, "--json"]);
+      expect(JSON.parse(json.stdout).checkpoint).toEqual({
+        path: "approve",
+        visit: 1,
+        prompt: 'Approve the plan: {"steps":["apply bump zod","verify"]}?',
+        answeredBy: "human",
+        answerSchema: {
+          type: "object",
+          properties: { approved: { type: "boolean" }, comment: { type: "string" } },
+          required: ["approved"],
+        },
+      });
 
       const badAnswer = await piw(home, ["answer", runId, "{approved"]);
       expect(badAnswer.code).toBe(64);

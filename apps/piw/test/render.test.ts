@@ -126,6 +126,47 @@ describe("node lines", () => {
   });
 });
 
+describe("a waiting checkpoint", () => {
+  const checkpoint = {
+    path: "approve",
+    visit: 1,
+    prompt: "Approve the plan?\nIt has 2 steps.",
+    answeredBy: "human" as const,
+    answerSchema: {
+      type: "object",
+      properties: { approved: { type: "boolean" }, comment: { type: "string" } },
+      required: ["approved"],
+    },
+  };
+  const waiting = view({
+    status: "done",
+    outcome: "waiting",
+    cursor: { path: "approve", visit: 1 },
+    checkpoint,
+  });
+
+  it("is shown by piw status with its prompt, who answers, its schema and a valid answer", () => {
+    const lines = renderRunStatus(waiting, plain, 2_000);
+    const at = lines.indexOf("at        approve #1");
+    expect(lines.slice(at + 1, at + 5)).toEqual([
+      "asks      Approve the plan?\n          It has 2 steps.",
+      "answers   a person",
+      `schema    ${JSON.stringify(checkpoint.answerSchema)}`,
+      `answer it with: piw answer hello-1 '{"approved":true}'`,
+    ]);
+  });
+
+  it("closes a followed run with a valid answer, or says the model answers it", () => {
+    expect(renderFinalLines(waiting, plain)[1]).toBe(
+      `answer it with: piw answer hello-1 '{"approved":true}'`,
+    );
+    const forModel = view({ ...waiting, checkpoint: { ...checkpoint, answeredBy: "model" } });
+    expect(renderFinalLines(forModel, plain)[1]).toBe(
+      `the model answers it with the workflow tool (answer: '{"approved":true}')`,
+    );
+  });
+});
+
 describe("closing lines", () => {
   it("tell how to answer a waiting run, why a run is parked, and why one failed", () => {
     const waiting = view({ status: "done", outcome: "waiting", cursor: { path: "approve", visit: 1 } });

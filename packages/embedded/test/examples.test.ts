@@ -80,6 +80,7 @@ describe("the examples, run against the real store", () => {
     });
     const childId = `${runId}-c1`;
     const prepared = h.store.prepareContinuation({
+      answerer: "human",
       runId: childId,
       parentRunId: runId,
       accepted: { path: "approve", visit: 1, answer: { approved: true } },

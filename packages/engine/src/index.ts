@@ -3,6 +3,7 @@ export type {
   AgentNode,
   AgentOptions,
   CheckpointNode,
+  CheckpointOptions,
   ComputeNode,
   DecisionEdge,
   DecisionNode,
@@ -59,6 +60,8 @@ export type {
   ShellCommand,
 } from "./compiler/compiled-workflow.js";
 export type { GraphManifest, ManifestTarget } from "./compiler/graph-manifest.js";
+export type { JsonSchema, JsonSchemaResult } from "./compiler/json-schema-of.js";
+export { jsonSchemaOf, UNREPRESENTABLE_NOTE } from "./compiler/json-schema-of.js";
 export { graphManifestSchema } from "./compiler/graph-manifest.js";
 export { RESERVED_WORKFLOW_NAMES } from "./compiler/names.js";
 export type { RoutingErrorCode } from "./compiler/runtime-errors.js";

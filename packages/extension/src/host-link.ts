@@ -17,6 +17,13 @@ export interface HostLinkOptions {
 /** An error the model or the user can read: no stack, no raw SQLite, one clear sentence. */
 export class WorkflowError extends Error {
   override readonly name = "WorkflowError";
+  /** The host's error code, when the host refused the request (`answer_invalid`, `refused`…). */
+  readonly code: string | undefined;
+
+  constructor(message: string, code?: string) {
+    super(message);
+    this.code = code;
+  }
 }
 
 /**
@@ -103,7 +110,7 @@ export function asWorkflowError(error: unknown): WorkflowError {
   if (error instanceof HostUnavailable) {
     return new WorkflowError(`The piw host is not reachable (${error.message}).`);
   }
-  if (error instanceof RpcError) return new WorkflowError(error.message);
+  if (error instanceof RpcError) return new WorkflowError(error.message, error.code);
   const message = error instanceof Error ? error.message.split("\n")[0] : String(error);
   return new WorkflowError(`piw: ${message?.slice(0, 500) ?? "unknown error"}`);
 }

@@ -5,9 +5,11 @@ import type {
 } from "@earendil-works/pi-coding-agent";
 import { readPreflightEnv } from "@piw/engine";
 import { Type } from "typebox";
+import { GateDialogs } from "./gate-dialog.js";
 import { asWorkflowError } from "./host-link.js";
 import { SessionBridge } from "./session-bridge.js";
 import {
+  answerAction,
   type ExtensionPreflight,
   parseAction,
   runAction,
@@ -67,7 +69,7 @@ const TOOL_DESCRIPTION = [
   "Operate durable piw workflows.",
   "start: queue a workflow (it starts after this turn ends) — returns its run ID.",
   "submit: complete the workflow step whose prompt started this turn, with the output it asks for; if it is rejected, fix the output and submit again.",
-  "status/list: inspect runs; pause/resume/cancel: control a run; restart: run a finished run again from its start as a new run (it starts after this turn ends); answer: answer a run waiting at a checkpoint.",
+  "status/list: inspect runs; pause/resume/cancel: control a run; restart: run a finished run again from its start as a new run (it starts after this turn ends); answer: answer a run waiting at a checkpoint the model may answer (a checkpoint for a person refuses it: ask the user).",
 ].join(" ");
 
 /**
@@ -76,9 +78,14 @@ const TOOL_DESCRIPTION = [
  */
 export function piwExtension(options: PiwExtensionOptions = {}): (pi: ExtensionAPI) => void {
   return (pi) => {
-    const bridge = new SessionBridge(pi, {
+    // A dialog's answer is a person's, through the same path as `/workflow answer`.
+    const gates = new GateDialogs(
+      async (runId, answer) => (await answerAction(bridge, runId, answer, "human")).text,
+    );
+    const bridge: SessionBridge = new SessionBridge(pi, {
       hostCommand: options.hostCommand,
       stateDir: options.stateDir ?? process.env.PIW_HOME,
+      onOwnView: (view, ctx) => gates.onView(view, ctx),
     });
     const preflight = extensionPreflight(options);
 
@@ -91,7 +98,8 @@ export function piwExtension(options: PiwExtensionOptions = {}): (pi: ExtensionA
       async execute(_toolCallId, params, _signal, _onUpdate, ctx) {
         bridge.remember(ctx);
         try {
-          const result = await runAction(bridge, parseAction(params), ctx.cwd, preflight);
+          // Whatever the arguments say, the tool is the model: it can never answer as a person.
+          const result = await runAction(bridge, parseAction(params), ctx.cwd, preflight, "model");
           return { content: [{ type: "text", text: result.text }], details: result.details };
         } catch (error) {
           throw asWorkflowError(error);
@@ -149,7 +157,8 @@ async function runCommand(
     return;
   }
   try {
-    const result = await runAction(bridge, action, ctx.cwd, preflight);
+    // A slash command is typed by the person at the keyboard.
+    const result = await runAction(bridge, action, ctx.cwd, preflight, "human");
     ctx.ui.notify(result.text, "info");
     // A start from the command line of an idle session starts now: this is an idle boundary.
     if (action.action !== "submit" && isIdle(ctx)) await bridge.settled();

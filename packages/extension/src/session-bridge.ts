@@ -31,6 +31,11 @@ function piwDetails(value: unknown): PiwMessageDetails | undefined {
     : undefined;
 }
 
+export type SessionBridgeOptions = Omit<HostLinkOptions, "onView" | "onReconnect"> & {
+  /** Called with every newer view of a run of this session (the gate dialogs watch them). */
+  onOwnView?: (view: RunView, ctx: ExtensionContext) => void;
+};
+
 /** How an agent run ended, from the last assistant message Pi reports at `agent_end`. */
 function turnEndReason(messages: readonly unknown[]): "completed" | "aborted" | "error" {
   for (let i = messages.length - 1; i >= 0; i -= 1) {
@@ -60,10 +65,13 @@ export class SessionBridge {
   private readonly sent = new Set<string>();
   private readonly widget = new RunWidget();
 
+  private readonly onOwnView: SessionBridgeOptions["onOwnView"];
+
   constructor(
     private readonly pi: ExtensionAPI,
-    options: Omit<HostLinkOptions, "onView" | "onReconnect">,
+    { onOwnView, ...options }: SessionBridgeOptions,
   ) {
+    this.onOwnView = onOwnView;
     this.host = new HostLink({
       ...options,
       onView: (view) => this.onView(view),
@@ -269,6 +277,7 @@ export class SessionBridge {
     const mine =
       view.origin.kind === "pi" && view.origin.sessionId === this.ctx?.sessionManager.getSessionId();
     if (!mine || !this.widget.accept(view)) return;
+    if (this.ctx) this.onOwnView?.(view, this.ctx);
     this.render();
     this.widget.forgetHidden(view);
     if (!this.isIdle()) return;

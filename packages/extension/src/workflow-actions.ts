@@ -1,5 +1,5 @@
 import { LaunchRefused, listWorkflowFiles, type PreflightOptions, preflightLaunch } from "@piw/engine";
-import { type JsonValue, jsonValueSchema, type RunSummary, type RunView } from "@piw/protocol";
+import { type Answerer, type JsonValue, jsonValueSchema, type RunSummary, type RunView } from "@piw/protocol";
 import { renderWidgetLines, runStateWord } from "@piw/viewer";
 import { z } from "zod";
 import { savedOrThrow, WorkflowError } from "./host-link.js";
@@ -102,13 +102,17 @@ export type ExtensionPreflight = PreflightOptions | undefined;
 
 /**
  * The one lifecycle behind the `workflow` tool and `/workflow`: both parse into a WorkflowAction and
- * run it here, so a start from the model and a start from the user are the same start.
+ * run it here, so a start from the model and a start from the user are the same start. `answerer`
+ * is who is acting, fixed by the caller's code path (the tool says `model`, a command or dialog
+ * says `human`) and never read from the arguments: the host refuses an answer a checkpoint does
+ * not allow from it.
  */
 export async function runAction(
   bridge: SessionBridge,
   action: WorkflowAction,
   cwd: string,
   preflight: ExtensionPreflight,
+  answerer: Answerer,
 ): Promise<ActionResult> {
   switch (action.action) {
     case "list":
@@ -155,7 +159,7 @@ export async function runAction(
       };
     }
     case "answer":
-      return answerAction(bridge, action.runId, action.answer);
+      return answerAction(bridge, action.runId, action.answer, answerer);
     case "submit": {
       await bridge.whenTurnKnown();
       const verdict = await bridge.host.call("turns.submit", {
@@ -246,7 +250,12 @@ async function startAction(
   };
 }
 
-async function answerAction(bridge: SessionBridge, runId: string, answer: JsonValue): Promise<ActionResult> {
+export async function answerAction(
+  bridge: SessionBridge,
+  runId: string,
+  answer: JsonValue,
+  answerer: Answerer,
+): Promise<ActionResult> {
   const view = await bridge.host.call("runs.get", { runId });
   if (!view) throw new WorkflowError(`There is no workflow run ${runId}.`);
   if (view.outcome !== "waiting" || view.cursor === null) {
@@ -254,7 +263,10 @@ async function answerAction(bridge: SessionBridge, runId: string, answer: JsonVa
   }
   const checkpoint = view.cursor.path;
   // The host refuses an answer that fails the checkpoint's saved schema, and saves nothing then.
-  const child = savedOrThrow(await bridge.host.call("runs.answer", { runId, answer }), "Answer not saved");
+  const child = savedOrThrow(
+    await bridge.host.call("runs.answer", { runId, answer, answerer }),
+    "Answer not saved",
+  );
   bridge.follow(child.runId);
   return {
     text: `Answer saved for checkpoint ${checkpoint}; the workflow continues as run ${child.runId}.`,

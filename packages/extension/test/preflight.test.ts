@@ -109,6 +109,7 @@ async function startError(workflowName: string, timeoutMs = 10_000): Promise<Wor
       timeoutMs,
       env: env(),
     },
+    "human",
   ).then(
     () => undefined,
     (thrown: unknown) => thrown,
@@ -145,10 +146,13 @@ describe("the extension's workflow start preflights in a child process", () => {
   }, 60_000);
 
   it("queues a workflow that prints and sends its own messages at import, from the child's reply", async () => {
-    const result = await runAction(bridge, { action: "start", workflow: "prints" }, project, {
-      command: PREFLIGHT_COMMAND,
-      env: env(),
-    });
+    const result = await runAction(
+      bridge,
+      { action: "start", workflow: "prints" },
+      project,
+      { command: PREFLIGHT_COMMAND, env: env() },
+      "human",
+    );
     expect(result.details).toMatchObject({ action: "start", workflow: "prints", queued: true });
     expect(result.text).not.toContain("PRINTED");
     const [run] = await bridge.host.call("runs.list", { sessionId: SESSION, limit: 5 });

@@ -73,10 +73,13 @@ describe("a workflow start from Pi whose reply was lost with the host", () => {
     bridge = new SessionBridge(pi, { hostCommand: HOST_COMMAND, stateDir: join(root, "state") });
     bridge.remember(ctx);
     const project = join(root, "project");
-    const started = await runAction(bridge, parseAction({ action: "start", workflow: "greet" }), project, {
-      command: PREFLIGHT_COMMAND,
-      env: process.env,
-    });
+    const started = await runAction(
+      bridge,
+      parseAction({ action: "start", workflow: "greet" }),
+      project,
+      { command: PREFLIGHT_COMMAND, env: process.env },
+      "model",
+    );
     expect(existsSync(join(root, "host-crashed"))).toBe(true);
     const runs = await bridge.host.call("runs.list", { sessionId: SESSION });
     expect(runs).toHaveLength(1);

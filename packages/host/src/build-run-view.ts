@@ -1,5 +1,6 @@
 import {
   boundSafeMessage,
+  type CheckpointView,
   type CurrentWork,
   type GraphManifest,
   graphManifestSchema,
@@ -20,8 +21,17 @@ export interface LiveWorkerIndex {
 
 export type ViewReader = Pick<
   RunReader,
-  "getRun" | "readRunManifest" | "listRunSteps" | "readRunError" | "listOpenTurns"
+  "getRun" | "readRunManifest" | "listRunSteps" | "readRunError" | "listOpenTurns" | "readAnswerCheck"
 >;
+
+/** The checkpoint a waiting run stopped at, with who may answer it and the answer's schema. */
+function checkpointOf(reader: ViewReader, run: RunRecord): CheckpointView | null {
+  if (run.outcome !== "waiting") return null;
+  const saved = reader.readAnswerCheck(run.runId);
+  if (!saved) return null;
+  const { path, visit, prompt, answeredBy, answerSchema } = saved;
+  return { path, visit, prompt, answeredBy, answerSchema };
+}
 
 function manifestOf(reader: ViewReader, run: RunRecord): GraphManifest {
   const parsed = graphManifestSchema.safeParse(reader.readRunManifest(run.runId));
@@ -166,6 +176,7 @@ export function buildRunView(reader: ViewReader, runId: string, workers: LiveWor
     ...summaryOf(run, manifest.title ?? null, errorOf(reader, run), work),
     nodes: nodesOf(manifest, steps, work.kind !== "none"),
     manifest,
+    checkpoint: checkpointOf(reader, run),
   };
 }
 

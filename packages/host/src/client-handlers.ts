@@ -80,7 +80,8 @@ export function clientHandlers(
     "runs.cancel": ({ runId }) => control.cancel(runId),
     "runs.pause": ({ runId }) => control.pause(runId),
     "runs.resume": ({ runId }) => control.resume(runId),
-    "runs.answer": ({ runId, answer, requestKey }) => control.answer(runId, answer, requestKey),
+    "runs.answer": ({ runId, answer, answerer, requestKey }) =>
+      control.answer(runId, answer, requestKey, answerer),
     "runs.restart": ({ runId, requestKey }) => control.restart(runId, requestKey),
     "runs.resolveEffect": (params) => control.resolveEffect(params),
     "runs.subscribe": ({ runId, sessionId }) => ({

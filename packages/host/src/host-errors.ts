@@ -24,6 +24,8 @@ export function toRpcError(error: unknown): RpcError {
         return new RpcError("not_found", error.message);
       case "answer_invalid":
         return new RpcError("answer_invalid", error.message);
+      case "answer_refused":
+        return new RpcError("refused", error.message);
       case "store_busy":
       case "store_failed":
       case "store_closed":

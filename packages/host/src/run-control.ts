@@ -1,4 +1,5 @@
 import {
+  type Answerer,
   type ClientParams,
   graphManifestSchema,
   type JsonValue,
@@ -81,15 +82,21 @@ export class RunControl {
 
   /**
    * Answer the checkpoint a waiting run stopped at: a continuation child carries the answer forward.
-   * Whether the run may be answered now, and at which checkpoint, is the store's decision.
+   * Whether the run may be answered now, at which checkpoint and by whom, is the store's decision.
    */
-  answer(runId: string, answer: JsonValue, requestKey: RequestKey): Transition<RunSummary> {
+  answer(
+    runId: string,
+    answer: JsonValue,
+    requestKey: RequestKey,
+    answerer: Answerer,
+  ): Transition<RunSummary> {
     const childId = this.childRunId(runId);
     return this.afterCreate(
       this.deps.store.prepareContinuation({
         runId: childId,
         parentRunId: runId,
         accepted: { answer },
+        answerer,
         requestKey,
       }),
       `continuation of ${runId}`,

@@ -1,4 +1,4 @@
-import type { JsonValue } from "@piw/protocol";
+import type { Answerer, JsonValue } from "@piw/protocol";
 import { RpcError } from "@piw/protocol";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { RunningHost } from "../src/index.js";
@@ -19,8 +19,8 @@ afterEach(async () => {
   box.cleanup();
 });
 
-/** A workflow that waits at `ask` with the given answer schema, then returns the answer. */
-async function waitingRun(answerSchema: string): Promise<string> {
+/** A workflow that waits at `ask` with the given answer schema (and who answers), then returns the answer. */
+async function waitingRun(answerSchema: string, answeredBy?: string): Promise<string> {
   const flow = await writeWorkflow(
     box,
     "approve",
@@ -31,7 +31,7 @@ export default defineWorkflow({
   input: z.object({}),
   startAt: "ask",
   nodes: {
-    ask: checkpoint({ prompt: "Ship it?", answer: ${answerSchema} }),
+    ask: checkpoint({ prompt: "Ship it?", answer: ${answerSchema}${answeredBy ? `, answeredBy: "${answeredBy}"` : ""} }),
     apply: compute({ run: ({ outputs }) => ({ answer: outputs.ask }) }),
   },
   edges: { ask: { to: "apply" }, apply: { to: "done" } },
@@ -50,13 +50,13 @@ export default defineWorkflow({
 }
 
 async function answer(runId: string, value: JsonValue): Promise<string> {
-  const answered = await client.call("runs.answer", { runId, answer: value });
+  const answered = await client.call("runs.answer", { runId, answer: value, answerer: "human" });
   if (answered.kind !== "applied") throw new Error(`not answered: ${JSON.stringify(answered)}`);
   return answered.value.runId;
 }
 
-async function refusal(runId: string, value: JsonValue): Promise<RpcError> {
-  const error = await client.call("runs.answer", { runId, answer: value }).then(
+async function refusal(runId: string, value: JsonValue, answerer: Answerer = "human"): Promise<RpcError> {
+  const error = await client.call("runs.answer", { runId, answer: value, answerer }).then(
     () => undefined,
     (e: unknown) => e,
   );
@@ -109,10 +109,54 @@ describe("runs.answer checks the answer against the checkpoint's saved schema", 
       expect(child).not.toBe(rejected);
       await client.view(child, (v) => v.status === "done" && v.outcome === "completed");
       // Still one continuation that counts: a third answer is refused as child_exists.
-      expect(await client.call("runs.answer", { runId, answer: right })).toMatchObject({
+      expect(await client.call("runs.answer", { runId, answer: right, answerer: "human" })).toMatchObject({
         kind: "conflict",
         evidence: { kind: "child_exists", childRunId: child },
       });
     },
   );
+});
+
+describe("runs.answer refuses an answerer the checkpoint does not allow", () => {
+  it("refuses the model on a human checkpoint (the default), saves nothing, then takes the person's answer", async () => {
+    const runId = await waitingRun("z.object({ ship: z.boolean() })");
+    expect(await client.call("runs.get", { runId })).toMatchObject({
+      checkpoint: { path: "ask", prompt: "Ship it?", answeredBy: "human" },
+    });
+    const before = await client.call("runs.get", { runId });
+    const error = await refusal(runId, { ship: true }, "model");
+    expect(error.code).toBe("refused");
+    expect(error.message).toBe(
+      `Checkpoint ask of run ${runId} is for a person to answer; the workflow tool cannot answer it. Nothing was saved. Ask the user to answer it (/workflow answer ${runId} <json>, or piw answer).`,
+    );
+    expect(await client.call("runs.get", { runId })).toMatchObject({ revision: before?.revision });
+    expect((await client.call("runs.list", {})).map((r) => r.runId)).toEqual([runId]);
+    const child = await answer(runId, { ship: true });
+    expect(await client.view(child, (v) => v.status === "done")).toMatchObject({ outcome: "completed" });
+  });
+
+  it("refuses a person on a model checkpoint, and takes the model's answer", async () => {
+    const runId = await waitingRun("z.object({ ship: z.boolean() })", "model");
+    const error = await refusal(runId, { ship: true }, "human");
+    expect(error.code).toBe("refused");
+    expect(error.message).toContain("is answered by the model");
+    const answered = await client.call("runs.answer", { runId, answer: { ship: false }, answerer: "model" });
+    expect(answered.kind).toBe("applied");
+  });
+
+  it("takes the model on an either checkpoint", async () => {
+    const runId = await waitingRun("z.object({ ship: z.boolean() })", "either");
+    const answered = await client.call("runs.answer", { runId, answer: { ship: true }, answerer: "model" });
+    expect(answered.kind).toBe("applied");
+  });
+
+  it("refuses an answer request that does not say who answers", async () => {
+    const runId = await waitingRun("z.object({ ship: z.boolean() })");
+    const error = await client.call("runs.answer", { runId, answer: { ship: true } } as never).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(RpcError);
+    expect((error as RpcError).code).toBe("invalid_params");
+  });
 });

@@ -196,13 +196,17 @@ export default defineWorkflow({
     const { runId } = applied(await client.call("runs.reserve", flow.reserve({}))).value;
     await client.call("runs.subscribe", {});
     await client.view(runId, (v) => v.status === "done" && v.outcome === "waiting");
-    const answered = applied(await client.call("runs.answer", { runId, answer: { ok: true } }));
+    const answered = applied(
+      await client.call("runs.answer", { runId, answer: { ok: true }, answerer: "human" }),
+    );
     const child = answered.value;
     expect(child).toMatchObject({ parentRunId: runId, originCommand: "continue", rootRunId: runId });
     await client.view(child.runId, (v) => v.status === "done" && v.outcome === "completed");
     expect(host.reader.readRunFinalOutput(child.runId)).toEqual({ plan: "the plan", answer: { ok: true } });
     // A completed run cannot be answered; it can be restarted from the first node.
-    expect(await client.call("runs.answer", { runId: child.runId, answer: { ok: false } })).toMatchObject({
+    expect(
+      await client.call("runs.answer", { runId: child.runId, answer: { ok: false }, answerer: "human" }),
+    ).toMatchObject({
       kind: "conflict",
       evidence: { kind: "parent_not_eligible", requires: "waiting" },
     });
@@ -238,7 +242,7 @@ export default defineWorkflow({
     await client.call("runs.subscribe", {});
     await client.view(runId, (v) => v.status === "done" && v.outcome === "waiting");
 
-    const answer = { runId, answer: { ok: true }, requestKey: key(2) };
+    const answer = { runId, answer: { ok: true }, answerer: "human" as const, requestKey: key(2) };
     const child = applied(await client.call("runs.answer", answer)).value.runId;
     expect(await client.call("runs.answer", answer)).toMatchObject({
       kind: "adopted",
@@ -261,7 +265,7 @@ export default defineWorkflow({
 
     for (const [method, params] of [
       ["runs.reserve", flow.reserve({})],
-      ["runs.answer", { runId, answer: { ok: true } }],
+      ["runs.answer", { runId, answer: { ok: true }, answerer: "human" }],
       ["runs.restart", { runId }],
     ] as const) {
       const refused = await client.peer.call(method, params as never).catch((e: unknown) => e);

@@ -17,6 +17,25 @@ export const answerCheckSchema = z.discriminatedUnion("kind", [
 ]);
 export type AnswerCheck = z.infer<typeof answerCheckSchema>;
 
+/**
+ * Who may answer a checkpoint: only a person (`human`, the default: an approval the model cannot
+ * give), only the model, or either. Compiled into the manifest and saved with the waiting run.
+ */
+export const answeredBySchema = z.enum(["human", "model", "either"]);
+export type AnsweredBy = z.infer<typeof answeredBySchema>;
+
+/**
+ * Who is answering, as the client that sends the answer knows it: the model's `workflow` tool
+ * says `model`; a person's `/workflow answer`, dialog or `piw answer` says `human`.
+ */
+export const answererSchema = z.enum(["human", "model"]);
+export type Answerer = z.infer<typeof answererSchema>;
+
+/** Whether `answerer` may answer a checkpoint that `answeredBy` names. */
+export function mayAnswer(answeredBy: AnsweredBy, answerer: Answerer): boolean {
+  return answeredBy === "either" || answeredBy === answerer;
+}
+
 /** How an answer fared against the saved check. `problems` name fields and rules, never values. */
 export type AnswerVerdict =
   | { kind: "accepted" }

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { answererSchema } from "./answer-check.js";
 import { PROTOCOL_VERSION } from "./framing.js";
 import { jsonValueSchema, opaqueIdSchema, requestKeySchema, runIdSchema } from "./ids.js";
 import { runHistorySchema } from "./run-history.js";
@@ -63,7 +64,9 @@ export const clientMethods = {
   "runs.pause": { params: runRef, result: runTransition },
   "runs.resume": { params: runRef, result: runTransition },
   "runs.answer": {
-    params: z.object({ runId: runIdSchema, answer: jsonValueSchema, ...keyed }),
+    // `answerer` is set by the client's code path (the model's tool or a person's command), never
+    // taken from the model's arguments: the host refuses an answer the checkpoint does not allow.
+    params: z.object({ runId: runIdSchema, answer: jsonValueSchema, answerer: answererSchema, ...keyed }),
     result: runTransition,
   },
   "runs.restart": { params: runRef.extend(keyed), result: runTransition },

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { answeredBySchema } from "./answer-check.js";
 import { nodePathSchema } from "./ids.js";
 import { nodeKindSchema } from "./run-records.js";
 
@@ -27,6 +28,8 @@ export const graphManifestSchema = z.object({
       scope: z.string(),
       kind: nodeKindSchema,
       title: z.string(),
+      /** Checkpoints only: who may answer it. */
+      answeredBy: answeredBySchema.optional(),
     }),
   ),
   mounts: z.array(

@@ -1,5 +1,12 @@
-export type { AnswerCheck, AnswerVerdict } from "./answer-check.js";
-export { ANSWER_SCHEMA_MAX_BYTES, answerCheckSchema, checkAnswer } from "./answer-check.js";
+export type { AnswerCheck, AnsweredBy, Answerer, AnswerVerdict } from "./answer-check.js";
+export {
+  ANSWER_SCHEMA_MAX_BYTES,
+  answerCheckSchema,
+  answeredBySchema,
+  answererSchema,
+  checkAnswer,
+  mayAnswer,
+} from "./answer-check.js";
 export { canonicalJson } from "./canonical-json.js";
 export { effectRequestText, manualEffectUnsettled, PAUSED_AT_NODE_BOUNDARY } from "./effect-rules.js";
 export type {
@@ -157,8 +164,14 @@ export {
   TERMINAL_STATUSES,
   terminalOutcomeSchema,
 } from "./run-status.js";
-export type { CurrentWork, NodeView, RunSummary, RunView } from "./run-view.js";
-export { currentWorkSchema, nodeViewSchema, runSummarySchema, runViewSchema } from "./run-view.js";
+export type { CheckpointView, CurrentWork, NodeView, RunSummary, RunView } from "./run-view.js";
+export {
+  checkpointViewSchema,
+  currentWorkSchema,
+  nodeViewSchema,
+  runSummarySchema,
+  runViewSchema,
+} from "./run-view.js";
 export type { ErrorCode, SafeError } from "./safe-error.js";
 export {
   boundSafeMessage,

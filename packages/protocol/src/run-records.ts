@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { answerCheckSchema } from "./answer-check.js";
+import { answerCheckSchema, answeredBySchema, answererSchema } from "./answer-check.js";
 import {
   generationSchema,
   jsonValueSchema,
@@ -169,6 +169,10 @@ export const runEndingSchema = z.discriminatedUnion("outcome", [
       path: nodePathSchema,
       visit: visitNumberSchema,
       prompt: z.string().max(64 * 1024),
+      /** Who may answer; absent (a run saved before this was recorded) means `human`. */
+      answeredBy: answeredBySchema.optional(),
+      /** The answer's JSON Schema as people and the model see it (not the host's check). */
+      answerSchema: z.record(z.string(), jsonValueSchema).optional(),
     }),
     /** What the host checks of an answer before it saves a continuation. */
     answerCheck: answerCheckSchema,
@@ -183,6 +187,8 @@ export const prepareContinuationSchema = z.object({
   parentRunId: runIdSchema,
   /** The answer, and the checkpoint visit it answers; without one, the checkpoint the parent waits at. */
   accepted: checkpointAnswerSchema.partial({ path: true, visit: true }),
+  /** Who answers: the checkpoint's `answeredBy` refuses anyone else. */
+  answerer: answererSchema,
   requestKey: requestKeySchema.optional(),
 });
 export type PrepareContinuation = z.infer<typeof prepareContinuationSchema>;
@@ -315,7 +321,14 @@ export type TerminalFact =
       runId: string;
       workflowName: string;
       outcome: "waiting";
-      checkpoint: { path: string; visit: number; prompt: string };
+      checkpoint: {
+        path: string;
+        visit: number;
+        prompt: string;
+        /** Who may answer; `human` for a run saved before this was recorded. */
+        answeredBy: z.infer<typeof answeredBySchema>;
+        answerSchema: Record<string, z.infer<typeof jsonValueSchema>> | null;
+      };
     }
   | {
       runId: string;

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { graphManifestSchema } from "./graph-manifest.js";
-import { nodePathSchema, runIdSchema } from "./ids.js";
+import { answeredBySchema } from "./answer-check.js";
+import { jsonValueSchema, nodePathSchema, runIdSchema } from "./ids.js";
 import { nodeKindSchema, sourceIdentitySchema } from "./run-records.js";
 import { runStatusSchema, terminalOutcomeSchema } from "./run-status.js";
 import { safeErrorSchema } from "./safe-error.js";
@@ -32,6 +33,19 @@ export const currentWorkSchema = z.discriminatedUnion("kind", [
 ]);
 export type CurrentWork = z.infer<typeof currentWorkSchema>;
 
+/**
+ * The checkpoint a waiting run stopped at, as people see it: what it asks, who may answer, and the
+ * answer's JSON Schema (null when none was saved or it was too large to show).
+ */
+export const checkpointViewSchema = z.object({
+  path: nodePathSchema,
+  visit: z.number().int(),
+  prompt: z.string(),
+  answeredBy: answeredBySchema,
+  answerSchema: z.record(z.string(), jsonValueSchema).nullable(),
+});
+export type CheckpointView = z.infer<typeof checkpointViewSchema>;
+
 /** The host's one view of a run: the widget, the footer and `piw` all render exactly this. */
 export const runViewSchema = z.object({
   runId: runIdSchema,
@@ -60,9 +74,11 @@ export const runViewSchema = z.object({
   cursor: z.object({ path: nodePathSchema, visit: z.number().int() }).nullable(),
   nodes: z.array(nodeViewSchema),
   manifest: graphManifestSchema,
+  /** Set while the run waits at a checkpoint; absent or null otherwise. */
+  checkpoint: checkpointViewSchema.nullable().optional(),
 });
 export type RunView = z.infer<typeof runViewSchema>;
 
 /** A row of the run list: the view without the graph. */
-export const runSummarySchema = runViewSchema.omit({ nodes: true, manifest: true });
+export const runSummarySchema = runViewSchema.omit({ nodes: true, manifest: true, checkpoint: true });
 export type RunSummary = z.infer<typeof runSummarySchema>;

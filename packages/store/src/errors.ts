@@ -6,6 +6,7 @@ export type StoreErrorCode =
   | "payload_too_large" // a blob exceeds the size limit
   | "invalid_record" // an operation's input failed validation
   | "answer_invalid" // a checkpoint answer fails the checkpoint's saved schema: correct it and answer again
+  | "answer_refused" // the checkpoint is for someone else to answer (its answeredBy)
   | "not_found" // a reader was asked for an unknown ID
   | "wrong_media_type" // a blob was read as the wrong type (a bug in the caller)
   | "illegal_transition" // a status change the run-status table forbids (a bug in the caller)

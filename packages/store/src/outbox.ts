@@ -210,6 +210,24 @@ export function listSessionMessages(
 
 const MAX_PRESENTED_OUTPUT = 16 * 1024;
 
+/** The waiting message's last line: who answers the checkpoint, and how. */
+function whoAnswers(
+  runId: string,
+  checkpoint: Extract<TerminalFact, { outcome: "waiting" }>["checkpoint"],
+): string {
+  if (checkpoint.answeredBy === "human") {
+    return `A person answers this checkpoint (/workflow answer ${runId} <json>, or piw answer); the workflow tool cannot answer it.`;
+  }
+  const call = `the workflow tool with {"action":"answer","runId":"${runId}","answer":<the answer>}`;
+  const schema =
+    checkpoint.answerSchema === null
+      ? ""
+      : ` The answer must match this JSON Schema: ${JSON.stringify(checkpoint.answerSchema)}`;
+  return checkpoint.answeredBy === "model"
+    ? `Answer this checkpoint with ${call}.${schema}`
+    : `A person or you may answer this checkpoint; to answer it yourself, call ${call}.${schema}`;
+}
+
 function terminalMessages(run: TerminalFact, instructions: string | null): NewMessage[] {
   const name = `Workflow ${run.workflowName}`;
   const id = `(run ${run.runId})`;
@@ -253,8 +271,9 @@ function terminalMessages(run: TerminalFact, instructions: string | null): NewMe
           ...base,
           messageId: runMessageId(run.runId, "terminal"),
           kind: "terminal",
-          triggerTurn: false,
-          body: `${name} is waiting at checkpoint ${run.checkpoint.path} ${id}: ${run.checkpoint.prompt}`,
+          // A checkpoint only the model answers needs a turn to be answered in.
+          triggerTurn: run.checkpoint.answeredBy === "model",
+          body: `${name} is waiting at checkpoint ${run.checkpoint.path} ${id}: ${run.checkpoint.prompt}\n\n${whoAnswers(run.runId, run.checkpoint)}`,
         },
       ];
     case "completed": {

@@ -1,6 +1,8 @@
 import {
   type AnswerCheck,
+  type AnsweredBy,
   answerCheckSchema,
+  answeredBySchema,
   type JsonValue,
   type RunRecord,
   type RunStatus,
@@ -48,30 +50,53 @@ export function readPresentationInstructions(ctx: StoreContext, runId: string): 
   });
 }
 
+/** The checkpoint a run waits at, as the waiting state saved it. */
+export interface WaitingCheckpoint {
+  path: string;
+  visit: number;
+  prompt: string;
+  /** Who may answer; `human` for a run saved before this was recorded. */
+  answeredBy: AnsweredBy;
+  /** The answer's JSON Schema as people and the model see it; null when none was saved. */
+  answerSchema: Record<string, JsonValue> | null;
+  /** What the host may check of an answer. */
+  answerCheck: AnswerCheck;
+}
+
 /**
- * What the host may check of an answer to the checkpoint a run waits at, saved with the waiting state;
- * null when the run is not waiting at a checkpoint.
+ * The checkpoint a waiting run stopped at, with who may answer it and what the host may check of an
+ * answer, saved with the waiting state; null when the run is not waiting at a checkpoint.
  */
-export function readAnswerCheck(
-  ctx: StoreContext,
-  runId: string,
-): { path: string; visit: number; answerCheck: AnswerCheck } | null {
+export function readAnswerCheck(ctx: StoreContext, runId: string): WaitingCheckpoint | null {
   return ctx.read(() => {
     const row = requireRun(ctx, runId);
     if (row.outcome !== "waiting" || row.final_output_hash === null) return null;
-    const saved = ctx.readJsonBlob(row.final_output_hash) as {
-      checkpoint: { path: string; visit: number };
-      answerCheck?: unknown;
-    };
-    const check = answerCheckSchema.safeParse(saved.answerCheck);
-    return {
-      path: saved.checkpoint.path,
-      visit: saved.checkpoint.visit,
-      answerCheck: check.success
-        ? check.data
-        : { kind: "worker_only", reason: "no answer schema was saved with this checkpoint" },
-    };
+    return waitingCheckpointOf(ctx, row.final_output_hash);
   });
+}
+
+/** The waiting state saved in the run's final-output blob (see `endingColumns`). */
+function waitingCheckpointOf(ctx: StoreContext, hash: string): WaitingCheckpoint {
+  const saved = ctx.readJsonBlob(hash) as {
+    checkpoint: { path: string; visit: number; prompt: string; answeredBy?: unknown; answerSchema?: unknown };
+    answerCheck?: unknown;
+  };
+  const check = answerCheckSchema.safeParse(saved.answerCheck);
+  const answeredBy = answeredBySchema.safeParse(saved.checkpoint.answeredBy ?? "human");
+  const schema = saved.checkpoint.answerSchema;
+  return {
+    path: saved.checkpoint.path,
+    visit: saved.checkpoint.visit,
+    prompt: saved.checkpoint.prompt,
+    answeredBy: answeredBy.success ? answeredBy.data : "human",
+    answerSchema:
+      typeof schema === "object" && schema !== null && !Array.isArray(schema)
+        ? (schema as Record<string, JsonValue>)
+        : null,
+    answerCheck: check.success
+      ? check.data
+      : { kind: "worker_only", reason: "no answer schema was saved with this checkpoint" },
+  };
 }
 
 function terminalFact(ctx: StoreContext, row: RunRow): TerminalFact | null {
@@ -86,11 +111,11 @@ function terminalFact(ctx: StoreContext, row: RunRow): TerminalFact | null {
         output: row.final_output_hash === null ? null : ctx.readJsonBlob(row.final_output_hash),
       };
     case "waiting": {
-      const saved = ctx.readJsonBlob(row.final_output_hash ?? "") as {
-        checkpoint: { path: string; visit: number; prompt: string };
-      };
-      const { path, visit, prompt } = saved.checkpoint;
-      return { ...base, outcome: "waiting", checkpoint: { path, visit, prompt } };
+      const { path, visit, prompt, answeredBy, answerSchema } = waitingCheckpointOf(
+        ctx,
+        row.final_output_hash ?? "",
+      );
+      return { ...base, outcome: "waiting", checkpoint: { path, visit, prompt, answeredBy, answerSchema } };
     }
     case "failed":
     case "timed_out":

@@ -1,10 +1,12 @@
 import {
   adopted,
+  type Answerer,
   applied,
   boundSafeMessage,
   checkAnswer,
   conflict,
   type JsonValue,
+  mayAnswer,
   type PrepareContinuation,
   type PrepareRestart,
   type RunRecord,
@@ -106,6 +108,20 @@ function refuseWrongAnswer(ctx: StoreContext, parent: RunRow, answer: JsonValue)
   }
 }
 
+/** The checkpoint says who may answer it (`human` when nothing was saved); anyone else is refused. */
+function refuseAnswerer(ctx: StoreContext, parent: RunRow, answerer: Answerer): void {
+  const saved = readAnswerCheck(ctx, parent.run_id);
+  const answeredBy = saved?.answeredBy ?? "human";
+  if (mayAnswer(answeredBy, answerer)) return;
+  const where = `Checkpoint ${saved?.path ?? parent.cursor_path ?? "?"} of run ${parent.run_id}`;
+  throw new StoreError(
+    "answer_refused",
+    answerer === "model"
+      ? `${where} is for a person to answer; the workflow tool cannot answer it. Nothing was saved. Ask the user to answer it (/workflow answer ${parent.run_id} <json>, or piw answer).`
+      : `${where} is answered by the model; a person's answer is refused. Nothing was saved. Ask the model to answer it with the workflow tool.`,
+  );
+}
+
 /**
  * A continuation starts from a parent waiting at a checkpoint, with the exact accepted answer. An
  * answer that names no checkpoint answers the one the parent waits at; one that names another is
@@ -136,6 +152,7 @@ export function prepareContinuation(ctx: StoreContext, req: PrepareContinuation)
         actual: `${path}#${visit}`,
       });
     }
+    refuseAnswerer(ctx, parent, req.answerer);
     refuseWrongAnswer(ctx, parent, req.accepted.answer);
     const answerHash = ctx.jsonHash(req.accepted.answer);
     const child = existingChild(ctx, parent.run_id, "continue");

@@ -586,25 +586,50 @@ describe("createTerminalMessages", () => {
     ]);
   });
 
-  it("creates a terminal message for a run waiting at a checkpoint", () => {
+  function waitingAt(checkpoint: { answeredBy?: "human" | "model" | "either"; answerSchema?: object }) {
     const fence = runningRun(h.store, RUN);
     finishedNode(fence);
     saved(h.store.startNodeVisit(fence, { path: "review/approve", visit: 1, nodeKind: "checkpoint" }));
     saved(
       h.store.finishRun(fence, {
         outcome: "waiting",
-        checkpoint: { path: "review/approve", visit: 1, prompt: "Approve the plan?" },
+        checkpoint: { path: "review/approve", visit: 1, prompt: "Approve the plan?", ...checkpoint },
         answerCheck: { kind: "worker_only", reason: "not checked in this test" },
-      }),
+      } as never),
     );
-    expect(saved(h.store.createTerminalMessages({ runId: RUN }))).toEqual([
+    return saved(h.store.createTerminalMessages({ runId: RUN }));
+  }
+
+  it("creates a terminal message for a run waiting at a checkpoint, saying a person answers it", () => {
+    expect(waitingAt({})).toEqual([
       terminalMessage(
         RUN,
         "terminal",
-        `Workflow demo is waiting at checkpoint review/approve (run ${RUN}): Approve the plan?`,
+        `Workflow demo is waiting at checkpoint review/approve (run ${RUN}): Approve the plan?\n\nA person answers this checkpoint (/workflow answer ${RUN} <json>, or piw answer); the workflow tool cannot answer it.`,
         false,
       ),
     ]);
+  });
+
+  it("starts a turn for a checkpoint the model answers, with the call and the answer's schema", () => {
+    // Saved as canonical JSON: the keys come back sorted.
+    const schema = { properties: { ok: { type: "boolean" } }, required: ["ok"], type: "object" };
+    expect(waitingAt({ answeredBy: "model", answerSchema: schema })).toEqual([
+      terminalMessage(
+        RUN,
+        "terminal",
+        `Workflow demo is waiting at checkpoint review/approve (run ${RUN}): Approve the plan?\n\nAnswer this checkpoint with the workflow tool with {"action":"answer","runId":"${RUN}","answer":<the answer>}. The answer must match this JSON Schema: ${JSON.stringify(schema)}`,
+        true,
+      ),
+    ]);
+  });
+
+  it("tells the model it may answer a checkpoint either may answer, without starting a turn", () => {
+    const [message] = waitingAt({ answeredBy: "either" });
+    expect(message?.triggerTurn).toBe(false);
+    expect(message?.body).toContain(
+      "A person or you may answer this checkpoint; to answer it yourself, call the workflow tool",
+    );
   });
 
   it.each([

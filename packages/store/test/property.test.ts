@@ -1545,7 +1545,9 @@ function execute(m: Model, r: Real, op: Op): StepEffect {
       else if (m.runs.has(runId)) exp = refuse("request_mismatch");
       else if (busy) exp = refuse("session_busy");
       else exp = APPLIED;
-      const t = call(m, label, () => store.prepareContinuation({ runId, parentRunId: parentId, accepted }));
+      const t = call(m, label, () =>
+        store.prepareContinuation({ answerer: "human", runId, parentRunId: parentId, accepted }),
+      );
       expectKind(m, label, t, exp);
       if (!parent || (t.kind !== "applied" && t.kind !== "adopted")) return NOTHING;
       if (t.kind === "applied") {

@@ -49,6 +49,7 @@ function continuation(runId: string, requestKey: string, answer: unknown = { go:
     runId,
     parentRunId: "parent",
     accepted: { path: CHECKPOINT.path, visit: CHECKPOINT.visit, answer },
+    answerer: "human" as const,
     requestKey,
   };
 }

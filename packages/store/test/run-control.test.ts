@@ -114,6 +114,7 @@ describe("answer", () => {
     waiting("parent");
     const child = saved(
       h.store.prepareContinuation({
+        answerer: "human",
         runId: "child",
         parentRunId: "parent",
         accepted: { answer: { ship: true } },
@@ -131,7 +132,12 @@ describe("answer", () => {
     parked("busy");
     expect(
       refusedWithoutChange(h.store, ["busy"], () =>
-        h.store.prepareContinuation({ runId: "child", parentRunId: "busy", accepted: { answer: 1 } }),
+        h.store.prepareContinuation({
+          answerer: "human",
+          runId: "child",
+          parentRunId: "busy",
+          accepted: { answer: 1 },
+        }),
       ),
     ).toEqual({
       kind: "parent_not_eligible",
@@ -142,7 +148,12 @@ describe("answer", () => {
     });
     expect(h.store.getRun("child")).toBeNull();
     expect(
-      h.store.prepareContinuation({ runId: "child", parentRunId: "nope", accepted: { answer: 1 } }),
+      h.store.prepareContinuation({
+        answerer: "human",
+        runId: "child",
+        parentRunId: "nope",
+        accepted: { answer: 1 },
+      }),
     ).toEqual({
       kind: "conflict",
       evidence: { kind: "not_found", resource: "run", id: "nope" },

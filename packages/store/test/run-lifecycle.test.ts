@@ -273,6 +273,7 @@ describe("claimRun", () => {
     const answer = { approved: true, notes: ["ok"] };
     saved(
       h.store.prepareContinuation({
+        answerer: "human",
         runId: "cont",
         parentRunId: "parent",
         accepted: { path: "review", visit: 1, answer },

@@ -104,7 +104,12 @@ function failedParent(store: RunStore, runId: string, overrides = {}): void {
 }
 
 function continuation(runId: string, answer: unknown = { approved: true }, parentRunId = "parent") {
-  return { runId, parentRunId, accepted: { path: CHECKPOINT.path, visit: CHECKPOINT.visit, answer } };
+  return {
+    runId,
+    parentRunId,
+    answerer: "human" as const,
+    accepted: { path: CHECKPOINT.path, visit: CHECKPOINT.visit, answer },
+  };
 }
 
 /** Put a run into each non-eligible state for the two lineage operations. */
@@ -233,6 +238,16 @@ describe("prepareContinuation", () => {
     ).toEqual({ kind: "child_exists", parentRunId: "parent", childRunId: "child" });
   });
 
+  it("refuses the model's answer to a checkpoint a person answers (answer_refused) and saves nothing", () => {
+    waitingParent(h.store, "parent");
+    const error = unchanged(h.store, ["parent"], () =>
+      thrownStoreError(() => h.store.prepareContinuation({ ...continuation("child"), answerer: "model" })),
+    );
+    expect(error.code).toBe("answer_refused");
+    expect(error.message).toContain("for a person to answer");
+    expect(h.store.getRun("child")).toBeNull();
+  });
+
   it.each([
     ["another path", { path: "plan/other", visit: 2 }, "plan/other#2"],
     ["another visit", { path: "plan/review", visit: 1 }, "plan/review#1"],
@@ -242,6 +257,7 @@ describe("prepareContinuation", () => {
       h.store.prepareContinuation({
         runId: "child",
         parentRunId: "parent",
+        answerer: "human",
         accepted: { ...at, answer: true },
       }),
     );
@@ -321,11 +337,30 @@ describe("prepareContinuation", () => {
   it.each<[string, unknown]>([
     [
       "a malformed path",
-      { runId: "c", parentRunId: "parent", accepted: { path: "a//b", visit: 1, answer: 1 } },
+      {
+        runId: "c",
+        parentRunId: "parent",
+        answerer: "human",
+        accepted: { path: "a//b", visit: 1, answer: 1 },
+      },
     ],
-    ["visit 0", { runId: "c", parentRunId: "parent", accepted: { path: "a", visit: 0, answer: 1 } }],
-    ["no answer", { runId: "c", parentRunId: "parent", accepted: { path: "a", visit: 1 } }],
-    ["a bad child ID", { runId: "-c", parentRunId: "parent", accepted: { path: "a", visit: 1, answer: 1 } }],
+    [
+      "visit 0",
+      { runId: "c", parentRunId: "parent", answerer: "human", accepted: { path: "a", visit: 0, answer: 1 } },
+    ],
+    [
+      "no answer",
+      { runId: "c", parentRunId: "parent", answerer: "human", accepted: { path: "a", visit: 1 } },
+    ],
+    [
+      "a bad child ID",
+      { runId: "-c", parentRunId: "parent", answerer: "human", accepted: { path: "a", visit: 1, answer: 1 } },
+    ],
+    ["no answerer", { runId: "c", parentRunId: "parent", accepted: { path: "a", visit: 1, answer: 1 } }],
+    [
+      "an unknown answerer",
+      { runId: "c", parentRunId: "parent", answerer: "robot", accepted: { path: "a", visit: 1, answer: 1 } },
+    ],
   ])("throws invalid_record for %s and changes nothing", (_what, req) => {
     waitingParent(h.store, "parent");
     const error = unchanged(h.store, ["parent"], () =>

@@ -1,3 +1,4 @@
+export { ANSWERED_BY_WORDS, answerExample, quotedExample } from "./answer-example.js";
 export { describeConflict } from "./conflict.js";
 export type { FlowEntry, MountManifest, MountView } from "./flow.js";
 export { activePath, enclosingMounts, flowEntries, flowOrder, mountView } from "./flow.js";

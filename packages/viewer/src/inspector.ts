@@ -1,5 +1,6 @@
 import { wrapTextWithAnsi } from "@earendil-works/pi-tui";
 import type { RunHistory, RunView } from "@piw/protocol";
+import { ANSWERED_BY_WORDS, quotedExample } from "./answer-example.js";
 import { formatDuration } from "./format.js";
 import { jsonLines } from "./json-lines.js";
 import { clipToWidth } from "./text-width.js";
@@ -56,6 +57,22 @@ export function renderInspector(
   push(
     `${theme(NODE_TINTS[node.state], `${NODE_GLYPHS[node.state]} ${NODE_STATE_WORDS[node.state]}`)}  visits ${node.visits}  attempt ${node.attempt}${timing}${node.errorCode === null ? "" : `  ${theme("red", node.errorCode)}`}`,
   );
+  const checkpoint = view.outcome === "waiting" && view.checkpoint?.path === path ? view.checkpoint : null;
+  if (checkpoint) {
+    push("");
+    heading(
+      `waiting for an answer (visit ${checkpoint.visit}), answered by ${ANSWERED_BY_WORDS[checkpoint.answeredBy]}`,
+    );
+    const prompt = wrapTextWithAnsi(checkpoint.prompt, width - 2);
+    for (const line of prompt.slice(0, maxPromptLines)) push(`  ${line}`);
+    if (prompt.length > maxPromptLines)
+      push(theme("dim", `  … ${prompt.length - maxPromptLines} more lines`));
+    if (checkpoint.answerSchema !== null) {
+      push("answer schema");
+      for (const line of jsonLines(checkpoint.answerSchema, { maxEntries: 12 })) pushJson("  ", line);
+    }
+    push(`example  ${quotedExample(checkpoint)}`);
+  }
   if (history === null) {
     push(theme("dim", "loading the run's history…"));
     return lines;

@@ -1,5 +1,6 @@
 import { visibleWidth } from "@earendil-works/pi-tui";
 import type { NodeView, RunView } from "@piw/protocol";
+import { ANSWERED_BY_WORDS, quotedExample } from "./answer-example.js";
 import { activePath, type FlowEntry, flowEntries } from "./flow.js";
 import { formatDuration } from "./format.js";
 import { clipToWidth } from "./text-width.js";
@@ -110,7 +111,8 @@ export function renderWidgetLines(view: RunView, options: WidgetOptions): string
           "…",
         )
       : undefined;
-  const room = maxLines - (recovery === undefined ? 0 : 1);
+  const gate = gateLines(view, width, theme);
+  const room = maxLines - (recovery === undefined ? 0 : 1) - gate.length;
   if (room > 0 && entries.length > 0) {
     const focus = Math.max(
       0,
@@ -138,7 +140,27 @@ export function renderWidgetLines(view: RunView, options: WidgetOptions): string
     }
   }
   if (recovery !== undefined) lines.push(recovery);
+  lines.push(...gate.slice(0, Math.max(0, maxLines - lines.length)));
   return lines;
+}
+
+/**
+ * A waiting run's checkpoint: what it asks, who may answer, and a valid answer to type. The prompt
+ * keeps to one line here; the viewer's inspector and `piw status` show all of it.
+ */
+function gateLines(view: RunView, width: number, theme: Theme): string[] {
+  const checkpoint = view.checkpoint;
+  if (view.outcome !== "waiting" || !checkpoint) return [];
+  const prompt = checkpoint.prompt.replace(/\s+/g, " ").trim();
+  const who = ANSWERED_BY_WORDS[checkpoint.answeredBy];
+  const how =
+    checkpoint.answeredBy === "model"
+      ? "the model answers it with the workflow tool"
+      : `/workflow answer ${view.runId} ${quotedExample(checkpoint)}`;
+  return [
+    clipToWidth(theme("yellow", `? ${checkpoint.path}: ${prompt}`), width, "…"),
+    clipToWidth(theme("dim", `  answered by ${who}: ${how}`), width, "…"),
+  ];
 }
 
 /** The Pi footer: `wf <name> [<status word>] <current node path>`. */

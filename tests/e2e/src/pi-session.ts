@@ -217,6 +217,17 @@ export class PiSession {
     return response.data as T;
   }
 
+  /**
+   * Answers an extension dialog (`extension_ui_request` with method select/confirm/input/editor), as a
+   * user at Pi's UI would: Pi sends no response to it.
+   */
+  respondToUi(
+    requestId: string,
+    reply: { value: string } | { confirmed: boolean } | { cancelled: true },
+  ): void {
+    this.child.stdin.write(`${JSON.stringify({ type: "extension_ui_response", id: requestId, ...reply })}\n`);
+  }
+
   /** Sends a prompt; resolves once Pi accepted it (not when the run ends). */
   prompt(message: string, streamingBehavior?: "steer" | "followUp"): Promise<{ disposition: string }> {
     return this.call({ type: "prompt", message, ...(streamingBehavior ? { streamingBehavior } : {}) });

@@ -98,9 +98,21 @@ describe("agent steps in a real Pi session", () => {
       { timeoutMs: 30_000 },
     );
 
-    // The rejection went back to the model in the same turn as the first submission.
+    // The step prompt ends with the generated contract: the step, its output's JSON Schema, how to submit.
+    const planPrompt = model.requests.find((r) => lastMessageText(r).includes("PLAN-STEP"));
+    const contract = lastMessageText(planPrompt as NonNullable<typeof planPrompt>);
+    expect(contract).toContain("Workflow step contract");
+    expect(contract).toMatch(/Step: plan \(path plan, visit 1, attempt 1, run [^)]+\)/);
+    expect(contract).toContain(
+      '{"type":"object","properties":{"steps":{"minItems":1,"type":"array","items":{"type":"string"}}},"required":["steps"]}',
+    );
+    expect(contract).toContain('call the workflow tool with {"action":"submit","output":<the output>}');
+
+    // The rejection went back to the model in the same turn as the first submission, naming the field.
     const rejection = model.requests.find((r) => lastMessageText(r).includes("Output rejected"));
-    expect(lastMessageText(rejection as NonNullable<typeof rejection>)).toContain("steps");
+    expect(lastMessageText(rejection as NonNullable<typeof rejection>)).toContain(
+      "Output rejected: steps: too small (at least 1).",
+    );
 
     const messages = await piwMessages(pi);
     const kinds = messages.map((m) => m.details.kind);

@@ -67,7 +67,8 @@ export async function answerCommand(ctx: CliContext, args: string[]): Promise<Ex
   const answer = parseJsonArgument(json, "the answer");
   const host = await ctx.host();
   // The host checks the answer against the checkpoint's saved schema before it saves anything.
-  const next = savedValue(await host.call("runs.answer", { runId, answer }), runId);
+  // `piw answer` is typed (or scripted) by a person, never by the model's workflow tool.
+  const next = savedValue(await host.call("runs.answer", { runId, answer, answerer: "human" }), runId);
   ctx.print(ctx.style.dim(`continuing ${runId} as run ${next.runId}`));
   if (values.detach) return ExitCode.ok;
   return followRun(ctx, host, next.runId);

@@ -22,6 +22,7 @@ export type {
   AgentNode,
   AgentOptions,
   CheckpointNode,
+  CheckpointOptions,
   ComputeNode,
   DecisionNode,
   NodeOutput,

@@ -1,3 +1,4 @@
+import type { AnsweredBy } from "@piw/protocol";
 import type { ZodType, z } from "zod";
 import type { ActionContext, NodeContext } from "../compiler/compiled-workflow.js";
 
@@ -58,6 +59,8 @@ export interface CheckpointNode<I = unknown, O = unknown> extends NodeBase<O> {
   readonly kind: "checkpoint";
   readonly prompt: NodeText<I>;
   readonly answer: ZodType<O>;
+  /** Who may answer: `"human"` (the default), `"model"` or `"either"`. */
+  readonly answeredBy?: AnsweredBy;
 }
 
 export interface DecisionNode<I = unknown, C extends string = string> extends NodeBase<C> {
@@ -132,9 +135,19 @@ export function notify<I = unknown>(options: TitleOption & { message: NodeText<I
   return { kind: "notify", ...options };
 }
 
-/** Stops the run until a user answers `prompt`; the output is the accepted answer. */
+export interface CheckpointOptions<I, S extends ZodType> extends TitleOption {
+  prompt: NodeText<I>;
+  answer: S;
+  /**
+   * Who may answer: `"human"` (the default) refuses the model's answer through the `workflow` tool,
+   * `"model"` refuses a person's, `"either"` takes both.
+   */
+  answeredBy?: AnsweredBy;
+}
+
+/** Stops the run until `prompt` is answered; the output is the accepted answer. */
 export function checkpoint<I = unknown, S extends ZodType = ZodType>(
-  options: TitleOption & { prompt: NodeText<I>; answer: S },
+  options: CheckpointOptions<I, S>,
 ): CheckpointNode<I, z.output<S>> {
   return { kind: "checkpoint", ...options } as CheckpointNode<I, z.output<S>>;
 }

@@ -68,13 +68,12 @@ export function buildManifest(
     startPath,
     exits: [...(scopes.get("")?.exits ?? [])],
     maxSteps: root.maxSteps,
-    nodes: [...nodes.values()].map(({ path, name, scope, kind, title }) => ({
-      path,
-      name,
-      scope,
-      kind,
-      title,
-    })),
+    nodes: [...nodes.values()].map((node) => {
+      const { path, name, scope, kind, title } = node;
+      return node.kind === "checkpoint"
+        ? { path, name, scope, kind, title, answeredBy: node.answeredBy }
+        : { path, name, scope, kind, title };
+    }),
     mounts,
     edges,
   };

@@ -1,8 +1,10 @@
+import { type AnsweredBy, answeredBySchema } from "@piw/protocol";
 import type { ZodType } from "zod";
 import type { NodeKindName, WorkflowNode } from "../authoring/node-specs.js";
 import { answerCheckOf } from "./answer-check-of.js";
 import type { CompileProblem } from "./compile-error.js";
 import type { CompiledNode, NodeContext, ShellCommand } from "./compiled-workflow.js";
+import { type JsonSchema, jsonSchemaOf } from "./json-schema-of.js";
 import { fieldName, unknownFields } from "./known-fields.js";
 
 /** Where a node sits: what every problem about it is reported against. */
@@ -54,6 +56,31 @@ function requireSchema(value: unknown, field: string, problem: Check): ZodType |
   if (isZodSchema(value)) return value;
   problem(`${field} must be a zod schema`);
   return undefined;
+}
+
+/**
+ * The JSON Schema a step contract or a checkpoint view shows; a schema JSON cannot satisfy is a
+ * problem. Too large to show is a problem for a step (its contract would carry it) but not for a
+ * checkpoint, whose answer is still checked: it is shown without a schema (null).
+ */
+function jsonSchemaFor(
+  schema: ZodType | undefined,
+  field: "output" | "answer",
+  problem: Check,
+): JsonSchema | null | undefined {
+  if (schema === undefined) return undefined;
+  const result = jsonSchemaOf(schema, field);
+  if (result.ok) return result.schema;
+  if (result.reason === "too_large" && field === "answer") return null;
+  problem(result.problem);
+  return undefined;
+}
+
+function answeredByOf(value: unknown, problem: Check): AnsweredBy {
+  const parsed = answeredBySchema.safeParse(value ?? "human");
+  if (parsed.success) return parsed.data;
+  problem('answeredBy must be "human", "model" or "either"');
+  return "human";
 }
 
 function optionalTimeout(value: unknown, problem: Check): number | undefined {
@@ -131,7 +158,7 @@ const NODE_FIELDS: { [K in NodeKindName]: FieldsOf<K> } = {
   action: ["kind", "title", "run"],
   shell: ["kind", "title", "exec", "parse", "cwd", "env", "timeoutMs"],
   notify: ["kind", "title", "message"],
-  checkpoint: ["kind", "title", "prompt", "answer"],
+  checkpoint: ["kind", "title", "prompt", "answer", "answeredBy"],
   decision: ["kind", "title", "choices", "decide"],
 };
 
@@ -186,8 +213,9 @@ function buildNode(f: Fields, base: NodePlace & { title: string }, problem: Chec
       );
       const timeoutMs = optionalTimeout(f.timeoutMs, problem);
       const statusDetail = optionalTextFn(f.statusDetail, "statusDetail", problem);
-      if (prompt === undefined || output === undefined) return undefined;
-      return { kind: "agent", ...base, prompt, output, validate, timeoutMs, statusDetail };
+      const outputSchema = jsonSchemaFor(output, "output", problem);
+      if (prompt === undefined || output === undefined || !outputSchema) return undefined;
+      return { kind: "agent", ...base, prompt, output, outputSchema, validate, timeoutMs, statusDetail };
     }
     case "compute":
     case "action": {
@@ -216,8 +244,11 @@ function buildNode(f: Fields, base: NodePlace & { title: string }, problem: Chec
     case "checkpoint": {
       const prompt = textFn(f.prompt, "prompt", problem);
       const answer = requireSchema(f.answer, "answer", problem);
-      if (prompt === undefined || answer === undefined) return undefined;
-      return { kind: "checkpoint", ...base, prompt, answer, answerCheck: answerCheckOf(answer) };
+      const answerSchema = jsonSchemaFor(answer, "answer", problem);
+      const answeredBy = answeredByOf(f.answeredBy, problem);
+      if (prompt === undefined || answer === undefined || answerSchema === undefined) return undefined;
+      const answerCheck = answerCheckOf(answer);
+      return { kind: "checkpoint", ...base, prompt, answer, answerSchema, answeredBy, answerCheck };
     }
     case "decision": {
       const choices = choicesOf(f.choices, problem);

@@ -1,6 +1,7 @@
-import type { AnswerCheck } from "@piw/protocol";
+import type { AnswerCheck, AnsweredBy } from "@piw/protocol";
 import type { ZodType } from "zod";
 import type { GraphManifest } from "./graph-manifest.js";
+import type { JsonSchema } from "./json-schema-of.js";
 
 /** What workflow-authored functions receive when a node runs. */
 export interface NodeContext<I = unknown> {
@@ -71,6 +72,10 @@ export interface CompiledCheckpointNode extends CompiledNodeBase {
   kind: "checkpoint";
   prompt(ctx: NodeContext): string;
   answer: ZodType;
+  /** The answer's JSON Schema, as `piw status`, the widget and the answer dialog show it; null when too large. */
+  answerSchema: JsonSchema | null;
+  /** Who may answer: the host refuses the model's answer to a `human` checkpoint. */
+  answeredBy: AnsweredBy;
   /** What the host checks of an answer before saving a continuation, sent with the waiting run. */
   answerCheck: AnswerCheck;
 }
@@ -79,6 +84,8 @@ export interface CompiledAgentNode extends CompiledNodeBase {
   kind: "agent";
   prompt(ctx: NodeContext): string;
   output: ZodType;
+  /** The output's JSON Schema, shown to the model in the step contract. */
+  outputSchema: JsonSchema;
   /** Returns a message saying what is wrong with a schema-valid output, or undefined to accept it. */
   validate?(output: unknown, ctx: NodeContext): string | undefined;
   timeoutMs?: number;

@@ -116,7 +116,13 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecutionOutc
           expectSaved(
             await port.finishRun({
               outcome: "waiting",
-              checkpoint: { path: next.path, visit: next.visit, prompt },
+              checkpoint: {
+                path: next.path,
+                visit: next.visit,
+                prompt,
+                answeredBy: node.answeredBy,
+                ...(node.answerSchema === null ? {} : { answerSchema: node.answerSchema }),
+              },
               answerCheck: node.answerCheck,
             }),
           );

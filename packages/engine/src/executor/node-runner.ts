@@ -16,6 +16,7 @@ import { expectSaved, FenceLost, NodeFailure, RunParked, ValueTooLarge } from ".
 import type { RunPort } from "./run-port.js";
 import { type DebugLog, toSafeError } from "./safe-failure.js";
 import { runShell, type ShellResult } from "./shell-runner.js";
+import { rejectedOutput, SUBMIT_CALL, stepPrompt } from "./step-contract.js";
 
 export interface NodeRun {
   workflow: CompiledWorkflow;
@@ -168,7 +169,11 @@ async function runAgent(
   ctx: NodeContext,
 ): Promise<unknown> {
   const where = { runId: run.runId, path: node.path, visit: run.visit };
-  const prompt = node.prompt(ctx);
+  const prompt = stepPrompt(node.prompt(ctx), node, {
+    runId: run.runId,
+    visit: run.visit,
+    attempt: run.attempt,
+  });
   expectSaved(
     await run.port.enqueueMessage({
       messageId: visitMessageId(where, `step:${run.attempt}`),
@@ -213,7 +218,7 @@ async function runAgent(
               kind: "step_prompt",
               path: node.path,
               visit: run.visit,
-              body: `Workflow step ${node.path} is still open. Complete it by calling the workflow tool with action "submit" and the required output.`,
+              body: `Workflow step ${node.path} is still open. Complete it by calling the workflow tool with ${SUBMIT_CALL}, the output matching the step contract's schema.`,
               triggerTurn: true,
             }),
           );
@@ -254,11 +259,7 @@ async function runAgent(
     lostInARow = 0;
     const parsed = node.output.safeParse(event.output);
     if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      event.respond({
-        accepted: false,
-        reason: `Output rejected at ${issue?.path.join(".") || "(root)"}: ${issue?.message ?? "invalid"}. Fix it and submit again.`,
-      });
+      event.respond({ accepted: false, reason: rejectedOutput(parsed.error.issues) });
       continue;
     }
     const problem = node.validate?.(parsed.data, ctx);
