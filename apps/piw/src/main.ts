@@ -1,5 +1,9 @@
 #!/usr/bin/env node
+// piw: check Node before anything that needs 22.19 loads; the CLI itself loads on demand (cli.js).
+import { exitUnlessNodeFits } from "@piw/node-version";
 import { packageVersion } from "./package-version.js";
+
+exitUnlessNodeFits("piw");
 
 // A closed pipe (`piw list | head`) is not an error worth a stack.
 process.stdout.on("error", () => {});
