@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 // piw: check Node before anything that needs 22.19 loads; the CLI itself loads on demand (cli.js).
+import { join } from "node:path";
 import { exitUnlessNodeFits } from "@piw/node-version";
+import { defaultStateDir, isPrivateDir } from "@piw/state-dir";
 import { packageVersion } from "./package-version.js";
 
 exitUnlessNodeFits("piw");
@@ -13,6 +15,13 @@ const argv = process.argv.slice(2);
 if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-V")) {
   process.stdout.write(`${packageVersion()}\n`, () => process.exit(0));
 } else {
+  // V8's code cache for the CLI's modules saves a part of every start. It lives beside the workers'
+  // in the state folder, and only once the host has made that folder private: piw creates nothing here.
+  const stateDir = defaultStateDir(process.env);
+  if (isPrivateDir(stateDir)) {
+    const { enableCompileCache } = await import("node:module");
+    enableCompileCache(join(stateDir, "compile-cache"));
+  }
   const { runCli } = await import("./cli.js");
   const code = await runCli(argv, {
     env: process.env,

@@ -15,6 +15,7 @@ export type { FileIdentity, StateRefusal } from "./private-state.js";
 export {
   confirmSameFile,
   createPrivateFile,
+  isPrivateDir,
   prepareStateDir,
   readPrivateFile,
   StateDirRefused,
