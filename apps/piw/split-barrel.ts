@@ -25,11 +25,14 @@ export function splitBarrels(packages: readonly string[]): Plugin {
       build.onLoad({ filter: /.*/, namespace: "split-barrel" }, (args) => {
         const [specifier = "", importer = ""] = args.path.split("?from=");
         const index = join(repo, "packages", specifier.slice("@piw/".length), "src", "index.ts");
-        const sources = exportSources(index);
-        // A name the index does not re-export is left to the index itself, where the build reports it.
-        const lines = importedNames(importer, specifier).map(
-          (name) => `export { ${name} } from ${JSON.stringify(sources.get(name) ?? index)};`,
-        );
+        const sources = exportSources(index, join(repo, "packages"));
+        const names = importedNames(importer, specifier);
+        // A namespace, default, bare or dynamic import takes the whole index; a name the index does not
+        // re-export is left to the index itself, where the build reports it.
+        const lines =
+          names === "all"
+            ? [`export * from ${JSON.stringify(index)};`]
+            : names.map((name) => `export { ${name} } from ${JSON.stringify(sources.get(name) ?? index)};`);
         return { contents: lines.join("\n"), loader: "ts", resolveDir: dirname(index) };
       });
     },
@@ -37,23 +40,32 @@ export function splitBarrels(packages: readonly string[]): Plugin {
 }
 
 /** `name -> absolute file` for every value an index re-exports with `export { … } from "./x.js"`. */
-function exportSources(index: string): Map<string, string> {
+function exportSources(index: string, packagesDir: string): Map<string, string> {
   const text = readFileSync(index, "utf8");
   if (/export\s*\*/.test(text)) throw new Error(`${index}: export * cannot be split by name`);
   const sources = new Map<string, string>();
   for (const match of text.matchAll(/export\s*(type\s*)?\{([^}]*)\}\s*from\s*["']([^"']+)["']/g)) {
     if (match[1] !== undefined) continue;
-    const file = resolve(dirname(index), (match[3] ?? "").replace(/\.js$/, ".ts"));
+    const from = match[3] ?? "";
+    // A re-export from another package goes to that package's real index.
+    const file = from.startsWith(".")
+      ? resolve(dirname(index), from.replace(/\.js$/, ".ts"))
+      : from.replace(/^@piw\/(.+)$/, (_, name: string) => join(packagesDir, name, "src", "index.ts"));
     for (const name of valueNames(match[2] ?? "")) sources.set(name, file);
   }
   return sources;
 }
 
-/** The value names `importer` takes from `specifier` (its `import { … }` and `export { … } from`). */
-function importedNames(importer: string, specifier: string): string[] {
+/**
+ * The value names `importer` takes from `specifier` (its `import { … }` and `export { … } from`), or
+ * "all" when it takes the package some other way.
+ */
+function importedNames(importer: string, specifier: string): string[] | "all" {
   const text = readFileSync(importer, "utf8");
   const names = new Set<string>();
   const from = specifier.replace("/", "\\/");
+  const whole = new RegExp(`(import\\s*(\\*|(?!type\\b)\\w+)[^;]*?from|import\\s*\\(?)\\s*["']${from}["']`);
+  if (whole.test(text)) return "all";
   const statements = new RegExp(
     `(import|export)\\s*(type\\s*)?\\{([^}]*)\\}\\s*from\\s*["']${from}["']`,
     "g",
