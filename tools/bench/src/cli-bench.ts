@@ -211,8 +211,12 @@ async function main(): Promise<void> {
         piw(side, ["run", join(side.dir, "examples/hello.workflow.ts"), `round ${round}`]),
       );
       side.samples.list.push(piw(side, ["list"]));
-      // The baseline may predate --version; then it has no figure for it.
-      if (side.label !== "baseline") side.samples.version.push(piw(side, ["--version"]));
+      try {
+        side.samples.version.push(piw(side, ["--version"]));
+      } catch (error) {
+        // The baseline may predate --version; then it has no figure for it.
+        if (side.label !== "baseline") throw error;
+      }
     }
   }
   for (const side of sides) {
