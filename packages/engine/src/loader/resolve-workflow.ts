@@ -43,8 +43,8 @@ async function isFile(path: string): Promise<boolean> {
 }
 
 /**
- * Finds and compiles a workflow by name (project `.pi/workflows/`, then the user's `<Pi agent folder>/workflows/`, then
- * the built-ins) or by path. Throws WorkflowLoadError (`workflow_not_found` or `workflow_invalid`).
+ * Finds and compiles a workflow by name (project `.pi/workflows/`, then `workflows/` of Pi's agent
+ * folder, then the built-ins) or by path. Throws WorkflowLoadError (`workflow_not_found` or `workflow_invalid`).
  */
 export async function resolveWorkflow(
   ref: string,
