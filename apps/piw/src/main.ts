@@ -15,12 +15,13 @@ const argv = process.argv.slice(2);
 if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-V")) {
   process.stdout.write(`${packageVersion()}\n`, () => process.exit(0));
 } else {
-  // V8's code cache for the CLI's modules saves a part of every start. It lives beside the workers'
-  // in the state folder, and only once the host has made that folder private: piw creates nothing here.
+  // V8's code cache for the CLI's modules saves a part of every start. piw shares the workers' cache,
+  // once the host's workers have made it in the private state folder; piw itself creates nothing there.
   const stateDir = defaultStateDir(process.env);
-  if (isPrivateDir(stateDir)) {
+  const cacheDir = join(stateDir, "compile-cache");
+  if (isPrivateDir(stateDir) && isPrivateDir(cacheDir)) {
     const { enableCompileCache } = await import("node:module");
-    enableCompileCache(join(stateDir, "compile-cache"));
+    enableCompileCache(cacheDir);
   }
   const { runCli } = await import("./cli.js");
   const code = await runCli(argv, {
