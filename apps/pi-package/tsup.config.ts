@@ -1,4 +1,5 @@
 import { defineConfig } from "tsup";
+import { splitBarrels } from "../piw/split-barrel.ts";
 
 // The published `piw` package: every process entry and the Pi extension as bundles of this monorepo's
 // apps and packages (workspace packages are devDependencies, so tsup inlines them). What stays external
@@ -21,4 +22,6 @@ export default defineConfig({
   sourcemap: true,
   target: "node22",
   platform: "node",
+  // Each command of the CLI loads only the viewer files it uses (`piw list` never loads Pi's TUI).
+  esbuildPlugins: [splitBarrels(["viewer"])],
 });

@@ -1,6 +1,3 @@
 #!/usr/bin/env node
-// The preflight child entry of the published package: check Node first, then load it (apps/worker).
-import { exitUnlessNodeFits } from "./node-version.js";
-
-exitUnlessNodeFits("piw-preflight");
-await import("../../worker/src/preflight.js");
+// The preflight child entry of the published package: apps/worker's own entry, which checks Node first.
+import "../../worker/src/preflight.js";

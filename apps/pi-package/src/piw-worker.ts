@@ -1,6 +1,3 @@
 #!/usr/bin/env node
-// The worker entry of the published package: check Node first, then load the worker (apps/worker).
-import { exitUnlessNodeFits } from "./node-version.js";
-
-exitUnlessNodeFits("piw-worker");
-await import("../../worker/src/main.js");
+// The worker entry of the published package: apps/worker's own entry, which checks Node first.
+import "../../worker/src/main.js";

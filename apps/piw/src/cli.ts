@@ -2,35 +2,28 @@ import { HostUnavailable } from "@piw/client";
 import { RpcError } from "@piw/protocol";
 import { CliContext, type CliIo } from "./cli-context.js";
 import { CliError, usageError } from "./cli-error.js";
-import {
-  answerCommand,
-  cancelCommand,
-  pauseCommand,
-  restartCommand,
-  resumeCommand,
-} from "./commands/control.js";
-import { hostCommand } from "./commands/host.js";
-import { runCommand } from "./commands/run.js";
-import { listCommand, statusCommand } from "./commands/runs.js";
-import { viewCommand } from "./commands/view.js";
 import { ExitCode } from "./exit-codes.js";
 import { packageVersion } from "./package-version.js";
 import { COMMAND_USAGE, type CommandName, MAIN_USAGE } from "./usage.js";
 
 type CommandHandler = (ctx: CliContext, args: string[]) => Promise<ExitCode>;
 
-// A command missing here is a compile error: every name in COMMAND_USAGE has a handler.
-const COMMANDS: { [K in CommandName]: CommandHandler } = {
-  run: runCommand,
-  list: listCommand,
-  status: statusCommand,
-  cancel: cancelCommand,
-  pause: pauseCommand,
-  answer: answerCommand,
-  restart: restartCommand,
-  resume: resumeCommand,
-  host: hostCommand,
-  view: viewCommand,
+/**
+ * Each command's modules load when it runs, not before: `piw list` never loads the viewer (and Pi's
+ * TUI library), the follower or the preflight. A command missing here is a compile error: every name
+ * in COMMAND_USAGE has a loader.
+ */
+const COMMANDS: { [K in CommandName]: () => Promise<CommandHandler> } = {
+  run: async () => (await import("./commands/run.js")).runCommand,
+  list: async () => (await import("./commands/list.js")).listCommand,
+  status: async () => (await import("./commands/status.js")).statusCommand,
+  cancel: async () => (await import("./commands/control.js")).cancelCommand,
+  pause: async () => (await import("./commands/control.js")).pauseCommand,
+  answer: async () => (await import("./commands/control.js")).answerCommand,
+  restart: async () => (await import("./commands/control.js")).restartCommand,
+  resume: async () => (await import("./commands/control.js")).resumeCommand,
+  host: async () => (await import("./commands/host.js")).hostCommand,
+  view: async () => (await import("./commands/view.js")).viewCommand,
 };
 
 function isCommand(name: string): name is CommandName {
@@ -43,7 +36,9 @@ export async function runCli(argv: string[], io: CliIo): Promise<ExitCode> {
   try {
     const [name, ...args] = argv;
     // Bare `piw` in a terminal opens the viewer; anywhere else it prints the usage.
-    if (name === undefined && ctx.interactive && io.stdout.isTTY === true) return await viewCommand(ctx, []);
+    if (name === undefined && ctx.interactive && io.stdout.isTTY === true) {
+      return await (await COMMANDS.view())(ctx, []);
+    }
     if (name === undefined || name === "--help" || name === "-h" || name === "help") {
       const topic = name === "help" ? args[0] : undefined;
       ctx.print(topic !== undefined && isCommand(topic) ? COMMAND_USAGE[topic] : MAIN_USAGE);
@@ -54,7 +49,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<ExitCode> {
       return ExitCode.ok;
     }
     if (!isCommand(name)) throw usageError(`unknown command ${JSON.stringify(name)}`);
-    return await COMMANDS[name](ctx, args);
+    return await (await COMMANDS[name]())(ctx, args);
   } catch (error) {
     return report(ctx, error);
   } finally {

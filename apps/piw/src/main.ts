@@ -1,5 +1,11 @@
 #!/usr/bin/env node
+// piw: check Node before anything that needs 22.19 loads; the CLI itself loads on demand (cli.js).
+import { join } from "node:path";
+import { exitUnlessNodeFits } from "@piw/node-version";
+import { defaultStateDir, isPrivateDir } from "@piw/state-dir";
 import { packageVersion } from "./package-version.js";
+
+exitUnlessNodeFits("piw");
 
 // A closed pipe (`piw list | head`) is not an error worth a stack.
 process.stdout.on("error", () => {});
@@ -9,6 +15,14 @@ const argv = process.argv.slice(2);
 if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-V")) {
   process.stdout.write(`${packageVersion()}\n`, () => process.exit(0));
 } else {
+  // V8's code cache for the CLI's modules saves a part of every start. piw shares the workers' cache,
+  // once the host's workers have made it in the private state folder; piw itself creates nothing there.
+  const stateDir = defaultStateDir(process.env);
+  const cacheDir = join(stateDir, "compile-cache");
+  if (isPrivateDir(stateDir) && isPrivateDir(cacheDir)) {
+    const { enableCompileCache } = await import("node:module");
+    enableCompileCache(cacheDir);
+  }
   const { runCli } = await import("./cli.js");
   const code = await runCli(argv, {
     env: process.env,

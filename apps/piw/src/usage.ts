@@ -1,4 +1,7 @@
 /** Help texts. Each command's text is what `piw <command> --help` prints. */
+import { DEFAULT_AGENT_DIR_DISPLAY } from "@piw/state-dir";
+
+const USER_WORKFLOWS = `${DEFAULT_AGENT_DIR_DISPLAY}/workflows`;
 
 export const MAIN_USAGE = `piw — run and follow durable workflows from a shell
 
@@ -22,7 +25,7 @@ Options:
   -V, --version  the version of piw
 
 Environment:
-  PIW_HOME           state folder (default ~/.pi/agent/workflows)
+  PIW_HOME           state folder (default ${USER_WORKFLOWS}, or $PI_CODING_AGENT_DIR/workflows)
   PIW_HOST_COMMAND   how to start the host, as a JSON array (default: the built piw-host)
   PIW_PREFLIGHT_TIMEOUT_MS   how long a workflow file may take to load (default 10000)
   NO_COLOR           no colour (there is none either when output is not a terminal)
@@ -41,7 +44,7 @@ export const COMMAND_USAGE = {
   run: `Usage: piw run <name|path> [task words...] [options]
 
 Start a workflow and follow it. <name> is looked up in ./.pi/workflows/, then
-~/.pi/agent/workflows/, then the built-ins; a path names a <name>.workflow.ts file.
+${USER_WORKFLOWS}/ (Pi's agent folder), then the built-ins; a path names a <name>.workflow.ts file.
 Before anything is saved the workflow is compiled and the input checked; workflows with agent
 steps need a Pi session and are refused here.
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// piw preflight: started by `piw run`/`piw answer` and the Pi extension for one request, so workflow
-// code loads here and never in the process that speaks for the user. See evaluatePreflight (@piw/engine).
-import { servePreflight } from "@piw/engine";
+// piw preflight child: check Node before anything that needs 22.19 loads, then serve (preflight-process.ts).
+import { exitUnlessNodeFits } from "@piw/node-version";
 
-servePreflight();
+exitUnlessNodeFits("piw-preflight");
+await import("./preflight-process.js");

@@ -5,7 +5,7 @@ import { describeConflict } from "@piw/viewer";
 export interface HostLinkOptions {
   /** argv that starts a host when none answers; without it the extension never starts one. */
   hostCommand?: readonly string[] | undefined;
-  /** The host's state folder; default `PIW_HOME`, else `~/.pi/agent/workflows`. */
+  /** The host's state folder; default `PIW_HOME`, else Pi's agent folder's `workflows/`. */
   stateDir?: string | undefined;
   /** Called when the connection came back (a restarted host): re-report what needs it. */
   onReconnect?: () => void;

@@ -21,7 +21,7 @@ import { parseWorkflowCommand } from "./workflow-command.js";
 export interface PiwExtensionOptions {
   /** argv that starts a piw host when none answers (the Pi package passes its bundled host). */
   hostCommand?: readonly string[];
-  /** The host's state folder; default `PIW_HOME`, else `~/.pi/agent/workflows`. */
+  /** The host's state folder; default `PIW_HOME`, else Pi's agent folder's `workflows/`. */
   stateDir?: string;
   /**
    * argv that starts the preflight child, which loads workflow files outside Pi's process (the Pi

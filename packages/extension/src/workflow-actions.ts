@@ -1,4 +1,10 @@
-import { LaunchRefused, listWorkflowFiles, type PreflightOptions, preflightLaunch } from "@piw/engine";
+import {
+  LaunchRefused,
+  listWorkflowFiles,
+  type PreflightOptions,
+  preflightLaunch,
+  workflowSearchDirs,
+} from "@piw/engine";
 import { type Answerer, type JsonValue, jsonValueSchema, type RunSummary, type RunView } from "@piw/protocol";
 import { renderWidgetLines, runStateWord } from "@piw/viewer";
 import { z } from "zod";
@@ -188,7 +194,7 @@ async function listAction(bridge: SessionBridge, cwd: string): Promise<ActionRes
   const runs = await bridge.host.call("runs.list", { sessionId: bridge.sessionId, limit: 10 });
   const lines = [
     files.length === 0
-      ? "No workflows found in .pi/workflows/ or ~/.pi/agent/workflows/."
+      ? `No workflows found in ${workflowSearchDirs({ cwd }).join(" or ")}.`
       : `Workflows: ${files.map((file) => file.name).join(", ")}`,
     ...(runs.length === 0 ? [] : ["Runs of this session:", ...runs.map((run) => `- ${describeRun(run)}`)]),
   ];

@@ -1,9 +1,21 @@
+export type { AgentDirOptions } from "./agent-dir.js";
+export {
+  DEFAULT_AGENT_DIR_DISPLAY,
+  defaultStateDir,
+  expandHomePath,
+  PI_AGENT_DIR_ENV,
+  PIW_HOME_ENV,
+  piAgentDir,
+  userWorkflowsDir,
+  WORKFLOWS_DIR_NAME,
+} from "./agent-dir.js";
 export type { LockOwner } from "./host-lock-file.js";
 export { currentLockOwner, formatLockOwner, lockOwnerAlive, readHostLock } from "./host-lock-file.js";
 export type { FileIdentity, StateRefusal } from "./private-state.js";
 export {
   confirmSameFile,
   createPrivateFile,
+  isPrivateDir,
   prepareStateDir,
   readPrivateFile,
   StateDirRefused,
@@ -14,7 +26,6 @@ export type { ProcessStat } from "./process-liveness.js";
 export { isProcessAlive, processStartTime, readProcessStat } from "./process-liveness.js";
 export type { StatePaths } from "./state-paths.js";
 export {
-  defaultStateDir,
   HOST_LOCK_NAME,
   HOST_SOCKET_NAME,
   hostLockPath,

@@ -116,6 +116,21 @@ export function prepareStateDir(stateDir: string): StatePaths {
   return paths;
 }
 
+/**
+ * Whether `dir` already exists as a directory of this user that no one else may write (read only:
+ * nothing is created). A cache kept there cannot be planted by someone else.
+ */
+export function isPrivateDir(dir: string): boolean {
+  try {
+    const stat = directoryBehind(resolve(dir));
+    if (stat === null || !stat.isDirectory()) return false;
+    refuseForeign(dir, "the state directory", stat);
+    return (stat.mode & 0o022) === 0;
+  } catch {
+    return false;
+  }
+}
+
 function refuseOpenToOthers(path: string, what: string, stat: Stats): void {
   if ((stat.mode & 0o022) !== 0) {
     const mode = (stat.mode & 0o777).toString(8).padStart(3, "0");

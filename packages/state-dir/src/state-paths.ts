@@ -1,4 +1,3 @@
-import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 
 export const STATE_DB_NAME = "state.db";
@@ -12,13 +11,6 @@ export interface StatePaths {
   databasePath: string;
   socketPath: string;
   lockPath: string;
-}
-
-/** Where the host keeps its state: `$PIW_HOME`, else `~/.pi/agent/workflows`. */
-export function defaultStateDir(env: NodeJS.ProcessEnv = process.env): string {
-  const override = env.PIW_HOME;
-  if (override !== undefined && override !== "") return override;
-  return join(homedir(), ".pi", "agent", "workflows");
 }
 
 export function statePaths(stateDir: string): StatePaths {

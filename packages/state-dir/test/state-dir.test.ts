@@ -1,11 +1,12 @@
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   confirmSameFile,
   createPrivateFile,
+  isPrivateDir,
   isProcessAlive,
   prepareStateDir,
   readProcessStat,
@@ -87,5 +88,22 @@ describe("state files", () => {
     const paths = prepareStateDir(join(root, "a", "state"));
     expect(statSync(paths.stateDir).mode & 0o777).toBe(0o700);
     expect(paths.databasePath).toBe(join(root, "a", "state", "state.db"));
+  });
+});
+
+describe("isPrivateDir", () => {
+  it("is true only for an existing directory of ours that no one else may write, and creates nothing", () => {
+    const dir = join(root, "mine");
+    expect(isPrivateDir(dir)).toBe(false);
+    expect(() => statSync(dir)).toThrow();
+    mkdirSync(dir, { mode: 0o700 });
+    expect(isPrivateDir(dir)).toBe(true);
+    chmodSync(dir, 0o755);
+    expect(isPrivateDir(dir)).toBe(true);
+    chmodSync(dir, 0o775);
+    expect(isPrivateDir(dir)).toBe(false);
+    chmodSync(dir, 0o700);
+    writeFileSync(join(root, "file"), "x");
+    expect(isPrivateDir(join(root, "file"))).toBe(false);
   });
 });

@@ -269,6 +269,26 @@ describe("the packed piw package, installed with npm", () => {
     expect(wrong).toMatch(/wrong\.workflow\.ts.*error TS/);
   }, 180_000);
 
+  it("without PIW_HOME, keeps its state and finds user workflows in Pi's agent folder ($PI_CODING_AGENT_DIR, ~ expanded)", async () => {
+    const home = freshHome();
+    const agentDir = join(home, "pi-agent");
+    const stateDir = join(agentDir, "workflows");
+    mkdirSync(stateDir, { recursive: true });
+    // A user workflow, with no node_modules near it: the loader gives it the install's piw and zod.
+    writeFileSync(join(stateDir, "sum.workflow.ts"), SUM);
+    const { PIW_HOME: _unset, ...env } = userEnv(home, { PI_CODING_AGENT_DIR: "~/pi-agent" });
+    try {
+      const { stdout } = await run(piwBin, ["run", "sum", "4", "5"], { env, cwd: root, timeout: 60_000 });
+      expect(stdout).toMatch(/sum completed/);
+      expect(existsSync(join(stateDir, "state.db"))).toBe(true);
+      expect(existsSync(join(stateDir, "host.lock"))).toBe(true);
+      expect(existsSync(join(home, ".pi"))).toBe(false);
+      expect(existsSync(join(home, "piw"))).toBe(false);
+    } finally {
+      await stopHost(stateDir);
+    }
+  }, 120_000);
+
   it("pi install <unpacked package> in a fresh Pi home, and a real Pi session runs a workflow with one agent step", async () => {
     const home = freshHome();
     // The layout Pi's own npm install of a package gives: no peers, so no Pi package beside piw. The

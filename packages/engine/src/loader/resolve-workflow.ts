@@ -1,6 +1,7 @@
 import { stat } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
+import { userWorkflowsDir } from "@piw/state-dir";
 import { workflowNameProblem } from "../compiler/names.js";
 import { type BuiltinWorkflow, findBuiltinWorkflow } from "./builtin-registry.js";
 import {
@@ -14,7 +15,10 @@ import { WorkflowLoadError } from "./workflow-load-error.js";
 export interface ResolveWorkflowOptions {
   /** The project folder; its `.pi/workflows/` is searched first. Default: `process.cwd()`. */
   cwd?: string;
-  /** The user's home; its `.pi/agent/workflows/` is searched second. Default: `os.homedir()`. */
+  /**
+   * The user's home, for `~/` and Pi's default agent folder, whose `workflows/` is searched second
+   * (`PI_CODING_AGENT_DIR` moves it). Default: `os.homedir()`.
+   */
   homeDir?: string;
 }
 
@@ -26,7 +30,8 @@ export function isWorkflowPath(ref: string): boolean {
 /** The folders searched for `<name>.workflow.ts`, in order. */
 export function workflowSearchDirs(options: ResolveWorkflowOptions = {}): string[] {
   const cwd = resolve(options.cwd ?? process.cwd());
-  return [join(cwd, ".pi", "workflows"), join(options.homeDir ?? homedir(), ".pi", "agent", "workflows")];
+  const home = options.homeDir === undefined ? {} : { homeDir: options.homeDir };
+  return [join(cwd, ".pi", "workflows"), userWorkflowsDir(home)];
 }
 
 async function isFile(path: string): Promise<boolean> {
@@ -38,8 +43,8 @@ async function isFile(path: string): Promise<boolean> {
 }
 
 /**
- * Finds and compiles a workflow by name (project `.pi/workflows/`, then `~/.pi/agent/workflows/`, then
- * the built-ins) or by path. Throws WorkflowLoadError (`workflow_not_found` or `workflow_invalid`).
+ * Finds and compiles a workflow by name (project `.pi/workflows/`, then `workflows/` of Pi's agent
+ * folder, then the built-ins) or by path. Throws WorkflowLoadError (`workflow_not_found` or `workflow_invalid`).
  */
 export async function resolveWorkflow(
   ref: string,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { nodeVersionProblem } from "../src/node-version.ts";
+import { nodeVersionProblem } from "../src/index.js";
 
 describe("the Node version every piw entry checks first", () => {
   it("accepts 22.19 and anything newer", () => {

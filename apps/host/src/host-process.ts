@@ -1,0 +1,135 @@
+import { closeSync, existsSync, writeSync } from "node:fs";
+// piw-host: the one host per user. Started on demand by clients (detached), or by hand.
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import {
+  defaultStateDir,
+  HostAlreadyRunning,
+  hostCrashHookFromEnv,
+  type RunningHost,
+  startHost,
+} from "@piw/host";
+
+function log(line: string): void {
+  process.stderr.write(`piw-host: ${new Date().toISOString()} ${line}\n`);
+}
+
+/**
+ * The client that started this host reads why it refused to start from this descriptor
+ * (`PIW_HOST_REPORT_FD`); it is closed once the host serves or yields. Not passed on to workers.
+ */
+const reportFd = takeReportFd();
+
+function takeReportFd(): number | undefined {
+  const text = process.env.PIW_HOST_REPORT_FD;
+  delete process.env.PIW_HOST_REPORT_FD;
+  const fd = Number(text);
+  return text !== undefined && Number.isInteger(fd) && fd > 2 ? fd : undefined;
+}
+
+function closeReport(): void {
+  if (reportFd === undefined) return;
+  try {
+    closeSync(reportFd);
+  } catch {
+    // The client is gone already.
+  }
+}
+
+function fail(message: string, code = 1): never {
+  const line = `piw-host: ${message}\n`;
+  process.stderr.write(line);
+  if (reportFd !== undefined) {
+    try {
+      writeSync(reportFd, line);
+    } catch {
+      // The client is gone already; stderr has it.
+    }
+  }
+  process.exit(code);
+}
+
+/**
+ * `PIW_WORKER_COMMAND` (a JSON array of argv) wins; otherwise the built worker of this install:
+ * `piw-worker.js` beside this file in the published `piw` package, else the workspace's worker app.
+ */
+function workerCommand(): string[] {
+  const override = process.env.PIW_WORKER_COMMAND;
+  if (override) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(override);
+    } catch {
+      fail('PIW_WORKER_COMMAND must be a JSON array of strings, such as ["node","/path/to/worker.js"].', 2);
+    }
+    if (
+      !Array.isArray(parsed) ||
+      parsed.length === 0 ||
+      !parsed.every((a) => typeof a === "string" && a !== "")
+    ) {
+      fail("PIW_WORKER_COMMAND must be a non-empty JSON array of non-empty strings.", 2);
+    }
+    return parsed as string[];
+  }
+  const bundled = fileURLToPath(new URL("./piw-worker.js", import.meta.url));
+  if (existsSync(bundled)) return [process.execPath, bundled];
+  const workerPackage = fileURLToPath(import.meta.resolve("@piw/app-worker/package.json"));
+  return [process.execPath, join(dirname(workerPackage), "dist", "main.js")];
+}
+
+function synchronous(): "FULL" | "NORMAL" {
+  const mode = process.env.PIW_SYNCHRONOUS;
+  if (mode === undefined || mode === "" || mode === "FULL") return "FULL";
+  if (mode === "NORMAL") return "NORMAL";
+  return fail("PIW_SYNCHRONOUS must be FULL or NORMAL.", 2);
+}
+
+function version(): string {
+  try {
+    return (createRequire(import.meta.url)("../package.json") as { version?: string }).version ?? "0.0.0";
+  } catch {
+    return "0.0.0";
+  }
+}
+
+// Everything the host creates (socket, lock, database) is private to this user from the start.
+process.umask(0o077);
+
+let host: RunningHost;
+try {
+  host = await startHost({
+    stateDir: defaultStateDir(),
+    workerCommand: workerCommand(),
+    synchronous: synchronous(),
+    version: version(),
+    log,
+    crashHook: hostCrashHookFromEnv(process.env),
+  });
+} catch (error) {
+  if (error instanceof HostAlreadyRunning) {
+    process.stderr.write(`piw-host: already running (pid ${error.pid})\n`);
+    closeReport();
+    process.exit(0);
+  }
+  fail(error instanceof Error ? error.message : String(error));
+}
+closeReport();
+
+for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) {
+  process.on(signal, () => {
+    log(`received ${signal}`);
+    void host.stop();
+  });
+}
+// The host must outlive any one bad request: state changes are transactions, so a bug here leaves
+// durable state consistent. Log it and keep serving.
+process.on("uncaughtException", (error) => log(`uncaught: ${error.name}: ${error.message}`));
+process.on("unhandledRejection", (reason) =>
+  log(
+    `unhandled rejection: ${reason instanceof Error ? `${reason.name}: ${reason.message}` : String(reason)}`,
+  ),
+);
+
+await host.stopped;
+process.exit(0);

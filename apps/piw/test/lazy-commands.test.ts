@@ -1,0 +1,54 @@
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+
+const APPS = join(import.meta.dirname, "..", "..");
+const BINS = ["piw/dist/main.js", "pi-package/dist/piw.js"];
+const scratch = mkdtempSync(join(tmpdir(), "piw-lazy-"));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+/** A preload that appends every module URL the process loads to `log`, one a line. */
+function recordLoads(log: string): string {
+  const hook = `import { appendFileSync } from "node:fs"; import { registerHooks } from "node:module";
+registerHooks({ resolve(specifier, context, next) { const r = next(specifier, context); appendFileSync(${JSON.stringify(log)}, r.url + "\\n"); return r; } });`;
+  return `data:text/javascript,${encodeURIComponent(hook)}`;
+}
+
+/** The modules `piw <args>` loads (from the built bin), with no host: `--help` stops before one. */
+function modulesLoaded(bin: string, args: string[]): string[] {
+  const file = join(APPS, bin);
+  if (!existsSync(file)) throw new Error(`${file} is missing: run pnpm build first`);
+  const log = join(scratch, `${bin.replaceAll("/", "-")}-${args.join("-")}.log`);
+  const result = spawnSync(process.execPath, ["--import", recordLoads(log), file, ...args], {
+    encoding: "utf8",
+    env: { ...process.env, PIW_HOME: join(scratch, "state") },
+  });
+  expect(result.status, result.stderr).toBe(0);
+  return readFileSync(log, "utf8").trim().split("\n");
+}
+
+const TUI = /@earendil-works\/pi-tui|[/-]view-[A-Z0-9]+\.js$/;
+
+describe("each piw command loads only its own modules", () => {
+  it.each(BINS)("%s: list and status load neither the viewer app nor Pi's TUI library", (bin) => {
+    for (const command of ["list", "status"]) {
+      const loaded = modulesLoaded(bin, [command, "--help"]);
+      // The command's own chunk did load: the hook sees the bundle's files.
+      expect(
+        loaded.some((url) => url.includes(`/${command}-`)),
+        command,
+      ).toBe(true);
+      expect(
+        loaded.filter((url) => TUI.test(url)),
+        command,
+      ).toEqual([]);
+    }
+  });
+
+  it.each(BINS)("%s: the viewer does load them (the check above can see them)", (bin) => {
+    const loaded = modulesLoaded(bin, ["view", "--help"]);
+    expect(loaded.some((url) => url.includes("@earendil-works/pi-tui"))).toBe(true);
+  });
+});
