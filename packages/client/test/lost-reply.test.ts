@@ -15,7 +15,7 @@ afterEach(async () => {
 const never = new Promise<never>(() => {});
 
 /** A server whose `methods` drop the connection (no reply) the first `drops` times they arrive. */
-async function droppingServer(drops: number, extra: Handlers<typeof clientMethods>) {
+async function droppingServer(drops: number, extra: Partial<Handlers<typeof clientMethods>>) {
   const seen: Array<{ method: string; params: unknown }> = [];
   let dropped = 0;
   const drop = <T>(method: string, params: unknown, reply: () => T): T | Promise<never> => {

@@ -7,7 +7,13 @@ import {
   loadWorkflowFile,
   WorkflowLoadError,
 } from "@piw/engine";
-import { type SafeError, type SourceIdentity, safeError, type WorkerResult } from "@piw/protocol";
+import {
+  type RunRecord,
+  type SafeError,
+  type SourceIdentity,
+  safeError,
+  type WorkerResult,
+} from "@piw/protocol";
 
 /** What the host assigned this worker in its reply to `worker.hello`. */
 export type WorkerAssignment = WorkerResult<"worker.hello">;
@@ -68,8 +74,10 @@ function loadBuiltin(source: Extract<SourceIdentity, { kind: "builtin" }>): Load
  * same bytes (or built-in revision), same name, same compiled digest. Expected failures (missing,
  * invalid, changed) are results carrying the code the run fails with; anything else throws.
  */
-export async function loadRunWorkflow(assignment: WorkerAssignment): Promise<RunWorkflowLoad> {
-  const { source } = assignment;
+export async function loadRunWorkflow(
+  run: Pick<RunRecord, "source" | "workflowName" | "definitionDigest">,
+): Promise<RunWorkflowLoad> {
+  const { source } = run;
   let found: Loaded<LoadedWorkflow>;
   try {
     found = source.kind === "file" ? await loadFile(source) : loadBuiltin(source);
@@ -81,11 +89,11 @@ export async function loadRunWorkflow(assignment: WorkerAssignment): Promise<Run
   }
   if (!found.ok) return found;
   const { name, workflow } = found.value;
-  if (name !== assignment.workflowName) {
-    return changed(`The workflow's name (now "${name}", was "${assignment.workflowName}")`);
+  if (name !== run.workflowName) {
+    return changed(`The workflow's name (now "${name}", was "${run.workflowName}")`);
   }
-  if (workflow.digest !== assignment.definitionDigest) {
-    return changed(`The definition of workflow ${assignment.workflowName}`);
+  if (workflow.digest !== run.definitionDigest) {
+    return changed(`The definition of workflow ${run.workflowName}`);
   }
   return { ok: true, value: workflow };
 }

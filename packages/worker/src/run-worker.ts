@@ -74,7 +74,7 @@ export class WorkerRun {
     });
     const { command } = assignment;
     await crash.reach("starting");
-    const port = new CrashingPort(new HostRunPort(peer), crash);
+    const port = new CrashingPort(new HostRunPort(peer, assignment), crash);
 
     const refused = await acceptRunCommand(command, port);
     if (refused) {
@@ -83,7 +83,7 @@ export class WorkerRun {
     }
 
     // The run is running from here: a workflow that cannot be used ends it failed, through the fence.
-    const loaded = await loadRunWorkflow(assignment);
+    const loaded = await loadRunWorkflow(assignment.run);
     if (!loaded.ok) {
       if (loaded.debug !== undefined) this.options.debug(`loading the workflow: ${loaded.debug}`);
       const finished = await port.finishRun({ outcome: "failed", error: loaded.error });
