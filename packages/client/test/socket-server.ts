@@ -18,7 +18,9 @@ export interface TestServer {
  * `handlers` may leave methods out: a test server plays the part of the host it needs, and a method it
  * leaves out is answered `unknown_method` like any method a peer does not serve.
  */
-export async function startTestServer(handlers: Partial<Handlers<typeof clientMethods>>): Promise<TestServer> {
+export async function startTestServer(
+  handlers: Partial<Handlers<typeof clientMethods>>,
+): Promise<TestServer> {
   const stateDir = mkdtempSync(join(tmpdir(), "piw-client-"));
   const socketPath = join(stateDir, "host.sock");
   const peers: RpcPeer[] = [];

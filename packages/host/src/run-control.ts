@@ -2,7 +2,6 @@ import {
   type CheckpointAnswer,
   type ClientParams,
   conflict,
-  graphManifestSchema,
   type JsonValue,
   type RequestKey,
   RpcError,
@@ -34,14 +33,6 @@ export class RunControl {
   constructor(private readonly deps: RunControlDeps) {}
 
   reserve(params: ClientParams<"runs.reserve">): Transition<RunSummary> {
-    const manifest = graphManifestSchema.safeParse(params.manifest);
-    if (!manifest.success) {
-      const issue = manifest.error.issues[0];
-      throw new RpcError(
-        "invalid_params",
-        `The manifest is not a compiled graph manifest${issue?.path.length ? ` at manifest.${issue.path.join(".")}` : ""}.`,
-      );
-    }
     const runId = allocateRunId(params.workflowName, this.deps.now());
     const reserved = this.deps.store.reservePreparedRun({ ...params, runId });
     return this.afterCreate(reserved, "reserved");
