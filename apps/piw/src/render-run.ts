@@ -33,12 +33,7 @@ function nodeColumns(view: RunView): NodeColumns {
 }
 
 /** `✓ greet  compute  #1  3ms`: glyph, full path, kind, visit (and attempt), duration or error. */
-export function renderNodeLine(
-  node: NodeView,
-  columns: NodeColumns,
-  style: Style,
-  now: number | undefined,
-): string {
+function renderNodeLine(node: NodeView, columns: NodeColumns, style: Style, now: number | undefined): string {
   const parts = [
     `${nodeGlyph(node.state, style)} ${node.path.padEnd(columns.path)}`,
     node.kind.padEnd(columns.kind),

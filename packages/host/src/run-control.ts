@@ -4,7 +4,6 @@ import {
   conflict,
   type JsonValue,
   type RequestKey,
-  RpcError,
   type RunRecord,
   type RunSummary,
   type Transition,

@@ -1,4 +1,4 @@
-import { type Conflict, conflict, type Fence, type JsonValue, type Transition } from "@piw/protocol";
+import type { Conflict, Fence, JsonValue } from "@piw/protocol";
 import type Database from "better-sqlite3";
 import { canonicalJson, sha256 } from "./canonical-json.js";
 import { StoreError, toStoreError } from "./errors.js";
@@ -201,8 +201,4 @@ export function notRunning(row: RunRow): Conflict {
 
 export function isConflict(value: RunRow | Conflict): value is Conflict {
   return "kind" in value;
-}
-
-export function conflictOf<T>(evidence: Conflict): Transition<T> {
-  return conflict<T>(evidence);
 }

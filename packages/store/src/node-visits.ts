@@ -27,7 +27,7 @@ export type NodeVisitState =
   | { status: "running"; path: string; visit: number; attempt: number }
   | { status: "finished"; path: string; visit: number; attempt: number; result: NodeVisitResult };
 
-export function stepResult(ctx: StoreContext, step: StepRow): NodeVisitResult | null {
+function stepResult(ctx: StoreContext, step: StepRow): NodeVisitResult | null {
   switch (step.status) {
     case "running":
       return null;

@@ -1,7 +1,6 @@
 import {
   adopted,
   applied,
-  type Conflict,
   conflict,
   type Fence,
   isAllowedTransition,
@@ -11,7 +10,6 @@ import {
   type RunEnding,
   type RunRecord,
   type RunStatus,
-  recoveryRequired,
   type Transition,
 } from "@piw/protocol";
 import { canonicalJson } from "./canonical-json.js";
@@ -452,6 +450,3 @@ export function applyWorkerExitVerdict(
       verdict satisfies never;
   }
 }
-
-export type { Conflict };
-export { recoveryRequired };

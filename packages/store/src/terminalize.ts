@@ -12,7 +12,7 @@ export interface TerminalChange {
   present: boolean;
 }
 
-export function terminalFingerprint(row: RunRow): string {
+function terminalFingerprint(row: RunRow): string {
   return sha256(
     canonicalJson({
       runId: row.run_id,

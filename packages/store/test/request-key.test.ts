@@ -12,7 +12,6 @@ import {
   runningRun,
   type StoreHarness,
   saved,
-  thrownStoreError,
   unchanged,
 } from "./fixtures.js";
 

@@ -23,7 +23,6 @@ import {
   saved,
   snapshot,
   startingRun,
-  thrownStoreError,
   unchanged,
 } from "./fixtures.js";
 

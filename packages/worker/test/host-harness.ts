@@ -21,7 +21,7 @@ import { RunStore } from "@piw/store";
 
 const REPO = resolve(import.meta.dirname, "../../..");
 /** The worker's process entry, run from source: no build needed. */
-export const WORKER_MAIN = join(REPO, "apps/worker/src/main.ts");
+const WORKER_MAIN = join(REPO, "apps/worker/src/main.ts");
 const TSX_LOADER = join(REPO, "node_modules/tsx/dist/loader.mjs");
 
 /** `PIW_WORKER_COMMAND` (a JSON argv, as the host reads it) runs these tests against another build, e.g. dist. */
@@ -210,7 +210,7 @@ export class TestHost {
   }
 }
 
-export function expectSaved<T>(t: Transition<T>): T {
+function expectSaved<T>(t: Transition<T>): T {
   if (t.kind === "applied" || t.kind === "adopted") return t.value;
   throw new Error(`expected a saved transition, got ${JSON.stringify(t)}`);
 }
