@@ -45,7 +45,8 @@ const reserve = {
   workflowName: "hello",
   source: { kind: "file" as const, path: "/tmp/hello.workflow.ts", sha256: "0".repeat(64) },
   definitionDigest: "d",
-  manifest: null,
+  // The host's schema checks the manifest as a compiled graph; this fake host uses the same schemas.
+  manifest: sampleView("hello-1", "queued").manifest,
   input: null,
   origin: { kind: "cli" as const },
 };
