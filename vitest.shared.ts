@@ -23,6 +23,13 @@ export function definePackageProject(dir: string): ViteUserConfig {
       name: `${basename(resolve(projectRoot, ".."))}/${basename(projectRoot)}`,
       root: projectRoot,
       include: ["test/**/*.test.ts"],
+      // Type tests (`*.test-d.ts`): tsc checks them, and an `expectTypeOf` or `@ts-expect-error` that
+      // does not hold fails the run like any failed test.
+      typecheck: {
+        enabled: true,
+        include: ["test/**/*.test-d.ts"],
+        tsconfig: join(workspaceRoot, "tsconfig.type-tests.json"),
+      },
       pool: "forks",
       testTimeout: 30_000,
     },

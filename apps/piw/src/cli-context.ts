@@ -4,7 +4,7 @@ import { ExitCode } from "./exit-codes.js";
 import { resolveHostCommand } from "./host-command.js";
 import { colorWanted, createStyle, type Style } from "./style.js";
 
-export interface OutputStream {
+interface OutputStream {
   write(text: string): unknown;
   isTTY?: boolean;
 }

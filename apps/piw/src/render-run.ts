@@ -33,12 +33,7 @@ function nodeColumns(view: RunView): NodeColumns {
 }
 
 /** `✓ greet  compute  #1  3ms`: glyph, full path, kind, visit (and attempt), duration or error. */
-export function renderNodeLine(
-  node: NodeView,
-  columns: NodeColumns,
-  style: Style,
-  now: number | undefined,
-): string {
+function renderNodeLine(node: NodeView, columns: NodeColumns, style: Style, now: number | undefined): string {
   const parts = [
     `${nodeGlyph(node.state, style)} ${node.path.padEnd(columns.path)}`,
     node.kind.padEnd(columns.kind),
@@ -201,7 +196,7 @@ export function renderRunStatus(view: RunView, style: Style, now: number = Date.
 }
 
 /** How to answer a waiting run, with an answer that fits the checkpoint's schema. */
-export function answerHint(view: RunView): string {
+function answerHint(view: RunView): string {
   const checkpoint = view.checkpoint;
   if (checkpoint?.answeredBy === "model") {
     return `the model answers it with the workflow tool (answer: ${quotedExample(checkpoint)})`;

@@ -5,7 +5,7 @@ import type { Style } from "./style.js";
 // The words and glyphs live in @piw/viewer, so `piw status`, the Pi widget and the viewer say the same
 // thing; this file only paints them with the CLI's style.
 
-export type { NodeStateWord, RunStateWord } from "@piw/viewer";
+export type { RunStateWord } from "@piw/viewer";
 export { NODE_STATE_WORDS, runStateWord } from "@piw/viewer";
 
 function paint(tint: Tint, text: string, style: Style): string {

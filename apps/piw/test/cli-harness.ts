@@ -9,12 +9,7 @@ export const repo = resolve(import.meta.dirname, "../../..");
 const tsx = join(repo, "node_modules", "tsx", "dist", "loader.mjs");
 export const hostCommand = [process.execPath, "--import", tsx, join(repo, "apps/host/src/main.ts")];
 export const workerCommand = [process.execPath, "--import", tsx, join(repo, "apps/worker/src/main.ts")];
-export const preflightCommand = [
-  process.execPath,
-  "--import",
-  tsx,
-  join(repo, "apps/worker/src/preflight.ts"),
-];
+const preflightCommand = [process.execPath, "--import", tsx, join(repo, "apps/worker/src/preflight.ts")];
 const cliEntry = join(repo, "apps/piw/src/main.ts");
 
 export const example = (name: string) => join(repo, "examples", `${name}.workflow.ts`);

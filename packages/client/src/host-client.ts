@@ -5,6 +5,7 @@ import {
   type ClientResult,
   clientMethods,
   clientPushes,
+  dispatchPushes,
   PROTOCOL_VERSION,
   RpcPeer,
   type RunView,
@@ -98,7 +99,7 @@ export class HostClient extends EventEmitter<HostClientEvents> {
           if (!socket.destroyed) socket.write(line);
         },
         remote: clientMethods,
-        onPush: (push, data) => opened.receivePush(push, data),
+        onPush: dispatchPushes(clientPushes, { "run.view": (push) => opened.receiveView(push) }),
       });
       const opened = new HostClient(socketPath, socket, peer);
       socket.on("data", (chunk: string) => peer.feed(chunk));
@@ -193,11 +194,7 @@ export class HostClient extends EventEmitter<HostClientEvents> {
     if (!this.closedByUs && this.hostHello !== undefined) this.emit("disconnect", error);
   }
 
-  private receivePush(push: string, data: unknown): void {
-    if (push !== "run.view") return;
-    const parsed = clientPushes["run.view"].safeParse(data);
-    if (!parsed.success) return;
-    const { subscriptionId, view } = parsed.data;
+  private receiveView({ subscriptionId, view }: z.infer<(typeof clientPushes)["run.view"]>): void {
     const listener = this.viewListeners.get(subscriptionId);
     if (listener) {
       listener(view);

@@ -1,5 +1,5 @@
 // The state directory's rules live in @piw/state-dir, shared with the host and the store.
-export { defaultStateDir, hostLockPath, hostSocketPath } from "@piw/state-dir";
+export { defaultStateDir } from "@piw/state-dir";
 export type { ConnectOptions } from "./connect-host.js";
 export { connectHost } from "./connect-host.js";
 export type {

@@ -15,7 +15,7 @@ afterEach(async () => {
 const never = new Promise<never>(() => {});
 
 /** A server whose `methods` drop the connection (no reply) the first `drops` times they arrive. */
-async function droppingServer(drops: number, extra: Handlers<typeof clientMethods>) {
+async function droppingServer(drops: number, extra: Partial<Handlers<typeof clientMethods>>) {
   const seen: Array<{ method: string; params: unknown }> = [];
   let dropped = 0;
   const drop = <T>(method: string, params: unknown, reply: () => T): T | Promise<never> => {
@@ -45,7 +45,8 @@ const reserve = {
   workflowName: "hello",
   source: { kind: "file" as const, path: "/tmp/hello.workflow.ts", sha256: "0".repeat(64) },
   definitionDigest: "d",
-  manifest: null,
+  // The host's schema checks the manifest as a compiled graph; this fake host uses the same schemas.
+  manifest: sampleView("hello-1", "queued").manifest,
   input: null,
   origin: { kind: "cli" as const },
 };

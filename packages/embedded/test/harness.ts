@@ -5,7 +5,7 @@ import { type LoadedWorkflow, loadWorkflowFile } from "@piw/engine";
 import { RunStore } from "@piw/store";
 import { EmbeddedRuntime } from "../src/index.js";
 
-export const EXAMPLES = resolve(import.meta.dirname, "../../../examples");
+const EXAMPLES = resolve(import.meta.dirname, "../../../examples");
 
 export interface Harness {
   store: RunStore;

@@ -12,7 +12,7 @@ import {
 } from "../src/index.js";
 
 /** Seed 000's child: prepares a workspace; mounted twice below. */
-export const workspace = defineWorkflow({
+const workspace = defineWorkflow({
   name: "workspace",
   input: z.object({ dir: z.string() }),
   startAt: "inspect",
@@ -29,7 +29,7 @@ export const workspace = defineWorkflow({
 });
 
 /** Includes the workspace again, so its node appears at `documentation/workspace/inspect`. */
-export const documentation = defineWorkflow({
+const documentation = defineWorkflow({
   name: "documentation",
   input: z.object({ topic: z.string() }),
   startAt: "workspace",

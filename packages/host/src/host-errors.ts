@@ -44,13 +44,12 @@ export function toRpcError(error: unknown): RpcError {
 }
 
 /** Wrap every handler so that a throw leaves as a typed RpcError (and is logged when it is a bug). */
-export function guardHandlers<H extends Record<string, ((params: never) => unknown) | undefined>>(
+export function guardHandlers<H extends Record<string, (params: never) => unknown>>(
   handlers: H,
   onBug: (method: string, error: unknown) => void,
 ): H {
   const guarded: Record<string, (params: never) => Promise<unknown>> = {};
   for (const [method, handler] of Object.entries(handlers)) {
-    if (!handler) continue;
     guarded[method] = async (params: never) => {
       try {
         return await handler(params);

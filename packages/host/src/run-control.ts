@@ -1,11 +1,9 @@
 import {
   type Answerer,
   type ClientParams,
-  graphManifestSchema,
   type JsonValue,
   newRunId,
   type RequestKey,
-  RpcError,
   type RunRecord,
   type RunSummary,
   type Transition,
@@ -33,14 +31,6 @@ export class RunControl {
   constructor(private readonly deps: RunControlDeps) {}
 
   reserve(params: ClientParams<"runs.reserve">): Transition<RunSummary> {
-    const manifest = graphManifestSchema.safeParse(params.manifest);
-    if (!manifest.success) {
-      const issue = manifest.error.issues[0];
-      throw new RpcError(
-        "invalid_params",
-        `The manifest is not a compiled graph manifest${issue?.path.length ? ` at manifest.${issue.path.join(".")}` : ""}.`,
-      );
-    }
     const runId = newRunId(params.workflowName, this.deps.now());
     const reserved = this.deps.store.reservePreparedRun({ ...params, runId });
     return this.afterCreate(reserved, "reserved");

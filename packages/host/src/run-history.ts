@@ -4,7 +4,7 @@ import type { RunStore } from "@piw/store";
 export type HistoryReader = Pick<RunStore, "getRun" | "listRunEvents" | "readRunHistory">;
 
 /** The most trace events one reply carries; older ones are counted, not sent. */
-export const MAX_HISTORY_EVENTS = 5_000;
+const MAX_HISTORY_EVENTS = 5_000;
 /** Characters all folded values of one reply may take together, well inside one protocol frame. */
 const VALUE_BUDGET = 512 * 1024;
 const MIN_VALUE_CHARS = 256;

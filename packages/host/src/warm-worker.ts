@@ -2,7 +2,7 @@ import type { HostLog } from "./host-log.js";
 import { spawnWorker, type WorkerProcess } from "./worker-process.js";
 
 /** Where a worker's output and exit go: the idle slot first, then the launch it is assigned to. */
-export interface WorkerBinding {
+interface WorkerBinding {
   /** How the host log names this worker. */
   label: string;
   onStdout(chunk: string): void;

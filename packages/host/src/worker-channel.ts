@@ -36,15 +36,8 @@ export function workerHandlers(deps: WorkerChannelDeps, worker: LiveWorker): Han
         worker.advance({ type: "hello" });
         deps.runChanged(runId);
       }
-      return {
-        command: worker.command,
-        workflowName: run.workflowName,
-        source: run.source,
-        definitionDigest: run.definitionDigest,
-      };
+      return { command: worker.command, run, snapshot: store.readRunSnapshot(runId) };
     },
-    "run.read": () => store.getRun(runId),
-    "run.snapshot": () => store.readRunSnapshot(runId),
     "run.markRunning": () => changed(store.markRunning(fence)),
     "visit.start": (params) => changed(store.startNodeVisit(fence, params)),
     "visit.finish": (params) => changed(store.finishNodeVisit(fence, params)),

@@ -53,7 +53,7 @@ export function sandbox(): Sandbox {
   };
 }
 
-export function hostOptions(box: Sandbox, extra: Partial<StartHostOptions> = {}): StartHostOptions {
+function hostOptions(box: Sandbox, extra: Partial<StartHostOptions> = {}): StartHostOptions {
   return {
     stateDir: box.stateDir,
     workerCommand: WORKER_COMMAND,

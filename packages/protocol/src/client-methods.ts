@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { answererSchema } from "./answer-check.js";
 import { PROTOCOL_VERSION } from "./framing.js";
-import { jsonValueSchema, opaqueIdSchema, requestKeySchema, runIdSchema } from "./ids.js";
+import { type GraphManifest, graphManifestSchema } from "./graph-manifest.js";
+import { type JsonValue, jsonValueSchema, opaqueIdSchema, requestKeySchema, runIdSchema } from "./ids.js";
 import { runHistorySchema } from "./run-history.js";
 import {
   endTurnSchema,
@@ -22,6 +23,11 @@ const runRef = z.object({ runId: runIdSchema });
 // A method that creates a run carries the client's key for the user action (see `lostReplyPolicy`).
 const keyed = { requestKey: requestKeySchema };
 const runTransition = transitionSchema(runSummarySchema);
+/**
+ * A reserve's manifest is checked here, once, as a compiled graph manifest (which is JSON by its
+ * schema); callers hold it as the JSON their preflight produced, and the store saves it as that.
+ */
+const reservedManifestSchema = graphManifestSchema as unknown as z.ZodType<GraphManifest, JsonValue>;
 
 /** Who is talking to the host; the host adapts nothing to it, but logs and `host.status` show it. */
 export const clientKindSchema = z.enum(["cli", "extension", "viewer", "test"]);
@@ -46,7 +52,9 @@ export const clientMethods = {
   },
   "runs.reserve": {
     // The host allocates the final run ID; everything else was settled by the caller's preflight.
-    params: reservePreparedRunSchema.omit({ runId: true }).extend(keyed),
+    params: reservePreparedRunSchema
+      .omit({ runId: true })
+      .extend({ ...keyed, manifest: reservedManifestSchema }),
     result: runTransition,
   },
   "runs.get": { params: runRef, result: runViewSchema.nullable() },

@@ -71,8 +71,16 @@ export {
   preflightReplySchema,
   preflightRequestSchema,
 } from "./preflight.js";
-export type { Handlers, MethodTable, PushOutcome, RpcPeerOptions } from "./rpc-peer.js";
-export { RpcError, RpcPeer, toProtocolError } from "./rpc-peer.js";
+export type {
+  Handler,
+  Handlers,
+  MethodTable,
+  PushHandlers,
+  PushOutcome,
+  PushTable,
+  RpcPeerOptions,
+} from "./rpc-peer.js";
+export { dispatchPushes, RpcError, RpcPeer, toProtocolError } from "./rpc-peer.js";
 export type { CheckpointAnswer, RunCommand, RunCommandType } from "./run-command.js";
 export { assertNever, checkpointAnswerSchema, runCommandSchema } from "./run-command.js";
 export type {

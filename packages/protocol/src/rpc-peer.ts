@@ -29,11 +29,36 @@ export class RpcError extends Error {
 
 /** One side's methods: params arrive already parsed by the method's schema. */
 export type MethodTable = Record<string, { params: z.ZodType; result: z.ZodType }>;
-export type Handlers<T extends MethodTable> = {
-  [M in keyof T]?: (
-    params: z.infer<T[M]["params"]>,
-  ) => Promise<z.input<T[M]["result"]>> | z.input<T[M]["result"]>;
-};
+/** The handler of one method: its params already parsed, its result checked by the caller's schema. */
+export type Handler<T extends MethodTable, M extends keyof T> = (
+  params: z.infer<T[M]["params"]>,
+) => Promise<z.input<T[M]["result"]>> | z.input<T[M]["result"]>;
+/** Every method of the table has its handler: a forgotten one is a compile error, not `unknown_method`. */
+export type Handlers<T extends MethodTable> = { [M in keyof T]: Handler<T, M> };
+
+/** One direction's pushes: each push name and the schema of its data. */
+export type PushTable = Record<string, z.ZodType>;
+/** Every push of the table has its handler, which gets the data already parsed. */
+export type PushHandlers<P extends PushTable> = { [K in keyof P]: (data: z.infer<P[K]>) => void };
+
+/**
+ * The `onPush` of a peer that receives `schemas`: each push's data is parsed with its schema and
+ * handed to its handler. A push this side does not know is ignored (a newer peer may send more); one
+ * whose data does not match its schema goes to `onInvalid`, never to the handler.
+ */
+export function dispatchPushes<P extends PushTable>(
+  schemas: P,
+  handlers: PushHandlers<P>,
+  onInvalid?: (push: keyof P & string) => void,
+): (push: string, data: unknown) => void {
+  return (push, data) => {
+    if (!Object.hasOwn(schemas, push)) return;
+    const name = push as keyof P & string;
+    const parsed = (schemas[name] as z.ZodType).safeParse(data);
+    if (parsed.success) handlers[name](parsed.data as z.infer<P[typeof name]>);
+    else onInvalid?.(name);
+  };
+}
 
 export interface RpcPeerOptions<Local extends MethodTable, Remote extends MethodTable> {
   /** Writes one encoded frame (a line). */

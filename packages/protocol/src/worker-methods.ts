@@ -6,11 +6,11 @@ import { runCommandSchema } from "./run-command.js";
 import {
   enqueueMessageSchema,
   finishNodeVisitSchema,
+  messageRecordSchema,
   reserveEffectSchema,
   runEndingSchema,
   runRecordSchema,
   settleEffectSchema,
-  sourceIdentitySchema,
   startNodeVisitSchema,
   workerExitSchema,
 } from "./run-records.js";
@@ -30,26 +30,24 @@ export type AgentTurnEnding = z.infer<typeof agentTurnEndingSchema>;
  * to one claim, so no method carries a fence: the host applies the launch's own fence to every call.
  */
 export const workerMethods = {
-  /** The first call: which command to run, for which workflow source. */
+  /**
+   * The first call: which command to run, and everything the worker reads before it accepts it (the
+   * saved run, which names the workflow's source) and before its first node (the run's snapshot),
+   * so that start-up is this call and `run.markRunning`. The snapshot cannot change in between: the
+   * run is claimed for this launch, and `run.markRunning` only changes its status.
+   */
   "worker.hello": {
     params: z.object({ launchId: z.string(), pid: z.number().int() }),
-    result: z.object({
-      command: runCommandSchema,
-      workflowName: z.string(),
-      source: sourceIdentitySchema,
-      definitionDigest: z.string(),
-    }),
+    result: z.object({ command: runCommandSchema, run: runRecordSchema, snapshot: runSnapshotSchema }),
   },
-  "run.read": { params: z.object({}).optional(), result: runRecordSchema.nullable() },
   "run.markRunning": { params: z.object({}).optional(), result: transitionSchema(runRecordSchema) },
-  "run.snapshot": { params: z.object({}).optional(), result: runSnapshotSchema },
   "visit.start": { params: startNodeVisitSchema, result: transitionSchema(nodeVisitStateSchema) },
   "visit.finish": { params: finishNodeVisitSchema, result: transitionSchema(nodeVisitStateSchema) },
   /** `visit.finish` and the next `visit.start` in one transaction (see node-advance.ts). */
   "visit.advance": { params: advanceNodeVisitSchema, result: transitionSchema(nodeVisitAdvanceSchema) },
   "effect.reserve": { params: reserveEffectSchema, result: transitionSchema(effectStateSchema) },
   "effect.settle": { params: settleEffectSchema, result: transitionSchema(effectStateSchema) },
-  "message.enqueue": { params: enqueueMessageSchema, result: transitionSchema(z.unknown()) },
+  "message.enqueue": { params: enqueueMessageSchema, result: transitionSchema(messageRecordSchema) },
   "run.finish": { params: runEndingSchema, result: transitionSchema(runRecordSchema) },
   "run.park": { params: recoveryReasonSchema, result: transitionSchema(runRecordSchema) },
   /** Long poll: the next submission or turn end for an open agent visit. */

@@ -50,7 +50,7 @@ describe("RpcPeer", () => {
     const replies: string[] = [];
     const server = new RpcPeer({
       send: (line) => replies.push(line),
-      local: { methods, handlers: { add: ({ a, b }) => a + b } },
+      local: { methods: { add: methods.add }, handlers: { add: ({ a, b }) => a + b } },
       maxFrameBytes: 200,
     });
     server.feed("not json\n");
@@ -75,7 +75,7 @@ describe("RpcPeer", () => {
     const replies: string[] = [];
     const server = new RpcPeer({
       send: (line) => replies.push(line),
-      local: { methods, handlers: { add: ({ a, b }) => a + b } },
+      local: { methods: { add: methods.add }, handlers: { add: ({ a, b }) => a + b } },
     });
     const frame = JSON.stringify({ v: 1, id: 9, method: "add", params: { a: 20, b: 22 } });
     server.feed(frame.slice(0, 10));

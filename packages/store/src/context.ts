@@ -159,10 +159,6 @@ export function isConflict(value: RunRow | Conflict): value is Conflict {
   return "kind" in value;
 }
 
-export function conflictOf<T>(evidence: Conflict): Transition<T> {
-  return conflict<T>(evidence);
-}
-
 /** The running run a fenced worker may change, or the refusal to return. */
 export function runningRun(ctx: StoreContext, fence: Fence): RunRow | Transition<never> {
   const row = ctx.fencedRun(fence);

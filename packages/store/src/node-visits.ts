@@ -21,7 +21,7 @@ import type { StepRow } from "./rows.js";
 import { parkRow } from "./run-recovery.js";
 import { updateRun } from "./run-writes.js";
 
-export function stepResult(ctx: StoreContext, step: StepRow): NodeVisitResult | null {
+function stepResult(ctx: StoreContext, step: StepRow): NodeVisitResult | null {
   switch (step.status) {
     case "running":
       return null;

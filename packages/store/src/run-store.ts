@@ -1,26 +1,23 @@
-import {
-  advanceNodeVisitSchema,
-  endTurnSchema,
-  enqueueMessageSchema,
-  type Fence,
-  fenceSchema,
-  finishNodeVisitSchema,
-  type MessageRecord,
-  opaqueIdSchema,
-  prepareContinuationSchema,
-  prepareRestartSchema,
-  recoveryReasonSchema,
-  reserveEffectSchema,
-  reservePreparedRunSchema,
-  resolveManualEffectSchema,
-  runEndingSchema,
-  runIdSchema,
-  settleEffectSchema,
-  startNodeVisitSchema,
-  startTurnSchema,
-  workerExitSchema,
+import type {
+  AdvanceNodeVisit,
+  EndTurn,
+  EnqueueMessage,
+  Fence,
+  FinishNodeVisit,
+  MessageRecord,
+  PrepareContinuation,
+  PrepareRestart,
+  RecoveryReason,
+  ReserveEffect,
+  ReservePreparedRun,
+  ResolveManualEffect,
+  RunEnding,
+  RunCommandType,
+  SettleEffect,
+  StartNodeVisit,
+  StartTurn,
+  WorkerExit,
 } from "@piw/protocol";
-import { z } from "zod";
 import { StoreContext } from "./context.js";
 import { resolveManualEffect } from "./effect-resolution.js";
 import { StoreError } from "./errors.js";
@@ -38,7 +35,7 @@ import {
   markMessageDelivered,
 } from "./outbox.js";
 import * as readers from "./readers.js";
-import { cancelRun, claimRun, finishRun, markRunning } from "./run-lifecycle.js";
+import { cancelRun, type ClaimRequest, claimRun, finishRun, markRunning } from "./run-lifecycle.js";
 import { prepareContinuation, prepareRestart } from "./run-lineage.js";
 import { parkRun, recoverExpiredStarting, requestPause } from "./run-recovery.js";
 import { reservePreparedRun } from "./run-reservation.js";
@@ -58,48 +55,9 @@ export interface OpenStoreOptions {
 
 export const DEFAULT_MAX_BLOB_BYTES = 1024 * 1024;
 
-/** Validate an operation's input at the store boundary: a bad record is a typed error and changes nothing. */
-function parse<T extends z.ZodType>(schema: T, value: unknown, what: string): z.infer<T> {
-  const result = schema.safeParse(value);
-  if (!result.success) {
-    const issue = result.error.issues[0];
-    const where = issue?.path.length ? ` at ${issue.path.join(".")}` : "";
-    throw new StoreError("invalid_record", `Invalid ${what}${where}: ${issue?.message ?? "malformed"}.`);
-  }
-  return result.data;
-}
-
-const runRef = z.object({ runId: runIdSchema });
-const claimSchema = z.object({
-  runId: runIdSchema,
-  claimToken: opaqueIdSchema,
-  leaseMs: z
-    .number()
-    .int()
-    .min(1)
-    .max(24 * 3600 * 1000),
-  expectedRevision: z.number().int().min(0).optional(),
-  resume: z.literal(true).optional(),
-});
-const cancelSchema = z.object({ runId: runIdSchema, expectedRevision: z.number().int().min(0).optional() });
-const sessionRef = z.object({ sessionId: opaqueIdSchema });
-const messageRef = z.object({ messageId: opaqueIdSchema });
-const claimMessagesSchema = z.object({
-  sessionId: opaqueIdSchema,
-  claimToken: opaqueIdSchema,
-  leaseMs: z
-    .number()
-    .int()
-    .min(1)
-    .max(3600 * 1000),
-  limit: z.number().int().min(1).max(500).optional(),
-});
-const launchSchema = z.object({
-  launchId: opaqueIdSchema,
-  commandType: z.enum(["start", "resume", "continue", "restart"]),
-  pid: z.number().int().nullable(),
-});
-const exitSchema = z.object({ launchId: opaqueIdSchema, exit: workerExitSchema });
+type RunRef = { runId: string };
+type SessionRef = { sessionId: string };
+type MessageRef = { messageId: string };
 
 /**
  * The only interface for durable change (seed 000). Every method is one IMMEDIATE transaction that
@@ -146,140 +104,108 @@ export class RunStore {
     return this.ctx;
   }
 
-  // Run lifecycle (seed 003 transition table).
-  reservePreparedRun(req: unknown) {
-    return reservePreparedRun(this.use(), parse(reservePreparedRunSchema, req, "run reservation"));
+  // Run lifecycle (seed 003 transition table). Requests arrive typed and already validated: the
+  // host's RPC layer parses what a client or worker sent, and in-process callers build them typed.
+  reservePreparedRun(req: ReservePreparedRun) {
+    return reservePreparedRun(this.use(), req);
   }
-  claimRun(req: unknown) {
-    return claimRun(this.use(), parse(claimSchema, req, "claim"));
+  claimRun(req: ClaimRequest) {
+    return claimRun(this.use(), req);
   }
   markRunning(fence: Fence) {
-    return markRunning(this.use(), parse(fenceSchema, fence, "fence"));
+    return markRunning(this.use(), fence);
   }
-  finishRun(fence: Fence, ending: unknown) {
-    return finishRun(
-      this.use(),
-      parse(fenceSchema, fence, "fence"),
-      parse(runEndingSchema, ending, "run ending"),
-    );
+  finishRun(fence: Fence, ending: RunEnding) {
+    return finishRun(this.use(), fence, ending);
   }
-  cancelRun(req: unknown) {
-    return cancelRun(this.use(), parse(cancelSchema, req, "cancel request"));
+  cancelRun(req: { runId: string; expectedRevision?: number }) {
+    return cancelRun(this.use(), req);
   }
-  parkRun(fence: Fence, reason: unknown) {
-    return parkRun(
-      this.use(),
-      parse(fenceSchema, fence, "fence"),
-      parse(recoveryReasonSchema, reason, "recovery reason"),
-    );
+  parkRun(fence: Fence, reason: RecoveryReason) {
+    return parkRun(this.use(), fence, reason);
   }
   /** A person's word on an unsettled manual effect of a parked run; the run stays parked. */
-  resolveManualEffect(req: unknown) {
-    return resolveManualEffect(this.use(), parse(resolveManualEffectSchema, req, "effect resolution"));
+  resolveManualEffect(req: ResolveManualEffect) {
+    return resolveManualEffect(this.use(), req);
   }
-  requestPause(req: unknown) {
-    return requestPause(this.use(), parse(runRef, req, "pause request"));
+  requestPause(req: RunRef) {
+    return requestPause(this.use(), req);
   }
-  recoverExpiredStarting(req: unknown) {
-    return recoverExpiredStarting(this.use(), parse(runRef, req, "recovery request"));
+  recoverExpiredStarting(req: RunRef) {
+    return recoverExpiredStarting(this.use(), req);
   }
-  prepareContinuation(req: unknown) {
-    return prepareContinuation(this.use(), parse(prepareContinuationSchema, req, "continuation"));
+  prepareContinuation(req: PrepareContinuation) {
+    return prepareContinuation(this.use(), req);
   }
-  prepareRestart(req: unknown) {
-    return prepareRestart(this.use(), parse(prepareRestartSchema, req, "restart"));
+  prepareRestart(req: PrepareRestart) {
+    return prepareRestart(this.use(), req);
   }
 
   // Node visits and managed effects (fenced by the worker's claim).
-  startNodeVisit(fence: Fence, req: unknown) {
-    return startNodeVisit(
-      this.use(),
-      parse(fenceSchema, fence, "fence"),
-      parse(startNodeVisitSchema, req, "node visit"),
-    );
+  startNodeVisit(fence: Fence, req: StartNodeVisit) {
+    return startNodeVisit(this.use(), fence, req);
   }
-  finishNodeVisit(fence: Fence, req: unknown) {
-    return finishNodeVisit(
-      this.use(),
-      parse(fenceSchema, fence, "fence"),
-      parse(finishNodeVisitSchema, req, "node result"),
-    );
+  finishNodeVisit(fence: Fence, req: FinishNodeVisit) {
+    return finishNodeVisit(this.use(), fence, req);
   }
   /** `finishNodeVisit` and the next `startNodeVisit` in one transaction (one commit). */
-  advanceNodeVisit(fence: Fence, req: unknown) {
-    return advanceNodeVisit(
-      this.use(),
-      parse(fenceSchema, fence, "fence"),
-      parse(advanceNodeVisitSchema, req, "node advance"),
-    );
+  advanceNodeVisit(fence: Fence, req: AdvanceNodeVisit) {
+    return advanceNodeVisit(this.use(), fence, req);
   }
-  reserveEffect(fence: Fence, req: unknown) {
-    return reserveEffect(
-      this.use(),
-      parse(fenceSchema, fence, "fence"),
-      parse(reserveEffectSchema, req, "effect"),
-    );
+  reserveEffect(fence: Fence, req: ReserveEffect) {
+    return reserveEffect(this.use(), fence, req);
   }
-  settleEffect(fence: Fence, req: unknown) {
-    return settleEffect(
-      this.use(),
-      parse(fenceSchema, fence, "fence"),
-      parse(settleEffectSchema, req, "effect result"),
-    );
+  settleEffect(fence: Fence, req: SettleEffect) {
+    return settleEffect(this.use(), fence, req);
   }
 
   // Workflow turns (seed 000).
-  startTurn(req: unknown) {
-    return startTurn(this.use(), parse(startTurnSchema, req, "turn start"));
+  startTurn(req: StartTurn) {
+    return startTurn(this.use(), req);
   }
-  endTurn(req: unknown) {
-    return endTurn(this.use(), parse(endTurnSchema, req, "turn end"));
+  endTurn(req: EndTurn) {
+    return endTurn(this.use(), req);
   }
-  settleSessionTurns(req: unknown) {
-    return settleSessionTurns(this.use(), parse(sessionRef, req, "session"));
+  settleSessionTurns(req: SessionRef) {
+    return settleSessionTurns(this.use(), req);
   }
   /** The session's open workflow turn, if any: the only turn a submission may come from. */
   openSessionTurn(sessionId: string) {
-    return openSessionTurn(this.use(), parse(sessionRef, { sessionId }, "session").sessionId);
+    return openSessionTurn(this.use(), sessionId);
   }
 
   // Outbox.
-  enqueueMessage(fence: Fence, req: unknown) {
-    return enqueueMessage(
-      this.use(),
-      parse(fenceSchema, fence, "fence"),
-      parse(enqueueMessageSchema, req, "message"),
-    );
+  enqueueMessage(fence: Fence, req: EnqueueMessage) {
+    return enqueueMessage(this.use(), fence, req);
   }
-  claimMessages(req: unknown) {
-    return claimMessages(this.use(), parse(claimMessagesSchema, req, "message claim"));
+  claimMessages(req: { sessionId: string; claimToken: string; leaseMs: number; limit?: number }) {
+    return claimMessages(this.use(), req);
   }
-  markMessageDelivered(req: unknown) {
-    return markMessageDelivered(this.use(), parse(messageRef, req, "message"));
+  markMessageDelivered(req: MessageRef) {
+    return markMessageDelivered(this.use(), req);
   }
-  cancelMessage(req: unknown) {
-    return cancelMessage(this.use(), parse(messageRef, req, "message"));
+  cancelMessage(req: MessageRef) {
+    return cancelMessage(this.use(), req);
   }
-  createTerminalMessages(req: unknown) {
-    return createTerminalMessages(this.use(), parse(runRef, req, "run"));
+  createTerminalMessages(req: RunRef) {
+    return createTerminalMessages(this.use(), req);
   }
   listRunsNeedingPresentation(): string[] {
     return listRunsNeedingPresentation(this.use());
   }
   listSessionMessages(sessionId: string, statuses?: MessageRecord["status"][]): MessageRecord[] {
-    return listSessionMessages(this.use(), parse(opaqueIdSchema, sessionId, "session ID"), statuses);
+    return listSessionMessages(this.use(), sessionId, statuses);
   }
 
   // Workers.
-  recordWorkerLaunch(fence: Fence, req: unknown) {
-    return recordWorkerLaunch(
-      this.use(),
-      parse(fenceSchema, fence, "fence"),
-      parse(launchSchema, req, "launch"),
-    );
+  recordWorkerLaunch(
+    fence: Fence,
+    req: { launchId: string; commandType: RunCommandType; pid: number | null },
+  ) {
+    return recordWorkerLaunch(this.use(), fence, req);
   }
-  recordWorkerExit(req: unknown) {
-    return recordWorkerExit(this.use(), parse(exitSchema, req, "worker exit"));
+  recordWorkerExit(req: { launchId: string; exit: WorkerExit }) {
+    return recordWorkerExit(this.use(), req);
   }
   listOpenLaunches() {
     return listOpenLaunches(this.use());

@@ -15,7 +15,7 @@ export function activeRunInSession(ctx: StoreContext, sessionId: string): string
 }
 
 /** A run of the session whose presentation follow-up has not reached the session yet. */
-export function pendingPresentationInSession(ctx: StoreContext, sessionId: string): string | undefined {
+function pendingPresentationInSession(ctx: StoreContext, sessionId: string): string | undefined {
   const row = ctx
     .stmt(
       "SELECT run_id FROM messages WHERE session_id = ? AND kind = 'presentation' AND status IN ('pending', 'claimed') LIMIT 1",

@@ -22,7 +22,7 @@ export interface TerminalChange {
   cursor?: { path: string; visit: number };
 }
 
-export function terminalFingerprint(row: RunRow): string {
+function terminalFingerprint(row: RunRow): string {
   return sha256(
     canonicalJson({
       runId: row.run_id,

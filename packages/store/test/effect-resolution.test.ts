@@ -1,9 +1,10 @@
-import type { Fence } from "@piw/protocol";
+import { type Fence, resolveManualEffectSchema } from "@piw/protocol";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   claimRunning,
   crashAndRelaunch,
   effectIdFor,
+  expectRefusedBySchema,
   openHarness,
   runningRun,
   type StoreHarness,
@@ -101,9 +102,7 @@ describe("resolveManualEffect", () => {
     });
   });
 
-  it("rejects a malformed resolution with a typed error before touching the database", () => {
-    expect(() => h.store.resolveManualEffect({ runId: RUN, effectId: "e", happened: true })).toThrow(
-      /effect resolution/,
-    );
+  it("leaves a malformed resolution to the protocol schema, which refuses it before the store", () => {
+    expectRefusedBySchema(resolveManualEffectSchema, { runId: RUN, effectId: "e", happened: true });
   });
 });

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Fence, ReservePreparedRun, Transition } from "@piw/protocol";
 import { expect } from "vitest";
+import type { z } from "zod";
 import { type OpenStoreOptions, RunStore, type StoreErrorCode } from "../src/index.js";
 
 /** A real state directory in a temp folder, and a clock the test moves by hand. */
@@ -185,4 +186,12 @@ export function crashAndRelaunch(store: RunStore, fence: Fence, claimToken: stri
 /** The engine's effect identity: the full compiled node path, the visit, the effect type and its ordinal. */
 export function effectIdFor(runId: string, path: string, visit: number, type: string, ordinal = 0): string {
   return `${runId}:${path}:${visit}:${type}:${ordinal}`;
+}
+
+/**
+ * A malformed request never reaches the store: the host's RPC layer parses every request with its
+ * protocol schema and answers `invalid_params`. What such a test checks is that the schema refuses it.
+ */
+export function expectRefusedBySchema(schema: z.ZodType, value: unknown): void {
+  expect(schema.safeParse(value).success).toBe(false);
 }

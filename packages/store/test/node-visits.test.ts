@@ -1,8 +1,23 @@
-import type { Fence } from "@piw/protocol";
+import {
+  type EffectResult,
+  type Fence,
+  type FinishNodeVisit,
+  fenceSchema,
+  finishNodeVisitSchema,
+  type JsonValue,
+  type NodeVisitResult,
+  type ReserveEffect,
+  reserveEffectSchema,
+  type SafeError,
+  type StartNodeVisit,
+  settleEffectSchema,
+  startNodeVisitSchema,
+} from "@piw/protocol";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   crashAndRelaunch,
   effectIdFor,
+  expectRefusedBySchema,
   expectStoreError,
   openHarness,
   preparedRun,
@@ -32,7 +47,7 @@ function succeed(
   fence: Fence,
   path: string,
   visit: number,
-  output: unknown = { ok: true },
+  output: JsonValue = { ok: true },
   next: string | null = null,
 ) {
   return saved(
@@ -210,7 +225,7 @@ describe("startNodeVisit", () => {
     const old = runningRun(h.store, RUN);
     const current = crashAndRelaunch(h.store, old, "claim-2");
     const before = runSnapshot(h.store, RUN);
-    const visit = { path: "plan", visit: 1, nodeKind: "compute" };
+    const visit: StartNodeVisit = { path: "plan", visit: 1, nodeKind: "compute" };
 
     expect(h.store.startNodeVisit(old, visit)).toEqual({
       kind: "conflict",
@@ -304,25 +319,13 @@ describe("startNodeVisit", () => {
     ["a path with a leading slash", { path: "/plan", visit: 1, nodeKind: "compute" }],
     ["an unknown node kind", { path: "plan", visit: 1, nodeKind: "robot" }],
     ["a missing node kind", { path: "plan", visit: 1 }],
-  ])("rejects %s as invalid_record and changes nothing", (_what, req) => {
-    const fence = runningRun(h.store, RUN);
-    const before = runSnapshot(h.store, RUN);
-    expectStoreError(() => h.store.startNodeVisit(fence, req), "invalid_record");
-    expect(runSnapshot(h.store, RUN)).toEqual(before);
-    expect(h.store.listRunSteps(RUN)).toEqual([]);
+  ])("leaves %s to the protocol schema, which refuses it before the store", (_what, req) => {
+    expectRefusedBySchema(startNodeVisitSchema, req);
   });
 
-  it("rejects a malformed fence as invalid_record", () => {
-    runningRun(h.store, RUN);
-    const visit = { path: "plan", visit: 1, nodeKind: "compute" };
-    expectStoreError(
-      () => h.store.startNodeVisit({ runId: RUN, generation: -1, claimToken: "claim" }, visit),
-      "invalid_record",
-    );
-    expectStoreError(
-      () => h.store.startNodeVisit({ runId: RUN, generation: 1, claimToken: "has space" }, visit),
-      "invalid_record",
-    );
+  it("leaves a malformed fence to the protocol schema", () => {
+    expectRefusedBySchema(fenceSchema, { runId: RUN, generation: -1, claimToken: "claim" });
+    expectRefusedBySchema(fenceSchema, { runId: RUN, generation: 1, claimToken: "has space" });
   });
 });
 
@@ -432,7 +435,7 @@ describe("finishNodeVisit", () => {
     expect(runSnapshot(h.store, RUN)).toEqual(before);
   });
 
-  it.each([
+  it.each<[string, NodeVisitResult]>([
     ["another output", { status: "succeeded", output: { a: 2 }, next: "build" }],
     ["another next path", { status: "succeeded", output: { a: 1 }, next: "deploy" }],
     ["an exit instead of a next path", { status: "succeeded", output: { a: 1 }, next: null }],
@@ -472,10 +475,11 @@ describe("finishNodeVisit", () => {
       }),
     );
     const before = runSnapshot(h.store, RUN);
-    for (const error of [
+    const errors: SafeError[] = [
       { code: "node_failed", message: "exit 2" },
       { code: "output_invalid", message: "exit 1" },
-    ]) {
+    ];
+    for (const error of errors) {
       expect(
         h.store.finishNodeVisit(fence, { path: "test", visit: 1, result: { status: "failed", error } }),
       ).toMatchObject({ kind: "conflict", evidence: { kind: "state_mismatch", actual: "failed" } });
@@ -487,7 +491,7 @@ describe("finishNodeVisit", () => {
     const fence = runningRun(h.store, RUN);
     startVisit(fence, "plan", 1);
     const before = runSnapshot(h.store, RUN);
-    const result = { status: "succeeded", output: null, next: null };
+    const result: NodeVisitResult = { status: "succeeded", output: null, next: null };
 
     expect(h.store.finishNodeVisit(fence, { path: "build", visit: 1, result })).toEqual({
       kind: "conflict",
@@ -505,7 +509,11 @@ describe("finishNodeVisit", () => {
     startVisit(old, "plan", 1);
     const current = crashAndRelaunch(h.store, old, "claim-2");
     const before = runSnapshot(h.store, RUN);
-    const req = { path: "plan", visit: 1, result: { status: "succeeded", output: 1, next: null } };
+    const req: FinishNodeVisit = {
+      path: "plan",
+      visit: 1,
+      result: { status: "succeeded", output: 1, next: null },
+    };
 
     expect(h.store.finishNodeVisit(old, req)).toEqual({
       kind: "conflict",
@@ -578,28 +586,15 @@ describe("finishNodeVisit", () => {
     ],
     ["a malformed next path", { status: "succeeded", output: 1, next: "not a path" }],
     ["a missing output", { status: "succeeded", next: null }],
-  ])("rejects %s as invalid_record and changes nothing", (_what, result) => {
-    const fence = runningRun(h.store, RUN);
-    startVisit(fence, "plan", 1);
-    const before = runSnapshot(h.store, RUN);
-    expectStoreError(
-      () => h.store.finishNodeVisit(fence, { path: "plan", visit: 1, result }),
-      "invalid_record",
-    );
-    expect(runSnapshot(h.store, RUN)).toEqual(before);
-    expect(h.store.listRunSteps(RUN)[0]?.status).toBe("running");
+  ])("leaves %s to the protocol schema, which refuses it before the store", (_what, result) => {
+    expectRefusedBySchema(finishNodeVisitSchema, { path: "plan", visit: 1, result });
   });
 });
 
 describe("reserveEffect", () => {
   const request = { repo: "acme/app", branch: "main", files: ["a.ts"] };
 
-  function reserveReq(
-    fence: Fence,
-    overrides: Partial<{ path: string; visit: number; effectType: string; ordinal: number; mode: string }> & {
-      request?: unknown;
-    } = {},
-  ) {
+  function reserveReq(fence: Fence, overrides: Partial<Omit<ReserveEffect, "effectId">> = {}): ReserveEffect {
     const path = overrides.path ?? "deploy";
     const visit = overrides.visit ?? 1;
     const effectType = overrides.effectType ?? "git_push";
@@ -669,7 +664,7 @@ describe("reserveEffect", () => {
     expect(h.store.listRunEffects(RUN)).toHaveLength(1);
   });
 
-  it.each([
+  it.each<[string, Partial<ReserveEffect>]>([
     ["another request", { request: { repo: "acme/other" } }],
     ["another effect type", { effectType: "git_tag" }],
     ["another mode", { mode: "manual" }],
@@ -884,16 +879,11 @@ describe("reserveEffect", () => {
     ["a malformed path", { path: "deploy//x" }],
     ["visit 0", { visit: 0 }],
     ["a missing request", { request: undefined }],
-  ])("rejects %s as invalid_record and changes nothing", (_what, change) => {
-    const fence = runningRun(h.store, RUN);
-    startVisit(fence, "deploy", 1);
-    const before = runSnapshot(h.store, RUN);
-    expectStoreError(
-      () => h.store.reserveEffect(fence, { ...reserveReq(fence), ...change }),
-      "invalid_record",
-    );
-    expect(runSnapshot(h.store, RUN)).toEqual(before);
-    expect(h.store.listRunEffects(RUN)).toEqual([]);
+  ])("leaves %s to the protocol schema, which refuses it before the store", (_what, change) => {
+    expectRefusedBySchema(reserveEffectSchema, {
+      ...reserveReq({ runId: RUN, generation: 1, claimToken: "c" }),
+      ...change,
+    });
   });
 });
 
@@ -945,10 +935,10 @@ describe("settleEffect", () => {
     expect(lastEvent(RUN)).toMatchObject({ type: "effect.failed" });
   });
 
-  it.each([
+  it.each<EffectResult>([
     { ok: true, value: { sha: "abc", tags: ["v1"] } },
     { ok: false, error: { code: "node_failed", message: "403 forbidden" } },
-  ] as const)("adopts an identical second settle and changes nothing (%o)", (result) => {
+  ])("adopts an identical second settle and changes nothing (%o)", (result) => {
     const fence = runningRun(h.store, RUN);
     startVisit(fence, "deploy", 1);
     const effectId = reserved(fence);
@@ -990,11 +980,12 @@ describe("settleEffect", () => {
       }),
     );
     const before = runSnapshot(h.store, RUN);
-    for (const result of [
+    const results: EffectResult[] = [
       { ok: false, error: { code: "node_failed", message: "500 server error" } },
       { ok: false, error: { code: "effect_conflict", message: "403 forbidden" } },
       { ok: true, value: null },
-    ]) {
+    ];
+    for (const result of results) {
       expect(h.store.settleEffect(fence, { effectId, result })).toEqual({
         kind: "conflict",
         evidence: {
@@ -1039,7 +1030,7 @@ describe("settleEffect", () => {
     const claim = saved(h.store.claimRun({ runId: RUN, claimToken: "claim-2", leaseMs: 30_000 }));
     const starting = { runId: RUN, generation: claim.command.generation, claimToken: "claim-2" };
     const before = runSnapshot(h.store, RUN);
-    const result = { ok: true, value: "done" };
+    const result: EffectResult = { ok: true, value: "done" };
 
     expect(h.store.settleEffect(old, { effectId, result })).toMatchObject({
       kind: "conflict",
@@ -1075,13 +1066,8 @@ describe("settleEffect", () => {
     ["a result without ok", { value: 1 }],
     ["a failure without an error", { ok: false }],
     ["a failure with an unknown code", { ok: false, error: { code: "nope", message: "x" } }],
-  ])("rejects %s as invalid_record", (_what, result) => {
-    const fence = runningRun(h.store, RUN);
-    startVisit(fence, "deploy", 1);
-    const effectId = reserved(fence);
-    const before = runSnapshot(h.store, RUN);
-    expectStoreError(() => h.store.settleEffect(fence, { effectId, result }), "invalid_record");
-    expect(runSnapshot(h.store, RUN)).toEqual(before);
+  ])("leaves %s to the protocol schema, which refuses it before the store", (_what, result) => {
+    expectRefusedBySchema(settleEffectSchema, { effectId: `${RUN}:deploy:1:git_push:0`, result });
   });
 
   it("lets a relaunched worker settle an effect the crashed worker reserved", () => {

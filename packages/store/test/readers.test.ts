@@ -1,7 +1,15 @@
+import { fenceSchema, reservePreparedRunSchema, runEndingSchema, startNodeVisitSchema } from "@piw/protocol";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { StoreError } from "../src/index.js";
-import { openHarness, preparedRun, runningRun, type StoreHarness, saved } from "./fixtures.js";
+import {
+  expectRefusedBySchema,
+  openHarness,
+  preparedRun,
+  runningRun,
+  type StoreHarness,
+  saved,
+} from "./fixtures.js";
 
 let h: StoreHarness;
 afterEach(() => h.cleanup());
@@ -85,26 +93,14 @@ describe("bad input changes nothing", () => {
     expect(h.store.listRunSteps("big-2")).toMatchObject([{ path: "a", status: "running" }]);
   });
 
-  it("rejects malformed records with invalid_record, naming the field but not echoing the value", () => {
-    h = openHarness();
-    const cases: Array<() => unknown> = [
-      () => h.store.reservePreparedRun({ ...preparedRun("ok"), runId: "has spaces and SECRET" }),
-      () => h.store.reservePreparedRun({ ...preparedRun("ok"), origin: { kind: "pi" } }),
-      () => h.store.claimRun({ runId: "ok", claimToken: "t", leaseMs: -5 }),
-      () =>
-        h.store.startNodeVisit(
-          { runId: "ok", generation: 1, claimToken: "t" },
-          { path: "../etc", visit: 1, nodeKind: "compute" },
-        ),
-      () => h.store.finishRun({ runId: "ok", generation: 1, claimToken: "t" }, { outcome: "exploded" }),
-      () => h.store.reservePreparedRun(null),
-    ];
-    for (const call of cases) {
-      const error = storeErrorOf(call);
-      expect(error.code).toBe("invalid_record");
-      expect(error.message).not.toContain("SECRET");
-    }
-    expect(h.store.listRuns()).toEqual([]);
+  it("leaves malformed records to the protocol schemas, which refuse them before the store", () => {
+    const fence = { runId: "ok", generation: 1, claimToken: "t" };
+    expectRefusedBySchema(reservePreparedRunSchema, { ...preparedRun("ok"), runId: "has spaces and SECRET" });
+    expectRefusedBySchema(reservePreparedRunSchema, { ...preparedRun("ok"), origin: { kind: "pi" } });
+    expectRefusedBySchema(reservePreparedRunSchema, null);
+    expectRefusedBySchema(fenceSchema, { ...fence, generation: -1 });
+    expectRefusedBySchema(startNodeVisitSchema, { path: "../etc", visit: 1, nodeKind: "compute" });
+    expectRefusedBySchema(runEndingSchema, { outcome: "exploded" });
   });
 
   it("turns a database locked by another writer into a typed store_busy error", () => {

@@ -1,16 +1,17 @@
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
+import { type JsonValue, type PrepareContinuation, reservePreparedRunSchema } from "@piw/protocol";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { RunStore } from "../src/index.js";
 import {
+  expectRefusedBySchema,
   openHarness,
   preparedRun,
   refusedWithoutChange,
   runningRun,
   type StoreHarness,
   saved,
-  thrownStoreError,
   unchanged,
 } from "./fixtures.js";
 
@@ -44,7 +45,11 @@ function failedParent(store: RunStore, runId: string): void {
   saved(store.finishRun(fence, { outcome: "failed", error: { code: "node_failed", message: "Boom." } }));
 }
 
-function continuation(runId: string, requestKey: string, answer: unknown = { go: true }) {
+function continuation(
+  runId: string,
+  requestKey: string,
+  answer: JsonValue = { go: true },
+): PrepareContinuation {
   return {
     runId,
     parentRunId: "parent",
@@ -115,11 +120,9 @@ describe("reservePreparedRun with a request key", () => {
   });
 
   it.each(["", "short", "A".repeat(32), "g".repeat(32), "0".repeat(33)])(
-    "refuses a malformed key %j with a typed error and saves nothing",
+    "leaves a malformed key %j to the protocol schema, which refuses it before the store",
     (requestKey) => {
-      const error = thrownStoreError(() => h.store.reservePreparedRun(preparedRun("run-1", { requestKey })));
-      expect(error.code).toBe("invalid_record");
-      expect(h.store.getRun("run-1")).toBeNull();
+      expectRefusedBySchema(reservePreparedRunSchema, preparedRun("run-1", { requestKey }));
     },
   );
 });

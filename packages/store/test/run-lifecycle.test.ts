@@ -1,14 +1,19 @@
 import {
+  clientMethods,
   type Fence,
   type RecoveryReason,
   RUN_TRANSITIONS,
   type RunRecord,
   type RunStatus,
+  recoveryReasonSchema,
+  reservePreparedRunSchema,
+  runEndingSchema,
   type Transition,
 } from "@piw/protocol";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { RunStore } from "../src/index.js";
 import {
+  expectRefusedBySchema,
   openHarness,
   preparedRun,
   refused,
@@ -18,7 +23,6 @@ import {
   saved,
   snapshot,
   startingRun,
-  thrownStoreError,
   unchanged,
 } from "./fixtures.js";
 
@@ -170,7 +174,7 @@ describe("reservePreparedRun", () => {
     expect(h.store.reservePreparedRun(preparedRun("cli-1", cli)).kind).toBe("applied");
     expect(h.store.reservePreparedRun(preparedRun("cli-2", cli)).kind).toBe("applied");
     // A stray session ID on a CLI origin is not part of the origin and reserves nothing.
-    const stray: unknown = { ...preparedRun("cli-3"), origin: { kind: "cli", sessionId: SESSION } };
+    const stray = { ...preparedRun("cli-3"), origin: { kind: "cli" as const, sessionId: SESSION } };
     expect(h.store.reservePreparedRun(stray).kind).toBe("applied");
     expect(getRun(h.store, "cli-3").origin).toEqual({ kind: "cli" });
     expect(getRun(h.store, "cli-1").origin).toEqual({ kind: "cli" });
@@ -219,11 +223,8 @@ describe("reservePreparedRun", () => {
     ["an unknown origin kind", { ...preparedRun("demo-1"), origin: { kind: "web" } }],
     ["a missing input", { ...preparedRun("demo-1"), input: undefined }],
     ["no object at all", "demo-1"],
-  ])("throws invalid_record for %s and saves nothing", (_what, req) => {
-    const error = thrownStoreError(() => h.store.reservePreparedRun(req));
-    expect(error.code).toBe("invalid_record");
-    expect(h.store.listRuns()).toEqual([]);
-    expect(h.store.findSessionReservation(SESSION)).toBeNull();
+  ])("leaves %s to the protocol schema, which refuses it before the store", (_what, req) => {
+    expectRefusedBySchema(reservePreparedRunSchema, req);
   });
 });
 
@@ -375,18 +376,6 @@ describe("claimRun", () => {
     expect(refused(t)).toEqual({ kind: "not_found", resource: "run", id: "nope" });
     expect(h.store.getRun("nope")).toBeNull();
   });
-
-  it.each<[string, unknown]>([
-    ["a zero lease", { runId: "demo-1", claimToken: "tok", leaseMs: 0 }],
-    ["a fractional lease", { runId: "demo-1", claimToken: "tok", leaseMs: 1.5 }],
-    ["an empty token", { runId: "demo-1", claimToken: "", leaseMs: LEASE_MS }],
-    ["a token with a space", { runId: "demo-1", claimToken: "a b", leaseMs: LEASE_MS }],
-    ["a negative expected revision", { runId: "demo-1", claimToken: "t", leaseMs: 5, expectedRevision: -1 }],
-  ])("throws invalid_record for %s and changes nothing", (_what, req) => {
-    saved(h.store.reservePreparedRun(preparedRun("demo-1")));
-    const error = unchanged(h.store, ["demo-1"], () => thrownStoreError(() => h.store.claimRun(req)));
-    expect(error.code).toBe("invalid_record");
-  });
 });
 
 describe("markRunning", () => {
@@ -451,17 +440,17 @@ describe("markRunning", () => {
     expect(h.store.markRunning({ ...fence, expectedRevision: revision }).kind).toBe("applied");
   });
 
-  it("returns not_found for an unknown run and invalid_record for a malformed fence", () => {
+  it("returns not_found for an unknown run, and a conflict for a fence of no claim", () => {
     expect(refused(h.store.markRunning({ runId: "nope", generation: 1, claimToken: "t" }))).toEqual({
       kind: "not_found",
       resource: "run",
       id: "nope",
     });
     const { fence } = startingRun(h.store, "demo-1");
-    const error = unchanged(h.store, ["demo-1"], () =>
-      thrownStoreError(() => h.store.markRunning({ ...fence, generation: -1 })),
-    );
-    expect(error.code).toBe("invalid_record");
+    // The fence is the host's own; a malformed one can only be a host bug, and it matches no claim.
+    expect(
+      refusedWithoutChange(h.store, ["demo-1"], () => h.store.markRunning({ ...fence, generation: -1 })).kind,
+    ).toBe("stale_fence");
   });
 });
 
@@ -708,13 +697,8 @@ describe("finishRun", () => {
     ],
     ["a waiting ending without a checkpoint", { outcome: "waiting" }],
     ["a checkpoint with visit 0", { outcome: "waiting", checkpoint: { path: "a", visit: 0, prompt: "" } }],
-  ])("throws invalid_record for %s and changes nothing", (_what, ending) => {
-    const fence = runningRun(h.store, "demo-1");
-    const error = unchanged(h.store, ["demo-1"], () =>
-      thrownStoreError(() => h.store.finishRun(fence, ending)),
-    );
-    expect(error.code).toBe("invalid_record");
-    expect(getRun(h.store, "demo-1").status).toBe("running");
+  ])("leaves %s to the protocol schema, which refuses it before the store", (_what, ending) => {
+    expectRefusedBySchema(runEndingSchema, ending);
   });
 });
 
@@ -831,18 +815,13 @@ describe("cancelRun", () => {
     expect(h.store.cancelRun({ runId: "demo-1", expectedRevision: 1 }).kind).toBe("applied");
   });
 
-  it("returns not_found for an unknown run and invalid_record for a malformed request", () => {
+  it("returns not_found for an unknown run; a malformed request is left to the protocol schema", () => {
     expect(refused(h.store.cancelRun({ runId: "nope" }))).toEqual({
       kind: "not_found",
       resource: "run",
       id: "nope",
     });
-    saved(h.store.reservePreparedRun(preparedRun("demo-1")));
-    for (const req of [{}, { runId: "" }, { runId: "demo-1", expectedRevision: "1" }]) {
-      expect(unchanged(h.store, ["demo-1"], () => thrownStoreError(() => h.store.cancelRun(req))).code).toBe(
-        "invalid_record",
-      );
-    }
+    for (const req of [{}, { runId: "" }]) expectRefusedBySchema(clientMethods["runs.cancel"].params, req);
   });
 });
 
@@ -916,21 +895,18 @@ describe("parkRun", () => {
     ).toMatchObject({ kind: "state_mismatch", expected: "open", actual: "lost" });
   });
 
-  it("returns not_found and invalid_record for bad input", () => {
+  it("returns not_found for an unknown run; a malformed reason is left to the protocol schema", () => {
     expect(refused(h.store.parkRun({ runId: "nope", generation: 1, claimToken: "t" }, PAUSED))).toEqual({
       kind: "not_found",
       resource: "run",
       id: "nope",
     });
-    const fence = runningRun(h.store, "demo-1");
     for (const reason of [
       { code: "bored", message: "x" },
       { code: "worker_lost", message: "no launch" },
       null,
     ]) {
-      expect(
-        unchanged(h.store, ["demo-1"], () => thrownStoreError(() => h.store.parkRun(fence, reason))).code,
-      ).toBe("invalid_record");
+      expectRefusedBySchema(recoveryReasonSchema, reason);
     }
   });
 });
@@ -1002,13 +978,13 @@ describe("requestPause", () => {
     },
   );
 
-  it("returns not_found and invalid_record for bad input", () => {
+  it("returns not_found for an unknown run; a malformed run ID is left to the protocol schema", () => {
     expect(refused(h.store.requestPause({ runId: "nope" }))).toEqual({
       kind: "not_found",
       resource: "run",
       id: "nope",
     });
-    expect(thrownStoreError(() => h.store.requestPause({ runId: "../etc" })).code).toBe("invalid_record");
+    expectRefusedBySchema(clientMethods["runs.pause"].params, { runId: "../etc" });
   });
 });
 
@@ -1084,13 +1060,12 @@ describe("recoverExpiredStarting", () => {
     },
   );
 
-  it("returns not_found and invalid_record for bad input", () => {
+  it("returns not_found for an unknown run", () => {
     expect(refused(h.store.recoverExpiredStarting({ runId: "nope" }))).toEqual({
       kind: "not_found",
       resource: "run",
       id: "nope",
     });
-    expect(thrownStoreError(() => h.store.recoverExpiredStarting({})).code).toBe("invalid_record");
   });
 });
 

@@ -1,9 +1,9 @@
 import { createHash } from "node:crypto";
-import type { Fence } from "@piw/protocol";
+import { clientMethods, endTurnSchema, type Fence, startTurnSchema } from "@piw/protocol";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   crashAndRelaunch,
-  expectStoreError,
+  expectRefusedBySchema,
   openHarness,
   runningRun,
   runSnapshot,
@@ -320,12 +320,8 @@ describe("startTurn", () => {
     ["a missing message ID", { sessionId: SESSION, requestId: "req-1" }],
     ["a session ID with a space", { sessionId: "session 1", requestId: "req-1", messageId: "m" }],
     ["an empty request ID", { sessionId: SESSION, requestId: "", messageId: "m" }],
-  ])("rejects %s as invalid_record", (_what, req) => {
-    const fence = runningRun(h.store, RUN);
-    deliverPrompt(fence);
-    const before = runSnapshot(h.store, RUN);
-    expectStoreError(() => h.store.startTurn(req), "invalid_record");
-    expect(runSnapshot(h.store, RUN)).toEqual(before);
+  ])("leaves %s to the protocol schema, which refuses it before the store", (_what, req) => {
+    expectRefusedBySchema(startTurnSchema, req);
   });
 });
 
@@ -363,7 +359,7 @@ describe("endTurn", () => {
       kind: "adopted",
       value: { ...workflowTurn("req-1", messageId).turn, status: "ended", endReason: "aborted" },
     });
-    for (const reason of ["completed", "error"]) {
+    for (const reason of ["completed", "error"] as const) {
       expect(h.store.endTurn({ sessionId: SESSION, requestId: "req-1", reason })).toEqual({
         kind: "conflict",
         evidence: {
@@ -485,14 +481,8 @@ describe("endTurn", () => {
   it.each([
     ["an unknown reason", { sessionId: SESSION, requestId: "req-1", reason: "finished" }],
     ["a missing reason", { sessionId: SESSION, requestId: "req-1" }],
-  ])("rejects %s as invalid_record and changes nothing", (_what, req) => {
-    openTurn();
-    const before = runSnapshot(h.store, RUN);
-    expectStoreError(() => h.store.endTurn(req), "invalid_record");
-    expect(runSnapshot(h.store, RUN)).toEqual(before);
-    expect(h.store.endTurn({ sessionId: SESSION, requestId: "req-1", reason: "completed" }).kind).toBe(
-      "applied",
-    );
+  ])("leaves %s to the protocol schema, which refuses it before the store", (_what, req) => {
+    expectRefusedBySchema(endTurnSchema, req);
   });
 });
 
@@ -545,13 +535,13 @@ describe("settleSessionTurns", () => {
     });
   });
 
-  it("adopts an empty list for a session with no turns and rejects a malformed session ID", () => {
+  it("adopts an empty list for a session with no turns; a malformed session ID is left to the protocol schema", () => {
     expect(h.store.settleSessionTurns({ sessionId: "quiet-session" })).toEqual({
       kind: "adopted",
       value: [],
     });
-    expectStoreError(() => h.store.settleSessionTurns({ sessionId: "" }), "invalid_record");
-    expectStoreError(() => h.store.settleSessionTurns({}), "invalid_record");
+    expectRefusedBySchema(clientMethods["turns.settle"].params, { sessionId: "" });
+    expectRefusedBySchema(clientMethods["turns.settle"].params, {});
   });
 });
 

@@ -37,9 +37,9 @@ export interface EdgeLayout {
 /** Rows between two cards: one for the line (and its label), one for the arrowhead. */
 export const CARD_GAP = 2;
 /** A card's two content rows: title, then state. */
-export const CARD_CONTENT_ROWS = 2;
+const CARD_CONTENT_ROWS = 2;
 
-export function exitCardId(exit: string): string {
+function exitCardId(exit: string): string {
   return `exit:${exit}`;
 }
 

@@ -102,7 +102,7 @@ function openRun(runId: string): OpenRun {
 }
 
 /** The view on screen: the live one, or the run re-derived at the replay position. */
-export function shownNodes(run: OpenRun): string[] {
+function shownNodes(run: OpenRun): string[] {
   return run.view === null ? [] : flowOrder(run.view.manifest, run.view.nodes);
 }
 

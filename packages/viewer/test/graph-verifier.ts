@@ -1,7 +1,7 @@
 // Re-reads a rendered graph from its box drawing alone: finds the cards, follows every line from
 // its port to its arrowhead, and reports the edges it found and anything drawn out of place.
 
-export interface ParsedCard {
+interface ParsedCard {
   id: string;
   x0: number;
   y0: number;
@@ -9,7 +9,7 @@ export interface ParsedCard {
   y1: number;
 }
 
-export interface ParsedEdge {
+interface ParsedEdge {
   from: string;
   to: string;
   label: string | undefined;

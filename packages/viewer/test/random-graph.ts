@@ -2,7 +2,7 @@ import type { GraphManifest, NodeView } from "@piw/protocol";
 import { manifestNode, runViewOf } from "./run-view-fixture.js";
 
 /** mulberry32: a small seeded generator, so every failing graph can be rebuilt from its seed. */
-export function seededRandom(seed: number): () => number {
+function seededRandom(seed: number): () => number {
   let state = seed >>> 0;
   return () => {
     state = (state + 0x6d2b79f5) >>> 0;
@@ -20,7 +20,7 @@ const WORDS = ["accept", "revise", "retry", "skip", "again", "ok", "fail", "left
  * A random workflow graph: a spine that reaches every node, decisions with labeled branches to any
  * node (loops and self-loops included), extra jumps, includes (one nested), and several exits.
  */
-export function randomManifest(seed: number, maxNodes = 24): GraphManifest {
+function randomManifest(seed: number, maxNodes = 24): GraphManifest {
   const random = seededRandom(seed);
   const int = (n: number) => Math.floor(random() * n);
   const pick = <T>(items: readonly T[]): T => items[int(items.length)] as T;

@@ -90,7 +90,7 @@ function prepared(runId: string, origin: { kind: "pi"; sessionId: string } | { k
   return {
     runId,
     workflowName: "trace",
-    source: { kind: "file", path: "/tmp/trace.workflow.ts", sha256: "a".repeat(64) },
+    source: { kind: "file" as const, path: "/tmp/trace.workflow.ts", sha256: "a".repeat(64) },
     definitionDigest: "digest-1",
     manifest,
     input: { task: "trace" },
@@ -124,7 +124,7 @@ function longRun(): void {
   step(id, "start a", () => saved(store.startNodeVisit(fence, { path: "a", visit: 1, nodeKind: "agent" })));
   const prompt = (n: number) => ({
     messageId: `msg:${id}:a:1:step_prompt:${n}`,
-    kind: "step_prompt",
+    kind: "step_prompt" as const,
     path: "a",
     visit: 1,
     body: `Prompt ${n}.`,

@@ -7,7 +7,7 @@ export function manifestNode(path: string, kind: NodeView["kind"]): GraphManifes
   return { path, name, scope: cut < 0 ? "" : path.slice(0, cut), kind, title: name };
 }
 
-export function pendingNode(path: string, kind: NodeView["kind"]): NodeView {
+function pendingNode(path: string, kind: NodeView["kind"]): NodeView {
   return {
     path,
     kind,

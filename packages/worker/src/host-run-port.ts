@@ -3,7 +3,6 @@ import {
   type AdvanceNodeVisit,
   type EnqueueMessage,
   type FinishNodeVisit,
-  type MessageRecord,
   type MethodTable,
   type RecoveryReason,
   type ReserveEffect,
@@ -12,9 +11,9 @@ import {
   type RunEnding,
   type SettleEffect,
   type StartNodeVisit,
-  type Transition,
   type workerMethods,
 } from "@piw/protocol";
+import type { WorkerAssignment } from "./load-run-workflow.js";
 
 /** The worker's end of the host channel: it serves nothing and calls the worker methods. */
 export type HostPeer = RpcPeer<MethodTable, typeof workerMethods>;
@@ -62,16 +61,20 @@ function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
  * parsed by the protocol's schemas, so a Transition here is the store's own typed result.
  */
 export class HostRunPort implements RunPort {
-  constructor(private readonly peer: HostPeer) {}
+  /** `assignment` is the host's reply to `worker.hello`: the run and its snapshot come with it. */
+  constructor(
+    private readonly peer: HostPeer,
+    private readonly assignment: WorkerAssignment,
+  ) {}
 
-  readRun() {
-    return this.peer.call("run.read", {});
+  async readRun() {
+    return this.assignment.run;
   }
   markRunning() {
     return this.peer.call("run.markRunning", {});
   }
-  loadSnapshot() {
-    return this.peer.call("run.snapshot", {});
+  async loadSnapshot() {
+    return this.assignment.snapshot;
   }
   startNodeVisit(req: StartNodeVisit) {
     return refusedAsTooLarge(this.peer.call("visit.start", req));
@@ -88,9 +91,8 @@ export class HostRunPort implements RunPort {
   settleEffect(req: SettleEffect) {
     return refusedAsTooLarge(this.peer.call("effect.settle", req));
   }
-  async enqueueMessage(req: EnqueueMessage): Promise<Transition<MessageRecord>> {
-    // The executor only needs to know the message is saved; the record itself stays with the host.
-    return (await refusedAsTooLarge(this.peer.call("message.enqueue", req))) as Transition<MessageRecord>;
+  enqueueMessage(req: EnqueueMessage) {
+    return refusedAsTooLarge(this.peer.call("message.enqueue", req));
   }
   finishRun(ending: RunEnding) {
     return refusedAsTooLarge(this.peer.call("run.finish", ending));

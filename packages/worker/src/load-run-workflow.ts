@@ -7,7 +7,10 @@ import {
   WorkflowLoadError,
   type WorkflowLoad,
 } from "@piw/engine";
-import { type SafeError, type SourceIdentity, safeError } from "@piw/protocol";
+import { type SafeError, type SourceIdentity, safeError, type WorkerResult } from "@piw/protocol";
+
+/** What the host assigned this worker in its reply to `worker.hello`. */
+export type WorkerAssignment = WorkerResult<"worker.hello">;
 
 type Loaded<T> = { ok: true; value: T } | { ok: false; error: SafeError };
 

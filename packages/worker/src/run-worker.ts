@@ -74,13 +74,13 @@ export class WorkerRun {
     });
     const { command } = assignment;
     await crash.reach("starting");
-    const port = new CrashingPort(new HostRunPort(peer), crash);
+    const port = new CrashingPort(new HostRunPort(peer, assignment), crash);
 
     // The run is running once this accepts; a workflow that cannot be used ends it failed, through the fence.
     const accepted = await acceptRunCommand({
       command,
       port,
-      load: () => loadRunWorkflow(assignment.source),
+      load: () => loadRunWorkflow(assignment.run.source),
     });
     if (accepted.kind === "refused") {
       if (accepted.debug !== undefined) this.options.debug(`loading the workflow: ${accepted.debug}`);

@@ -1,4 +1,4 @@
-import { workerPushes } from "@piw/protocol";
+import { dispatchPushes, workerPushes } from "@piw/protocol";
 import { type CrashHook, crashHookFromEnv } from "./crash-hook.js";
 import { WORKER_EXIT_CODES, WorkerRun } from "./run-worker.js";
 import { openStdioChannel } from "./stdio-channel.js";
@@ -64,19 +64,19 @@ export async function runWorkerProcess(): Promise<never> {
     process.exit(WORKER_EXIT_CODES.channelLost);
   };
   const peer = openStdioChannel({
-    onPush(push, data) {
-      if (push === "assign") {
-        const parsed = workerPushes.assign.safeParse(data);
+    onPush: dispatchPushes(
+      workerPushes,
+      {
         // Only the first assignment counts (a second would be a host bug; the hello shows which won).
-        if (parsed.success) assign(parsed.data);
-        else logLine("ignored an invalid assign frame");
-        return;
-      }
-      if (push !== "cancel") return;
-      const parsed = workerPushes.cancel.safeParse(data);
-      const reason = parsed.success ? parsed.data.reason : "cancelled";
-      execution.abort(new Error(`Cancelled by the host: ${reason}`));
-    },
+        assign,
+        cancel: ({ reason }) => execution.abort(new Error(`Cancelled by the host: ${reason}`)),
+      },
+      (push) => {
+        // A cancel stays a cancel even when its reason is unreadable.
+        if (push === "cancel") execution.abort(new Error("Cancelled by the host: cancelled"));
+        else logLine(`ignored an invalid ${push} frame`);
+      },
+    ),
     onLost: abandon,
   });
   for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.on(signal, abandon);

@@ -21,7 +21,7 @@ import { RunStore } from "@piw/store";
 
 const REPO = resolve(import.meta.dirname, "../../..");
 /** The worker's process entry, run from source: no build needed. */
-export const WORKER_MAIN = join(REPO, "apps/worker/src/main.ts");
+const WORKER_MAIN = join(REPO, "apps/worker/src/main.ts");
 const TSX_LOADER = join(REPO, "node_modules/tsx/dist/loader.mjs");
 
 /** `PIW_WORKER_COMMAND` (a JSON argv, as the host reads it) runs these tests against another build, e.g. dist. */
@@ -37,6 +37,8 @@ export interface SpawnedWorker {
   fence: Fence;
   /** Exit reports the worker sent, in order. */
   reports: WorkerExit[];
+  /** The methods the worker called, in the order they arrived. */
+  calls: string[];
   /** Bytes the worker wrote to stdout (frames) after `markStdout()`. */
   stdoutSinceMark(): number;
   markStdout(): void;
@@ -116,14 +118,11 @@ export class TestHost {
         if (!run) throw new Error("no run");
         return {
           command: options.command ? options.command(command) : command,
-          workflowName: run.workflowName,
-          source: run.source,
-          definitionDigest: run.definitionDigest,
+          run,
+          snapshot: store.readRunSnapshot(runId),
         };
       },
-      "run.read": () => store.getRun(runId),
       "run.markRunning": () => store.markRunning(fence),
-      "run.snapshot": () => store.readRunSnapshot(runId),
       "visit.start": (req) => store.startNodeVisit(fence, req),
       "visit.finish": (req) => store.finishNodeVisit(fence, req),
       "visit.advance": (req) => store.advanceNodeVisit(fence, req),
@@ -134,17 +133,28 @@ export class TestHost {
       "run.park": (reason) => store.parkRun(fence, reason),
       "agent.next": () => new Promise(() => {}),
       "agent.verdict": () => ({ ok: true as const }),
+      "worker.processGroup": () => ({ ok: true as const }),
       "worker.exit": (exit) => {
         reports.push(exit);
         expectSaved(store.recordWorkerExit({ launchId, exit }));
         return { ok: true as const };
       },
     };
+    const calls: string[] = [];
+    const recorded = Object.fromEntries(
+      Object.entries(handlers).map(([method, handler]) => [
+        method,
+        (params: never) => {
+          calls.push(method);
+          return (handler as (p: never) => unknown)(params);
+        },
+      ]),
+    ) as typeof handlers;
     const peer = new RpcPeer<typeof workerMethods, MethodTable>({
       send: (line) => {
         if (child.stdin.writable) child.stdin.write(line);
       },
-      local: { methods: workerMethods, handlers },
+      local: { methods: workerMethods, handlers: recorded },
     });
     let stdoutBytes = 0;
     let mark = 0;
@@ -171,6 +181,7 @@ export class TestHost {
       launchId,
       fence,
       reports,
+      calls,
       stdoutSinceMark: () => stdoutBytes - mark,
       markStdout: () => {
         mark = stdoutBytes;
@@ -199,7 +210,7 @@ export class TestHost {
   }
 }
 
-export function expectSaved<T>(t: Transition<T>): T {
+function expectSaved<T>(t: Transition<T>): T {
   if (t.kind === "applied" || t.kind === "adopted") return t.value;
   throw new Error(`expected a saved transition, got ${JSON.stringify(t)}`);
 }

@@ -92,6 +92,20 @@ describe("piw-worker against a host played by the test", () => {
     expect(worker.stderr()).toContain("stray output from workflow code");
   });
 
+  it("starts its first node after two round trips: hello (run and snapshot with it), then markRunning", async () => {
+    host = new TestHost();
+    const { runId } = await prepareGreet();
+    const worker = host.launch(runId);
+    await worker.exited;
+
+    expect(worker.calls.slice(0, worker.calls.indexOf("visit.start") + 1)).toEqual([
+      "worker.hello",
+      "run.markRunning",
+      "visit.start",
+    ]);
+    expect(host.store.getRun(runId)).toMatchObject({ status: "done", outcome: "completed" });
+  });
+
   it("refuses a command that does not match the saved run before any workflow code runs", async () => {
     host = new TestHost();
     const { runId, marker } = await prepareGreet();

@@ -13,12 +13,7 @@ export const PI_PACKAGE = join(REPO, "apps", "pi-package");
 const TSX_LOADER = join(REPO, "node_modules", "tsx", "dist", "loader.mjs");
 /** Host and worker run from source (tsx), exactly as the CLI tests run them. */
 export const HOST_COMMAND = [process.execPath, "--import", TSX_LOADER, join(REPO, "apps/host/src/main.ts")];
-export const WORKER_COMMAND = [
-  process.execPath,
-  "--import",
-  TSX_LOADER,
-  join(REPO, "apps/worker/src/main.ts"),
-];
+const WORKER_COMMAND = [process.execPath, "--import", TSX_LOADER, join(REPO, "apps/worker/src/main.ts")];
 
 /** One isolated piw world: a state dir, a project with workflows, a fake model and a real Pi. */
 export interface PiwWorld {

@@ -22,7 +22,7 @@ const VIEW_OPTIONS = {
 } as const;
 
 /** The viewer's window onto the host: every read and every update goes through the host client. */
-export function hostViewerSource(connection: HostConnection): ViewerSource {
+function hostViewerSource(connection: HostConnection): ViewerSource {
   return {
     listRuns: () => connection.call("runs.list", { limit: 500 }),
     getRun: (runId) => connection.call("runs.get", { runId }),

@@ -5,7 +5,7 @@ import { type core, type ZodType, z } from "zod";
 export type JsonSchema = Record<string, JsonValue>;
 
 /** The largest JSON Schema a step contract or a checkpoint carries. */
-export const JSON_SCHEMA_MAX_BYTES = ANSWER_SCHEMA_MAX_BYTES;
+const JSON_SCHEMA_MAX_BYTES = ANSWER_SCHEMA_MAX_BYTES;
 
 /** What is said for a part JSON Schema cannot express: the workflow's own schema still checks it. */
 export const UNREPRESENTABLE_NOTE = "any JSON value; the workflow checks it when you submit";

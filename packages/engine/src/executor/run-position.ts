@@ -2,7 +2,7 @@ import type { RunSnapshot, SafeError } from "@piw/protocol";
 import type { CompiledWorkflow } from "../compiler/compiled-workflow.js";
 
 /** Where a run stands, rebuilt from saved visits only. */
-export type NextStep =
+type NextStep =
   | { kind: "visit"; path: string; visit: number }
   | { kind: "complete"; output: unknown }
   | { kind: "wait"; path: string; visit: number }

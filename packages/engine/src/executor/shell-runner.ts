@@ -20,7 +20,7 @@ export interface ShellResult {
   aborted: boolean;
 }
 
-export const DEFAULT_MAX_SHELL_OUTPUT = 1024 * 1024;
+const DEFAULT_MAX_SHELL_OUTPUT = 1024 * 1024;
 
 /** Kill the whole process group: a shell's grandchildren must not outlive a cancelled node. */
 function killGroup(pid: number | undefined): void {

@@ -15,7 +15,7 @@ export const SUBMIT_CALL = '{"action":"submit","output":<the output>}';
  * What ends every agent step prompt: which step this is, the JSON Schema its output must match, and
  * how to submit it. Generated from the compiled node, so authors write only the task.
  */
-export function stepContract(node: CompiledAgentNode, place: ContractPlace): string {
+function stepContract(node: CompiledAgentNode, place: ContractPlace): string {
   const title = node.title !== node.name ? ` "${node.title}"` : "";
   return [
     "---",

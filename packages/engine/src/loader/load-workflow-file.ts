@@ -77,7 +77,7 @@ function classOf(error: unknown): string {
 }
 
 /** `review.workflow.ts` → `review`; undefined for a file without the suffix. */
-export function workflowFileStem(path: string): string | undefined {
+function workflowFileStem(path: string): string | undefined {
   const file = basename(path);
   return file.endsWith(WORKFLOW_FILE_SUFFIX) ? file.slice(0, -WORKFLOW_FILE_SUFFIX.length) : undefined;
 }

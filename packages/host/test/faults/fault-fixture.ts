@@ -180,7 +180,7 @@ export function effectEventCounts(store: RunStore, runId: string): { reserved: n
  * A run has settled when nothing will move it without a person: it is terminal, or parked for a reason
  * other than `worker_lost` (the one park the host follows with a relaunch).
  */
-export function settled(view: RunView): boolean {
+function settled(view: RunView): boolean {
   if (view.status === "done" || view.status === "failed" || view.status === "cancelled") return true;
   return view.status === "parked" && view.recoveryReason?.code !== "worker_lost";
 }
