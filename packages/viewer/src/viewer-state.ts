@@ -34,6 +34,8 @@ export interface ViewerState {
   help: boolean;
   connection: ConnectionState;
   notice: string | null;
+  /** Columns the `<` and `>` keys moved the split layout's divider by; negative narrows the graph. */
+  splitShift: number;
 }
 
 export type ViewerKey =
@@ -53,6 +55,8 @@ export type ViewerKey =
   | "follow"
   | "filter"
   | "help"
+  | "narrower"
+  | "wider"
   | "quit";
 
 export type ViewerAction =
@@ -85,6 +89,7 @@ export function initialState(runId?: string): ViewerState {
     help: false,
     connection: { kind: "connected" },
     notice: null,
+    splitShift: 0,
   };
 }
 
@@ -114,6 +119,8 @@ export function focusPath(run: OpenRun, shown: RunView | null): string | null {
 }
 
 const PAGE = 10;
+/** Columns one `<` or `>` moves the split layout's divider. */
+export const SPLIT_STEP = 4;
 const WHEEL = 3;
 
 function visibleRuns(state: ViewerState): RunSummary[] {
@@ -162,6 +169,8 @@ function onListKey(state: ViewerState, key: ViewerKey): ViewerStep {
     case "left":
     case "follow":
     case "help":
+    case "narrower":
+    case "wider":
       return { state, requests: [] };
     default:
       return key satisfies never;
@@ -224,6 +233,13 @@ function onRunKey(state: ViewerState, run: OpenRun, key: ViewerKey): ViewerStep 
       return {
         state: { ...state, screen: "list", run: null },
         requests: [{ type: "close", runId: run.runId }],
+      };
+    case "narrower":
+    case "wider":
+      // The screen keeps the divider within bounds; past them the keys change nothing.
+      return {
+        state: { ...state, splitShift: state.splitShift + (key === "wider" ? SPLIT_STEP : -SPLIT_STEP) },
+        requests: [],
       };
     case "filter":
     case "help":
