@@ -70,7 +70,12 @@ export function renderInspector(
   if (steps.length === 0) push(theme("dim", "not visited yet"));
   for (const step of steps) {
     push("");
-    const took = step.finishedAt === null ? "running" : formatDuration(step.finishedAt - step.startedAt);
+    const took =
+      step.finishedAt !== null
+        ? formatDuration(step.finishedAt - step.startedAt)
+        : options.now === undefined
+          ? "still running"
+          : `${formatDuration(options.now - step.startedAt)} so far`;
     heading(`visit ${step.visit}, attempt ${step.attempt}: ${step.status.replace("_", " ")}  ${took}`);
     if (step.error !== null || step.errorCode !== null) {
       push(theme("red", `error ${step.errorCode ?? ""}`.trimEnd()));

@@ -115,6 +115,13 @@ export function shownNodes(run: OpenRun): string[] {
 export function focusPath(run: OpenRun, shown: RunView | null): string | null {
   if (run.selected !== null) return run.selected;
   if (shown === null) return null;
+  // A run that ended on a failing node shows that node first: it is what the user came to see.
+  if (shown.status === "failed" || shown.outcome === "timed_out") {
+    const failing = shown.nodes
+      .filter((node) => node.state === "failed" || node.state === "timed_out")
+      .sort((a, b) => (b.finishedAt ?? 0) - (a.finishedAt ?? 0))[0];
+    if (failing !== undefined) return failing.path;
+  }
   return activePath(shown) ?? shown.manifest.startPath;
 }
 
