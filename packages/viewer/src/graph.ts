@@ -3,10 +3,10 @@ import type { NodeView, RunView } from "@piw/protocol";
 import { Canvas } from "./canvas.js";
 import { enclosingMounts } from "./flow.js";
 import { formatDuration } from "./format.js";
+import { detectGlyphs, type Glyphs } from "./glyphs.js";
 import { type CardLayout, type EdgeLayout, type GraphLayout, layoutGraph } from "./graph-layout.js";
 import { clipToWidth } from "./text-width.js";
 import { plainTheme, type Theme, type Tint } from "./theme.js";
-import { detectGlyphs, type Glyphs } from "./glyphs.js";
 import { NODE_STATE_WORDS, NODE_TINTS } from "./words.js";
 
 export interface GraphOptions {

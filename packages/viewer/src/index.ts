@@ -13,8 +13,8 @@ export { renderInspector } from "./inspector.js";
 export type { JsonLinesOptions } from "./json-lines.js";
 export { jsonLines } from "./json-lines.js";
 export { describeEvent, historyAt, replayView, stepReplay } from "./replay.js";
-export type { RunFilter, RunTableOptions } from "./run-list.js";
 export { hasRunningWork, isRunLive, runHeader, timelineLine } from "./run-header.js";
+export type { RunFilter, RunTableOptions } from "./run-list.js";
 export { DURATION_BAR_WIDTH, durationBar, filterRuns, RUN_FILTERS, renderRunTable } from "./run-list.js";
 export type { ScreenOptions, ScreenSize } from "./screen.js";
 export {

@@ -1,10 +1,10 @@
 import { wrapTextWithAnsi } from "@earendil-works/pi-tui";
 import type { RunHistory, RunView } from "@piw/protocol";
 import { formatDuration } from "./format.js";
+import { detectGlyphs, type Glyphs } from "./glyphs.js";
 import { jsonLines } from "./json-lines.js";
 import { clipToWidth } from "./text-width.js";
 import { plainTheme, type Theme } from "./theme.js";
-import { detectGlyphs, type Glyphs } from "./glyphs.js";
 import { NODE_STATE_WORDS, NODE_TINTS } from "./words.js";
 
 export interface InspectorOptions {

@@ -1,9 +1,9 @@
 import { visibleWidth } from "@earendil-works/pi-tui";
 import type { RunStatus, RunSummary } from "@piw/protocol";
 import { formatAge, formatDuration } from "./format.js";
+import { detectGlyphs, type Glyphs } from "./glyphs.js";
 import { clipToWidth } from "./text-width.js";
 import { plainTheme, type Theme } from "./theme.js";
-import { detectGlyphs, type Glyphs } from "./glyphs.js";
 import { RUN_TINTS, runStateWord } from "./words.js";
 
 /** The run list's status filters, in the order `tab` cycles through them. */

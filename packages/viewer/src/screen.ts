@@ -157,15 +157,7 @@ interface Pane {
   scroll: number;
 }
 
-function graphPane(
-  run: OpenRun,
-  shown: RunView,
-  focus: string | null,
-  at: number,
-  pane: Pane,
-  theme: Theme,
-  g: Glyphs,
-) {
+function graphPane(shown: RunView, focus: string | null, at: number, pane: Pane, theme: Theme, g: Glyphs) {
   const layout = layoutGraph(shown.manifest, shown.nodes);
   const card = layout.cards.find((c) => c.id === focus);
   // The focused card sits a third of the way down, moved by any scrolling, kept within the graph.
@@ -222,7 +214,6 @@ function runScreen(
     const left = splitGraphWidth(width, state.splitShift);
     const right = width - left - DIVIDER_COLUMNS;
     const graph = graphPane(
-      run,
       shown,
       focus,
       at,
@@ -250,7 +241,7 @@ function runScreen(
   } else if (run.inspector && focus !== null) {
     middle = inspectorPane(run, shown, focus, at, { width, height: body, scroll: run.scroll }, theme, g);
   } else {
-    middle = graphPane(run, shown, focus, at, { width, height: body, scroll: run.scroll }, theme, g);
+    middle = graphPane(shown, focus, at, { width, height: body, scroll: run.scroll }, theme, g);
   }
   return [runHeader(shown, at, theme, g), status, ...fitLines(middle, width, body, g), footer];
 }

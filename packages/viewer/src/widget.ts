@@ -2,9 +2,9 @@ import { visibleWidth } from "@earendil-works/pi-tui";
 import type { NodeView, RunView } from "@piw/protocol";
 import { activePath, type FlowEntry, flowEntries } from "./flow.js";
 import { formatDuration } from "./format.js";
+import { detectGlyphs, type Glyphs } from "./glyphs.js";
 import { clipToWidth } from "./text-width.js";
 import { plainTheme, type Theme } from "./theme.js";
-import { detectGlyphs, type Glyphs } from "./glyphs.js";
 import { NODE_TINTS, type NodeState, runStateWord } from "./words.js";
 
 export interface WidgetOptions {

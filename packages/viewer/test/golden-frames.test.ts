@@ -111,7 +111,7 @@ const failed = viewWith(
     status: "failed",
     outcome: "failed",
     finishedAt: 3_000,
-    error: { code: "shell_exit", message: "ship exited with code 2" },
+    error: { code: "node_failed", message: "ship exited with code 2" },
   },
 );
 
@@ -204,7 +204,7 @@ describe("viewer golden frames", () => {
 
   it("puts a failed run's error in the header and does not call it live", () => {
     const lines = frame(opened(failed), 120, 24, 60_000);
-    expect(lines[0]).toContain("✗ failed · 2.0s · shell_exit: ship exited with code 2");
+    expect(lines[0]).toContain("✗ failed · 2.0s · node_failed: ship exited with code 2");
     expect(lines[1]).not.toContain("live");
     expectGolden("failed-header", lines);
   });
