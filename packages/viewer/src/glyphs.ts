@@ -129,6 +129,12 @@ export const ASCII_GLYPHS: Glyphs = {
   bar: { full: "#", partial: [] },
 };
 
+/** The Unicode glyphs by name, for surfaces that always draw Unicode (`piw status`). */
+export const RUN_GLYPHS: Readonly<Record<RunStateWord, string>> = UNICODE_GLYPHS.run;
+export const NODE_GLYPHS: Readonly<Record<NodeState, string>> = UNICODE_GLYPHS.node;
+/** One single-width glyph per kind, so columns line up in any terminal. */
+export const KIND_GLYPHS: Readonly<Record<ElementKind, string>> = UNICODE_GLYPHS.kind;
+
 /**
  * Which set this terminal can show. `PIW_ASCII=1` forces ASCII and `PIW_ASCII=0` Unicode; otherwise
  * the Linux console, or a locale that does not say UTF-8, gets ASCII.

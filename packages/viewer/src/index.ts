@@ -3,7 +3,14 @@ export type { FlowEntry, MountManifest, MountView } from "./flow.js";
 export { activePath, enclosingMounts, flowEntries, flowOrder, mountView } from "./flow.js";
 export { formatAge, formatDuration } from "./format.js";
 export type { BoxGlyphs, Glyphs } from "./glyphs.js";
-export { ASCII_GLYPHS, detectGlyphs, UNICODE_GLYPHS } from "./glyphs.js";
+export {
+  ASCII_GLYPHS,
+  detectGlyphs,
+  KIND_GLYPHS,
+  NODE_GLYPHS,
+  RUN_GLYPHS,
+  UNICODE_GLYPHS,
+} from "./glyphs.js";
 export type { GraphOptions, RenderedGraph } from "./graph.js";
 export { MIN_CARD_WIDTH, renderGraph } from "./graph.js";
 export type { CardLayout, EdgeLayout, EdgeRoute, GraphLayout } from "./graph-layout.js";
@@ -44,12 +51,4 @@ export { focusPath, initialState, reduceViewer, SPLIT_STEP } from "./viewer-stat
 export type { WidgetOptions } from "./widget.js";
 export { DEFAULT_WIDGET_LINES, renderFooterStatus, renderWidgetLines } from "./widget.js";
 export type { ElementKind, NodeState, NodeStateWord, RunStateWord } from "./words.js";
-export {
-  KIND_GLYPHS,
-  NODE_GLYPHS,
-  NODE_STATE_WORDS,
-  NODE_TINTS,
-  RUN_GLYPHS,
-  RUN_TINTS,
-  runStateWord,
-} from "./words.js";
+export { NODE_STATE_WORDS, NODE_TINTS, RUN_TINTS, runStateWord } from "./words.js";

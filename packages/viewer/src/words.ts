@@ -1,10 +1,8 @@
 import type { NodeKind, NodeView, RunStatus, TerminalOutcome } from "@piw/protocol";
-import { UNICODE_GLYPHS } from "./glyphs.js";
 import type { Tint } from "./theme.js";
 
 // The words and glyphs every piw surface uses for a state: `piw status`, the Pi widget, the footer and
-// the viewer say the same thing because they all read these tables. The glyphs live in glyphs.ts,
-// with their ASCII stand-ins; these are the Unicode ones.
+// the viewer say the same thing because they all read these tables. The glyphs live in glyphs.ts.
 
 /** A run's state as one word: its outcome once it has ended, else its status. */
 export type RunStateWord =
@@ -44,8 +42,6 @@ export function runStateWord(run: { status: RunStatus; outcome: TerminalOutcome 
   return STATUS_WORDS[run.status];
 }
 
-export const RUN_GLYPHS: Readonly<Record<RunStateWord, string>> = UNICODE_GLYPHS.run;
-
 export const RUN_TINTS: Readonly<Record<RunStateWord, Tint>> = {
   queued: "dim",
   starting: "cyan",
@@ -69,8 +65,6 @@ export const NODE_STATE_WORDS: Readonly<Record<NodeState, NodeStateWord>> = {
   timed_out: "timed out",
 };
 
-export const NODE_GLYPHS: Readonly<Record<NodeState, string>> = UNICODE_GLYPHS.node;
-
 export const NODE_TINTS: Readonly<Record<NodeState, Tint>> = {
   pending: "dim",
   running: "cyan",
@@ -81,6 +75,3 @@ export const NODE_TINTS: Readonly<Record<NodeState, Tint>> = {
 
 /** What a graph element is: a node kind, or an included child workflow. */
 export type ElementKind = NodeKind | "include";
-
-/** One single-width glyph per kind, so columns line up in any terminal. */
-export const KIND_GLYPHS: Readonly<Record<ElementKind, string>> = UNICODE_GLYPHS.kind;
