@@ -1,7 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { splitGraphWidth } from "@piw/viewer";
+import { SPLIT_MIN_PANE } from "@piw/viewer";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
   cleanUp,
@@ -245,7 +245,6 @@ describe("piw viewer in tmux", () => {
     async () => {
       const { columns, rows } = WIDE;
       startViewer(home, ["view", runId], { columns, rows, colour: true });
-      const left = splitGraphWidth(columns, 0);
       // The divider's column on the row of the inspector's heading.
       const divider = (text: string) => {
         const row = text.split("\n").find((line) => line.includes("$ echo  shell")) ?? "";
@@ -255,16 +254,18 @@ describe("piw viewer in tmux", () => {
         "the split layout",
         (text) => divider(text) > 0 && text.includes("output"),
       );
-      expect(divider(split)).toBe(left);
+      // The graph takes what it needs (here the minimum pane), the inspector the rest.
+      const left = divider(split);
+      expect(left).toBe(SPLIT_MIN_PANE);
       expect(split).toContain("< > resize");
       expect(split).toMatch(/visit 1, attempt 1: succeeded/);
       snapshot("split", columns, rows);
 
       tmux("send-keys", "-t", "viewer", "-l", ">");
-      await waitForScreen("a wider graph", (text) => divider(text) === left + 4);
+      tmux("send-keys", "-t", "viewer", "-l", ">");
+      await waitForScreen("a wider graph", (text) => divider(text) === left + 8);
       tmux("send-keys", "-t", "viewer", "-l", "<");
-      tmux("send-keys", "-t", "viewer", "-l", "<");
-      await waitForScreen("a narrower graph", (text) => divider(text) === left - 4);
+      await waitForScreen("a narrower graph", (text) => divider(text) === left + 4);
       snapshot("split-narrowed", columns, rows);
 
       // Narrow again: one column, the graph alone, and back to the split when it is wide.
@@ -276,7 +277,7 @@ describe("piw viewer in tmux", () => {
       expect(narrow).not.toContain("< > resize");
       snapshot("narrow", NARROW.columns, NARROW.rows);
       tmux("resize-window", "-t", "viewer", "-x", String(columns), "-y", String(rows));
-      await waitForScreen("the split again", (text) => divider(text) === splitGraphWidth(columns, -4));
+      await waitForScreen("the split again", (text) => divider(text) === left + 4);
 
       tmux("send-keys", "-t", "viewer", "?");
       const help = await waitForScreen("the help", (text) =>

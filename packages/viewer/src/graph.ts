@@ -226,6 +226,33 @@ function edgeTaken(
   return (nodes.get(to.id)?.visits ?? 0) > 0;
 }
 
+function measure(
+  graph: GraphLayout,
+  view: RunView,
+  nodes: Map<string, NodeView>,
+  g: Glyphs,
+  now: number | undefined,
+): { texts: CardText[]; labels: Map<number, string> } {
+  const texts = graph.cards.map((card) => cardText(card, view, nodes, g, now));
+  const labels = new Map<number, string>();
+  graph.edges.forEach((edge, i) => {
+    if (edge.label !== undefined && edge.route.kind !== "main") labels.set(i, edge.label);
+  });
+  return { texts, labels };
+}
+
+/** Columns the graph takes when it has all it wants: cards as wide as their text, and the lanes. */
+export function naturalGraphWidth(
+  view: RunView,
+  options: Omit<GraphOptions, "width">,
+  layout?: GraphLayout,
+): number {
+  const graph = layout ?? layoutGraph(view.manifest, view.nodes);
+  const nodes = new Map(view.nodes.map((node) => [node.path, node]));
+  const { texts, labels } = measure(graph, view, nodes, options.glyphs ?? detectGlyphs(), options.now);
+  return geometry(graph, texts, labels, Number.POSITIVE_INFINITY).total;
+}
+
 /**
  * The run's graph as boxed cards joined by edges: the whole graph, top to bottom. The caller shows
  * the slice that fits its screen; `cards` says where each card is.
@@ -234,11 +261,7 @@ export function renderGraph(view: RunView, options: GraphOptions, layout?: Graph
   const graph = layout ?? layoutGraph(view.manifest, view.nodes);
   const nodes = new Map(view.nodes.map((node) => [node.path, node]));
   const g = options.glyphs ?? detectGlyphs();
-  const texts = graph.cards.map((card) => cardText(card, view, nodes, g, options.now));
-  const labels = new Map<number, string>();
-  graph.edges.forEach((edge, i) => {
-    if (edge.label !== undefined && edge.route.kind !== "main") labels.set(i, edge.label);
-  });
+  const { texts, labels } = measure(graph, view, nodes, g, options.now);
   const at = geometry(graph, texts, labels, options.width);
   const top = Math.max(0, Math.min(options.rows?.top ?? 0, graph.height));
   const rows = Math.max(0, Math.min(options.rows?.height ?? graph.height, graph.height - top));

@@ -12,7 +12,7 @@ export {
   UNICODE_GLYPHS,
 } from "./glyphs.js";
 export type { GraphOptions, RenderedGraph } from "./graph.js";
-export { MIN_CARD_WIDTH, renderGraph } from "./graph.js";
+export { MIN_CARD_WIDTH, naturalGraphWidth, renderGraph } from "./graph.js";
 export type { CardLayout, EdgeLayout, EdgeRoute, GraphLayout } from "./graph-layout.js";
 export { CARD_GAP, layoutGraph } from "./graph-layout.js";
 export type { InspectorOptions } from "./inspector.js";

@@ -1,7 +1,7 @@
 import { visibleWidth, wrapTextWithAnsi } from "@earendil-works/pi-tui";
 import type { RunView } from "@piw/protocol";
 import { detectGlyphs, type Glyphs } from "./glyphs.js";
-import { renderGraph } from "./graph.js";
+import { naturalGraphWidth, renderGraph } from "./graph.js";
 import { layoutGraph } from "./graph-layout.js";
 import { renderInspector } from "./inspector.js";
 import { historyAt, replayView } from "./replay.js";
@@ -139,9 +139,13 @@ function listScreen(state: ViewerState, options: ScreenOptions, theme: Theme, g:
   return [head, status, ...fitLines(middle, width, body, g), theme("dim", keyText(LIST_FOOTER, g))];
 }
 
-/** Columns of the graph pane at `width`, moved by the user's `<` and `>`, kept within bounds. */
-export function splitGraphWidth(width: number, shift: number): number {
-  const base = Math.round(width * 0.45);
+/**
+ * Columns of the graph pane at `width`: what the graph needs (`natural`) up to 45% of the screen, so
+ * the inspector gets the rest, moved by the user's `<` and `>`, kept within bounds.
+ */
+export function splitGraphWidth(width: number, shift: number, natural = Number.POSITIVE_INFINITY): number {
+  // The base is within bounds first, so every `>` from it widens the graph.
+  const base = Math.max(SPLIT_MIN_PANE, Math.min(Math.round(width * 0.45), natural + 1));
   const most = width - DIVIDER_COLUMNS - SPLIT_MIN_PANE;
   return Math.max(SPLIT_MIN_PANE, Math.min(most, base + shift));
 }
@@ -211,7 +215,8 @@ function runScreen(
     middle = helpLines(width, g);
   } else if (split) {
     // Wide: the graph on the left, the chosen node's inspector on the right, both always shown.
-    const left = splitGraphWidth(width, state.splitShift);
+    const natural = naturalGraphWidth(shown, { now: at, glyphs: g });
+    const left = splitGraphWidth(width, state.splitShift, natural);
     const right = width - left - DIVIDER_COLUMNS;
     const graph = graphPane(
       shown,

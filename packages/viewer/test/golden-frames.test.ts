@@ -7,6 +7,7 @@ import {
   ASCII_GLYPHS,
   detectGlyphs,
   initialState,
+  naturalGraphWidth,
   needsTick,
   reduceViewer,
   renderScreen,
@@ -154,8 +155,11 @@ describe("viewer golden frames", () => {
   it("splits a wide terminal: the graph on the left, the chosen node's inspector on the right", () => {
     const lines = frame(opened(shipping), 140, 30, 8_000);
     expect(lines.every((line) => visibleWidth(line) <= 140)).toBe(true);
-    const left = splitGraphWidth(140, 0);
-    expect(left).toBe(63);
+    // The graph gets what it needs, the inspector the rest.
+    const natural = naturalGraphWidth(shipping, { now: 8_000, glyphs: UNICODE_GLYPHS });
+    const left = splitGraphWidth(140, 0, natural);
+    expect(left).toBe(natural + 1);
+    expect(left).toBeLessThan(63);
     // Every body row has the divider in the same column; the inspector starts beside it.
     for (const line of lines.slice(2, -1)) expect(line.slice(left, left + 3)).toBe(" │ ");
     expect(lines[2]?.slice(left + 3)).toBe("$ ship  shell");
@@ -171,7 +175,7 @@ describe("viewer golden frames", () => {
     const divider = (state: ViewerState) => (frame(state, 140, 30, 8_000)[2] ?? "").indexOf(" │ $ ship");
     const base = divider(opened(shipping));
     expect(divider(opened(shipping, [key(">")]))).toBe(base + 4);
-    expect(divider(opened(shipping, [key("<"), key("<")]))).toBe(base - 8);
+    expect(divider(opened(shipping, [key(">"), key(">"), key(">"), key("<")]))).toBe(base + 8);
     // Far past the left edge, the graph keeps its minimum.
     const squeezed = opened(
       shipping,
