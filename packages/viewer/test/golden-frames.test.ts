@@ -11,6 +11,7 @@ import {
   needsTick,
   reduceViewer,
   renderScreen,
+  renderWidgetLines,
   splitGraphWidth,
   UNICODE_GLYPHS,
   type ViewerAction,
@@ -204,6 +205,14 @@ describe("viewer golden frames", () => {
     );
     expect(list.every((line) => /^[\x20-\x7e]*$/.test(line))).toBe(true);
     expectGolden("ascii-list", list);
+    // The Pi widget draws from the same table.
+    const widget = renderWidgetLines(shipping, { width: 60, now: 8_000, glyphs: ASCII_GLYPHS });
+    expect(widget).toEqual([
+      " v * plan     #2  3.0s",
+      " v ? check    #2  500ms",
+      ">> $ ship     #1  running 3.0s",
+      " . m abandon",
+    ]);
   });
 
   it("puts a failed run's error in the header and does not call it live", () => {
