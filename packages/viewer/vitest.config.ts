@@ -1,3 +1,5 @@
+import { mergeConfig } from "vitest/config";
 import { definePackageProject } from "../../vitest.shared.js";
 
-export default definePackageProject(import.meta.dirname);
+// The renderers pick their glyphs from the terminal's locale; tests that want ASCII ask for it.
+export default mergeConfig(definePackageProject(import.meta.dirname), { test: { env: { PIW_ASCII: "0" } } });

@@ -1,6 +1,7 @@
 import { execFileSync } from "node:child_process";
-import { existsSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { SPLIT_MIN_PANE } from "@piw/viewer";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
   cleanUp,
@@ -14,6 +15,7 @@ import {
   waitFor,
   workerCommand,
 } from "./cli-harness.js";
+import { pngHeightFor, pngSize, pngWidthFor, writeScreenPng } from "./screen-png.js";
 
 // The real `piw` in a real terminal: tmux runs it, `send-keys` types, `capture-pane` reads the
 // screen. Nothing here is mocked: the viewer talks to a real host over its socket.
@@ -28,14 +30,30 @@ function tmux(...args: string[]): string {
 
 const quote = (word: string) => `'${word.replaceAll("'", "'\\''")}'`;
 
+// Below 100 columns the run screen is one column; from 100 on it splits into graph and inspector.
+const NARROW = { columns: 90, rows: 32 };
+const WIDE = { columns: 150, rows: 36 };
+// What the tests saw, as pictures: CI keeps .reports, so a reviewer can look at what users see.
+const SHOTS = join(repo, ".reports", "viewer-tmux");
+
+interface ViewerTerminal {
+  hostArgv?: readonly string[];
+  columns?: number;
+  rows?: number;
+  /** Colour on, for the pictures; the text checks read the screen without its colours either way. */
+  colour?: boolean;
+}
+
 /** Starts `piw <args>` in a fresh tmux session named `viewer`, with the test's state folder. */
-function startViewer(home: string, args: string[], hostArgv: readonly string[] = hostCommand): void {
+function startViewer(home: string, args: string[], terminal: ViewerTerminal = {}): void {
   const env = {
     PIW_HOME: home,
-    PIW_HOST_COMMAND: JSON.stringify(hostArgv),
+    PIW_HOST_COMMAND: JSON.stringify(terminal.hostArgv ?? hostCommand),
     PIW_WORKER_COMMAND: JSON.stringify(workerCommand),
     TSX_TSCONFIG_PATH: join(repo, "tsconfig.json"),
-    NO_COLOR: "1",
+    // A UTF-8 locale, so the viewer draws its Unicode glyphs whatever the test's own locale is.
+    LANG: "C.UTF-8",
+    ...(terminal.colour === true ? { TERM: "xterm-256color" } : { NO_COLOR: "1" }),
     PATH: process.env.PATH ?? "",
   };
   const command = [
@@ -55,9 +73,9 @@ function startViewer(home: string, args: string[], hostArgv: readonly string[] =
     "-s",
     "viewer",
     "-x",
-    "100",
+    String(terminal.columns ?? NARROW.columns),
     "-y",
-    "32",
+    String(terminal.rows ?? NARROW.rows),
     "-c",
     repo,
     `${command}; echo "piw exited with $?"; sleep 600`,
@@ -66,6 +84,18 @@ function startViewer(home: string, args: string[], hostArgv: readonly string[] =
 
 function screen(): string {
   return tmux("capture-pane", "-p", "-t", "viewer");
+}
+
+/** The screen as it looks, colours included, saved as a PNG; checks the picture is a real one. */
+function snapshot(name: string, columns: number, rows: number): void {
+  const ansi = tmux("capture-pane", "-p", "-e", "-t", "viewer");
+  const shot = writeScreenPng(SHOTS, name, ansi, columns, rows);
+  expect(pngSize(readFileSync(shot.file))).toEqual({
+    width: pngWidthFor(columns),
+    height: pngHeightFor(rows),
+  });
+  // Text was drawn: a blank picture (no font, nothing captured) has no inked pixels.
+  expect(shot.inked).toBeGreaterThan(columns * 20);
 }
 
 async function waitForScreen(
@@ -127,7 +157,7 @@ describe("piw viewer in tmux", () => {
     async () => {
       // The viewer starts hosts through a gate, so the test can keep a host away for a while.
       const gatedHost = ["sh", "-c", 'if [ -e "$0" ]; then exit 1; fi; exec "$@"', block, ...hostCommand];
-      startViewer(home, [], gatedHost);
+      startViewer(home, [], { hostArgv: gatedHost });
 
       // Bare `piw` in a terminal: the run list.
       const list = await waitForScreen(
@@ -150,7 +180,9 @@ describe("piw viewer in tmux", () => {
       tmux("send-keys", "-t", "viewer", "Enter");
       const live = await waitForScreen("the run's graph", (text) => text.includes("◎ done"));
       expect(live).toContain(`piw · hello (Say hello) · ${runId} · ✓ completed`);
-      expect(live).toContain("● live  at echo");
+      // A finished run is not live: the line says it finished, and where it ended.
+      expect(live).toContain("· finished  at echo");
+      expect(live).not.toContain("● live");
       expect(live).toMatch(/┃ \$ echo +┃\n┃ ✓ succeeded #1/);
 
       tmux("send-keys", "-t", "viewer", "Left");
@@ -184,7 +216,7 @@ describe("piw viewer in tmux", () => {
       rmSync(block);
       await waitForScreen(
         "the reconnect",
-        (text) => text.includes("● live") && !text.includes("host went away"),
+        (text) => text.includes("· finished") && !text.includes("host went away"),
       );
       expect(existsSync(join(home, "host.sock"))).toBe(true);
 
@@ -194,16 +226,80 @@ describe("piw viewer in tmux", () => {
         text.includes("terminal too small"),
       );
       expect(small.replace(/\s+/g, " ")).toContain("need 40×10, have 30×8");
-      tmux("resize-window", "-t", "viewer", "-x", "100", "-y", "32");
+      tmux("resize-window", "-t", "viewer", "-x", String(NARROW.columns), "-y", String(NARROW.rows));
       await waitForScreen(
         "the inspector again",
-        (text) => text.includes("● live  at echo") && text.includes("output"),
+        (text) => text.includes("· finished  at echo") && text.includes("output"),
       );
 
       tmux("send-keys", "-t", "viewer", "q");
       const after = await waitForScreen("piw to exit", (text) => text.includes("piw exited with"));
       expect(after).toContain("piw exited with 0");
       tmux("kill-session", "-t", "viewer");
+    },
+    SLOW,
+  );
+
+  it(
+    "splits a wide terminal into graph and inspector, resizes with < and >, and saves what it showed",
+    async () => {
+      const { columns, rows } = WIDE;
+      startViewer(home, ["view", runId], { columns, rows, colour: true });
+      // The divider's column on the row of the inspector's heading.
+      const divider = (text: string) => {
+        const row = text.split("\n").find((line) => line.includes("$ echo  shell")) ?? "";
+        return row.indexOf(" │ $ echo  shell");
+      };
+      const split = await waitForScreen(
+        "the split layout",
+        (text) => divider(text) > 0 && text.includes("output"),
+      );
+      // The graph takes what it needs (here the minimum pane), the inspector the rest.
+      const left = divider(split);
+      expect(left).toBe(SPLIT_MIN_PANE);
+      expect(split).toContain("< > resize");
+      expect(split).toMatch(/visit 1, attempt 1: succeeded/);
+      snapshot("split", columns, rows);
+
+      tmux("send-keys", "-t", "viewer", "-l", ">");
+      tmux("send-keys", "-t", "viewer", "-l", ">");
+      await waitForScreen("a wider graph", (text) => divider(text) === left + 8);
+      tmux("send-keys", "-t", "viewer", "-l", "<");
+      await waitForScreen("a narrower graph", (text) => divider(text) === left + 4);
+      snapshot("split-narrowed", columns, rows);
+
+      // Narrow again: one column, the graph alone, and back to the split when it is wide.
+      tmux("resize-window", "-t", "viewer", "-x", String(NARROW.columns), "-y", String(NARROW.rows));
+      const narrow = await waitForScreen(
+        "the one-column layout",
+        (text) => text.includes("◎ done") && divider(text) < 0,
+      );
+      expect(narrow).not.toContain("< > resize");
+      snapshot("narrow", NARROW.columns, NARROW.rows);
+      tmux("resize-window", "-t", "viewer", "-x", String(columns), "-y", String(rows));
+      await waitForScreen("the split again", (text) => divider(text) === left + 4);
+
+      tmux("send-keys", "-t", "viewer", "?");
+      const help = await waitForScreen("the help", (text) =>
+        text.includes("close the inspector, back to the graph"),
+      );
+      expect(help).toMatch(/esc +list +quit the viewer/);
+      snapshot("help", columns, rows);
+      tmux("send-keys", "-t", "viewer", "Escape");
+      await waitForScreen(
+        "the help closed",
+        (text) => !text.includes("quit the viewer") && divider(text) > 0,
+      );
+
+      tmux("send-keys", "-t", "viewer", "q");
+      await waitForScreen("piw to exit", (text) => text.includes("piw exited with 0"));
+      tmux("kill-session", "-t", "viewer");
+
+      // The same run, drawn for a terminal that cannot show the Unicode glyphs.
+      const ascii = await piw(home, ["view", runId, "--once", "--width", "80"], { env: { PIW_ASCII: "1" } });
+      expect(ascii.code).toBe(0);
+      expect(ascii.stdout).toMatch(/^[\x20-\x7e\n]*$/);
+      expect(ascii.stdout).toContain(`piw - hello (Say hello) - ${runId} - v completed`);
     },
     SLOW,
   );

@@ -31,6 +31,8 @@ export class Canvas {
     readonly width: number,
     readonly height: number,
     readonly top = 0,
+    /** What a cut text ends with. */
+    readonly ellipsis = "…",
   ) {
     for (let y = 0; y < height; y += 1) {
       this.cells.push(new Array<string>(width).fill(" "));
@@ -55,7 +57,7 @@ export class Canvas {
     if (this.cells[y - this.top] === undefined) return;
     let total = 0;
     for (const char of text) total += charWidth(char);
-    const fitted = total > maxWidth ? clipToWidth(text, maxWidth, "…") : text;
+    const fitted = total > maxWidth ? clipToWidth(text, maxWidth, this.ellipsis) : text;
     let column = x;
     for (const char of fitted) {
       if (column >= x + maxWidth) break;

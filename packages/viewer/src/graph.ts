@@ -3,10 +3,11 @@ import type { NodeView, RunView } from "@piw/protocol";
 import { Canvas } from "./canvas.js";
 import { enclosingMounts } from "./flow.js";
 import { formatDuration } from "./format.js";
+import { detectGlyphs, type Glyphs } from "./glyphs.js";
 import { type CardLayout, type EdgeLayout, type GraphLayout, layoutGraph } from "./graph-layout.js";
 import { clipToWidth } from "./text-width.js";
 import { plainTheme, type Theme, type Tint } from "./theme.js";
-import { KIND_GLYPHS, NODE_GLYPHS, NODE_STATE_WORDS, NODE_TINTS } from "./words.js";
+import { NODE_STATE_WORDS, NODE_TINTS } from "./words.js";
 
 export interface GraphOptions {
   /** Columns available; cards shrink to fit, down to a minimum. */
@@ -17,6 +18,8 @@ export interface GraphOptions {
   highlight?: string | null;
   now?: number;
   theme?: Theme;
+  /** The symbols to draw with; default what this terminal can show. */
+  glyphs?: Glyphs;
 }
 
 export interface RenderedGraph {
@@ -31,9 +34,6 @@ export interface RenderedGraph {
 export const MIN_CARD_WIDTH = 12;
 const MAX_CARD_WIDTH = 48;
 
-const LIGHT = { tl: "╭", tr: "╮", bl: "╰", br: "╯", h: "─", v: "│", down: "┬" };
-const HEAVY = { tl: "┏", tr: "┓", bl: "┗", br: "┛", h: "━", v: "┃", down: "┰" };
-
 interface CardText {
   title: string;
   status: string;
@@ -42,8 +42,8 @@ interface CardText {
   tint: Tint;
 }
 
-function statusText(node: NodeView, now: number | undefined): string {
-  const parts = [`${NODE_GLYPHS[node.state]} ${NODE_STATE_WORDS[node.state]}`];
+function statusText(node: NodeView, now: number | undefined, g: Glyphs): string {
+  const parts = [`${g.node[node.state]} ${NODE_STATE_WORDS[node.state]}`];
   if (node.visits > 0) parts.push(`#${node.visits}`);
   if (node.attempt > 1) parts.push(`try ${node.attempt}`);
   if (node.state === "running" && now !== undefined && node.startedAt !== null) {
@@ -55,29 +55,42 @@ function statusText(node: NodeView, now: number | undefined): string {
   return parts.join(" ");
 }
 
-function cardText(card: CardLayout, view: RunView, nodes: Map<string, NodeView>, now?: number): CardText {
+function cardText(
+  card: CardLayout,
+  view: RunView,
+  nodes: Map<string, NodeView>,
+  g: Glyphs,
+  now?: number,
+): CardText {
   if (card.kind === "exit") {
     const exit = card.id.slice("exit:".length);
     const reached = view.status === "done" && view.outcome === "completed";
-    return { title: `◎ ${exit}`, status: reached ? "exit, reached" : "exit", banner: undefined, tint: "dim" };
+    return {
+      title: `${g.exit} ${exit}`,
+      status: reached ? "exit, reached" : "exit",
+      banner: undefined,
+      tint: "dim",
+    };
   }
   const node = nodes.get(card.id);
   const mount = enclosingMounts(card.id, view.manifest.mounts).at(-1);
-  const banner = mount === undefined ? undefined : `${KIND_GLYPHS.include} ${mount.path} (${mount.workflow})`;
+  const banner = mount === undefined ? undefined : `${g.kind.include} ${mount.path} (${mount.workflow})`;
   if (node === undefined) return { title: card.id, status: "", banner, tint: "dim" };
   return {
-    title: `${KIND_GLYPHS[node.kind]} ${node.path}`,
-    status: statusText(node, now),
+    title: `${g.kind[node.kind]} ${node.path}`,
+    status: statusText(node, now, g),
     banner,
     tint: NODE_TINTS[node.state],
   };
 }
 
 /** Puts a line cell, turning a line crossing another into a crossing. */
-function putLine(canvas: Canvas, x: number, y: number, char: "─" | "│"): void {
+function putLine(canvas: Canvas, x: number, y: number, across: boolean, g: Glyphs, tint: Tint): void {
+  const char = across ? g.horizontal : g.vertical;
+  const other = across ? g.vertical : g.horizontal;
   const there = canvas.get(x, y);
-  if ((char === "─" && there === "│") || (char === "│" && there === "─")) canvas.set(x, y, "┼", "dim");
-  else canvas.set(x, y, char, "dim");
+  if (there === other) canvas.set(x, y, g.cross, tint);
+  else canvas.set(x, y, char, tint);
 }
 
 interface Geometry {
@@ -104,8 +117,15 @@ function geometry(
   return { left, width: cardWidth, total: left + cardWidth + right };
 }
 
-function drawCard(canvas: Canvas, card: CardLayout, text: CardText, at: Geometry, heavy: boolean): void {
-  const box = heavy ? HEAVY : LIGHT;
+function drawCard(
+  canvas: Canvas,
+  card: CardLayout,
+  text: CardText,
+  at: Geometry,
+  heavy: boolean,
+  g: Glyphs,
+): void {
+  const box = heavy ? g.heavy : g.light;
   const tint: Tint = heavy ? "bold" : text.tint;
   const x0 = at.left;
   const x1 = at.left + at.width - 1;
@@ -136,49 +156,50 @@ function drawEdge(
   cards: CardLayout[],
   at: Geometry,
   heavy: Set<number>,
+  taken: boolean,
+  g: Glyphs,
 ): void {
   const from = cards[edge.from] as CardLayout;
   const x0 = at.left;
   const x1 = at.left + at.width - 1;
   const route = edge.route;
+  // The path the run took stands out; an edge it never took stays dim, with a hollow arrowhead.
+  const tint: Tint = taken ? "bold" : "dim";
+  const arrows = taken ? g.arrows : g.untakenArrows;
   switch (route.kind) {
     case "main": {
       const x = at.left + Math.floor(at.width / 2);
       const bottom = from.top + from.height - 1;
-      canvas.set(
-        x,
-        bottom,
-        heavy.has(edge.from) ? HEAVY.down : LIGHT.down,
-        heavy.has(edge.from) ? "bold" : "dim",
-      );
-      canvas.set(x, bottom + 1, "│", "dim");
-      canvas.set(x, bottom + 2, "▼", "dim");
+      const thick = heavy.has(edge.from);
+      canvas.set(x, bottom, thick ? g.heavy.down : g.light.down, thick ? "bold" : "dim");
+      canvas.set(x, bottom + 1, g.vertical, tint);
+      canvas.set(x, bottom + 2, arrows.down, tint);
       if (edge.label !== undefined) canvas.text(x + 2, bottom + 1, edge.label, x1 - x - 2, "yellow");
       return;
     }
     case "right": {
       const lane = x1 + 2 + 2 * route.lane;
-      for (let x = x1 + 1; x < lane; x += 1) putLine(canvas, x, route.fromRow, "─");
-      canvas.set(lane, route.fromRow, "╮", "dim");
-      for (let y = route.fromRow + 1; y < route.toRow; y += 1) putLine(canvas, lane, y, "│");
-      canvas.set(lane, route.toRow, "╯", "dim");
-      for (let x = lane - 1; x > x1 + 1; x -= 1) putLine(canvas, x, route.toRow, "─");
-      canvas.set(x1 + 1, route.toRow, "◀", "dim");
+      for (let x = x1 + 1; x < lane; x += 1) putLine(canvas, x, route.fromRow, true, g, tint);
+      canvas.set(lane, route.fromRow, g.corners.tr, tint);
+      for (let y = route.fromRow + 1; y < route.toRow; y += 1) putLine(canvas, lane, y, false, g, tint);
+      canvas.set(lane, route.toRow, g.corners.br, tint);
+      for (let x = lane - 1; x > x1 + 1; x -= 1) putLine(canvas, x, route.toRow, true, g, tint);
+      canvas.set(x1 + 1, route.toRow, arrows.left, tint);
       if (edge.label !== undefined) {
         const room = at.width - 4;
-        const label = clipToWidth(edge.label, room, "…");
+        const label = clipToWidth(edge.label, room, g.ellipsis);
         canvas.text(x1 - 1 - visibleWidth(label), route.fromRow, label, room, "yellow");
       }
       return;
     }
     case "left": {
       const lane = x0 - 2 - 2 * route.lane;
-      for (let x = x0 - 1; x > lane; x -= 1) putLine(canvas, x, route.fromRow, "─");
-      canvas.set(lane, route.fromRow, "╰", "dim");
-      for (let y = route.fromRow - 1; y > route.toRow; y -= 1) putLine(canvas, lane, y, "│");
-      canvas.set(lane, route.toRow, "╭", "dim");
-      for (let x = lane + 1; x < x0 - 1; x += 1) putLine(canvas, x, route.toRow, "─");
-      canvas.set(x0 - 1, route.toRow, "▶", "dim");
+      for (let x = x0 - 1; x > lane; x -= 1) putLine(canvas, x, route.fromRow, true, g, tint);
+      canvas.set(lane, route.fromRow, g.corners.bl, tint);
+      for (let y = route.fromRow - 1; y > route.toRow; y -= 1) putLine(canvas, lane, y, false, g, tint);
+      canvas.set(lane, route.toRow, g.corners.tl, tint);
+      for (let x = lane + 1; x < x0 - 1; x += 1) putLine(canvas, x, route.toRow, true, g, tint);
+      canvas.set(x0 - 1, route.toRow, arrows.right, tint);
       if (edge.label !== undefined) canvas.text(x0 + 2, route.fromRow, edge.label, at.width - 4, "yellow");
       return;
     }
@@ -188,30 +209,74 @@ function drawEdge(
 }
 
 /**
+ * Whether the run went along an edge: both ends were visited, or it reached the exit from a visited
+ * node. The view keeps no per-edge record, so an edge between two visited nodes counts as taken.
+ */
+function edgeTaken(
+  edge: EdgeLayout,
+  cards: CardLayout[],
+  view: RunView,
+  nodes: Map<string, NodeView>,
+): boolean {
+  const from = cards[edge.from];
+  const to = cards[edge.to];
+  if (from === undefined || to === undefined) return false;
+  if ((nodes.get(from.id)?.visits ?? 0) === 0) return false;
+  if (to.kind === "exit") return view.status === "done" && view.outcome === "completed";
+  return (nodes.get(to.id)?.visits ?? 0) > 0;
+}
+
+function measure(
+  graph: GraphLayout,
+  view: RunView,
+  nodes: Map<string, NodeView>,
+  g: Glyphs,
+  now: number | undefined,
+): { texts: CardText[]; labels: Map<number, string> } {
+  const texts = graph.cards.map((card) => cardText(card, view, nodes, g, now));
+  const labels = new Map<number, string>();
+  graph.edges.forEach((edge, i) => {
+    if (edge.label !== undefined && edge.route.kind !== "main") labels.set(i, edge.label);
+  });
+  return { texts, labels };
+}
+
+/** Columns the graph takes when it has all it wants: cards as wide as their text, and the lanes. */
+export function naturalGraphWidth(
+  view: RunView,
+  options: Omit<GraphOptions, "width">,
+  layout?: GraphLayout,
+): number {
+  const graph = layout ?? layoutGraph(view.manifest, view.nodes);
+  const nodes = new Map(view.nodes.map((node) => [node.path, node]));
+  const { texts, labels } = measure(graph, view, nodes, options.glyphs ?? detectGlyphs(), options.now);
+  return geometry(graph, texts, labels, Number.POSITIVE_INFINITY).total;
+}
+
+/**
  * The run's graph as boxed cards joined by edges: the whole graph, top to bottom. The caller shows
  * the slice that fits its screen; `cards` says where each card is.
  */
 export function renderGraph(view: RunView, options: GraphOptions, layout?: GraphLayout): RenderedGraph {
   const graph = layout ?? layoutGraph(view.manifest, view.nodes);
   const nodes = new Map(view.nodes.map((node) => [node.path, node]));
-  const texts = graph.cards.map((card) => cardText(card, view, nodes, options.now));
-  const labels = new Map<number, string>();
-  graph.edges.forEach((edge, i) => {
-    if (edge.label !== undefined && edge.route.kind !== "main") labels.set(i, edge.label);
-  });
+  const g = options.glyphs ?? detectGlyphs();
+  const { texts, labels } = measure(graph, view, nodes, g, options.now);
   const at = geometry(graph, texts, labels, options.width);
   const top = Math.max(0, Math.min(options.rows?.top ?? 0, graph.height));
   const rows = Math.max(0, Math.min(options.rows?.height ?? graph.height, graph.height - top));
-  const canvas = new Canvas(at.total, rows, top);
+  const canvas = new Canvas(at.total, rows, top, g.ellipsis);
   const heavy = new Set<number>();
   graph.cards.forEach((card, i) => {
     if (card.id === options.highlight) heavy.add(i);
   });
   graph.cards.forEach((card, i) => {
     if (card.top + card.height > top && card.top < top + rows)
-      drawCard(canvas, card, texts[i] as CardText, at, heavy.has(i));
+      drawCard(canvas, card, texts[i] as CardText, at, heavy.has(i), g);
   });
-  for (const edge of graph.edges) drawEdge(canvas, edge, graph.cards, at, heavy);
+  for (const edge of graph.edges) {
+    drawEdge(canvas, edge, graph.cards, at, heavy, edgeTaken(edge, graph.cards, view, nodes), g);
+  }
   return {
     lines: canvas.lines(options.theme ?? plainTheme),
     height: graph.height,

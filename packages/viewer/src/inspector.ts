@@ -2,16 +2,20 @@ import { wrapTextWithAnsi } from "@earendil-works/pi-tui";
 import type { RunHistory, RunView } from "@piw/protocol";
 import { ANSWERED_BY_WORDS, quotedExample } from "./answer-example.js";
 import { formatDuration } from "./format.js";
+import { detectGlyphs, type Glyphs } from "./glyphs.js";
 import { jsonLines } from "./json-lines.js";
 import { clipToWidth } from "./text-width.js";
 import { plainTheme, type Theme } from "./theme.js";
-import { KIND_GLYPHS, NODE_GLYPHS, NODE_STATE_WORDS, NODE_TINTS } from "./words.js";
+import { NODE_STATE_WORDS, NODE_TINTS } from "./words.js";
 
 export interface InspectorOptions {
   width: number;
   theme?: Theme;
   /** Lines a prompt may take before it is folded. */
   maxPromptLines?: number;
+  /** When given, a running node shows how long it has run so far. */
+  now?: number;
+  glyphs?: Glyphs;
 }
 
 const EFFECT_TINTS = { reserved: "yellow", settled: "green", failed: "red" } as const;
@@ -30,8 +34,9 @@ export function renderInspector(
   const theme = options.theme ?? plainTheme;
   const width = Math.max(10, options.width);
   const maxPromptLines = options.maxPromptLines ?? 12;
+  const g = options.glyphs ?? detectGlyphs();
   const lines: string[] = [];
-  const push = (line: string) => lines.push(clipToWidth(line, width, "…"));
+  const push = (line: string) => lines.push(clipToWidth(line, width, g.ellipsis));
   const heading = (text: string) => push(theme("bold", text));
   // Long JSON lines wrap, continuing under their own indentation, so a fold's note stays visible.
   const pushJson = (indent: string, line: string) => {
@@ -49,13 +54,14 @@ export function renderInspector(
   }
   const name = node.path.slice(node.path.lastIndexOf("/") + 1);
   const title = node.title !== "" && node.title !== name && node.title !== node.path ? `  ${node.title}` : "";
-  heading(`${KIND_GLYPHS[node.kind]} ${node.path}  ${node.kind}${title}`);
-  const timing =
-    node.startedAt !== null && node.finishedAt !== null
-      ? `  ${formatDuration(node.finishedAt - node.startedAt)}`
-      : "";
+  heading(`${g.kind[node.kind]} ${node.path}  ${node.kind}${title}`);
+  let timing = "";
+  if (node.startedAt !== null && node.finishedAt !== null)
+    timing = `  ${formatDuration(node.finishedAt - node.startedAt)}`;
+  else if (node.state === "running" && node.startedAt !== null && options.now !== undefined)
+    timing = `  ${formatDuration(options.now - node.startedAt)} so far`;
   push(
-    `${theme(NODE_TINTS[node.state], `${NODE_GLYPHS[node.state]} ${NODE_STATE_WORDS[node.state]}`)}  visits ${node.visits}  attempt ${node.attempt}${timing}${node.errorCode === null ? "" : `  ${theme("red", node.errorCode)}`}`,
+    `${theme(NODE_TINTS[node.state], `${g.node[node.state]} ${NODE_STATE_WORDS[node.state]}`)}  visits ${node.visits}  attempt ${node.attempt}${timing}${node.errorCode === null ? "" : `  ${theme("red", node.errorCode)}`}`,
   );
   const checkpoint = view.outcome === "waiting" && view.checkpoint?.path === path ? view.checkpoint : null;
   if (checkpoint) {
@@ -81,7 +87,12 @@ export function renderInspector(
   if (steps.length === 0) push(theme("dim", "not visited yet"));
   for (const step of steps) {
     push("");
-    const took = step.finishedAt === null ? "running" : formatDuration(step.finishedAt - step.startedAt);
+    const took =
+      step.finishedAt !== null
+        ? formatDuration(step.finishedAt - step.startedAt)
+        : options.now === undefined
+          ? "still running"
+          : `${formatDuration(options.now - step.startedAt)} so far`;
     heading(`visit ${step.visit}, attempt ${step.attempt}: ${step.status.replace("_", " ")}  ${took}`);
     if (step.error !== null || step.errorCode !== null) {
       push(theme("red", `error ${step.errorCode ?? ""}`.trimEnd()));
@@ -114,7 +125,7 @@ export function renderInspector(
       const body = wrapTextWithAnsi(message.body, width - 4);
       for (const line of body.slice(0, maxPromptLines)) push(`    ${line}`);
       if (body.length > maxPromptLines)
-        push(theme("dim", `    … ${body.length - maxPromptLines} more lines`));
+        push(theme("dim", `    ${g.ellipsis} ${body.length - maxPromptLines} more lines`));
     }
   }
   const turns = history.turns.filter((turn) => turn.path === path);

@@ -1,9 +1,10 @@
 import { visibleWidth } from "@earendil-works/pi-tui";
 import type { RunStatus, RunSummary } from "@piw/protocol";
 import { formatAge, formatDuration } from "./format.js";
+import { detectGlyphs, type Glyphs } from "./glyphs.js";
 import { clipToWidth } from "./text-width.js";
 import { plainTheme, type Theme } from "./theme.js";
-import { RUN_GLYPHS, RUN_TINTS, runStateWord } from "./words.js";
+import { RUN_TINTS, runStateWord } from "./words.js";
 
 /** The run list's status filters, in the order `tab` cycles through them. */
 export const RUN_FILTERS = ["all", "active", "parked", "done", "failed", "cancelled"] as const;
@@ -29,6 +30,25 @@ export interface RunTableOptions {
   selected?: number;
   now: number;
   theme?: Theme;
+  glyphs?: Glyphs;
+}
+
+/** Columns of the duration bar: the longest run listed fills it. */
+export const DURATION_BAR_WIDTH = 10;
+
+/** A bar `ms / longest` of `width` columns long, in eighths where the glyphs allow. */
+export function durationBar(ms: number, longest: number, width: number, g: Glyphs): string {
+  if (longest <= 0 || ms <= 0) return "";
+  const eighths = Math.max(1, Math.round((Math.min(ms, longest) / longest) * width * 8));
+  const full = Math.floor(eighths / 8);
+  const rest = eighths % 8;
+  const partial = rest > 0 ? (g.bar.partial[rest - 1] ?? (rest >= 4 ? g.bar.full : "")) : "";
+  const bar = g.bar.full.repeat(full) + partial;
+  return bar === "" ? g.bar.full : bar;
+}
+
+function tookMs(run: RunSummary, now: number): number | null {
+  return run.startedAt === null ? null : (run.finishedAt ?? now) - run.startedAt;
 }
 
 function origin(run: RunSummary): string {
@@ -36,23 +56,28 @@ function origin(run: RunSummary): string {
 }
 
 /**
- * The run list: status, workflow, started, duration, origin, and for a parked run why. The header
- * is the first line; each run is one line after it.
+ * The run list: status, workflow, started, duration with a bar against the longest run listed,
+ * origin, and for a parked run why. The header is the first line; each run is one line after it.
  */
 export function renderRunTable(runs: readonly RunSummary[], options: RunTableOptions): string[] {
   const theme = options.theme ?? plainTheme;
+  const g = options.glyphs ?? detectGlyphs();
   const width = Math.max(1, options.width);
+  let longest = 0;
+  for (const run of runs) longest = Math.max(longest, tookMs(run, options.now) ?? 0);
   const rows = runs.map((run) => {
     const word = runStateWord(run);
+    const took = tookMs(run, options.now);
     return {
       word,
       cells: [
-        `${RUN_GLYPHS[word]} ${word}`,
+        `${g.run[word]} ${word}`,
         run.workflowName,
         run.startedAt === null
           ? formatAge(run.createdAt, options.now)
           : formatAge(run.startedAt, options.now),
-        run.startedAt === null ? "-" : formatDuration((run.finishedAt ?? options.now) - run.startedAt),
+        took === null ? "-" : formatDuration(took),
+        took === null ? "" : durationBar(took, longest, DURATION_BAR_WIDTH, g),
         origin(run),
         run.status === "parked" && run.recoveryReason !== null
           ? `${run.recoveryReason.code}: ${run.recoveryReason.message}`
@@ -60,24 +85,25 @@ export function renderRunTable(runs: readonly RunSummary[], options: RunTableOpt
       ],
     };
   });
-  const header = ["STATUS", "WORKFLOW", "STARTED", "DURATION", "ORIGIN", "RUN / REASON"];
+  const header = ["STATUS", "WORKFLOW", "STARTED", "DURATION", "", "ORIGIN", "RUN / REASON"];
   const widths = header.map((title, i) =>
     Math.max(visibleWidth(title), ...rows.map((row) => visibleWidth(row.cells[i] ?? ""))),
   );
   widths[1] = Math.min(widths[1] ?? 0, 28);
+  widths[4] = DURATION_BAR_WIDTH;
   const line = (cells: string[]) =>
     cells
       .map((cell, i) => {
         if (i === cells.length - 1) return cell;
         const w = widths[i] ?? 0;
-        const fitted = clipToWidth(cell, w, "…");
+        const fitted = clipToWidth(cell, w, g.ellipsis);
         return fitted + " ".repeat(Math.max(0, w - visibleWidth(fitted)));
       })
       .join("  ");
-  const lines = [theme("dim", clipToWidth(`  ${line(header)}`, width, "…"))];
+  const lines = [theme("dim", clipToWidth(`  ${line(header)}`, width, g.ellipsis))];
   rows.forEach((row, i) => {
     const chosen = i === options.selected;
-    const text = clipToWidth(`${chosen ? "›" : " "} ${line(row.cells)}`, width, "…");
+    const text = clipToWidth(`${chosen ? g.chosen : " "} ${line(row.cells)}`, width, g.ellipsis);
     lines.push(chosen ? theme("inverse", text) : theme(RUN_TINTS[row.word], text));
   });
   return lines;

@@ -8,6 +8,7 @@ import {
   type TuiMouseEventResult,
 } from "@earendil-works/pi-tui";
 import type { RunHistory, RunSummary, RunView } from "@piw/protocol";
+import { hasRunningWork } from "./run-header.js";
 import { renderScreen } from "./screen.js";
 import { ansiTheme, type Theme } from "./theme.js";
 import {
@@ -64,6 +65,10 @@ const KEYS: Record<string, ViewerKey> = {
   tab: "filter",
   s: "filter",
   "?": "help",
+  "<": "narrower",
+  ">": "wider",
+  ",": "narrower",
+  ".": "wider",
   q: "quit",
   "ctrl+c": "quit",
 };
@@ -82,6 +87,20 @@ export function viewerKeyOf(data: string): ViewerKey | undefined {
   if (vt !== undefined) return vt;
   const id = parseKey(data) ?? data;
   return KEYS[id];
+}
+
+const TICK_MS = 1_000;
+
+/**
+ * Whether the screen shows a clock that moves on its own: a running node's elapsed time, live (a
+ * replayed run stands still), or a running run's duration in the list.
+ */
+export function needsTick(state: ViewerState): boolean {
+  if (state.screen === "run") {
+    const run = state.run;
+    return run !== null && run.replay === null && run.view !== null && hasRunningWork(run.view);
+  }
+  return state.runs.some((run) => run.status === "running" || run.status === "starting");
 }
 
 /** The one component on screen: it draws `renderScreen` at the terminal's size. */
@@ -136,10 +155,23 @@ export async function runViewerApp(options: ViewerAppOptions): Promise<void> {
     finish = resolve;
   });
 
+  // Elapsed times move between pushes: a one-second redraw, kept only while something is running.
+  let ticker: ReturnType<typeof setInterval> | undefined;
+  const updateTicker = () => {
+    const ticking = needsTick(state);
+    if (ticking && ticker === undefined) {
+      ticker = setInterval(() => tui.requestRender(), TICK_MS);
+      ticker.unref?.();
+    } else if (!ticking && ticker !== undefined) {
+      clearInterval(ticker);
+      ticker = undefined;
+    }
+  };
   const dispatch = (action: ViewerAction) => {
     const step = reduceViewer(state, action);
     state = step.state;
     for (const request of step.requests) perform(request);
+    updateTicker();
     tui.requestRender();
   };
   const report = (error: unknown) => {
@@ -222,6 +254,7 @@ export async function runViewerApp(options: ViewerAppOptions): Promise<void> {
     if (options.runId !== undefined) loadRun(options.runId);
     await done;
   } finally {
+    if (ticker !== undefined) clearInterval(ticker);
     stopConnection();
     tui.stop();
     await stopWatching?.().catch(() => undefined);

@@ -34,6 +34,8 @@ export interface ViewerState {
   help: boolean;
   connection: ConnectionState;
   notice: string | null;
+  /** Columns the `<` and `>` keys moved the split layout's divider by; negative narrows the graph. */
+  splitShift: number;
 }
 
 export type ViewerKey =
@@ -53,6 +55,8 @@ export type ViewerKey =
   | "follow"
   | "filter"
   | "help"
+  | "narrower"
+  | "wider"
   | "quit";
 
 export type ViewerAction =
@@ -85,6 +89,7 @@ export function initialState(runId?: string): ViewerState {
     help: false,
     connection: { kind: "connected" },
     notice: null,
+    splitShift: 0,
   };
 }
 
@@ -110,10 +115,19 @@ function shownNodes(run: OpenRun): string[] {
 export function focusPath(run: OpenRun, shown: RunView | null): string | null {
   if (run.selected !== null) return run.selected;
   if (shown === null) return null;
+  // A run that ended on a failing node shows that node first: it is what the user came to see.
+  if (shown.status === "failed" || shown.outcome === "timed_out") {
+    const failing = shown.nodes
+      .filter((node) => node.state === "failed" || node.state === "timed_out")
+      .sort((a, b) => (b.finishedAt ?? 0) - (a.finishedAt ?? 0))[0];
+    if (failing !== undefined) return failing.path;
+  }
   return activePath(shown) ?? shown.manifest.startPath;
 }
 
 const PAGE = 10;
+/** Columns one `<` or `>` moves the split layout's divider. */
+export const SPLIT_STEP = 4;
 const WHEEL = 3;
 
 function visibleRuns(state: ViewerState): RunSummary[] {
@@ -162,6 +176,8 @@ function onListKey(state: ViewerState, key: ViewerKey): ViewerStep {
     case "left":
     case "follow":
     case "help":
+    case "narrower":
+    case "wider":
       return { state, requests: [] };
     default:
       return key satisfies never;
@@ -224,6 +240,13 @@ function onRunKey(state: ViewerState, run: OpenRun, key: ViewerKey): ViewerStep 
       return {
         state: { ...state, screen: "list", run: null },
         requests: [{ type: "close", runId: run.runId }],
+      };
+    case "narrower":
+    case "wider":
+      // The screen keeps the divider within bounds; past them the keys change nothing.
+      return {
+        state: { ...state, splitShift: state.splitShift + (key === "wider" ? SPLIT_STEP : -SPLIT_STEP) },
+        requests: [],
       };
     case "filter":
     case "help":

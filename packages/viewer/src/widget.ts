@@ -3,9 +3,10 @@ import type { NodeView, RunView } from "@piw/protocol";
 import { ANSWERED_BY_WORDS, quotedExample } from "./answer-example.js";
 import { activePath, type FlowEntry, flowEntries } from "./flow.js";
 import { formatDuration } from "./format.js";
+import { detectGlyphs, type Glyphs } from "./glyphs.js";
 import { clipToWidth } from "./text-width.js";
 import { plainTheme, type Theme } from "./theme.js";
-import { KIND_GLYPHS, NODE_GLYPHS, NODE_TINTS, type NodeState, runStateWord } from "./words.js";
+import { NODE_TINTS, type NodeState, runStateWord } from "./words.js";
 
 export interface WidgetOptions {
   /** Terminal columns; no line is wider. */
@@ -15,6 +16,8 @@ export interface WidgetOptions {
   /** When given, a running node shows how long it has run; without it the line says `running`. */
   now?: number;
   theme?: Theme;
+  /** The symbols to draw with; default what this terminal can show. */
+  glyphs?: Glyphs;
 }
 
 export const DEFAULT_WIDGET_LINES = 8;
@@ -54,14 +57,21 @@ function entryPath(entry: FlowEntry): string {
 }
 
 /** Fits `head label … tail` into `width`, shortening the label first. */
-function fitLine(head: string, label: string, tail: string, labelWidth: number, width: number): string {
+function fitLine(
+  head: string,
+  label: string,
+  tail: string,
+  labelWidth: number,
+  width: number,
+  ellipsis: string,
+): string {
   const tailWidth = visibleWidth(tail);
   const room = width - visibleWidth(head) - (tailWidth > 0 ? tailWidth + 2 : 0);
-  if (room < 4) return clipToWidth(`${head}${label}${tail === "" ? "" : `  ${tail}`}`, width, "…");
+  if (room < 4) return clipToWidth(`${head}${label}${tail === "" ? "" : `  ${tail}`}`, width, ellipsis);
   const column = Math.min(room, Math.max(labelWidth, 1));
-  const fitted = visibleWidth(label) > column ? clipToWidth(label, column, "…") : label;
+  const fitted = visibleWidth(label) > column ? clipToWidth(label, column, ellipsis) : label;
   const padded = tail === "" ? fitted : fitted + " ".repeat(Math.max(0, column - visibleWidth(fitted)));
-  return clipToWidth(`${head}${padded}${tail === "" ? "" : `  ${tail}`}`, width, "…");
+  return clipToWidth(`${head}${padded}${tail === "" ? "" : `  ${tail}`}`, width, ellipsis);
 }
 
 function entryLine(
@@ -70,17 +80,25 @@ function entryLine(
   width: number,
   active: boolean,
   theme: Theme,
+  g: Glyphs,
   now?: number,
 ): string {
   const item = entry.kind === "node" ? entry.node : entry.mount;
-  const glyph = theme(NODE_TINTS[item.state], NODE_GLYPHS[item.state]);
-  const kind = entry.kind === "node" ? KIND_GLYPHS[entry.node.kind] : KIND_GLYPHS.include;
+  const glyph = theme(NODE_TINTS[item.state], g.node[item.state]);
+  const kind = entry.kind === "node" ? g.kind[entry.node.kind] : g.kind.include;
   const indent = "  ".repeat(entry.depth);
   const label =
     entry.kind === "node" ? nodeLabel(entry.node) : `${entry.mount.path} (${entry.mount.workflow})`;
   const tail = timingText(entry.kind === "node" ? entry.node : { ...entry.mount, errorCode: null }, now);
-  const marker = active ? "›" : " ";
-  const line = fitLine(`${marker}${glyph} ${kind} `, indent + label, theme("dim", tail), labelWidth, width);
+  const marker = active ? g.chosen : " ";
+  const line = fitLine(
+    `${marker}${glyph} ${kind} `,
+    indent + label,
+    theme("dim", tail),
+    labelWidth,
+    width,
+    g.ellipsis,
+  );
   return active ? theme("bold", line) : line;
 }
 
@@ -99,6 +117,7 @@ export function renderWidgetLines(view: RunView, options: WidgetOptions): string
   const width = Math.max(1, Math.floor(options.width));
   const maxLines = Math.max(1, Math.floor(options.maxLines ?? DEFAULT_WIDGET_LINES));
   const theme = options.theme ?? plainTheme;
+  const g = options.glyphs ?? detectGlyphs();
   const entries = flowEntries(view);
   const active = activePath(view);
   const lines: string[] = [];
@@ -106,9 +125,12 @@ export function renderWidgetLines(view: RunView, options: WidgetOptions): string
   const recovery =
     view.status === "parked" && view.recoveryReason !== null
       ? clipToWidth(
-          theme("yellow", `‼ parked: ${view.recoveryReason.message} (${view.recoveryReason.code})`),
+          theme(
+            "yellow",
+            `${g.run.parked} parked: ${view.recoveryReason.message} (${view.recoveryReason.code})`,
+          ),
           width,
-          "…",
+          g.ellipsis,
         )
       : undefined;
   const gate = gateLines(view, width, theme);
@@ -131,11 +153,13 @@ export function renderWidgetLines(view: RunView, options: WidgetOptions): string
     for (let i = start; i < end; i += 1) {
       const entry = entries[i] as FlowEntry;
       if (marks && i === start && start > 0) {
-        lines.push(clipToWidth(theme("dim", `  ⋮ ${start + 1} more above`), width, "…"));
+        lines.push(clipToWidth(theme("dim", `  ${g.more} ${start + 1} more above`), width, g.ellipsis));
       } else if (marks && i === end - 1 && end < entries.length) {
-        lines.push(clipToWidth(theme("dim", `  ⋮ ${entries.length - end + 1} more below`), width, "…"));
+        lines.push(
+          clipToWidth(theme("dim", `  ${g.more} ${entries.length - end + 1} more below`), width, g.ellipsis),
+        );
       } else {
-        lines.push(entryLine(entry, labelWidth, width, entryPath(entry) === active, theme, options.now));
+        lines.push(entryLine(entry, labelWidth, width, entryPath(entry) === active, theme, g, options.now));
       }
     }
   }

@@ -2,7 +2,7 @@ import type { NodeKind, NodeView, RunStatus, TerminalOutcome } from "@piw/protoc
 import type { Tint } from "./theme.js";
 
 // The words and glyphs every piw surface uses for a state: `piw status`, the Pi widget, the footer and
-// the viewer say the same thing because they all read these tables.
+// the viewer say the same thing because they all read these tables. The glyphs live in glyphs.ts.
 
 /** A run's state as one word: its outcome once it has ended, else its status. */
 export type RunStateWord =
@@ -42,18 +42,6 @@ export function runStateWord(run: { status: RunStatus; outcome: TerminalOutcome 
   return STATUS_WORDS[run.status];
 }
 
-export const RUN_GLYPHS: Readonly<Record<RunStateWord, string>> = {
-  queued: "○",
-  starting: "◌",
-  running: "▶",
-  parked: "‼",
-  completed: "✓",
-  waiting: "⏸",
-  failed: "✗",
-  "timed out": "⏱",
-  cancelled: "■",
-};
-
 export const RUN_TINTS: Readonly<Record<RunStateWord, Tint>> = {
   queued: "dim",
   starting: "cyan",
@@ -77,14 +65,6 @@ export const NODE_STATE_WORDS: Readonly<Record<NodeState, NodeStateWord>> = {
   timed_out: "timed out",
 };
 
-export const NODE_GLYPHS: Readonly<Record<NodeState, string>> = {
-  pending: "·",
-  running: "▶",
-  succeeded: "✓",
-  failed: "✗",
-  timed_out: "⏱",
-};
-
 export const NODE_TINTS: Readonly<Record<NodeState, Tint>> = {
   pending: "dim",
   running: "cyan",
@@ -95,15 +75,3 @@ export const NODE_TINTS: Readonly<Record<NodeState, Tint>> = {
 
 /** What a graph element is: a node kind, or an included child workflow. */
 export type ElementKind = NodeKind | "include";
-
-/** One single-width glyph per kind, so columns line up in any terminal. */
-export const KIND_GLYPHS: Readonly<Record<ElementKind, string>> = {
-  agent: "✦",
-  compute: "λ",
-  shell: "$",
-  action: "⚙",
-  notify: "✉",
-  checkpoint: "⚑",
-  decision: "◇",
-  include: "⧉",
-};

@@ -29,8 +29,11 @@ const VERTICAL = new Set(["│", "┃"]);
 const BOTTOM = new Set(["─", "━", "┬", "┰"]);
 const LINE = new Set(["─", "│", "┼", "╭", "╮", "╰", "╯", "▶", "◀", "▼", "┬", "┰"]);
 
+/** An edge the run never took ends in a hollow arrowhead; its geometry is the same. */
+const SOLID: Record<string, string> = { "▽": "▼", "◁": "◀", "▷": "▶" };
+
 export function parseGraph(lines: readonly string[]): ParsedGraph {
-  const grid = lines.map((line) => Array.from(line));
+  const grid = lines.map((line) => Array.from(line, (glyph) => SOLID[glyph] ?? glyph));
   const at = (x: number, y: number) => grid[y]?.[x] ?? " ";
   const problems: string[] = [];
   const cards: ParsedCard[] = [];

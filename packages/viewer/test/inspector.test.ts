@@ -164,9 +164,9 @@ describe("renderRunTable", () => {
       recoveryReason: { code: "manual_effect_unsettled", message: "deploy may have happened", effectId: "e" },
     });
     expect(renderRunTable([done, parked], { width: 120, selected: 1, now: 61_000 })).toEqual([
-      "  STATUS       WORKFLOW  STARTED  DURATION  ORIGIN       RUN / REASON",
-      "  ✓ completed  chain     1m ago   2.5s      cli          a-1",
-      "› ‼ parked     deploy    1m ago   1m00s     pi 01234567  manual_effect_unsettled: deploy may have happened",
+      "  STATUS       WORKFLOW  STARTED  DURATION              ORIGIN       RUN / REASON",
+      "  ✓ completed  chain     1m ago   2.5s      ▍           cli          a-1",
+      "› ‼ parked     deploy    1m ago   1m00s     ██████████  pi 01234567  manual_effect_unsettled: deploy may have happened",
     ]);
   });
 });

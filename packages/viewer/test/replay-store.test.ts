@@ -8,8 +8,8 @@ import {
   historyEventSchema,
   type RunRecord,
   TRACE_EVENT_TYPES,
-  type Transition,
   type TraceEventType,
+  type Transition,
 } from "@piw/protocol";
 import { RunStore } from "@piw/store";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
