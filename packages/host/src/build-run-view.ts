@@ -143,6 +143,7 @@ function nodesOf(manifest: GraphManifest, steps: StepRecord[], active: boolean):
       startedAt: step.startedAt,
       finishedAt: step.finishedAt,
       errorCode: step.errorCode,
+      deadlineAt: step.deadlineAt,
     };
   };
   const nodes = manifest.nodes.map((node) => view(node.path, node.kind, node.title));

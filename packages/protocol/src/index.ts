@@ -111,6 +111,7 @@ export type {
   TerminalFacts,
   TurnOwnership,
   TurnRecord,
+  VisitDeadline,
   WorkerExit,
   WorkerExitDecision,
 } from "./run-records.js";
@@ -134,6 +135,7 @@ export {
   runRecordSchema,
   settleEffectSchema,
   sourceIdentitySchema,
+  MAX_NODE_TIMEOUT_MS,
   startNodeVisitSchema,
   startTurnSchema,
   submissionVerdictSchema,
@@ -141,6 +143,7 @@ export {
   turnEndReasonSchema,
   turnOwnershipSchema,
   turnRecordSchema,
+  visitDeadlineSchema,
   workerExitDecisionSchema,
   workerExitSchema,
 } from "./run-records.js";

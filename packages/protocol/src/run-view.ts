@@ -17,6 +17,8 @@ export const nodeViewSchema = z.object({
   startedAt: z.number().nullable(),
   finishedAt: z.number().nullable(),
   errorCode: z.string().nullable(),
+  /** When the latest visit's deadline passes (epoch ms); absent or null when it has none. */
+  deadlineAt: z.number().nullable().optional(),
 });
 export type NodeView = z.infer<typeof nodeViewSchema>;
 

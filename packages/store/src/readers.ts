@@ -182,6 +182,9 @@ export interface StepRecord {
   nextPath: string | null;
   startedAt: number;
   finishedAt: number | null;
+  /** When the visit's deadline passes (epoch ms), and its length; null without a deadline. */
+  deadlineAt: number | null;
+  timeoutMs: number | null;
 }
 
 export function listRunSteps(ctx: StoreContext, runId: string): StepRecord[] {
@@ -197,6 +200,8 @@ export function listRunSteps(ctx: StoreContext, runId: string): StepRecord[] {
         next_path: string | null;
         started_at: number;
         finished_at: number | null;
+        deadline_at: number | null;
+        timeout_ms: number | null;
       }>
     ).map((r) => ({
       path: r.path,
@@ -208,6 +213,8 @@ export function listRunSteps(ctx: StoreContext, runId: string): StepRecord[] {
       nextPath: r.next_path,
       startedAt: r.started_at,
       finishedAt: r.finished_at,
+      deadlineAt: r.deadline_at,
+      timeoutMs: r.timeout_ms,
     })),
   );
 }
