@@ -12,6 +12,7 @@ import {
   safeErrorSchema,
 } from "@piw/protocol";
 import type { RunReader, StepRecord } from "@piw/store";
+import { turnToAbort } from "./turn-abort.js";
 
 /** What the view needs to know about live workers: only an accepted worker of the current claim counts. */
 export interface LiveWorkerIndex {
@@ -167,6 +168,7 @@ export function buildRunView(reader: ViewReader, runId: string, workers: LiveWor
     ...summaryOf(run, manifest.title ?? null, errorOf(reader, run), work),
     nodes: nodesOf(manifest, steps, work.kind !== "none"),
     manifest,
+    abortTurn: run.origin.kind === "pi" ? turnToAbort(reader, run, steps) : null,
   };
 }
 

@@ -160,8 +160,8 @@ export {
   TERMINAL_STATUSES,
   terminalOutcomeSchema,
 } from "./run-status.js";
-export type { CurrentWork, NodeView, RunSummary, RunView } from "./run-view.js";
-export { currentWorkSchema, nodeViewSchema, runSummarySchema, runViewSchema } from "./run-view.js";
+export type { CurrentWork, NodeView, RunSummary, RunView, TurnAbort } from "./run-view.js";
+export { currentWorkSchema, nodeViewSchema, runSummarySchema, runViewSchema, turnAbortSchema } from "./run-view.js";
 export type { ErrorCode, SafeError } from "./safe-error.js";
 export {
   boundSafeMessage,

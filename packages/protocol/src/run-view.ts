@@ -34,6 +34,14 @@ export const currentWorkSchema = z.discriminatedUnion("kind", [
 ]);
 export type CurrentWork = z.infer<typeof currentWorkSchema>;
 
+/** Which open Pi turn must be aborted, and why (one bounded sentence the user may see). */
+export const turnAbortSchema = z.object({
+  turnId: z.string(),
+  requestId: z.string(),
+  reason: z.string().max(500),
+});
+export type TurnAbort = z.infer<typeof turnAbortSchema>;
+
 /** The host's one view of a run: the widget, the footer and `piw` all render exactly this. */
 export const runViewSchema = z.object({
   runId: runIdSchema,
@@ -62,9 +70,15 @@ export const runViewSchema = z.object({
   cursor: z.object({ path: nodePathSchema, visit: z.number().int() }).nullable(),
   nodes: z.array(nodeViewSchema),
   manifest: graphManifestSchema,
+  /**
+   * The host's decision that the Pi turn of this run's step must stop now (its deadline passed, the
+   * run was cancelled or paused, or its claim was lost): the session whose turn has `requestId`
+   * aborts it. Absent while no open turn of the run needs stopping.
+   */
+  abortTurn: turnAbortSchema.nullable().optional(),
 });
 export type RunView = z.infer<typeof runViewSchema>;
 
 /** A row of the run list: the view without the graph. */
-export const runSummarySchema = runViewSchema.omit({ nodes: true, manifest: true });
+export const runSummarySchema = runViewSchema.omit({ nodes: true, manifest: true, abortTurn: true });
 export type RunSummary = z.infer<typeof runSummarySchema>;

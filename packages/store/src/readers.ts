@@ -307,14 +307,13 @@ export function readRunManifest(ctx: StoreContext, runId: string): JsonValue {
 export function listOpenTurns(
   ctx: StoreContext,
   runId: string,
-): Array<{ turnId: string; path: string | null }> {
+): Array<{ turnId: string; requestId: string; path: string | null; visit: number | null }> {
   return ctx.read(() =>
     (
-      ctx.stmt("SELECT turn_id, path FROM turns WHERE run_id = ? AND status = 'open'").all(runId) as Array<{
-        turn_id: string;
-        path: string | null;
-      }>
-    ).map((r) => ({ turnId: r.turn_id, path: r.path })),
+      ctx
+        .stmt("SELECT turn_id, request_id, path, visit FROM turns WHERE run_id = ? AND status = 'open'")
+        .all(runId) as Array<{ turn_id: string; request_id: string; path: string | null; visit: number | null }>
+    ).map((r) => ({ turnId: r.turn_id, requestId: r.request_id, path: r.path, visit: r.visit })),
   );
 }
 

@@ -43,7 +43,7 @@ import { prepareContinuation, prepareRestart } from "./run-lineage.js";
 import { parkRun, recoverExpiredStarting, requestPause } from "./run-recovery.js";
 import { reservePreparedRun } from "./run-reservation.js";
 import { readRunSnapshot } from "./run-snapshot.js";
-import { endTurn, openSessionTurn, settleSessionTurns, startTurn } from "./turns.js";
+import { endTurn, latestWorkflowTurn, openSessionTurn, settleSessionTurns, startTurn } from "./turns.js";
 import { listOpenLaunches, recordWorkerExit, recordWorkerLaunch } from "./worker-launches.js";
 
 export interface OpenStoreOptions {
@@ -241,6 +241,10 @@ export class RunStore {
   /** The session's open workflow turn, if any: the only turn a submission may come from. */
   openSessionTurn(sessionId: string) {
     return openSessionTurn(this.use(), parse(sessionRef, { sessionId }, "session").sessionId);
+  }
+  /** The session's latest workflow-owned turn, open or ended: the step a late submit was meant for. */
+  latestWorkflowTurn(sessionId: string) {
+    return latestWorkflowTurn(this.use(), parse(sessionRef, { sessionId }, "session").sessionId);
   }
 
   // Outbox.
