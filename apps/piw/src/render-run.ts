@@ -1,5 +1,5 @@
 import type { NodeView, RecoveryReason, RunSummary, RunView } from "@piw/protocol";
-import { formatAge, formatDuration } from "@piw/viewer";
+import { formatAge, formatDuration, formatTimeLeft } from "@piw/viewer";
 import {
   NODE_STATE_WORDS,
   nodeGlyph,
@@ -53,6 +53,7 @@ export function renderNodeLine(
     const elapsed =
       now === undefined || node.startedAt === null ? "" : ` ${formatDuration(now - node.startedAt)}`;
     parts.push(style.dim(`running${elapsed}`));
+    if (now !== undefined && node.deadlineAt) parts.push(style.dim(formatTimeLeft(node.deadlineAt, now)));
   } else {
     if (node.startedAt !== null && node.finishedAt !== null) {
       parts.push(formatDuration(node.finishedAt - node.startedAt));

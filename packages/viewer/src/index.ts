@@ -1,7 +1,7 @@
 export { describeConflict } from "./conflict.js";
 export type { FlowEntry, MountManifest, MountView } from "./flow.js";
 export { activePath, enclosingMounts, flowEntries, flowOrder, mountView } from "./flow.js";
-export { formatAge, formatDuration } from "./format.js";
+export { formatAge, formatDuration, formatTimeLeft } from "./format.js";
 export type { GraphOptions, RenderedGraph } from "./graph.js";
 export { MIN_CARD_WIDTH, renderGraph } from "./graph.js";
 export type { CardLayout, EdgeLayout, EdgeRoute, GraphLayout } from "./graph-layout.js";
