@@ -126,7 +126,7 @@ function openVisit(ctx: StoreContext, fence: Fence, req: StartNodeVisit): Transi
       path: req.path,
       visit: req.visit,
       attempt: step.attempt + 1,
-      deadline: deadlineOf(step),
+      ...deadlineField(deadlineOf(step)),
     });
   }
   const expected = expectedVisit(ctx, row.run_id, req.path, req.visit);
@@ -154,7 +154,12 @@ function openVisit(ctx: StoreContext, fence: Fence, req: StartNodeVisit): Transi
     { type: "node.started", path: req.path, visit: req.visit, data: { kind: req.nodeKind } },
   );
   const deadline = timeoutMs === null || deadlineAt === null ? null : { timeoutMs, at: deadlineAt };
-  return applied({ status: "running", path: req.path, visit: req.visit, attempt: 1, deadline });
+  return applied({ status: "running", path: req.path, visit: req.visit, attempt: 1, ...deadlineField(deadline) });
+}
+
+/** The open visit's `deadline` field: present only when the visit has one. */
+function deadlineField(deadline: VisitDeadline | null): { deadline?: VisitDeadline } {
+  return deadline === null ? {} : { deadline };
 }
 
 /** A visit's saved deadline, or null when it has none. */

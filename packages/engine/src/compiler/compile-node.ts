@@ -143,7 +143,8 @@ function checkNodeFields(fields: Fields, problem: Check): void {
     const takers = (Object.keys(NODE_FIELDS) as NodeKindName[]).filter((k) =>
       (NODE_FIELDS[k] as readonly string[]).includes(field),
     );
-    const elsewhere = takers.length > 0 ? `; only ${takers.join(" and ")} nodes take it` : "";
+    const named = takers.length > 1 ? `${takers.slice(0, -1).join(", ")} and ${takers.at(-1)}` : takers[0];
+    const elsewhere = takers.length > 0 ? `; only ${named} nodes take it` : "";
     const options = allowed.filter((f) => f !== "kind").join(", ");
     problem(`${kind} nodes have no option ${fieldName(field)}${elsewhere} (${kind} takes: ${options})`);
   }
