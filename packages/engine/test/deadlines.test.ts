@@ -177,7 +177,10 @@ describe("node deadlines", () => {
     const outcome = await executeRun({ workflow: wf, port });
     expect(outcome).toMatchObject({
       kind: "failed",
-      error: { code: "node_failed", message: expect.stringContaining("The timeoutMs function of act returned") },
+      error: {
+        code: "node_failed",
+        message: expect.stringContaining("The timeoutMs function of act returned"),
+      },
     });
   });
 

@@ -150,7 +150,9 @@ export class Supervisor implements LiveWorkerIndex {
       // A submit after the host stopped the step's turn (a deadline, a cancel) says why.
       const last = store.latestWorkflowTurn(sessionId);
       const stopped =
-        last?.runId != null ? turnStopReason(store.getRun(last.runId), last, store.listRunSteps(last.runId)) : null;
+        last?.runId != null
+          ? turnStopReason(store.getRun(last.runId), last, store.listRunSteps(last.runId))
+          : null;
       const why = stopped === null || stopped.includes("already succeeded") ? "" : ` ${stopped}`;
       throw new RpcError(
         "refused",

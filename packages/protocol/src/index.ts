@@ -161,7 +161,13 @@ export {
   terminalOutcomeSchema,
 } from "./run-status.js";
 export type { CurrentWork, NodeView, RunSummary, RunView, TurnAbort } from "./run-view.js";
-export { currentWorkSchema, nodeViewSchema, runSummarySchema, runViewSchema, turnAbortSchema } from "./run-view.js";
+export {
+  currentWorkSchema,
+  nodeViewSchema,
+  runSummarySchema,
+  runViewSchema,
+  turnAbortSchema,
+} from "./run-view.js";
 export type { ErrorCode, SafeError } from "./safe-error.js";
 export {
   boundSafeMessage,

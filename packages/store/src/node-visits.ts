@@ -154,7 +154,13 @@ function openVisit(ctx: StoreContext, fence: Fence, req: StartNodeVisit): Transi
     { type: "node.started", path: req.path, visit: req.visit, data: { kind: req.nodeKind } },
   );
   const deadline = timeoutMs === null || deadlineAt === null ? null : { timeoutMs, at: deadlineAt };
-  return applied({ status: "running", path: req.path, visit: req.visit, attempt: 1, ...deadlineField(deadline) });
+  return applied({
+    status: "running",
+    path: req.path,
+    visit: req.visit,
+    attempt: 1,
+    ...deadlineField(deadline),
+  });
 }
 
 /** The open visit's `deadline` field: present only when the visit has one. */

@@ -312,7 +312,12 @@ export function listOpenTurns(
     (
       ctx
         .stmt("SELECT turn_id, request_id, path, visit FROM turns WHERE run_id = ? AND status = 'open'")
-        .all(runId) as Array<{ turn_id: string; request_id: string; path: string | null; visit: number | null }>
+        .all(runId) as Array<{
+        turn_id: string;
+        request_id: string;
+        path: string | null;
+        visit: number | null;
+      }>
     ).map((r) => ({ turnId: r.turn_id, requestId: r.request_id, path: r.path, visit: r.visit })),
   );
 }

@@ -57,7 +57,6 @@ function requireSchema(value: unknown, field: string, problem: Check): ZodType |
   return undefined;
 }
 
-
 /** Normalizes `exec` (argv array or `{ shell }`); undefined when it is neither. */
 export function shellCommandOf(exec: unknown): ShellCommand | undefined {
   if (Array.isArray(exec)) {

@@ -38,7 +38,8 @@ export function compileTimeout(
   kind: TimedNodeKind,
   problem: (message: string) => void,
 ): NodeTimeout | undefined {
-  const value = own !== undefined ? own : workflowDefault !== undefined ? workflowDefault : DEFAULT_TIMEOUT_MS[kind];
+  const value =
+    own !== undefined ? own : workflowDefault !== undefined ? workflowDefault : DEFAULT_TIMEOUT_MS[kind];
   if (value === null) return { kind: "none" };
   if (typeof value === "function") return { kind: "computed", of: value as (input: unknown) => unknown };
   if (validTimeoutMs(value)) return { kind: "fixed", ms: value };
@@ -58,7 +59,8 @@ export function workflowTimeoutDefaults(
   }
   const fields = defaults as Record<string, unknown>;
   for (const key of Object.keys(fields)) {
-    if (key !== "timeoutMs") problem(`defaults.${key}`, `defaults has no option "${key}" (it takes: timeoutMs)`);
+    if (key !== "timeoutMs")
+      problem(`defaults.${key}`, `defaults has no option "${key}" (it takes: timeoutMs)`);
   }
   const timeouts = fields.timeoutMs;
   if (timeouts === undefined) return {};
@@ -69,7 +71,10 @@ export function workflowTimeoutDefaults(
   const result: Partial<Record<TimedNodeKind, unknown>> = {};
   for (const [key, value] of Object.entries(timeouts)) {
     if (!Object.hasOwn(DEFAULT_TIMEOUT_MS, key)) {
-      problem(`defaults.timeoutMs.${key}`, `only agent, shell and action nodes have a deadline, not "${key}"`);
+      problem(
+        `defaults.timeoutMs.${key}`,
+        `only agent, shell and action nodes have a deadline, not "${key}"`,
+      );
       continue;
     }
     const check = compileTimeout(value, undefined, key as TimedNodeKind, (message) =>

@@ -147,7 +147,13 @@ export class MemoryRunPort implements RunPort {
     if (existing) {
       existing.attempt += 1;
       const deadline = this.deadlines.get(`${req.path}:${req.visit}`) ?? null;
-      return applied({ status: "running", path: req.path, visit: req.visit, attempt: existing.attempt, ...(deadline ? { deadline } : {}) });
+      return applied({
+        status: "running",
+        path: req.path,
+        visit: req.visit,
+        attempt: existing.attempt,
+        ...(deadline ? { deadline } : {}),
+      });
     }
     this.visits.push({
       path: req.path,
@@ -157,9 +163,16 @@ export class MemoryRunPort implements RunPort {
       status: "running",
       nextPath: null,
     });
-    const deadline = req.timeoutMs == null ? null : { timeoutMs: req.timeoutMs, at: Date.now() + req.timeoutMs };
+    const deadline =
+      req.timeoutMs == null ? null : { timeoutMs: req.timeoutMs, at: Date.now() + req.timeoutMs };
     this.deadlines.set(`${req.path}:${req.visit}`, deadline);
-    return applied({ status: "running", path: req.path, visit: req.visit, attempt: 1, ...(deadline ? { deadline } : {}) });
+    return applied({
+      status: "running",
+      path: req.path,
+      visit: req.visit,
+      attempt: 1,
+      ...(deadline ? { deadline } : {}),
+    });
   }
 
   async finishNodeVisit(req: FinishNodeVisit): Promise<Transition<NodeVisitState>> {

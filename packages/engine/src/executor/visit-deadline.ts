@@ -22,7 +22,10 @@ export function timeoutAtStart(timeout: NodeTimeout, input: unknown, path: strin
       }
       if (value === null) return null;
       if (!validTimeoutMs(value)) {
-        throw new NodeFailure("node_failed", `The timeoutMs function of ${path} returned an invalid value: ${TIMEOUT_RULE}.`);
+        throw new NodeFailure(
+          "node_failed",
+          `The timeoutMs function of ${path} returned an invalid value: ${TIMEOUT_RULE}.`,
+        );
       }
       return value;
     }
@@ -30,7 +33,6 @@ export function timeoutAtStart(timeout: NodeTimeout, input: unknown, path: strin
       return timeout satisfies never;
   }
 }
-
 
 /** The deadline length a new visit of `node` starts with; undefined for kinds that have none. */
 export function visitTimeoutMs(
@@ -40,6 +42,7 @@ export function visitTimeoutMs(
   outputsByPath: ReadonlyMap<string, unknown>,
 ): number | null | undefined {
   if (node.kind !== "agent" && node.kind !== "shell" && node.kind !== "action") return undefined;
-  const input = node.timeout.kind === "computed" ? workflow.scopeInput(node.scope, runInput, outputsByPath) : undefined;
+  const input =
+    node.timeout.kind === "computed" ? workflow.scopeInput(node.scope, runInput, outputsByPath) : undefined;
   return timeoutAtStart(node.timeout, input, node.path);
 }
