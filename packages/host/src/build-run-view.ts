@@ -21,7 +21,7 @@ export interface LiveWorkerIndex {
 
 export type ViewReader = Pick<
   RunReader,
-  "getRun" | "readRunManifest" | "listRunSteps" | "readRunError" | "listOpenTurns"
+  "getRun" | "readRunManifest" | "listRunSteps" | "readRunError" | "listOpenTurns" | "latestSettledTurn"
 >;
 
 function manifestOf(reader: ViewReader, run: RunRecord): GraphManifest {

@@ -153,11 +153,11 @@ export class Supervisor implements LiveWorkerIndex {
         last?.runId != null
           ? turnStopReason(store.getRun(last.runId), last, store.listRunSteps(last.runId))
           : null;
-      const why = stopped === null || stopped.includes("already succeeded") ? "" : ` ${stopped}`;
-      throw new RpcError(
-        "refused",
-        `No workflow step owns this turn:${why} submit only while answering a workflow step prompt.`,
-      );
+      const why =
+        stopped === null || stopped.includes("already succeeded")
+          ? "submit only while answering a workflow step prompt."
+          : `${stopped} It takes no more submissions.`;
+      throw new RpcError("refused", `No workflow step owns this turn: ${why}`);
     }
     const run = store.getRun(turn.runId);
     const steps = store.listRunSteps(turn.runId);

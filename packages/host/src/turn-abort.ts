@@ -30,13 +30,19 @@ export function turnStopReason(
   return null;
 }
 
-/** The open turn of `run` that must be aborted, if any: what its view carries to the run's session. */
+/**
+ * The turn of `run` that must be aborted, if any: what its view carries to the run's session. A run
+ * that ended settles its open turns as lost in the store, while Pi may still be running one: that
+ * turn is a candidate too. The extension aborts only the agent run it knows by the request ID.
+ */
 export function turnToAbort(
-  reader: Pick<RunReader, "listOpenTurns">,
+  reader: Pick<RunReader, "listOpenTurns" | "latestSettledTurn">,
   run: RunRecord,
   steps: readonly TurnStep[],
 ): TurnAbort | null {
-  for (const turn of reader.listOpenTurns(run.runId)) {
+  const open = reader.listOpenTurns(run.runId);
+  const settled = open.length === 0 ? reader.latestSettledTurn(run.runId) : null;
+  for (const turn of settled ? [settled] : open) {
     const reason = turnStopReason(run, turn, steps);
     if (reason !== null) return { turnId: turn.turnId, requestId: turn.requestId, reason };
   }

@@ -322,6 +322,34 @@ export function listOpenTurns(
   );
 }
 
+/**
+ * The run's latest turn if the store settled it as lost without a report from Pi (the run ended while
+ * the turn was open): Pi may still be running it, so the host may need to have it aborted.
+ */
+export function latestSettledTurn(
+  ctx: StoreContext,
+  runId: string,
+): { turnId: string; requestId: string; path: string | null; visit: number | null } | null {
+  return ctx.read(() => {
+    const row = ctx
+      .stmt(
+        "SELECT turn_id, request_id, path, visit, status, end_reason FROM turns WHERE run_id = ? ORDER BY started_at DESC, rowid DESC LIMIT 1",
+      )
+      .get(runId) as
+      | {
+          turn_id: string;
+          request_id: string;
+          path: string | null;
+          visit: number | null;
+          status: string;
+          end_reason: string | null;
+        }
+      | undefined;
+    if (row?.status !== "lost" || row.end_reason !== null) return null;
+    return { turnId: row.turn_id, requestId: row.request_id, path: row.path, visit: row.visit };
+  });
+}
+
 /** How many runs are in each status. */
 export function countRunsByStatus(ctx: StoreContext): Partial<Record<RunStatus, number>> {
   return ctx.read(() => {

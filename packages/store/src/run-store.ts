@@ -323,6 +323,9 @@ export class RunStore {
   listOpenTurns(runId: string) {
     return readers.listOpenTurns(this.use(), runId);
   }
+  latestSettledTurn(runId: string) {
+    return readers.latestSettledTurn(this.use(), runId);
+  }
   countRunsByStatus() {
     return readers.countRunsByStatus(this.use());
   }
@@ -361,5 +364,6 @@ export type RunReader = Pick<
   | "listRunEvents"
   | "readRunManifest"
   | "listOpenTurns"
+  | "latestSettledTurn"
   | "countRunsByStatus"
 >;
