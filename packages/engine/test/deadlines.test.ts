@@ -143,7 +143,7 @@ describe("node deadlines", () => {
         nodes: {
           wait: shell({
             exec: ["sleep", "30"],
-            timeoutMs: (input) => {
+            timeoutMs: (input: { ms: number }) => {
               seen.push(input);
               return input.ms;
             },
