@@ -1,7 +1,5 @@
-import type { NodeKindName } from "../authoring/node-specs.js";
-
 /** The node kinds that run under a deadline: the ones that can wait on something outside the engine. */
-export type TimedNodeKind = Extract<NodeKindName, "agent" | "shell" | "action">;
+export type TimedNodeKind = "agent" | "shell" | "action";
 
 /**
  * The deadline of a node whose workflow and node set none. An agent step waits on a model and a
