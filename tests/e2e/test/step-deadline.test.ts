@@ -10,7 +10,7 @@ import { type PiwWorld, queuedRunId, startPiwWorld } from "../src/piw-fixture.ts
 
 const DEADLINE_MS = 4_000;
 
-const LOOP = `import { agent, defineWorkflow } from "piw";
+const loopWorkflow = (timeoutMs: string) => `import { agent, defineWorkflow } from "piw";
 import { z } from "zod";
 
 export default defineWorkflow({
@@ -20,7 +20,7 @@ export default defineWorkflow({
     work: agent({
       prompt: "LOOP-STEP: work on it, then submit { done: true }.",
       output: z.object({ done: z.boolean() }),
-      timeoutMs: ${DEADLINE_MS},
+      timeoutMs: ${timeoutMs},
     }),
   },
   edges: { work: { to: "done" } },
@@ -35,7 +35,7 @@ afterEach(async () => {
 
 describe("a step deadline in a real Pi session", () => {
   it("aborts a model that keeps calling tools, ends the run timed_out, and refuses a late submit", async () => {
-    world = await startPiwWorld({ workflows: { loop: LOOP } });
+    world = await startPiwWorld({ workflows: { loop: loopWorkflow(String(DEADLINE_MS)) } });
     const { model, pi } = world;
     model.reply(
       whenLastMessageContains("please loop", toolCall("workflow", { action: "start", workflow: "loop" })),
@@ -93,6 +93,41 @@ describe("a step deadline in a real Pi session", () => {
     expect(after?.status).toBe("failed");
     expect(after?.paused).toBe(false);
     expect(after?.revision).toBe(revision);
+    model.assertNoErrors();
+  }, 120_000);
+
+  it("aborts the live turn of a step without a deadline when its run is cancelled from outside", async () => {
+    world = await startPiwWorld({ workflows: { loop: loopWorkflow("null") } });
+    const { model, pi } = world;
+    model.reply(
+      whenLastMessageContains("please loop", toolCall("workflow", { action: "start", workflow: "loop" })),
+    );
+    model.reply(whenLastMessageContains("queued (run", text("Queued.")));
+    model.reply((request) => {
+      const fromStep = lastMessageText(request).includes("LOOP-STEP");
+      const fromTool = lastToolResultText(request)?.includes("tick") === true;
+      return fromStep || fromTool ? toolCall("bash", { command: "sleep 0.3; echo tick" }) : undefined;
+    });
+    model.reply(text("Noted."));
+
+    await pi.promptAndSettle("please loop");
+    const started = model.requests.find((r) => lastMessageText(r).includes("queued (run"));
+    const runId = queuedRunId(lastMessageText(started as NonNullable<typeof started>));
+    // The model is busy in the step's turn (a few tool results came back); no deadline will stop it.
+    await model.waitForRequest((r) => lastToolResultText(r)?.includes("tick") === true, 30_000);
+    const running = await world.waitForRun(runId, (view) => view.status === "running", 30_000);
+    expect(running.nodes[0]).toMatchObject({ path: "work", state: "running" });
+    expect(running.nodes[0]?.deadlineAt ?? null).toBeNull();
+
+    const host = await world.host();
+    expect(await host.call("runs.cancel", { runId })).toMatchObject({ kind: "applied" });
+    await pi.waitForEvent(
+      (e) => e.type === "agent_end" && JSON.stringify(e).includes('"stopReason":"aborted"'),
+      { timeoutMs: 30_000 },
+    );
+    const cancelled = await world.waitForRun(runId, (view) => view.status === "cancelled", 30_000);
+    expect(cancelled.outcome).toBe("cancelled");
+    await pi.waitForIdle({ timeoutMs: 30_000 });
     model.assertNoErrors();
   }, 120_000);
 });
