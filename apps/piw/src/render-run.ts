@@ -1,5 +1,5 @@
 import type { NodeView, RecoveryReason, RunSummary, RunView } from "@piw/protocol";
-import { ANSWERED_BY_WORDS, formatAge, formatDuration, quotedExample } from "@piw/viewer";
+import { ANSWERED_BY_WORDS, formatAge, formatDuration, formatTimeLeft, quotedExample } from "@piw/viewer";
 import {
   NODE_STATE_WORDS,
   nodeGlyph,
@@ -48,6 +48,7 @@ function renderNodeLine(node: NodeView, columns: NodeColumns, style: Style, now:
     const elapsed =
       now === undefined || node.startedAt === null ? "" : ` ${formatDuration(now - node.startedAt)}`;
     parts.push(style.dim(`running${elapsed}`));
+    if (now !== undefined && node.deadlineAt) parts.push(style.dim(formatTimeLeft(node.deadlineAt, now)));
   } else {
     if (node.startedAt !== null && node.finishedAt !== null) {
       parts.push(formatDuration(node.finishedAt - node.startedAt));

@@ -193,6 +193,29 @@ describe("closing lines", () => {
     expect(renderFinalLines(failed, plain)).toEqual(["✗ hello failed: node_failed: exit 3  hello-1"]);
   });
 
+  it("shows the time left on a running step in piw status", () => {
+    const running = view({
+      nodes: [
+        node("ask", {
+          kind: "agent",
+          state: "running",
+          visits: 1,
+          attempt: 1,
+          startedAt: 1_000,
+          deadlineAt: 1_801_000,
+        }),
+      ],
+    });
+    const status = renderRunStatus(running, plain, 601_000).join("\n");
+    expect(status).toContain("running 10m00s  20m00s left");
+    const late = renderRunStatus(running, plain, 2_000_000).join("\n");
+    expect(late).toContain("past its deadline");
+    const open = view({
+      nodes: [node("ask", { kind: "agent", state: "running", visits: 1, attempt: 1, startedAt: 1_000 })],
+    });
+    expect(renderRunStatus(open, plain, 601_000).join("\n")).not.toContain("left");
+  });
+
   it("render status and list without colour codes when colour is off", () => {
     const done = view({ status: "done", outcome: "completed", finishedAt: 2_000 });
     const status = renderRunStatus(done, plain, 5_000);

@@ -17,6 +17,8 @@ export type {
   ShellExec,
   ShellNode,
   ShellOptions,
+  TimeoutOption,
+  WorkflowDefaults,
   WorkflowDefinition,
   WorkflowEdge,
   WorkflowEdges,
@@ -31,15 +33,18 @@ export {
   compute,
   DEFAULT_EXIT,
   DEFAULT_MAX_STEPS,
+  DEFAULT_TIMEOUT_MS,
   decision,
   decisionEdge,
   defineWorkflow,
   includeWorkflow,
+  MAX_TIMEOUT_MS,
   notify,
   shell,
   WorkflowError,
 } from "./authoring/index.js";
 export type { CompileProblem } from "./compiler/compile-error.js";
+export type { NodeTimeout, TimedNodeKind } from "./compiler/deadlines.js";
 export { CompileError } from "./compiler/compile-error.js";
 export { compileWorkflow } from "./compiler/compile-workflow.js";
 export type {

@@ -128,7 +128,11 @@ describe("compiled nodes", () => {
     };
     const ask = compiled.nodes.get("ask");
     if (ask?.kind !== "agent") throw new Error("expected an agent");
-    expect([ask.prompt(ctx), ask.statusDetail?.(ctx), ask.timeoutMs]).toEqual(["Plan it", "planning", 1000]);
+    expect([ask.prompt(ctx), ask.statusDetail?.(ctx), ask.timeout]).toEqual([
+      "Plan it",
+      "planning",
+      { kind: "fixed", ms: 1000 },
+    ]);
     const argv = compiled.nodes.get("argv");
     if (argv?.kind !== "shell") throw new Error("expected a shell node");
     expect(argv.command(ctx)).toEqual({ argv: ["git", "status"] });

@@ -42,7 +42,7 @@ const NODES: Record<WorkflowNode["kind"], { node: WorkflowNode; options: string[
     options: ["title", "prompt", "output", "validate", "timeoutMs", "statusDetail"],
   },
   compute: { node: compute({ run: () => 1 }), options: ["title", "run"] },
-  action: { node: action({ run: () => 1 }), options: ["title", "run"] },
+  action: { node: action({ run: () => 1 }), options: ["title", "run", "timeoutMs"] },
   shell: {
     node: shell({ exec: ["true"] }),
     options: ["title", "exec", "parse", "cwd", "env", "timeoutMs"],
@@ -88,7 +88,7 @@ describe("options a node kind does not take", () => {
       {
         path: "x",
         message:
-          'compute nodes have no option "timeoutMs"; only agent and shell nodes take it (compute takes: title, run)',
+          'compute nodes have no option "timeoutMs"; only agent, action and shell nodes take it (compute takes: title, run)',
       },
     ]);
   });

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
-import type { MessageRecord, RunView } from "@piw/protocol";
+import type { MessageRecord, RunView, TurnAbort } from "@piw/protocol";
 import { HostLink, type HostLinkOptions, savedOrThrow, WorkflowError } from "./host-link.js";
 import { RunWidget } from "./run-widget.js";
 import {
@@ -276,7 +276,9 @@ export class SessionBridge {
     // The host sends this session's runs only; a view still in flight from the last session is dropped.
     const mine =
       view.origin.kind === "pi" && view.origin.sessionId === this.ctx?.sessionManager.getSessionId();
-    if (!mine || !this.widget.accept(view)) return;
+    if (!mine) return;
+    if (view.abortTurn) void this.abortTurn(view.abortTurn);
+    if (!this.widget.accept(view)) return;
     if (this.ctx) this.onOwnView?.(view, this.ctx);
     this.render();
     this.widget.forgetHidden(view);
@@ -285,6 +287,19 @@ export class SessionBridge {
     // any other change may have queued a message (a step prompt, a notification, the terminal message).
     if (view.status === "queued") void this.settled();
     else void this.deliver();
+  }
+
+  /**
+   * The host decided that a turn must stop (its step's deadline passed, the run was cancelled or
+   * paused, its claim was lost): abort the running agent run if it is that very turn. The turn report
+   * at `agent_end` then ends it; nothing here decides that a step is over.
+   */
+  private async abortTurn(stop: TurnAbort): Promise<void> {
+    const known = runningTurn(this.phase);
+    const turn = await known;
+    // Still the same agent run (the phase may have moved on while the host's answer was awaited).
+    if (turn?.requestId !== stop.requestId || runningTurn(this.phase) !== known) return;
+    this.ctx?.abort();
   }
 
   private async afterReconnect(): Promise<void> {

@@ -13,6 +13,7 @@ import {
   safeErrorSchema,
 } from "@piw/protocol";
 import type { RunReader, StepRecord } from "@piw/store";
+import { turnToAbort } from "./turn-abort.js";
 
 /** What the view needs to know about live workers: only an accepted worker of the current claim counts. */
 export interface LiveWorkerIndex {
@@ -21,7 +22,13 @@ export interface LiveWorkerIndex {
 
 export type ViewReader = Pick<
   RunReader,
-  "getRun" | "readRunManifest" | "listRunSteps" | "readRunError" | "listOpenTurns" | "readAnswerCheck"
+  | "getRun"
+  | "readRunManifest"
+  | "listRunSteps"
+  | "readRunError"
+  | "listOpenTurns"
+  | "readAnswerCheck"
+  | "latestSettledTurn"
 >;
 
 /** The checkpoint a waiting run stopped at, with who may answer it and the answer's schema. */
@@ -153,6 +160,7 @@ function nodesOf(manifest: GraphManifest, steps: StepRecord[], active: boolean):
       startedAt: step.startedAt,
       finishedAt: step.finishedAt,
       errorCode: step.errorCode,
+      deadlineAt: step.deadlineAt,
     };
   };
   const nodes = manifest.nodes.map((node) => view(node.path, node.kind, node.title));
@@ -177,6 +185,7 @@ export function buildRunView(reader: ViewReader, runId: string, workers: LiveWor
     nodes: nodesOf(manifest, steps, work.kind !== "none"),
     manifest,
     checkpoint: checkpointOf(reader, run),
+    abortTurn: run.origin.kind === "pi" ? turnToAbort(reader, run, steps) : null,
   };
 }
 

@@ -7,11 +7,13 @@ import {
   RpcError,
   type RunStatus,
   runStatusSchema,
+  type TurnRecord,
 } from "@piw/protocol";
 import type { RunStore } from "@piw/store";
 import { buildRunSummary, buildRunView } from "./build-run-view.js";
 import type { RunControl } from "./run-control.js";
 import { readRunHistoryView } from "./run-history.js";
+import { turnStopReason } from "./turn-abort.js";
 import type { Supervisor } from "./supervisor.js";
 import type { ViewPublisher, ViewSink } from "./view-publisher.js";
 
@@ -113,9 +115,11 @@ export function clientHandlers(
       const ended = store.endTurn(params);
       if (ended.kind === "applied") {
         const turn = ended.value;
-        // Escape in Pi: the step's run pauses now; a resume delivers the step prompt again.
-        if (turn.endReason === "aborted" && turn.runId !== null) control.pause(turn.runId);
-        else supervisor.turnEnded(turn);
+        // Escape in Pi: the step's run pauses now; a resume delivers the step prompt again. A turn the
+        // host had the session abort (its step is over) is only reported, like any other end.
+        if (turn.endReason === "aborted" && turn.runId !== null && !hostStopped(store, turn)) {
+          control.pause(turn.runId);
+        } else supervisor.turnEnded(turn);
       }
       if (isSaved(ended)) touched(ended.value.runId);
       return ended;
@@ -176,4 +180,10 @@ function gateOnHello(
           };
   }
   return gated as Handlers<typeof clientMethods>;
+}
+
+/** Whether the host had decided that this turn must stop (see `turnStopReason`). */
+function hostStopped(store: ClientHandlerDeps["store"], turn: TurnRecord): boolean {
+  if (turn.runId === null) return false;
+  return turnStopReason(store.getRun(turn.runId), turn, store.listRunSteps(turn.runId)) !== null;
 }

@@ -11,6 +11,7 @@ import {
 } from "@piw/protocol";
 import type { Claim, RunStore } from "@piw/store";
 import { agentTurnEnding } from "./agent-channel.js";
+import { turnStopReason } from "./turn-abort.js";
 import type { LiveWorkerIndex } from "./build-run-view.js";
 import { describeBug } from "./host-errors.js";
 import type { HostLog } from "./host-log.js";
@@ -143,23 +144,35 @@ export class Supervisor implements LiveWorkerIndex {
    * submit, and only for the visit it was started for. Resolves with the worker's verdict.
    */
   async submit(sessionId: string, output: unknown): Promise<SubmissionResult> {
-    const turn = this.options.store.openSessionTurn(sessionId);
+    const { store } = this.options;
+    const turn = store.openSessionTurn(sessionId);
     if (!turn || turn.runId === null || turn.path === null || turn.visit === null) {
-      throw new RpcError(
-        "refused",
-        "No workflow step owns this turn: submit only while answering a workflow step prompt.",
-      );
+      // A submit after the host stopped the step's turn (a deadline, a cancel) says why.
+      const last = store.latestWorkflowTurn(sessionId);
+      const stopped =
+        last?.runId != null
+          ? turnStopReason(store.getRun(last.runId), last, store.listRunSteps(last.runId))
+          : null;
+      const why =
+        stopped === null || stopped.includes("already succeeded")
+          ? "submit only while answering a workflow step prompt."
+          : `${stopped} It takes no more submissions.`;
+      throw new RpcError("refused", `No workflow step owns this turn: ${why}`);
     }
-    const run = this.options.store.getRun(turn.runId);
+    const run = store.getRun(turn.runId);
+    const steps = store.listRunSteps(turn.runId);
+    const stopped = turnStopReason(run, turn, steps);
+    const openStep = steps.find((saved) => saved.path === turn.path && saved.visit === turn.visit);
+    if (stopped !== null && (openStep?.status === "timed_out" || run?.status === "cancelled")) {
+      throw new RpcError("refused", `${stopped} It takes no more submissions.`);
+    }
     if (run?.status !== "running") {
       throw new RpcError(
         "refused",
         `Run ${turn.runId} is ${run?.status ?? "gone"}; its step ${turn.path} takes no submissions.`,
       );
     }
-    const step = this.options.store
-      .listRunSteps(turn.runId)
-      .find((saved) => saved.path === turn.path && saved.visit === turn.visit);
+    const step = openStep;
     if (step?.status !== "running") {
       // A second submit after the accepted one, in the same turn: nothing is waiting for it.
       throw new RpcError(

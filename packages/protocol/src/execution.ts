@@ -1,7 +1,12 @@
 import { z } from "zod";
 import { jsonValueSchema, nodePathSchema, visitNumberSchema } from "./ids.js";
 import { checkpointAnswerSchema } from "./run-command.js";
-import { effectResultSchema, nodeKindSchema, nodeVisitResultSchema } from "./run-records.js";
+import {
+  effectResultSchema,
+  nodeKindSchema,
+  nodeVisitResultSchema,
+  visitDeadlineSchema,
+} from "./run-records.js";
 import { safeErrorSchema } from "./safe-error.js";
 
 /** A node visit as the engine sees it: open (with its attempt), or finished with its saved result. */
@@ -11,6 +16,8 @@ export const nodeVisitStateSchema = z.discriminatedUnion("status", [
     path: nodePathSchema,
     visit: visitNumberSchema,
     attempt: z.number().int(),
+    /** The deadline saved when the visit first opened; a reopened visit keeps it. */
+    deadline: visitDeadlineSchema.nullable().optional(),
   }),
   z.object({
     status: z.literal("finished"),

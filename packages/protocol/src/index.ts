@@ -126,6 +126,7 @@ export type {
   TerminalFacts,
   TurnOwnership,
   TurnRecord,
+  VisitDeadline,
   WorkerExit,
   WorkerExitDecision,
 } from "./run-records.js";
@@ -149,6 +150,7 @@ export {
   runRecordSchema,
   settleEffectSchema,
   sourceIdentitySchema,
+  MAX_NODE_TIMEOUT_MS,
   startNodeVisitSchema,
   startTurnSchema,
   submissionVerdictSchema,
@@ -156,6 +158,7 @@ export {
   turnEndReasonSchema,
   turnOwnershipSchema,
   turnRecordSchema,
+  visitDeadlineSchema,
   workerExitDecisionSchema,
   workerExitSchema,
 } from "./run-records.js";
@@ -172,13 +175,14 @@ export {
   TERMINAL_STATUSES,
   terminalOutcomeSchema,
 } from "./run-status.js";
-export type { CheckpointView, CurrentWork, NodeView, RunSummary, RunView } from "./run-view.js";
+export type { CheckpointView, CurrentWork, NodeView, RunSummary, RunView, TurnAbort } from "./run-view.js";
 export {
   checkpointViewSchema,
   currentWorkSchema,
   nodeViewSchema,
   runSummarySchema,
   runViewSchema,
+  turnAbortSchema,
 } from "./run-view.js";
 export type { ErrorCode, SafeError } from "./safe-error.js";
 export {

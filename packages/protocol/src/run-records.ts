@@ -111,11 +111,20 @@ export const nodeKindSchema = z.enum([
 ]);
 export type NodeKind = z.infer<typeof nodeKindSchema>;
 
+/** The longest node deadline the store accepts (7 days, the engine's limit). */
+export const MAX_NODE_TIMEOUT_MS = 7 * 24 * 60 * 60_000;
+
 export const startNodeVisitSchema = z.object({
   path: nodePathSchema,
   visit: visitNumberSchema,
   nodeKind: nodeKindSchema,
+  /** The visit's deadline length; the store saves `started + timeoutMs` on the first attempt only. */
+  timeoutMs: z.number().int().min(1).max(MAX_NODE_TIMEOUT_MS).nullable().optional(),
 });
+
+/** A visit's saved deadline: its length and the absolute time (epoch ms) it passes. */
+export const visitDeadlineSchema = z.object({ timeoutMs: z.number().int(), at: z.number().int() });
+export type VisitDeadline = z.infer<typeof visitDeadlineSchema>;
 export type StartNodeVisit = z.infer<typeof startNodeVisitSchema>;
 
 /** How one node visit ended. `next` is the path the run moves to, or null at an exit. */

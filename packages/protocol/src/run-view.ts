@@ -18,6 +18,8 @@ export const nodeViewSchema = z.object({
   startedAt: z.number().nullable(),
   finishedAt: z.number().nullable(),
   errorCode: z.string().nullable(),
+  /** When the latest visit's deadline passes (epoch ms); absent or null when it has none. */
+  deadlineAt: z.number().nullable().optional(),
 });
 export type NodeView = z.infer<typeof nodeViewSchema>;
 
@@ -45,6 +47,14 @@ export const checkpointViewSchema = z.object({
   answerSchema: z.record(z.string(), jsonValueSchema).nullable(),
 });
 export type CheckpointView = z.infer<typeof checkpointViewSchema>;
+
+/** Which open Pi turn must be aborted, and why (one bounded sentence the user may see). */
+export const turnAbortSchema = z.object({
+  turnId: z.string(),
+  requestId: z.string(),
+  reason: z.string().max(500),
+});
+export type TurnAbort = z.infer<typeof turnAbortSchema>;
 
 /** The host's one view of a run: the widget, the footer and `piw` all render exactly this. */
 export const runViewSchema = z.object({
@@ -76,9 +86,21 @@ export const runViewSchema = z.object({
   manifest: graphManifestSchema,
   /** Set while the run waits at a checkpoint; absent or null otherwise. */
   checkpoint: checkpointViewSchema.nullable().optional(),
+
+  /**
+   * The host's decision that the Pi turn of this run's step must stop now (its deadline passed, the
+   * run was cancelled or paused, or its claim was lost): the session whose turn has `requestId`
+   * aborts it. Absent while no open turn of the run needs stopping.
+   */
+  abortTurn: turnAbortSchema.nullable().optional(),
 });
 export type RunView = z.infer<typeof runViewSchema>;
 
 /** A row of the run list: the view without the graph. */
-export const runSummarySchema = runViewSchema.omit({ nodes: true, manifest: true, checkpoint: true });
+export const runSummarySchema = runViewSchema.omit({
+  nodes: true,
+  manifest: true,
+  checkpoint: true,
+  abortTurn: true,
+});
 export type RunSummary = z.infer<typeof runSummarySchema>;

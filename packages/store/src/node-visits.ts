@@ -15,6 +15,7 @@ import {
   type StartNodeVisit,
   type TraceEventInput,
   type Transition,
+  type VisitDeadline,
 } from "@piw/protocol";
 import { isConflict, isTransition, notRunning, runningRun, type StoreContext } from "./context.js";
 import type { StepRow } from "./rows.js";
@@ -120,7 +121,13 @@ function openVisit(ctx: StoreContext, fence: Fence, req: StartNodeVisit): Transi
       {},
       { type: "node.retried", path: req.path, visit: req.visit, data: { attempt: step.attempt + 1 } },
     );
-    return applied({ status: "running", path: req.path, visit: req.visit, attempt: step.attempt + 1 });
+    return applied({
+      status: "running",
+      path: req.path,
+      visit: req.visit,
+      attempt: step.attempt + 1,
+      ...deadlineField(deadlineOf(step)),
+    });
   }
   const expected = expectedVisit(ctx, row.run_id, req.path, req.visit);
   if (req.visit !== expected) {
@@ -132,18 +139,40 @@ function openVisit(ctx: StoreContext, fence: Fence, req: StartNodeVisit): Transi
       actual: `visit ${req.visit}`,
     });
   }
+  const startedAt = ctx.now();
+  const timeoutMs = req.timeoutMs ?? null;
+  const deadlineAt = timeoutMs === null ? null : startedAt + timeoutMs;
   ctx
     .stmt(
-      "INSERT INTO run_steps (run_id, path, visit, node_kind, attempt, status, started_at) VALUES (?, ?, ?, ?, 1, 'running', ?)",
+      "INSERT INTO run_steps (run_id, path, visit, node_kind, attempt, status, started_at, timeout_ms, deadline_at) VALUES (?, ?, ?, ?, 1, 'running', ?, ?, ?)",
     )
-    .run(row.run_id, req.path, req.visit, req.nodeKind, ctx.now());
+    .run(row.run_id, req.path, req.visit, req.nodeKind, startedAt, timeoutMs, deadlineAt);
   updateRun(
     ctx,
     row,
     { step_count: row.step_count + 1, cursor_path: req.path, cursor_visit: req.visit },
     { type: "node.started", path: req.path, visit: req.visit, data: { kind: req.nodeKind } },
   );
-  return applied({ status: "running", path: req.path, visit: req.visit, attempt: 1 });
+  const deadline = timeoutMs === null || deadlineAt === null ? null : { timeoutMs, at: deadlineAt };
+  return applied({
+    status: "running",
+    path: req.path,
+    visit: req.visit,
+    attempt: 1,
+    ...deadlineField(deadline),
+  });
+}
+
+/** The open visit's `deadline` field: present only when the visit has one. */
+function deadlineField(deadline: VisitDeadline | null): { deadline?: VisitDeadline } {
+  return deadline === null ? {} : { deadline };
+}
+
+/** A visit's saved deadline, or null when it has none. */
+function deadlineOf(step: Pick<StepRow, "timeout_ms" | "deadline_at">): VisitDeadline | null {
+  return step.timeout_ms === null || step.deadline_at === null
+    ? null
+    : { timeoutMs: step.timeout_ms, at: step.deadline_at };
 }
 
 /** Whether a saved text blob holds exactly `text`; an error's message is part of the saved result. */

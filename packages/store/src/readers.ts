@@ -207,6 +207,9 @@ export interface StepRecord {
   nextPath: string | null;
   startedAt: number;
   finishedAt: number | null;
+  /** When the visit's deadline passes (epoch ms), and its length; null without a deadline. */
+  deadlineAt: number | null;
+  timeoutMs: number | null;
 }
 
 export function listRunSteps(ctx: StoreContext, runId: string): StepRecord[] {
@@ -222,6 +225,8 @@ export function listRunSteps(ctx: StoreContext, runId: string): StepRecord[] {
         next_path: string | null;
         started_at: number;
         finished_at: number | null;
+        deadline_at: number | null;
+        timeout_ms: number | null;
       }>
     ).map((r) => ({
       path: r.path,
@@ -233,6 +238,8 @@ export function listRunSteps(ctx: StoreContext, runId: string): StepRecord[] {
       nextPath: r.next_path,
       startedAt: r.started_at,
       finishedAt: r.finished_at,
+      deadlineAt: r.deadline_at,
+      timeoutMs: r.timeout_ms,
     })),
   );
 }
@@ -325,15 +332,47 @@ export function readRunManifest(ctx: StoreContext, runId: string): JsonValue {
 export function listOpenTurns(
   ctx: StoreContext,
   runId: string,
-): Array<{ turnId: string; path: string | null }> {
+): Array<{ turnId: string; requestId: string; path: string | null; visit: number | null }> {
   return ctx.read(() =>
     (
-      ctx.stmt("SELECT turn_id, path FROM turns WHERE run_id = ? AND status = 'open'").all(runId) as Array<{
+      ctx
+        .stmt("SELECT turn_id, request_id, path, visit FROM turns WHERE run_id = ? AND status = 'open'")
+        .all(runId) as Array<{
         turn_id: string;
+        request_id: string;
         path: string | null;
+        visit: number | null;
       }>
-    ).map((r) => ({ turnId: r.turn_id, path: r.path })),
+    ).map((r) => ({ turnId: r.turn_id, requestId: r.request_id, path: r.path, visit: r.visit })),
   );
+}
+
+/**
+ * The run's latest turn if the store settled it as lost without a report from Pi (the run ended while
+ * the turn was open): Pi may still be running it, so the host may need to have it aborted.
+ */
+export function latestSettledTurn(
+  ctx: StoreContext,
+  runId: string,
+): { turnId: string; requestId: string; path: string | null; visit: number | null } | null {
+  return ctx.read(() => {
+    const row = ctx
+      .stmt(
+        "SELECT turn_id, request_id, path, visit, status, end_reason FROM turns WHERE run_id = ? ORDER BY started_at DESC, rowid DESC LIMIT 1",
+      )
+      .get(runId) as
+      | {
+          turn_id: string;
+          request_id: string;
+          path: string | null;
+          visit: number | null;
+          status: string;
+          end_reason: string | null;
+        }
+      | undefined;
+    if (row?.status !== "lost" || row.end_reason !== null) return null;
+    return { turnId: row.turn_id, requestId: row.request_id, path: row.path, visit: row.visit };
+  });
 }
 
 /** How many runs are in each status. */

@@ -103,6 +103,9 @@ export interface StepRow {
   next_path: string | null;
   started_at: number;
   finished_at: number | null;
+  /** The visit's deadline, set when it first opened (null: none); a reopened visit keeps it. */
+  timeout_ms: number | null;
+  deadline_at: number | null;
 }
 
 export interface EffectRow {

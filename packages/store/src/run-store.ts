@@ -40,7 +40,7 @@ import { prepareContinuation, prepareRestart } from "./run-lineage.js";
 import { parkRun, recoverExpiredStarting, requestPause } from "./run-recovery.js";
 import { reservePreparedRun } from "./run-reservation.js";
 import { readRunSnapshot } from "./run-snapshot.js";
-import { endTurn, openSessionTurn, settleSessionTurns, startTurn } from "./turns.js";
+import { endTurn, latestWorkflowTurn, openSessionTurn, settleSessionTurns, startTurn } from "./turns.js";
 import { listOpenLaunches, recordWorkerExit, recordWorkerLaunch } from "./worker-launches.js";
 
 export interface OpenStoreOptions {
@@ -173,6 +173,10 @@ export class RunStore {
   openSessionTurn(sessionId: string) {
     return openSessionTurn(this.use(), sessionId);
   }
+  /** The session's latest workflow-owned turn, open or ended: the step a late submit was meant for. */
+  latestWorkflowTurn(sessionId: string) {
+    return latestWorkflowTurn(this.use(), sessionId);
+  }
 
   // Outbox.
   enqueueMessage(fence: Fence, req: EnqueueMessage) {
@@ -245,6 +249,9 @@ export class RunStore {
   listOpenTurns(runId: string) {
     return readers.listOpenTurns(this.use(), runId);
   }
+  latestSettledTurn(runId: string) {
+    return readers.latestSettledTurn(this.use(), runId);
+  }
   countRunsByStatus() {
     return readers.countRunsByStatus(this.use());
   }
@@ -283,5 +290,6 @@ export type RunReader = Pick<
   | "listRunEvents"
   | "readRunManifest"
   | "listOpenTurns"
+  | "latestSettledTurn"
   | "countRunsByStatus"
 >;

@@ -86,6 +86,8 @@ CREATE TABLE run_steps (
   next_path TEXT,
   started_at INTEGER NOT NULL,
   finished_at INTEGER,
+  timeout_ms INTEGER,
+  deadline_at INTEGER,
   PRIMARY KEY (run_id, path, visit)
 ) STRICT;
 

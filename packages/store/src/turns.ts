@@ -155,3 +155,15 @@ export function openSessionTurn(ctx: StoreContext, sessionId: string): TurnRecor
     return row ? mapTurnRow(row) : null;
   });
 }
+
+/** The session's latest turn that a workflow step owned, open or not: what a late submit came after. */
+export function latestWorkflowTurn(ctx: StoreContext, sessionId: string): TurnRecord | null {
+  return ctx.read(() => {
+    const row = ctx
+      .stmt(
+        "SELECT * FROM turns WHERE session_id = ? AND run_id IS NOT NULL ORDER BY started_at DESC, rowid DESC LIMIT 1",
+      )
+      .get(sessionId) as TurnRow | undefined;
+    return row ? mapTurnRow(row) : null;
+  });
+}

@@ -106,6 +106,48 @@ describe("startNodeVisit", () => {
     expect(startVisit(fence, "documentation/workspace/inspect", 1)).toMatchObject({ visit: 1, attempt: 1 });
   });
 
+  it("saves a visit's deadline when it first opens and keeps it when a crash reopens the visit", () => {
+    const first = runningRun(h.store, RUN);
+    const opened = saved(
+      h.store.startNodeVisit(first, { path: "ask", visit: 1, nodeKind: "agent", timeoutMs: 60_000 }),
+    );
+    const at = h.clock.now + 60_000;
+    expect(opened).toEqual({
+      status: "running",
+      path: "ask",
+      visit: 1,
+      attempt: 1,
+      deadline: { timeoutMs: 60_000, at },
+    });
+    // The file is closed and opened again, time passes, and the relaunched worker asks for a fresh
+    // ten minutes: the saved deadline wins.
+    h.reopen();
+    h.clock.now += 45_000;
+    const second = crashAndRelaunch(h.store, first, "claim-2");
+    const reopened = saved(
+      h.store.startNodeVisit(second, { path: "ask", visit: 1, nodeKind: "agent", timeoutMs: 600_000 }),
+    );
+    expect(reopened).toMatchObject({ attempt: 2, deadline: { timeoutMs: 60_000, at } });
+    expect(h.store.listRunSteps(RUN)[0]).toMatchObject({ deadlineAt: at, timeoutMs: 60_000 });
+    // A visit opened without a deadline (opted out, or a kind without one) has none.
+    succeed(second, "ask", 1);
+    expect(
+      saved(h.store.startNodeVisit(second, { path: "next", visit: 1, nodeKind: "shell", timeoutMs: null })),
+    ).not.toHaveProperty("deadline");
+    expect(h.store.listRunSteps(RUN)[1]).toMatchObject({ deadlineAt: null, timeoutMs: null });
+  });
+
+  it("refuses a deadline outside 1 ms to 7 days and saves nothing", () => {
+    const fence = runningRun(h.store, RUN);
+    for (const timeoutMs of [0, -1, 1.5, 8 * 24 * 60 * 60_000]) {
+      expectStoreError(
+        () => h.store.startNodeVisit(fence, { path: "ask", visit: 1, nodeKind: "agent", timeoutMs }),
+        "invalid_record",
+      );
+    }
+    expect(h.store.listRunSteps(RUN)).toEqual([]);
+  });
+
   it("keeps the visit number and increments the attempt when a crash retries an unfinished visit", () => {
     const first = runningRun(h.store, RUN);
     startVisit(first, "build", 1);

@@ -17,3 +17,18 @@ export function formatAge(at: number, now: number): string {
   if (seconds < 86_400) return `${Math.floor(seconds / 3_600)}h ago`;
   return `${Math.floor(seconds / 86_400)}d ago`;
 }
+
+/**
+ * What is left of a running step's saved deadline: `4m12s left`, `past its deadline`; "" without one.
+ * Without `now` (a live line that is not redrawn every second) it names the local clock time instead:
+ * `due 14:05:09`.
+ */
+export function formatTimeLeft(deadlineAt: number | null | undefined, now: number | undefined): string {
+  if (deadlineAt === null || deadlineAt === undefined) return "";
+  if (now === undefined) {
+    const at = new Date(deadlineAt);
+    const two = (n: number) => String(n).padStart(2, "0");
+    return `due ${two(at.getHours())}:${two(at.getMinutes())}:${two(at.getSeconds())}`;
+  }
+  return deadlineAt > now ? `${formatDuration(deadlineAt - now)} left` : "past its deadline";
+}

@@ -2,7 +2,7 @@ export { ANSWERED_BY_WORDS, answerExample, quotedExample } from "./answer-exampl
 export { describeConflict } from "./conflict.js";
 export type { FlowEntry, MountManifest, MountView } from "./flow.js";
 export { activePath, enclosingMounts, flowEntries, flowOrder, mountView } from "./flow.js";
-export { formatAge, formatDuration } from "./format.js";
+export { formatAge, formatDuration, formatTimeLeft } from "./format.js";
 export type { BoxGlyphs, Glyphs } from "./glyphs.js";
 export {
   ASCII_GLYPHS,

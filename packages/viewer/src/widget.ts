@@ -2,7 +2,7 @@ import { visibleWidth } from "@earendil-works/pi-tui";
 import type { NodeView, RunView } from "@piw/protocol";
 import { ANSWERED_BY_WORDS, quotedExample } from "./answer-example.js";
 import { activePath, type FlowEntry, flowEntries } from "./flow.js";
-import { formatDuration } from "./format.js";
+import { formatDuration, formatTimeLeft } from "./format.js";
 import { detectGlyphs, type Glyphs } from "./glyphs.js";
 import { clipToWidth } from "./text-width.js";
 import { plainTheme, type Theme } from "./theme.js";
@@ -27,6 +27,7 @@ interface Timed {
   visits: number;
   startedAt: number | null;
   finishedAt: number | null;
+  deadlineAt?: number | null | undefined;
 }
 
 /** `#2  1.4s`, `#1  running 3.0s`, `#1  failed: timeout` — empty for an unvisited node. */
@@ -40,6 +41,7 @@ function timingText(item: Timed & { errorCode?: string | null; attempt?: number 
         ? "running"
         : `running ${formatDuration(now - item.startedAt)}`,
     );
+    if (item.deadlineAt) parts.push(formatTimeLeft(item.deadlineAt, now));
   } else if (item.startedAt !== null && item.finishedAt !== null) {
     parts.push(formatDuration(item.finishedAt - item.startedAt));
   }

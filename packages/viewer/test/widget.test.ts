@@ -76,6 +76,27 @@ describe("renderWidgetLines", () => {
     expect(renderWidgetLines(view, { width: 60, now: 2_510 })[1]).toBe("›▶ $ echo   #1  running 1.5s");
   });
 
+  it("shows the time left on a running step from its saved deadline", () => {
+    let view = runViewOf(hello);
+    view = withNode(view, "echo", {
+      state: "running",
+      visits: 1,
+      attempt: 1,
+      startedAt: 1_000,
+      deadlineAt: 1_000 + 5 * 60_000,
+    });
+    expect(renderWidgetLines(view, { width: 60, now: 61_000 })[1]).toBe(
+      "›▶ $ echo   #1  running 1m00s  4m00s left",
+    );
+    expect(renderWidgetLines(view, { width: 60, now: 400_000 })[1]).toBe(
+      "›▶ $ echo   #1  running 6m39s  past its deadline",
+    );
+    // A live widget without a clock names when the deadline passes instead of a count that goes stale.
+    expect(renderWidgetLines(view, { width: 60 })[1]).toMatch(
+      /^›▶ \$ echo {3}#1 {2}running {2}due \d\d:\d\d:\d\d$/,
+    );
+  });
+
   it("shows failures with their error code and retries with their attempt", () => {
     let view = runViewOf(hello, { status: "failed", outcome: "failed", finishedAt: 2_000 });
     view = withNode(view, "greet", {

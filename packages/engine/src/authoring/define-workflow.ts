@@ -1,7 +1,7 @@
 import type { ZodType, z } from "zod";
 import type { ScopeContext } from "../compiler/compiled-workflow.js";
 import type { DecisionEdge, GotoEdge, RouteEdge, WorkflowEdge } from "./edges.js";
-import type { NodeOutput, WorkflowNode } from "./node-specs.js";
+import type { NodeOutput, TimeoutOption, WorkflowNode } from "./node-specs.js";
 
 /** Type-only markers; never set at run time. */
 declare const acceptedInput: unique symbol;
@@ -28,6 +28,7 @@ export interface WorkflowDefinition<Name extends string = string, In = never, X 
   readonly edges: Readonly<Record<string, WorkflowEdge>>;
   readonly presentationPrompt?: string;
   readonly maxSteps: number;
+  readonly defaults?: WorkflowDefaults;
   readonly [acceptedInput]?: (input: In) => void;
 }
 
@@ -114,6 +115,13 @@ export interface WorkflowSpec<
   presentationPrompt?: string;
   /** Bound on node visits per run, so that a loop cannot run forever; default 1000. */
   maxSteps?: number;
+  /** Settings for this workflow's nodes that set none themselves: the deadline of each kind. */
+  defaults?: WorkflowDefaults;
+}
+
+/** A workflow's defaults for its own nodes (not those of included workflows, which have their own). */
+export interface WorkflowDefaults {
+  timeoutMs?: { agent?: TimeoutOption; shell?: TimeoutOption; action?: TimeoutOption };
 }
 
 /** Declare a workflow graph. Nothing is checked here beyond types: `compileWorkflow` reports problems. */

@@ -9,12 +9,14 @@ export type {
 export type {
   IncludeInput,
   IncludeOptions,
+  WorkflowDefaults,
   WorkflowDefinition,
   WorkflowEdges,
   WorkflowInclude,
   WorkflowSpec,
 } from "./define-workflow.js";
 export { DEFAULT_EXIT, DEFAULT_MAX_STEPS, defineWorkflow, includeWorkflow } from "./define-workflow.js";
+export { DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS } from "../compiler/deadlines.js";
 export type { DecisionEdge, GotoEdge, RouteEdge, WorkflowEdge } from "./edges.js";
 export { decisionEdge } from "./edges.js";
 export type {
@@ -29,6 +31,7 @@ export type {
   NodeText,
   NotifyNode,
   ShellExec,
+  TimeoutOption,
   ShellNode,
   ShellOptions,
   WorkflowNode,

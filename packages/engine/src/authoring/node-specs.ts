@@ -11,6 +11,12 @@ declare const outputType: unique symbol;
  */
 type ContextFn<I, R> = { bivariant(ctx: NodeContext<I>): R }["bivariant"];
 
+/**
+ * A node's deadline in ms: a fixed length, `null` for none, or a function of the node's input,
+ * evaluated once when the visit opens (the deadline is saved, so a resumed visit keeps it).
+ */
+export type TimeoutOption<I = unknown> = number | null | { bivariant(input: I): number | null }["bivariant"];
+
 /** A static text, or one computed from the node's context when it runs. */
 export type NodeText<I = unknown> = string | ContextFn<I, string>;
 
@@ -27,7 +33,7 @@ export interface AgentNode<I = unknown, O = unknown> extends NodeBase<O> {
   readonly prompt: NodeText<I>;
   readonly output: ZodType<O>;
   validate?(output: O, ctx: NodeContext<I>): string | undefined;
-  readonly timeoutMs?: number;
+  readonly timeoutMs?: TimeoutOption<I>;
   readonly statusDetail?: NodeText<I>;
 }
 
@@ -39,6 +45,7 @@ export interface ComputeNode<I = unknown, O = unknown> extends NodeBase<O> {
 export interface ActionNode<I = unknown, O = unknown> extends NodeBase<O> {
   readonly kind: "action";
   run(ctx: ActionContext<I>): O | Promise<O>;
+  readonly timeoutMs?: TimeoutOption<I>;
 }
 
 export interface ShellNode<I = unknown, O = unknown> extends NodeBase<O> {
@@ -47,7 +54,7 @@ export interface ShellNode<I = unknown, O = unknown> extends NodeBase<O> {
   parse?(stdout: string, ctx: NodeContext<I>): O;
   readonly cwd?: string;
   readonly env?: Readonly<Record<string, string>>;
-  readonly timeoutMs?: number;
+  readonly timeoutMs?: TimeoutOption<I>;
 }
 
 export interface NotifyNode<I = unknown> extends NodeBase<undefined> {
@@ -92,7 +99,7 @@ export interface AgentOptions<I, S extends ZodType> extends TitleOption {
   prompt: NodeText<I>;
   output: S;
   validate?: (output: z.output<S>, ctx: NodeContext<I>) => string | undefined;
-  timeoutMs?: number;
+  timeoutMs?: TimeoutOption<I>;
   statusDetail?: NodeText<I>;
 }
 
@@ -112,7 +119,7 @@ export function compute<I = unknown, O = unknown>(
 
 /** Side effects, only through `ctx.effects` so that a retry adopts what already happened. */
 export function action<I = unknown, O = unknown>(
-  options: TitleOption & { run: (ctx: ActionContext<I>) => O },
+  options: TitleOption & { run: (ctx: ActionContext<I>) => O; timeoutMs?: TimeoutOption<I> },
 ): ActionNode<I, Awaited<O>> {
   return { kind: "action", ...options } as ActionNode<I, Awaited<O>>;
 }
@@ -122,7 +129,7 @@ export interface ShellOptions<I, O> extends TitleOption {
   parse?: (stdout: string, ctx: NodeContext<I>) => O;
   cwd?: string;
   env?: Record<string, string>;
-  timeoutMs?: number;
+  timeoutMs?: TimeoutOption<I>;
 }
 
 /** Runs a command; the output is `parse(stdout)`, or stdout itself without `parse`. */

@@ -7,6 +7,7 @@ import {
 import type { WorkflowNode } from "../authoring/node-specs.js";
 import type { CompileProblem } from "./compile-error.js";
 import { compileNode, isZodSchema } from "./compile-node.js";
+import { workflowTimeoutDefaults } from "./deadlines.js";
 import type { CompiledNode } from "./compiled-workflow.js";
 import { fieldName, unknownFields } from "./known-fields.js";
 import { joinPath, localNameProblem, workflowNameProblem } from "./names.js";
@@ -56,6 +57,9 @@ function visitScope(tree: CollectedTree, visiting: PendingScope): PendingScope[]
   const nameProblem = workflowNameProblem(definition.name);
   if (nameProblem !== undefined) problems.push({ path: at("name"), message: nameProblem });
   checkWorkflowFields(definition, path, problems);
+  const timeoutDefaults = workflowTimeoutDefaults(definition.defaults, (field, message) =>
+    problems.push({ path: at(field), message }),
+  );
 
   const nodes = recordOf(definition.nodes) ?? {};
   const includes = recordOf(definition.includes) ?? {};
@@ -98,7 +102,7 @@ function visitScope(tree: CollectedTree, visiting: PendingScope): PendingScope[]
   for (const [name, spec] of Object.entries(nodes)) {
     if (!claim(name, "node")) continue;
     const place = { path: joinPath(path, name), name, scope: path };
-    const compiled = compileNode(spec as WorkflowNode, place, problems);
+    const compiled = compileNode(spec as WorkflowNode, place, problems, timeoutDefaults);
     nodeNames.add(name);
     if (compiled !== undefined) tree.nodes.set(place.path, compiled);
     const kind = (spec as Fields | undefined)?.kind;
@@ -193,6 +197,7 @@ const WORKFLOW_FIELDS: readonly (keyof WorkflowDefinition & string)[] = [
   "edges",
   "presentationPrompt",
   "maxSteps",
+  "defaults",
 ];
 const INCLUDE_FIELDS: readonly (keyof WorkflowInclude & string)[] = ["kind", "workflow", "title", "input"];
 

@@ -5,6 +5,7 @@ import { answerCheckOf } from "./answer-check-of.js";
 import type { CompileProblem } from "./compile-error.js";
 import type { CompiledNode, NodeContext, ShellCommand } from "./compiled-workflow.js";
 import { type JsonSchema, jsonSchemaOf } from "./json-schema-of.js";
+import { compileTimeout, type TimedNodeKind } from "./deadlines.js";
 import { fieldName, unknownFields } from "./known-fields.js";
 
 /** Where a node sits: what every problem about it is reported against. */
@@ -83,13 +84,6 @@ function answeredByOf(value: unknown, problem: Check): AnsweredBy {
   return "human";
 }
 
-function optionalTimeout(value: unknown, problem: Check): number | undefined {
-  if (value === undefined) return undefined;
-  if (typeof value === "number" && Number.isInteger(value) && value > 0) return value;
-  problem("timeoutMs must be a positive integer");
-  return undefined;
-}
-
 /** Normalizes `exec` (argv array or `{ shell }`); undefined when it is neither. */
 export function shellCommandOf(exec: unknown): ShellCommand | undefined {
   if (Array.isArray(exec)) {
@@ -155,7 +149,7 @@ type FieldsOf<K extends NodeKindName> = readonly (keyof Extract<WorkflowNode, { 
 const NODE_FIELDS: { [K in NodeKindName]: FieldsOf<K> } = {
   agent: ["kind", "title", "prompt", "output", "validate", "timeoutMs", "statusDetail"],
   compute: ["kind", "title", "run"],
-  action: ["kind", "title", "run"],
+  action: ["kind", "title", "run", "timeoutMs"],
   shell: ["kind", "title", "exec", "parse", "cwd", "env", "timeoutMs"],
   notify: ["kind", "title", "message"],
   checkpoint: ["kind", "title", "prompt", "answer", "answeredBy"],
@@ -175,7 +169,8 @@ function checkNodeFields(fields: Fields, problem: Check): void {
     const takers = (Object.keys(NODE_FIELDS) as NodeKindName[]).filter((k) =>
       (NODE_FIELDS[k] as readonly string[]).includes(field),
     );
-    const elsewhere = takers.length > 0 ? `; only ${takers.join(" and ")} nodes take it` : "";
+    const named = takers.length > 1 ? `${takers.slice(0, -1).join(", ")} and ${takers.at(-1)}` : takers[0];
+    const elsewhere = takers.length > 0 ? `; only ${named} nodes take it` : "";
     const options = allowed.filter((f) => f !== "kind").join(", ");
     problem(`${kind} nodes have no option ${fieldName(field)}${elsewhere} (${kind} takes: ${options})`);
   }
@@ -189,6 +184,7 @@ export function compileNode(
   spec: WorkflowNode,
   place: NodePlace,
   problems: CompileProblem[],
+  defaults: TimeoutDefaults = {},
 ): CompiledNode | undefined {
   const before = problems.length;
   const problem: Check = (message) => problems.push({ path: place.path, message });
@@ -197,11 +193,19 @@ export function compileNode(
   if (typeof title !== "string") problem("title must be a string");
   const base = { ...place, title: typeof title === "string" ? title : place.name };
   checkNodeFields(fields, problem);
-  const built = buildNode(fields, base, problem);
+  const built = buildNode(fields, base, problem, defaults);
   return problems.length === before ? built : undefined;
 }
 
-function buildNode(f: Fields, base: NodePlace & { title: string }, problem: Check): CompiledNode | undefined {
+/** A workflow's `defaults.timeoutMs`, checked: what a node of each kind gets when it sets none. */
+export type TimeoutDefaults = Partial<Record<TimedNodeKind, unknown>>;
+
+function buildNode(
+  f: Fields,
+  base: NodePlace & { title: string },
+  problem: Check,
+  defaults: TimeoutDefaults,
+): CompiledNode | undefined {
   switch (f.kind) {
     case "agent": {
       const prompt = textFn(f.prompt, "prompt", problem);
@@ -211,17 +215,23 @@ function buildNode(f: Fields, base: NodePlace & { title: string }, problem: Chec
         "validate",
         problem,
       );
-      const timeoutMs = optionalTimeout(f.timeoutMs, problem);
+      const timeout = compileTimeout(f.timeoutMs, defaults.agent, "agent", problem);
       const statusDetail = optionalTextFn(f.statusDetail, "statusDetail", problem);
       const outputSchema = jsonSchemaFor(output, "output", problem);
-      if (prompt === undefined || output === undefined || !outputSchema) return undefined;
-      return { kind: "agent", ...base, prompt, output, outputSchema, validate, timeoutMs, statusDetail };
+      if (prompt === undefined || output === undefined || !outputSchema || timeout === undefined) {
+        return undefined;
+      }
+      return { kind: "agent", ...base, prompt, output, outputSchema, validate, timeout, statusDetail };
     }
-    case "compute":
+    case "compute": {
+      const run = requireFunction<(ctx: never) => unknown>(f.run, "run", problem);
+      return run === undefined ? undefined : { kind: "compute", ...base, run };
+    }
     case "action": {
       const run = requireFunction<(ctx: never) => unknown>(f.run, "run", problem);
-      if (run === undefined) return undefined;
-      return f.kind === "compute" ? { kind: "compute", ...base, run } : { kind: "action", ...base, run };
+      const timeout = compileTimeout(f.timeoutMs, defaults.action, "action", problem);
+      if (run === undefined || timeout === undefined) return undefined;
+      return { kind: "action", ...base, run, timeout };
     }
     case "shell": {
       const command = shellCommandFn(f.exec, problem);
@@ -232,10 +242,10 @@ function buildNode(f: Fields, base: NodePlace & { title: string }, problem: Chec
       );
       if (f.cwd !== undefined && typeof f.cwd !== "string") problem("cwd must be a string");
       const env = optionalEnv(f.env, problem);
-      const timeoutMs = optionalTimeout(f.timeoutMs, problem);
-      if (command === undefined) return undefined;
+      const timeout = compileTimeout(f.timeoutMs, defaults.shell, "shell", problem);
+      if (command === undefined || timeout === undefined) return undefined;
       const cwd = typeof f.cwd === "string" ? f.cwd : undefined;
-      return { kind: "shell", ...base, command, parse, cwd, env, timeoutMs };
+      return { kind: "shell", ...base, command, parse, cwd, env, timeout };
     }
     case "notify": {
       const message = textFn(f.message, "message", problem);

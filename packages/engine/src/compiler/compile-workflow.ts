@@ -100,6 +100,11 @@ function parseInput(schema: ZodType | undefined, value: unknown, scope: string):
   throw new ScopeInputError(scope, `${where} does not match its schema: ${issues}`);
 }
 
+/** A deadline setting as the digest sees it: a computed one is "(fn)". */
+function timeoutSetting(value: unknown): unknown {
+  return typeof value === "function" ? "(fn)" : value;
+}
+
 /** The settings of a node that change what it does, beyond the graph: schemas, static texts, limits. */
 function nodeSettings(spec: WorkflowNode): unknown {
   const text = (value: unknown) =>
@@ -110,7 +115,7 @@ function nodeSettings(spec: WorkflowNode): unknown {
         prompt: text(spec.prompt),
         output: schemaJson(spec.output),
         validate: spec.validate !== undefined,
-        timeoutMs: spec.timeoutMs,
+        timeoutMs: timeoutSetting(spec.timeoutMs),
         statusDetail: text(spec.statusDetail),
       };
     case "checkpoint":
@@ -121,14 +126,15 @@ function nodeSettings(spec: WorkflowNode): unknown {
         parse: spec.parse !== undefined,
         cwd: spec.cwd,
         env: spec.env,
-        timeoutMs: spec.timeoutMs,
+        timeoutMs: timeoutSetting(spec.timeoutMs),
       };
     case "notify":
       return { message: text(spec.message) };
     case "decision":
       return { choices: spec.choices };
-    case "compute":
     case "action":
+      return { timeoutMs: timeoutSetting(spec.timeoutMs) };
+    case "compute":
       return {};
     default:
       return spec satisfies never;

@@ -1,5 +1,6 @@
 import type { AnswerCheck, AnsweredBy } from "@piw/protocol";
 import type { ZodType } from "zod";
+import type { NodeTimeout } from "./deadlines.js";
 import type { GraphManifest } from "./graph-manifest.js";
 import type { JsonSchema } from "./json-schema-of.js";
 
@@ -51,6 +52,8 @@ export interface CompiledComputeNode extends CompiledNodeBase {
 export interface CompiledActionNode extends CompiledNodeBase {
   kind: "action";
   run(ctx: ActionContext): Promise<unknown> | unknown;
+  /** The deadline of each visit; `timeoutAtStart` turns it into a length when the visit opens. */
+  timeout: NodeTimeout;
 }
 
 export interface CompiledShellNode extends CompiledNodeBase {
@@ -60,7 +63,8 @@ export interface CompiledShellNode extends CompiledNodeBase {
   parse?(stdout: string, ctx: NodeContext): unknown;
   cwd?: string;
   env?: Record<string, string>;
-  timeoutMs?: number;
+  /** The deadline of each visit; `timeoutAtStart` turns it into a length when the visit opens. */
+  timeout: NodeTimeout;
 }
 
 export interface CompiledNotifyNode extends CompiledNodeBase {
@@ -88,7 +92,8 @@ export interface CompiledAgentNode extends CompiledNodeBase {
   outputSchema: JsonSchema;
   /** Returns a message saying what is wrong with a schema-valid output, or undefined to accept it. */
   validate?(output: unknown, ctx: NodeContext): string | undefined;
-  timeoutMs?: number;
+  /** The deadline of each visit; `timeoutAtStart` turns it into a length when the visit opens. */
+  timeout: NodeTimeout;
   statusDetail?(ctx: NodeContext): string;
 }
 

@@ -9,6 +9,7 @@ import type { CompiledWorkflow } from "../compiler/compiled-workflow.js";
 import { describeIssues } from "../compiler/schema-issues.js";
 import { expectSaved, FenceLost, NodeFailure, RunParked, ValueTooLarge } from "./execution-signals.js";
 import { nodeContextFor, runNode, tooLarge } from "./node-runner.js";
+import { visitTimeoutMs } from "./visit-deadline.js";
 import type { RunPort } from "./run-port.js";
 import { rebuildPosition } from "./run-position.js";
 import { type DebugLog, toSafeError } from "./safe-failure.js";
@@ -140,7 +141,12 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecutionOutc
           }
           const opened = expectSaved(
             opening ??
-              (await port.startNodeVisit({ path: next.path, visit: next.visit, nodeKind: node.kind })),
+              (await port.startNodeVisit({
+                path: next.path,
+                visit: next.visit,
+                nodeKind: node.kind,
+                ...timeoutField(visitTimeoutMs(workflow, node, snapshot.input, position.outputsByPath)),
+              })),
           );
           opening = undefined;
           if (opened.status === "running" && opened.attempt === 1) {
@@ -169,6 +175,7 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecutionOutc
                   port,
                   visit: next.visit,
                   attempt: opened.attempt,
+                  deadline: opened.deadline ?? null,
                   runId: snapshot.runId,
                   runInput: snapshot.input,
                   outputsByPath: position.outputsByPath,
@@ -190,7 +197,13 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecutionOutc
                 const advanced = expectSaved(
                   await port.advanceNodeVisit({
                     finish,
-                    start: { ...following, nodeKind: followingNode.kind },
+                    start: {
+                      ...following,
+                      nodeKind: followingNode.kind,
+                      ...timeoutField(
+                        visitTimeoutMs(workflow, followingNode, snapshot.input, position.outputsByPath),
+                      ),
+                    },
                   }),
                 );
                 opening = advanced.started;
@@ -235,4 +248,9 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecutionOutc
       );
     throw error;
   }
+}
+
+/** The start's `timeoutMs`, only for kinds that have a deadline (the field is optional on the wire). */
+function timeoutField(timeoutMs: number | null | undefined): { timeoutMs?: number | null } {
+  return timeoutMs === undefined ? {} : { timeoutMs };
 }

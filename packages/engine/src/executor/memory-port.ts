@@ -27,6 +27,7 @@ import {
   type SettleEffect,
   type StartNodeVisit,
   type Transition,
+  type VisitDeadline,
 } from "@piw/protocol";
 import { AgentEventQueue } from "./agent-event-queue.js";
 import type { AgentEvent, RunPort, SubmissionVerdict } from "./run-port.js";
@@ -55,6 +56,8 @@ export class MemoryRunPort implements RunPort {
   parkedReason: RecoveryReason | null = null;
   pauseRequested = false;
   readonly visits: SavedVisit[] = [];
+  /** Each visit's deadline, fixed when it first opened, as the store keeps it. */
+  private readonly deadlines = new Map<string, VisitDeadline | null>();
   readonly effects = new Map<string, MemoryEffect>();
   readonly messages: EnqueueMessage[] = [];
   readonly verdicts: SubmissionVerdict[] = [];
@@ -143,7 +146,14 @@ export class MemoryRunPort implements RunPort {
     if (this.pauseRequested) return this.park(PAUSED_AT_NODE_BOUNDARY);
     if (existing) {
       existing.attempt += 1;
-      return applied({ status: "running", path: req.path, visit: req.visit, attempt: existing.attempt });
+      const deadline = this.deadlines.get(`${req.path}:${req.visit}`) ?? null;
+      return applied({
+        status: "running",
+        path: req.path,
+        visit: req.visit,
+        attempt: existing.attempt,
+        ...(deadline ? { deadline } : {}),
+      });
     }
     this.visits.push({
       path: req.path,
@@ -153,7 +163,16 @@ export class MemoryRunPort implements RunPort {
       status: "running",
       nextPath: null,
     });
-    return applied({ status: "running", path: req.path, visit: req.visit, attempt: 1 });
+    const deadline =
+      req.timeoutMs == null ? null : { timeoutMs: req.timeoutMs, at: Date.now() + req.timeoutMs };
+    this.deadlines.set(`${req.path}:${req.visit}`, deadline);
+    return applied({
+      status: "running",
+      path: req.path,
+      visit: req.visit,
+      attempt: 1,
+      ...(deadline ? { deadline } : {}),
+    });
   }
 
   async finishNodeVisit(req: FinishNodeVisit): Promise<Transition<NodeVisitState>> {

@@ -3,6 +3,7 @@ import {
   type NodeVisitResult,
   type SafeError,
   safeError,
+  type VisitDeadline,
   visitMessageId,
 } from "@piw/protocol";
 import type {
@@ -25,6 +26,8 @@ export interface NodeRun {
   runId: string;
   visit: number;
   attempt: number;
+  /** The visit's saved deadline (null: none); the timer runs for what is left of it. */
+  deadline: VisitDeadline | null;
   runInput: unknown;
   outputsByPath: ReadonlyMap<string, unknown>;
   signal: AbortSignal;
@@ -132,28 +135,23 @@ function effectsFor(run: NodeRun): ActionContext["effects"] {
   };
 }
 
-/** Run `work` under the node's timeout; the node's signal aborts on timeout or cancel. */
-async function withTimeout<T>(
-  run: NodeRun,
-  timeoutMs: number | undefined,
-  work: (signal: AbortSignal) => Promise<T>,
-): Promise<T> {
+/** Run `work` until the visit's saved deadline; the node's signal aborts on timeout or cancel. */
+async function withDeadline<T>(run: NodeRun, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const { deadline } = run;
   const controller = new AbortController();
   const onCancel = () => controller.abort(run.signal.reason);
   run.signal.addEventListener("abort", onCancel, { once: true });
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    if (timeoutMs === undefined) return;
-    timer = setTimeout(() => {
-      controller.abort(new Error("timeout"));
-      reject(
-        new NodeFailure(
-          "node_timed_out",
-          `Node ${run.node.path} ran past its ${timeoutMs} ms timeout.`,
-          true,
-        ),
-      );
-    }, timeoutMs);
+    if (deadline === null) return;
+    // A reopened visit (after a crash or a resume) gets only what is left of its first deadline.
+    timer = setTimeout(
+      () => {
+        controller.abort(new Error("timeout"));
+        reject(new NodeFailure("node_timed_out", timedOutMessage(run.node.path, deadline.timeoutMs), true));
+      },
+      Math.max(0, deadline.at - Date.now()),
+    );
   });
   try {
     return await Promise.race([work(controller.signal), timeout]);
@@ -341,8 +339,9 @@ export function tooLarge(path: string, error: ValueTooLarge): SafeError {
   return safeError("output_too_large", `A value of ${path} is too large to save: ${error.message}`);
 }
 
-function timeoutOf(node: CompiledNode): number | undefined {
-  return node.kind === "shell" || node.kind === "agent" ? node.timeoutMs : undefined;
+/** The saved reason of a visit that ran past its deadline; the host repeats it to a late submit. */
+function timedOutMessage(path: string, timeoutMs: number): string {
+  return `Step ${path} timed out after ${timeoutMs} ms.`;
 }
 
 /** "Compute node review/check": how a saved error names the node whose code threw. */
@@ -353,7 +352,7 @@ function nodeSubject(node: CompiledNode): string {
 /** Run one open visit and say how it ended. Stops (throws) only for a lost fence or a park. */
 export async function runNode(run: NodeRun): Promise<NodeVisitResult> {
   try {
-    const output = toJson(await withTimeout(run, timeoutOf(run.node), (signal) => produce(run, signal)));
+    const output = toJson(await withDeadline(run, (signal) => produce(run, signal)));
     // A checkpoint stops the run; its successor is chosen by the continuation, from the accepted answer.
     if (run.node.kind === "checkpoint") return { status: "succeeded", output, next: null };
     const target = run.workflow.next(run.node.path, output);

@@ -1,0 +1,84 @@
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { type Sandbox, sandbox, type TestClient, writeWorkflow } from "../host-fixture.js";
+import { HostProcess, idle, readState, settledView } from "./fault-fixture.js";
+
+const TIMEOUT_MS = 3_000;
+
+/** A step that makes progress, then an action that is killed at its first effect and waits forever after. */
+const DEADLINE_FLOW = `import { action, compute, defineWorkflow } from "piw";
+
+export default defineWorkflow({
+  name: "deadline",
+  startAt: "prepare",
+  nodes: {
+    prepare: compute({ run: () => 1 }),
+    slow: action({
+      timeoutMs: ${TIMEOUT_MS},
+      run: async ({ effects }) => {
+        await effects.idempotent("mark", {}, () => true);
+        await new Promise((resolve) => setTimeout(resolve, 120_000));
+        return "never";
+      },
+    }),
+  },
+  edges: { prepare: { to: "slow" }, slow: { to: "done" } },
+});
+`;
+
+let box: Sandbox;
+let host: HostProcess | undefined;
+let client: TestClient | undefined;
+beforeEach(() => {
+  box = sandbox();
+});
+afterEach(async () => {
+  client?.close();
+  await host?.kill9();
+  host = undefined;
+  box.cleanup();
+});
+
+describe("a node deadline across a killed worker", () => {
+  it("keeps the deadline saved when the visit first opened, and the relaunched visit times out at it", async () => {
+    host = await HostProcess.start(box, {
+      PIW_WORKER_CRASH_AT: "before-effect-reserve",
+      PIW_WORKER_CRASH_ONCE_FILE: join(box.dir, "crashed-once"),
+    });
+    const c = await host.connect();
+    client = c;
+    const flow = await writeWorkflow(box, "deadline", DEADLINE_FLOW);
+    const reserved = await c.call("runs.reserve", flow.reserve(null));
+    if (reserved.kind !== "applied") throw new Error(JSON.stringify(reserved));
+    const { runId } = reserved.value;
+    const view = await settledView(c, runId);
+    await idle(c);
+    expect(host.log()).toContain("PIW_WORKER_CRASH_AT=before-effect-reserve: killing myself");
+    expect(view).toMatchObject({ status: "failed", outcome: "timed_out", error: { code: "node_timed_out" } });
+    c.close();
+    client = undefined;
+    await host.stop();
+    host = undefined;
+
+    const { step, started, retried } = readState(box, (store) => {
+      const events = store.listRunEvents(runId);
+      return {
+        step: store.listRunSteps(runId).find((s) => s.path === "slow"),
+        started: events.find((e) => e.type === "node.started" && e.path === "slow"),
+        retried: events.find((e) => e.type === "node.retried" && e.path === "slow"),
+      };
+    });
+    // The second worker reopened the visit (attempt 2) later than the first opened it...
+    expect(step).toMatchObject({ status: "timed_out", attempt: 2, timeoutMs: TIMEOUT_MS });
+    expect(started).toBeDefined();
+    expect(retried).toBeDefined();
+    const startedAt = (started as { at: number }).at;
+    const retriedAt = (retried as { at: number }).at;
+    // (A relaunch takes a new worker process: far more than the 2 ms the event and row times may differ.)
+    expect(retriedAt - startedAt).toBeGreaterThan(50);
+    // ...and the deadline is still the first one: first start + timeout, not the relaunch + timeout.
+    const deadlineAt = step?.deadlineAt ?? 0;
+    expect(Math.abs(deadlineAt - (startedAt + TIMEOUT_MS))).toBeLessThanOrEqual(2);
+    expect(deadlineAt).toBeLessThan(retriedAt + TIMEOUT_MS - 40);
+  }, 120_000);
+});

@@ -1,0 +1,116 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Fence } from "@piw/protocol";
+import { RunStore } from "@piw/store";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { buildRunView } from "../src/build-run-view.js";
+
+const RUN = "abort-1";
+const SESSION = "session-1";
+const noWorkers = { acceptedWorker: () => undefined };
+
+let dir: string;
+let store: RunStore;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), "piw-abort-"));
+  store = RunStore.open({ stateDir: join(dir, "state") });
+});
+afterEach(() => {
+  store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function saved<T>(result: { kind: string; value?: T }): T {
+  if (result.kind !== "applied" && result.kind !== "adopted") throw new Error(JSON.stringify(result));
+  return result.value as T;
+}
+
+/** A running run of a Pi session whose agent step's prompt started a turn the host accepted. */
+function openStepTurn(timeoutMs = 60_000): { fence: Fence; requestId: string } {
+  saved(
+    store.reservePreparedRun({
+      runId: RUN,
+      workflowName: "abort",
+      source: { kind: "file", path: "/tmp/abort.workflow.ts", sha256: "a".repeat(64) },
+      definitionDigest: "digest-1",
+      manifest: { nodes: [] },
+      input: null,
+      origin: { kind: "pi", sessionId: SESSION },
+    }),
+  );
+  const claim = saved(store.claimRun({ runId: RUN, claimToken: "claim-1", leaseMs: 30_000 })) as {
+    command: { generation: number };
+  };
+  const fence = { runId: RUN, generation: claim.command.generation, claimToken: "claim-1" };
+  saved(store.markRunning(fence));
+  saved(store.startNodeVisit(fence, { path: "work", visit: 1, nodeKind: "agent", timeoutMs }));
+  const messageId = `msg:${RUN}:work:1:step_prompt`;
+  saved(
+    store.enqueueMessage(fence, {
+      messageId,
+      kind: "step_prompt",
+      path: "work",
+      visit: 1,
+      body: "Do the work.",
+      triggerTurn: true,
+    }),
+  );
+  saved(store.claimMessages({ sessionId: SESSION, claimToken: "deliverer", leaseMs: 10_000 }));
+  saved(store.markMessageDelivered({ messageId }));
+  const requestId = "req-1";
+  const owned = saved(store.startTurn({ sessionId: SESSION, requestId, messageId })) as { owner: string };
+  expect(owned.owner).toBe("workflow");
+  return { fence, requestId };
+}
+
+function view() {
+  const built = buildRunView(store, RUN, noWorkers);
+  if (!built) throw new Error("no view");
+  return built;
+}
+
+describe("the host's decision to abort a step's Pi turn", () => {
+  it("is absent while the step is open and its run is running, and names the deadline once it passed", () => {
+    const { fence, requestId } = openStepTurn(60_000);
+    expect(view().abortTurn).toBeNull();
+    // The running step's view carries its saved deadline, for the time left in status lines.
+    const deadlineAt = store.listRunSteps(RUN)[0]?.deadlineAt;
+    expect(deadlineAt).toBeGreaterThan(Date.now());
+    expect(view().nodes).toMatchObject([{ path: "work", state: "running", deadlineAt }]);
+    saved(
+      store.finishNodeVisit(fence, {
+        path: "work",
+        visit: 1,
+        result: {
+          status: "timed_out",
+          error: { code: "node_timed_out", message: "Step work timed out after 60000 ms." },
+        },
+      }),
+    );
+    expect(view().abortTurn).toEqual({
+      turnId: expect.any(String),
+      requestId,
+      reason: "Step work timed out after 60000 ms.",
+    });
+  });
+
+  it("asks to abort the turn of a cancelled run, and of a paused one", () => {
+    const { requestId } = openStepTurn();
+    saved(store.requestPause({ runId: RUN }));
+    expect(view().abortTurn).toMatchObject({ requestId, reason: `Run ${RUN} was paused during step work.` });
+    saved(store.cancelRun({ runId: RUN }));
+    expect(view().abortTurn).toMatchObject({
+      requestId,
+      reason: `Run ${RUN} was cancelled; step work is over.`,
+    });
+  });
+
+  it("stops asking once the turn has ended", () => {
+    const { requestId } = openStepTurn();
+    saved(store.requestPause({ runId: RUN }));
+    expect(view().abortTurn).not.toBeNull();
+    saved(store.endTurn({ sessionId: SESSION, requestId, reason: "aborted" }));
+    expect(view().abortTurn).toBeNull();
+  });
+});
