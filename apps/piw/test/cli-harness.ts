@@ -206,7 +206,8 @@ export function spawnPiwInTerminal(home: string, args: string[], options: PiwOpt
   return spawnInTerminal(home, `exec ${cliCommand(args)}`, options);
 }
 
-const cliCommand = (args: string[]) => [process.execPath, "--import", tsx, cliEntry, ...args].map(quote).join(" ");
+const cliCommand = (args: string[]) =>
+  [process.execPath, "--import", tsx, cliEntry, ...args].map(quote).join(" ");
 
 function spawnInTerminal(home: string, command: string, options: PiwOptions): ChildProcess {
   return spawn("script", ["-qfec", command, "/dev/null"], {
@@ -220,7 +221,11 @@ function spawnInTerminal(home: string, command: string, options: PiwOptions): Ch
  * The real CLI with a controlling terminal (a pseudo-terminal, as a person's), its stdout and stderr
  * still plain files: the same output as `piw`, for `piw answer`, which runs only from a terminal.
  */
-export async function piwAtTerminal(home: string, args: string[], options: PiwOptions = {}): Promise<PiwResult> {
+export async function piwAtTerminal(
+  home: string,
+  args: string[],
+  options: PiwOptions = {},
+): Promise<PiwResult> {
   const folder = mkdtempSync(join(tmpdir(), "piw-tty-"));
   const [out, err] = [join(folder, "stdout"), join(folder, "stderr")];
   try {

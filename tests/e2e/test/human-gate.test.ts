@@ -125,7 +125,10 @@ describe("human gates in a real Pi session", () => {
     // Nor can it pass the gate with `piw answer` from its bash tool: that shell has no terminal.
     const piwAnswer = `${process.execPath} ${join(REPO, "apps/piw/dist/main.js")} answer ${runId} '{"approved":true}'`;
     model.reply(
-      whenLastMessageContains("use piw answer", toolCall("bash", { command: `${piwAnswer}; echo "piw-exit=$?"` })),
+      whenLastMessageContains(
+        "use piw answer",
+        toolCall("bash", { command: `${piwAnswer}; echo "piw-exit=$?"` }),
+      ),
     );
     model.reply(whenLastMessageContains("piw-exit=", text("SHELL-REFUSED.")));
     await pi.promptAndSettle("use piw answer from your shell");
