@@ -103,7 +103,8 @@ Pause a starting or running run. The node under way finishes and is saved; the r
   answer: `Usage: piw answer <runId> <json> [options]
 
 Answer the checkpoint a run is waiting at. The answer starts a continuation run that carries the
-run's state forward; piw follows it like piw run.
+run's state forward; piw follows it like piw run. It gives a person's answer, so it runs only
+from a terminal (exit 64 without one, for example from an agent's shell; nothing is sent).
 
 Options:
   --detach     print the continuation's run ID and exit instead of following

@@ -93,6 +93,8 @@ export interface PiwOptions {
   env?: NodeJS.ProcessEnv;
   /** The folder piw runs in; default the repository. */
   cwd?: string;
+  /** Start it in a new session, without a controlling terminal (like an agent's shell tool). */
+  detached?: boolean;
 }
 
 export function spawnPiw(home: string, args: string[], options: PiwOptions = {}): ChildProcess {
@@ -100,6 +102,8 @@ export function spawnPiw(home: string, args: string[], options: PiwOptions = {})
     cwd: options.cwd ?? repo,
     env: piwEnv(home, options.env ?? {}),
     stdio: ["ignore", "pipe", "pipe"],
+    // In a new session without a controlling terminal, as Pi's bash tool runs a command.
+    detached: options.detached === true,
   });
 }
 
@@ -199,12 +203,38 @@ const quote = (arg: string) => `'${arg.replaceAll("'", `'\\''`)}'`;
  * whatever the CLI returned. `exec` makes the CLI the shell's own process under any shell.
  */
 export function spawnPiwInTerminal(home: string, args: string[], options: PiwOptions = {}): ChildProcess {
-  const command = `exec ${[process.execPath, "--import", tsx, cliEntry, ...args].map(quote).join(" ")}`;
+  return spawnInTerminal(home, `exec ${cliCommand(args)}`, options);
+}
+
+const cliCommand = (args: string[]) =>
+  [process.execPath, "--import", tsx, cliEntry, ...args].map(quote).join(" ");
+
+function spawnInTerminal(home: string, command: string, options: PiwOptions): ChildProcess {
   return spawn("script", ["-qfec", command, "/dev/null"], {
     cwd: options.cwd ?? repo,
     env: { ...piwEnv(home, options.env ?? {}), SHELL: "/bin/sh" },
     stdio: ["pipe", "pipe", "pipe"],
   });
+}
+
+/**
+ * The real CLI with a controlling terminal (a pseudo-terminal, as a person's), its stdout and stderr
+ * still plain files: the same output as `piw`, for `piw answer`, which runs only from a terminal.
+ */
+export async function piwAtTerminal(
+  home: string,
+  args: string[],
+  options: PiwOptions = {},
+): Promise<PiwResult> {
+  const folder = mkdtempSync(join(tmpdir(), "piw-tty-"));
+  const [out, err] = [join(folder, "stdout"), join(folder, "stderr")];
+  try {
+    const child = spawnInTerminal(home, `exec ${cliCommand(args)} >${quote(out)} 2>${quote(err)}`, options);
+    const { code } = await collect(child);
+    return { code, stdout: readFileSync(out, "utf8"), stderr: readFileSync(err, "utf8") };
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
+  }
 }
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: matching terminal escapes is the point.

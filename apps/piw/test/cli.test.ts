@@ -12,6 +12,7 @@ import {
   makeHome,
   makeProject,
   piw,
+  piwAtTerminal,
   piwInProcess,
   repo,
   runIdIn,
@@ -212,7 +213,9 @@ describe("piw with a host", () => {
         ["cancel", "nope-123"],
         ["answer", "nope-123", "{}"],
       ];
-      const results = await Promise.all(attempts.map((args) => piw(home, args)));
+      // `piw answer` runs only from a terminal, as a person's.
+      const run = (args: string[]) => (args[0] === "answer" ? piwAtTerminal(home, args) : piw(home, args));
+      const results = await Promise.all(attempts.map(run));
       for (const [i, args] of attempts.entries()) {
         const result = results[i] ?? { code: null, stderr: "" };
         expect(result.code, args.join(" ")).toBe(1);
@@ -252,15 +255,15 @@ describe("piw with a host", () => {
         },
       });
 
-      const badAnswer = await piw(home, ["answer", runId, "{approved"]);
+      const badAnswer = await piwAtTerminal(home, ["answer", runId, "{approved"]);
       expect(badAnswer.code).toBe(64);
 
-      const wrongShape = await piw(home, ["answer", runId, '{"approved": "yes"}']);
+      const wrongShape = await piwAtTerminal(home, ["answer", runId, '{"approved": "yes"}']);
       expect(wrongShape.code).toBe(64);
       expect(wrongShape.stderr).toContain("approved");
       // The host refused it before saving anything (the CLI no longer checks answers itself).
       expect(wrongShape.stderr).toContain("Nothing was saved");
-      const answered = await piw(home, ["answer", runId, '{"approved": true}']);
+      const answered = await piwAtTerminal(home, ["answer", runId, '{"approved": true}']);
       expect(answered.stderr).toBe("");
       expect(answered.code).toBe(0);
       expect(answered.stdout).toContain(`continuing ${runId} as run`);

@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { RunSummary } from "@piw/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cleanUp, hostPid, isAlive, makeHome, piw, runIdIn } from "./cli-harness.js";
+import { cleanUp, hostPid, isAlive, makeHome, piw, piwAtTerminal, runIdIn } from "./cli-harness.js";
 
 // The real CLI, preflight child, host and worker, from source. Workflow code must never run inside
 // `piw` itself: whatever it does at import (exit, throw, loop, print) ends or stalls only the child.
@@ -177,7 +177,7 @@ describe("piw preflight runs workflow code in a child process with a time limit"
       const runId = runIdIn(waiting.stdout);
       // The file now exits at import: if piw loaded it to check the answer, piw itself would end.
       write("asks", workflow("asks", "process.exit(0);"));
-      const wrong = await piw(home, ["answer", runId, '{"ok":"yes"}'], { cwd: project });
+      const wrong = await piwAtTerminal(home, ["answer", runId, '{"ok":"yes"}'], { cwd: project });
       expect(wrong.code).toBe(64);
       expect(wrong.stderr).toContain("ok");
       const list = await piw(home, ["list", "--json"]);

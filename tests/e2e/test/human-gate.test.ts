@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { lastMessageText, text, toolCall, whenLastMessageContains } from "../src/fake-model.ts";
 import type { RpcRecord } from "../src/pi-session.ts";
-import { type PiwWorld, queuedRunId, startPiwWorld } from "../src/piw-fixture.ts";
+import { join } from "node:path";
+import { type PiwWorld, queuedRunId, REPO, startPiwWorld } from "../src/piw-fixture.ts";
 
 /** A plan, a gate only a person may pass (the default), then the change is applied. */
 const SHIP = `import { checkpoint, compute, defineWorkflow, type NodeContext } from "piw";
@@ -66,7 +67,7 @@ function isNotice(needle: string): (event: RpcRecord) => boolean {
 }
 
 describe("human gates in a real Pi session", () => {
-  it("refuse the model's answer, even when it claims to be a person; the person's /workflow answer continues the run", async () => {
+  it("refuse the model's answer, even when it claims to be a person or runs piw answer from its shell; the person's /workflow answer continues the run", async () => {
     world = await startPiwWorld({ workflows: { ship: SHIP } });
     const { model, pi } = world;
     model.reply(
@@ -121,6 +122,22 @@ describe("human gates in a real Pi session", () => {
     expect(lastMessageText(refusal as NonNullable<typeof refusal>)).toContain(
       `Checkpoint approve of run ${runId} is for a person to answer; the workflow tool cannot answer it. Nothing was saved.`,
     );
+    // Nor can it pass the gate with `piw answer` from its bash tool: that shell has no terminal.
+    const piwAnswer = `${process.execPath} ${join(REPO, "apps/piw/dist/main.js")} answer ${runId} '{"approved":true}'`;
+    model.reply(
+      whenLastMessageContains(
+        "use piw answer",
+        toolCall("bash", { command: `${piwAnswer}; echo "piw-exit=$?"` }),
+      ),
+    );
+    model.reply(whenLastMessageContains("piw-exit=", text("SHELL-REFUSED.")));
+    await pi.promptAndSettle("use piw answer from your shell");
+    const shell = model.requests.find((r) => lastMessageText(r).includes("piw-exit="));
+    const shellResult = lastMessageText(shell as NonNullable<typeof shell>);
+    expect(shellResult).toContain("piw answer needs a terminal");
+    expect(shellResult).toContain("nothing was sent");
+    expect(shellResult).toContain("piw-exit=64");
+
     const host = await world.host();
     expect((await host.call("runs.list", {})).map((r) => r.runId)).toEqual([runId]);
     expect(await host.call("runs.get", { runId })).toMatchObject({ status: "done", outcome: "waiting" });

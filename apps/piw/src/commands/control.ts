@@ -1,9 +1,10 @@
 import type { RunSummary } from "@piw/protocol";
 import type { CliContext } from "../cli-context.js";
-import { usageError } from "../cli-error.js";
+import { CliError, usageError } from "../cli-error.js";
 import { ExitCode } from "../exit-codes.js";
 import { followRun } from "../follow-run.js";
 import { HELP_OPTION, parseCommandLine } from "../parse-command-line.js";
+import { hasControllingTerminal } from "../person-at-terminal.js";
 import { parseJsonArgument } from "../preflight.js";
 import { runStateWord } from "../render-words.js";
 import { COMMAND_USAGE } from "../usage.js";
@@ -51,6 +52,10 @@ async function controlRun(
   return ExitCode.ok;
 }
 
+const NO_TERMINAL =
+  "piw answer needs a terminal: a person answers a checkpoint from a terminal, /workflow answer in Pi, " +
+  "or Pi's gate dialog; run without a terminal (an agent's shell has none), nothing was sent";
+
 /** `piw answer <runId> <json>`: the continuation is a new run, followed like `piw run`. */
 export async function answerCommand(ctx: CliContext, args: string[]): Promise<ExitCode> {
   const { values, positionals } = parseCommandLine("answer", args, DETACH_OPTIONS);
@@ -65,9 +70,11 @@ export async function answerCommand(ctx: CliContext, args: string[]): Promise<Ex
   }
   const runId = runIdArgument("answer", first === undefined ? [] : [first]);
   const answer = parseJsonArgument(json, "the answer");
+  // `piw answer` gives a person's answer, so it asks for a person's terminal. The check is here, not in
+  // the host: only this process can see whether it has one. Nothing skips it, or the model could too.
+  if (!hasControllingTerminal()) throw new CliError(NO_TERMINAL, ExitCode.usage);
   const host = await ctx.host();
   // The host checks the answer against the checkpoint's saved schema before it saves anything.
-  // `piw answer` is typed (or scripted) by a person, never by the model's workflow tool.
   const next = savedValue(await host.call("runs.answer", { runId, answer, answerer: "human" }), runId);
   ctx.print(ctx.style.dim(`continuing ${runId} as run ${next.runId}`));
   if (values.detach) return ExitCode.ok;

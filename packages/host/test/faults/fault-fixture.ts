@@ -203,14 +203,23 @@ export async function idle(client: TestClient, timeoutMs = 20_000): Promise<void
 
 /**
  * The real `piw` CLI from source, against the host of `box`; it starts one (detached, with this
- * environment plus `env`) when none is running.
+ * environment plus `env`) when none is running. `atTerminal` gives it a controlling terminal (a
+ * pseudo-terminal from util-linux `script`, as a person's), which `piw answer` needs; its stdout and
+ * stderr are then files in the sandbox, so the output is the same.
  */
-export function piw(
+export async function piw(
   box: Sandbox,
   args: string[],
   env: Record<string, string> = {},
+  atTerminal = false,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ["--import", TSX_LOADER, CLI_MAIN, ...args], {
+  const argv = [process.execPath, "--import", TSX_LOADER, CLI_MAIN, ...args];
+  const [out, err] = [join(box.dir, "piw-stdout"), join(box.dir, "piw-stderr")];
+  const quote = (arg: string) => `'${arg.replaceAll("'", `'\\''`)}'`;
+  // `exec`: the CLI replaces the shell `script` runs it with, so its exit code is the CLI's (`-e`).
+  const command = `exec ${argv.map(quote).join(" ")} >${quote(out)} 2>${quote(err)}`;
+  const [file, ...rest] = atTerminal ? ["script", "-qec", command, "/dev/null"] : argv;
+  const child = spawn(file as string, rest, {
     cwd: REPO,
     env: {
       ...process.env,
@@ -219,9 +228,10 @@ export function piw(
       PIW_HOST_COMMAND: JSON.stringify([process.execPath, "--import", TSX_LOADER, HOST_MAIN]),
       PIW_WORKER_COMMAND: JSON.stringify(WORKER_COMMAND),
       NO_COLOR: "1",
+      ...(atTerminal ? { SHELL: "/bin/sh" } : {}),
       ...env,
     },
-    stdio: ["ignore", "pipe", "pipe"],
+    stdio: [atTerminal ? "pipe" : "ignore", "pipe", "pipe"],
   });
   let stdout = "";
   let stderr = "";
@@ -231,7 +241,9 @@ export function piw(
   child.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
     stderr += chunk;
   });
-  return new Promise((resolve) => child.on("close", (code) => resolve({ code, stdout, stderr })));
+  const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+  if (!atTerminal) return { code, stdout, stderr };
+  return { code, stdout: readFileSync(out, "utf8"), stderr: readFileSync(err, "utf8") };
 }
 
 /**

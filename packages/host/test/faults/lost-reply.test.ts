@@ -75,7 +75,7 @@ describe("kill -9 of the host after it committed a new run and before it replied
     const flow = await writeWorkflow(box, "approve", APPROVE);
     const parent = await waitingRun(flow.file);
     const crash = crashOnce();
-    const answer = await piw(box, ["answer", parent, '{"ok":true}'], crash.env);
+    const answer = await piw(box, ["answer", parent, '{"ok":true}'], crash.env, true);
     expect(crash.crashed()).toBe(true);
     expect(answer.code, answer.stderr).toBe(0);
     const children = (await allRuns()).filter((r) => r.parentRunId === parent);
