@@ -22,7 +22,6 @@ export function turnStopReason(
   }
   if (run.status === "cancelled") return `Run ${run.runId} was cancelled; step ${turn.path} is over.`;
   if (run.paused || run.status === "parked") return `Run ${run.runId} was paused during step ${turn.path}.`;
-  if (step?.status === "cancelled") return `Step ${turn.path} was cancelled.`;
   // A step that took its output (or failed on its own) leaves the model's turn alone: it was told to end it.
   if (run.status === "queued" || run.status === "starting") {
     // `queued`/`starting`: the worker lost its claim; the relaunched step prompts again.

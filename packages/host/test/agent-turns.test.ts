@@ -73,6 +73,19 @@ class FakeSession {
     });
   }
 
+  /**
+   * Pi ends the turn whose submit finished the run: the run may have ended first, and a run that
+   * ends settles its open turns as lost, so the late end report is either applied or refused as such.
+   */
+  async endAfterLastSubmit(requestId: string): Promise<void> {
+    const ended = await this.c.call("turns.end", { sessionId: SESSION, requestId, reason: "completed" });
+    if (ended.kind === "applied") return;
+    expect(ended).toMatchObject({
+      kind: "conflict",
+      evidence: { kind: "state_mismatch", resource: "turn", expected: "open", actual: "lost" },
+    });
+  }
+
   /** Pi crashed: the next Pi process settles the unproved open turn as lost. */
   async lose(): Promise<void> {
     expect(await this.c.call("turns.settle", { sessionId: SESSION })).toMatchObject({ kind: "applied" });
@@ -114,7 +127,7 @@ describe("agent step turns through the host and a real worker", () => {
     expect(await c.call("turns.submit", { sessionId: SESSION, output: { text: "hi" } })).toMatchObject({
       accepted: true,
     });
-    await pi.end(last.requestId, "completed");
+    await pi.endAfterLastSubmit(last.requestId);
     const done = await c.view(runId, (v) => v.status === "done");
     expect(done.outcome).toBe("completed");
     expect(kinds).toEqual([
@@ -148,7 +161,7 @@ describe("agent step turns through the host and a real worker", () => {
     expect(await c.call("turns.submit", { sessionId: SESSION, output: { text: "hi" } })).toMatchObject({
       accepted: true,
     });
-    await pi.end(turn.requestId, "completed");
+    await pi.endAfterLastSubmit(turn.requestId);
     const done = await c.view(runId, (v) => v.status === "done");
     expect(done.outcome).toBe("completed");
   }, 60_000);
