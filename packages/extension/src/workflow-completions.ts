@@ -73,9 +73,9 @@ function runIds(text: string, space: number, runs: readonly RunSummary[]): Compl
 }
 
 /**
- * This session's runs for completions, held between keystrokes: the first completion waits for the
- * host's list, later ones answer from the held list at once and refresh it in the background once
- * it is older than `maxAgeMs` (or after `stale()`, when a command changed the runs).
+ * This session's runs for completions, held between keystrokes: the first completion (and the first
+ * after `stale()`, when a command changed the runs) waits for the host's list; later ones answer
+ * from the held list at once and refresh it in the background once it is older than `maxAgeMs`.
  */
 export class RecentRuns {
   private runs: readonly RunSummary[] = [];
@@ -97,7 +97,7 @@ export class RecentRuns {
   }
 
   stale(): void {
-    if (this.fetchedAt !== undefined) this.fetchedAt = 0;
+    this.fetchedAt = undefined;
   }
 
   private refresh(): Promise<void> {

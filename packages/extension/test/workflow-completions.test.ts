@@ -80,19 +80,30 @@ describe("/workflow completions", () => {
 });
 
 describe("the run list held for completions", () => {
-  it("waits for the first list, then answers from the held one until it is stale", async () => {
-    const lists = [[run("r-1", "running")], [run("r-2", "running"), run("r-1", "done")]];
+  it("waits for the first list and the first after a command, else answers from the held one", async () => {
+    const lists = [
+      [run("r-1", "running")],
+      [run("r-2", "running"), run("r-1", "done")],
+      [run("r-3", "queued"), run("r-2", "done")],
+    ];
     let loads = 0;
-    const recent = new RecentRuns(async () => lists[Math.min(loads++, lists.length - 1)] ?? [], 60_000);
+    const load = async () => lists[Math.min(loads++, lists.length - 1)] ?? [];
+    const recent = new RecentRuns(load, 60_000);
     expect((await recent.get()).map((r) => r.runId)).toEqual(["r-1"]);
     expect((await recent.get()).map((r) => r.runId)).toEqual(["r-1"]);
     expect(loads).toBe(1);
-    // After a command the held list still answers at once; the fresh one comes in behind it.
+    // A command changed the runs: the next completion sees the fresh list.
     recent.stale();
-    expect((await recent.get()).map((r) => r.runId)).toEqual(["r-1"]);
-    expect(loads).toBe(2);
-    for (let i = 0; i < 10; i += 1) await Promise.resolve();
     expect((await recent.get()).map((r) => r.runId)).toEqual(["r-2", "r-1"]);
+    expect(loads).toBe(2);
+
+    // Once the held list is old, it still answers at once; the fresh one comes in behind it.
+    const aging = new RecentRuns(load, -1);
+    expect((await aging.get()).map((r) => r.runId)).toEqual(["r-3", "r-2"]);
+    lists.push([run("r-4", "running")]);
+    expect((await aging.get()).map((r) => r.runId)).toEqual(["r-3", "r-2"]);
+    for (let i = 0; i < 10; i += 1) await Promise.resolve();
+    expect((await aging.get()).map((r) => r.runId)).toEqual(["r-4"]);
   });
 
   it("has no runs to offer while the host cannot be reached, and tries again next time", async () => {
