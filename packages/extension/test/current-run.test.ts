@@ -20,7 +20,11 @@ function refusal(verb: Parameters<typeof chooseCurrentRun>[0], runs: RunSummary[
 
 describe("the session's current run, for a verb without a run ID", () => {
   // Newest first, as the host lists them.
-  const history = [run("r-new-done", "done", "completed"), run("r-running", "running"), run("r-parked", "parked")];
+  const history = [
+    run("r-new-done", "done", "completed"),
+    run("r-running", "running"),
+    run("r-parked", "parked"),
+  ];
 
   it("is the active run for status, pause and cancel, whatever finished after it", () => {
     for (const verb of ["status", "pause", "cancel"] as const) {

@@ -117,7 +117,9 @@ describe("/workflow arguments", () => {
       expect(parseWorkflowCommand(verb)).toEqual({ action: verb, current: true });
       expect(parseWorkflowCommand(`  ${verb}  `)).toEqual({ action: verb, current: true });
       expect(parseWorkflowCommand(`${verb} r-7`)).toEqual({ action: verb, runId: "r-7" });
-      expect(refusal(`${verb} r-1 r-2`)).toContain(`/workflow ${verb} takes one run ID and nothing after it.`);
+      expect(refusal(`${verb} r-1 r-2`)).toContain(
+        `/workflow ${verb} takes one run ID and nothing after it.`,
+      );
     }
     // status keeps its own default (chosen when it runs); the tool still needs a run ID to control a run.
     expect(parseWorkflowCommand("status")).toEqual({ action: "status" });
