@@ -58,7 +58,8 @@ const workflowToolParameters = Type.Object({
   input: Type.Optional(Type.Any({ description: "start: the whole input as JSON, instead of task." })),
   runId: Type.Optional(
     Type.String({
-      description: "status/pause/resume/cancel/restart/answer: the run ID (status: default latest).",
+      description:
+        "status/pause/resume/cancel/restart/answer: the run ID (status: default the active run, else the latest).",
     }),
   ),
   answer: Type.Optional(Type.Any({ description: "answer: the checkpoint answer as JSON." })),
