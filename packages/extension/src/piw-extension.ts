@@ -3,8 +3,9 @@ import type {
   ExtensionCommandContext,
   ExtensionContext,
 } from "@earendil-works/pi-coding-agent";
-import { readPreflightEnv } from "@piw/engine";
+import { listWorkflowFiles, readPreflightEnv } from "@piw/engine";
 import { Type } from "typebox";
+import { currentRunId } from "./current-run.js";
 import { GateDialogs } from "./gate-dialog.js";
 import { asWorkflowError } from "./host-link.js";
 import { SessionBridge } from "./session-bridge.js";
@@ -16,7 +17,8 @@ import {
   WORKFLOW_ACTIONS,
   type WorkflowAction,
 } from "./workflow-actions.js";
-import { parseWorkflowCommand } from "./workflow-command.js";
+import { parseWorkflowCommand, type WorkflowCommand } from "./workflow-command.js";
+import { RecentRuns, workflowCompletions } from "./workflow-completions.js";
 
 export interface PiwExtensionOptions {
   /** argv that starts a piw host when none answers (the Pi package passes its bundled host). */
@@ -56,7 +58,8 @@ const workflowToolParameters = Type.Object({
   input: Type.Optional(Type.Any({ description: "start: the whole input as JSON, instead of task." })),
   runId: Type.Optional(
     Type.String({
-      description: "status/pause/resume/cancel/restart/answer: the run ID (status: default latest).",
+      description:
+        "status/pause/resume/cancel/restart/answer: the run ID (status: default the active run, else the latest).",
     }),
   ),
   answer: Type.Optional(Type.Any({ description: "answer: the checkpoint answer as JSON." })),
@@ -107,10 +110,18 @@ export function piwExtension(options: PiwExtensionOptions = {}): (pi: ExtensionA
       },
     });
 
+    const recentRuns = new RecentRuns(() =>
+      bridge.host.call("runs.list", { sessionId: bridge.sessionId, limit: 50 }),
+    );
     pi.registerCommand("workflow", {
       description:
-        "Start or operate a piw workflow: /workflow <name> [task…] | list | status [runId] | pause|resume|cancel|restart <runId> | answer <runId> <json>",
-      handler: async (args, ctx) => runCommand(bridge, args, ctx, preflight),
+        "Start or operate a piw workflow: /workflow <name> [task…] | list | status|pause|resume|cancel [runId] | restart <runId> | answer <runId> <json>",
+      getArgumentCompletions: async (prefix) =>
+        workflowCompletions(prefix, { workflows: workflowNames(bridge.cwd), runs: await recentRuns.get() }),
+      handler: async (args, ctx) => {
+        await runCommand(bridge, args, ctx, preflight);
+        recentRuns.stale();
+      },
     });
 
     pi.on("session_start", async (_event, ctx) => {
@@ -149,14 +160,19 @@ async function runCommand(
   preflight: ExtensionPreflight,
 ): Promise<void> {
   bridge.remember(ctx);
-  let action: WorkflowAction;
+  let command: WorkflowCommand;
   try {
-    action = parseWorkflowCommand(args);
+    command = parseWorkflowCommand(args);
   } catch (error) {
     ctx.ui.notify(asWorkflowError(error).message, "error");
     return;
   }
   try {
+    // A run verb without a run ID acts on the session's current run, chosen now.
+    const action: WorkflowAction =
+      "current" in command
+        ? { action: command.action, runId: await currentRunId(bridge, command.action) }
+        : command;
     // A slash command is typed by the person at the keyboard.
     const result = await runAction(bridge, action, ctx.cwd, preflight, "human");
     ctx.ui.notify(result.text, "info");
@@ -164,6 +180,16 @@ async function runCommand(
     if (action.action !== "submit" && isIdle(ctx)) await bridge.settled();
   } catch (error) {
     ctx.ui.notify(asWorkflowError(error).message, "error");
+  }
+}
+
+/** The workflow names found from `cwd`, for completions; none when the folder cannot be read. */
+function workflowNames(cwd: string | undefined): string[] {
+  if (cwd === undefined) return [];
+  try {
+    return listWorkflowFiles(cwd).map((file) => file.name);
+  } catch {
+    return [];
   }
 }
 

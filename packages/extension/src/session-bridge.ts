@@ -93,6 +93,11 @@ export class SessionBridge {
     return id;
   }
 
+  /** The working folder of the freshest context, if Pi has given one yet. */
+  get cwd(): string | undefined {
+    return this.ctx?.cwd;
+  }
+
   /** Keep the freshest context: UI calls and session reads go through it. */
   remember(ctx: ExtensionContext): void {
     this.move({ type: "context", ctx });

@@ -8,6 +8,7 @@ import {
 import { type Answerer, type JsonValue, jsonValueSchema, type RunSummary, type RunView } from "@piw/protocol";
 import { renderWidgetLines, runStateWord } from "@piw/viewer";
 import { z } from "zod";
+import { currentRunId } from "./current-run.js";
 import { savedOrThrow, WorkflowError } from "./host-link.js";
 import type { SessionBridge } from "./session-bridge.js";
 
@@ -126,7 +127,7 @@ export async function runAction(
     case "start":
       return startAction(bridge, action, cwd, preflightOrThrow(preflight));
     case "status": {
-      const runId = action.runId ?? (await latestRunId(bridge));
+      const runId = action.runId ?? (await currentRunId(bridge, "status"));
       const view = await bridge.host.call("runs.get", { runId });
       if (!view) throw new WorkflowError(`There is no workflow run ${runId}.`);
       const lines = [describeRun(view), ...renderWidgetLines(view, { width: 100, maxLines: 20 })];
@@ -181,12 +182,6 @@ export async function runAction(
     default:
       return action satisfies never;
   }
-}
-
-async function latestRunId(bridge: SessionBridge): Promise<string> {
-  const [latest] = await bridge.host.call("runs.list", { sessionId: bridge.sessionId, limit: 1 });
-  if (!latest) throw new WorkflowError("This Pi session has no workflow runs; give a runId.");
-  return latest.runId;
 }
 
 async function listAction(bridge: SessionBridge, cwd: string): Promise<ActionResult> {

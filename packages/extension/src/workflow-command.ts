@@ -1,21 +1,29 @@
+import type { CurrentRunVerb } from "./current-run.js";
 import { WorkflowError } from "./host-link.js";
 import { parseAction, type WorkflowAction, type WorkflowActionName } from "./workflow-actions.js";
+
+/** A `/workflow` line: an action, or a run verb without a run ID, for the session's current run. */
+export type WorkflowCommand = WorkflowAction | { action: Exclude<CurrentRunVerb, "status">; current: true };
 
 /** What to type for each subcommand: every refused `/workflow` line ends with its usage. */
 export const WORKFLOW_USAGE: Readonly<Record<WorkflowActionName, string>> = {
   list: "/workflow list — the workflows you can start here and this session's runs",
   start:
     "/workflow <name> [task…] — everything after the name is the task, as typed; or /workflow <name> --input-json <json>",
-  status: "/workflow status [runId] — without a run ID, the latest run of this session",
-  pause: "/workflow pause <runId> — the run to pause; /workflow list shows the run IDs",
-  resume: "/workflow resume <runId> — the run to resume; /workflow list shows the run IDs",
-  cancel: "/workflow cancel <runId> — the run to cancel; /workflow list shows the run IDs",
+  status: "/workflow status [runId] — without a run ID, this session's active run, else its latest run",
+  pause:
+    "/workflow pause [runId] — without a run ID, this session's active run; /workflow list shows the run IDs",
+  resume:
+    "/workflow resume [runId] — without a run ID, this session's latest parked run; /workflow list shows the run IDs",
+  cancel:
+    "/workflow cancel [runId] — without a run ID, this session's active run; /workflow list shows the run IDs",
   restart: "/workflow restart <runId> — the finished run to run again; /workflow list shows the run IDs",
   answer: "/workflow answer <runId> <answer as JSON> — the run waiting at a checkpoint, and its answer",
   submit: "/workflow submit <output as JSON> — the output the current workflow step asks for",
 };
 
 const RUN_VERBS = new Set<WorkflowActionName>(["status", "pause", "resume", "cancel", "restart"]);
+const CURRENT_RUN_VERBS = new Set<WorkflowActionName>(["pause", "resume", "cancel"]);
 const INPUT_FLAG = "--input-json";
 
 function usage(action: WorkflowActionName, problem?: string): WorkflowError {
@@ -84,6 +92,7 @@ function commandArguments(args: string): Record<string, unknown> {
   const verb = first as WorkflowActionName;
   if (RUN_VERBS.has(verb)) {
     const runId = runIdOf(rest, verb);
+    if (runId === undefined && CURRENT_RUN_VERBS.has(verb)) return { action: verb, current: true };
     if (runId === undefined && verb !== "status") throw usage(verb, `/workflow ${verb} needs a run ID.`);
     return runId === undefined ? { action: verb } : { action: verb, runId };
   }
@@ -110,11 +119,13 @@ function commandArguments(args: string): Record<string, unknown> {
 /**
  * Parses a `/workflow` line into the action the `workflow` tool would run, so the command and the
  * tool share one lifecycle: bare → list; `<verb> <runId>`; `answer <runId> <json>`; `submit <json>`;
- * `<name> [task…]` or `<name> --input-json <json>` → start. A line it cannot use is a WorkflowError
+ * `<name> [task…]` or `<name> --input-json <json>` → start; `pause`, `resume` or `cancel` alone →
+ * the session's current run, chosen when the command runs. A line it cannot use is a WorkflowError
  * that ends with what to type.
  */
-export function parseWorkflowCommand(args: string): WorkflowAction {
+export function parseWorkflowCommand(args: string): WorkflowCommand {
   const raw = commandArguments(args);
+  if (raw.current === true) return raw as WorkflowCommand;
   try {
     return parseAction(raw);
   } catch (error) {

@@ -27,10 +27,23 @@ export default defineWorkflow({
 });
 `;
 
+// An agent step waits for Pi's turn: the run stays active until the test acts on it.
+const ASK = `import { agent, defineWorkflow } from "piw";
+import { z } from "zod";
+export default defineWorkflow({
+  name: "ask",
+  startAt: "question",
+  nodes: { question: agent({ prompt: () => "Answer.", output: z.object({ answer: z.string() }) }) },
+  edges: { question: { to: "done" } },
+});
+`;
+
 type Handler = (...args: never[]) => unknown;
+type Completions = (prefix: string) => Promise<Array<{ value: string }> | null>;
 
 interface PiStub {
   command(args: string): Promise<void>;
+  complete(prefix: string): Promise<string[]>;
   notes: Array<{ text: string; level: string }>;
   shutdown(): Promise<void>;
 }
@@ -39,7 +52,10 @@ interface PiStub {
 function loadExtension(stateDir: string, cwd: string): PiStub {
   const commands = new Map<
     string,
-    { handler: (args: string, ctx: ExtensionCommandContext) => Promise<void> }
+    {
+      handler: (args: string, ctx: ExtensionCommandContext) => Promise<void>;
+      getArgumentCompletions?: Completions;
+    }
   >();
   const events = new Map<string, Handler>();
   const entries: unknown[] = [];
@@ -47,7 +63,10 @@ function loadExtension(stateDir: string, cwd: string): PiStub {
     registerTool() {},
     registerCommand(
       name: string,
-      spec: { handler: (args: string, ctx: ExtensionCommandContext) => Promise<void> },
+      spec: {
+        handler: (args: string, ctx: ExtensionCommandContext) => Promise<void>;
+        getArgumentCompletions?: Completions;
+      },
     ) {
       commands.set(name, spec);
     },
@@ -80,6 +99,11 @@ function loadExtension(stateDir: string, cwd: string): PiStub {
       if (!workflow) throw new Error("the extension registered no /workflow command");
       await workflow.handler(args, ctx);
     },
+    async complete(prefix) {
+      const complete = commands.get("workflow")?.getArgumentCompletions;
+      if (!complete) throw new Error("the /workflow command offers no completions");
+      return ((await complete(prefix)) ?? []).map((item) => item.value);
+    },
     async shutdown() {
       await (events.get("session_shutdown") as (() => Promise<void>) | undefined)?.();
     },
@@ -93,6 +117,7 @@ beforeEach(() => {
   root = mkdtempSync(join(tmpdir(), "piw-ext-command-"));
   mkdirSync(join(root, "project", ".pi", "workflows"), { recursive: true });
   writeFileSync(join(root, "project", ".pi", "workflows", "tidy.workflow.ts"), TIDY);
+  writeFileSync(join(root, "project", ".pi", "workflows", "ask.workflow.ts"), ASK);
   process.env.PIW_WORKER_COMMAND = JSON.stringify(WORKER_COMMAND);
   process.env.TSX_TSCONFIG_PATH = join(REPO, "tsconfig.json");
 });
@@ -159,24 +184,58 @@ describe("/workflow through the extension's command", () => {
     throw new Error("the run did not echo its task");
   }, 60_000);
 
-  it("answers a subcommand without its run ID with what to type, and starts no host", async () => {
+  it("answers a subcommand that needs its run ID with what to type, and starts no host", async () => {
     const pi = extension();
-    for (const verb of ["cancel", "pause", "resume", "restart"]) await pi.command(verb);
+    await pi.command("restart");
     await pi.command("answer");
     await pi.command("submit");
-    expect(pi.notes.map((note) => note.level)).toEqual([
-      "error",
-      "error",
-      "error",
-      "error",
-      "error",
-      "error",
-    ]);
-    for (const [i, verb] of ["cancel", "pause", "resume", "restart", "answer", "submit"].entries()) {
+    expect(pi.notes.map((note) => note.level)).toEqual(["error", "error", "error"]);
+    for (const [i, verb] of ["restart", "answer", "submit"].entries()) {
       const text = pi.notes[i]?.text ?? "";
       expect(text).toContain(`Usage: /workflow ${verb} `);
       expect(text).not.toMatch(/expected|received|undefined/i);
     }
     expect(existsSync(join(root, "state", "host.sock"))).toBe(false);
   });
+
+  it("cancels the session's active run when no run ID is given, and says what is missing when there is none", async () => {
+    const pi = extension();
+    for (const verb of ["cancel", "pause", "resume"]) await pi.command(verb);
+    expect(pi.notes.map((note) => note.level)).toEqual(["error", "error", "error"]);
+    expect(pi.notes[0]?.text).toBe(
+      "This Pi session has no active workflow run to cancel; nothing was done. Give the run's ID: /workflow cancel <runId> (/workflow list shows the run IDs).",
+    );
+    expect(pi.notes[2]?.text).toContain("has no parked workflow run to resume");
+
+    // The first word completes to the workflows found here.
+    expect(await pi.complete("as")).toEqual(["ask "]);
+    await pi.command("ask");
+    const runId = /\(run ([^)]+)\)/.exec(pi.notes.at(-1)?.text ?? "")?.[1] as string;
+    expect(runId, pi.notes.at(-1)?.text).toBeDefined();
+    const reader = new SessionBridge({} as ExtensionAPI, {
+      hostCommand: HOST_COMMAND,
+      stateDir: join(root, "state"),
+    });
+    bridges.push(reader);
+    // It started (the command line was idle) and waits at its agent step.
+    for (let i = 0; i < 400; i += 1) {
+      if ((await reader.host.call("runs.get", { runId }))?.status === "running") break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect((await reader.host.call("runs.get", { runId }))?.status).toBe("running");
+    expect(await pi.complete("cancel ")).toEqual([`cancel ${runId}`]);
+    expect(await pi.complete("resume ")).toEqual([]);
+
+    await pi.command("cancel");
+    expect(pi.notes.at(-1)).toEqual({
+      level: "info",
+      text: expect.stringContaining(`Run ${runId} cancelled.`),
+    });
+    expect((await reader.host.call("runs.get", { runId }))?.status).toBe("cancelled");
+    // Nothing is active now: the same line changes nothing and says so.
+    await pi.command("cancel");
+    expect(pi.notes.at(-1)?.text).toContain("has no active workflow run to cancel; nothing was done.");
+    await pi.command("status");
+    expect(pi.notes.at(-1)?.text).toContain(`run ${runId} is cancelled`);
+  }, 60_000);
 });

@@ -94,9 +94,6 @@ describe("/workflow arguments", () => {
 
   it("answers every subcommand missing what it needs with its usage, never a schema message", () => {
     const missing: Record<string, string> = {
-      pause: "pause",
-      resume: "resume",
-      cancel: "cancel",
       restart: "restart",
       answer: "answer",
       "answer r-1": "answer",
@@ -110,9 +107,23 @@ describe("/workflow arguments", () => {
       expect(message, line).toContain(`Usage: ${WORKFLOW_USAGE[action as keyof typeof WORKFLOW_USAGE]}`);
       expect(message, line).not.toMatch(/expected|received|undefined|Invalid input/i);
     }
-    expect(refusal("cancel")).toBe(
-      "/workflow cancel needs a run ID.\nUsage: /workflow cancel <runId> — the run to cancel; /workflow list shows the run IDs",
+    expect(refusal("restart")).toBe(
+      "/workflow restart needs a run ID.\nUsage: /workflow restart <runId> — the finished run to run again; /workflow list shows the run IDs",
     );
+  });
+
+  it("leaves pause, resume and cancel without a run ID to the session's current run", () => {
+    for (const verb of ["pause", "resume", "cancel"] as const) {
+      expect(parseWorkflowCommand(verb)).toEqual({ action: verb, current: true });
+      expect(parseWorkflowCommand(`  ${verb}  `)).toEqual({ action: verb, current: true });
+      expect(parseWorkflowCommand(`${verb} r-7`)).toEqual({ action: verb, runId: "r-7" });
+      expect(refusal(`${verb} r-1 r-2`)).toContain(
+        `/workflow ${verb} takes one run ID and nothing after it.`,
+      );
+    }
+    // status keeps its own default (chosen when it runs); the tool still needs a run ID to control a run.
+    expect(parseWorkflowCommand("status")).toEqual({ action: "status" });
+    expect(() => parseAction({ action: "cancel" })).toThrow(/runId is missing/);
   });
 
   it("adds the usage to a value the tool's check refuses", () => {
