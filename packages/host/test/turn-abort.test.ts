@@ -106,6 +106,21 @@ describe("the host's decision to abort a step's Pi turn", () => {
     });
   });
 
+  it("leaves the turn alone when its step took its output and when the run then completed", () => {
+    const { fence } = openStepTurn();
+    saved(
+      store.finishNodeVisit(fence, {
+        path: "work",
+        visit: 1,
+        result: { status: "succeeded", output: { done: true }, next: null },
+      }),
+    );
+    // The model was told to end its turn itself; stopping it would cut its closing reply.
+    expect(view().abortTurn).toBeNull();
+    saved(store.finishRun(fence, { outcome: "completed", output: { done: true } }));
+    expect(view().abortTurn).toBeNull();
+  });
+
   it("stops asking once the turn has ended", () => {
     const { requestId } = openStepTurn();
     saved(store.requestPause({ runId: RUN }));
