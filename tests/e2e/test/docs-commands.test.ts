@@ -35,7 +35,7 @@ beforeAll(() => {
 afterAll(async () => {
   for (const dir of stateDirs) await stopHost(dir);
   if (root !== undefined) rmSync(root, { recursive: true, force: true });
-});
+}, 120_000);
 
 function readDoc(doc: keyof typeof EXPECTED): DocCommand[] {
   return extractCommands(readFileSync(join(REPO, doc), "utf8"), doc);
