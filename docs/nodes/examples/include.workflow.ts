@@ -14,7 +14,9 @@ export default defineWorkflow({
     second: includeWorkflow(child, { input: { name: "again" } }),
   },
   nodes: {
-    summary: compute({ run: ({ input }: { input: Input }) => `both mounts greeted, the first one ${input.task}` }),
+    summary: compute({
+      run: ({ input }: { input: Input }) => `both mounts greeted, the first one ${input.task}`,
+    }),
   },
   edges: {
     "first.greeted": { to: "second" },

@@ -24,7 +24,10 @@ async function load(kind: string) {
 async function runExample(kind: string, task: string) {
   h = openRuntime();
   const loaded = await load(kind);
-  return { loaded, ...(await h.runtime.run({ workflow: loaded.workflow, source: loaded.source, input: { task } })) };
+  return {
+    loaded,
+    ...(await h.runtime.run({ workflow: loaded.workflow, source: loaded.source, input: { task } })),
+  };
 }
 
 /** The TypeScript blocks of a page, as written. */
@@ -35,7 +38,9 @@ function tsBlocks(page: string): string[] {
 describe("the node pages and their examples", () => {
   it("every node kind has a page, every example file belongs to one, and each page shows its file as it is", () => {
     const files = readdirSync(EXAMPLES).filter((name) => name.endsWith(".workflow.ts"));
-    expect(files.sort()).toEqual([...KINDS.map((k) => `${k}.workflow.ts`), "include-child.workflow.ts"].sort());
+    expect(files.sort()).toEqual(
+      [...KINDS.map((k) => `${k}.workflow.ts`), "include-child.workflow.ts"].sort(),
+    );
     for (const kind of KINDS) {
       const page = join(NODES_DOCS, `${kind}.md`);
       expect(existsSync(page), page).toBe(true);
@@ -54,7 +59,8 @@ describe("the node pages and their examples", () => {
       const loaded = await load(kind);
       expect(loaded.name).toBe(kind);
       const kinds = loaded.workflow.manifest.nodes.map((node) => node.kind);
-      if (kind === "include") expect(loaded.workflow.manifest.nodes.map((n) => n.path)).toContain("first/greet");
+      if (kind === "include")
+        expect(loaded.workflow.manifest.nodes.map((n) => n.path)).toContain("first/greet");
       else expect(kinds, kind).toContain(kind);
     }
   });
@@ -75,7 +81,11 @@ describe("the node pages and their examples", () => {
     try {
       const { runId, outcome } = await runExample("action", line);
       expect(outcome).toEqual({ kind: "completed", output: { appended: line } });
-      expect(readFileSync(log, "utf8").split("\n").filter((l) => l === line)).toHaveLength(1);
+      expect(
+        readFileSync(log, "utf8")
+          .split("\n")
+          .filter((l) => l === line),
+      ).toHaveLength(1);
       expect(h.store.listRunEffects(runId).map((e) => [e.path, e.status])).toEqual([["record", "settled"]]);
     } finally {
       if (existsSync(log) && readFileSync(log, "utf8").trim() === line) rmSync(log);
@@ -98,7 +108,11 @@ describe("the node pages and their examples", () => {
   it("include: the child runs under both mounts with their own paths", async () => {
     const { runId, outcome } = await runExample("include", "world");
     expect(outcome).toEqual({ kind: "completed", output: "both mounts greeted, the first one world" });
-    expect(h.store.listRunSteps(runId).map((s) => s.path)).toEqual(["first/greet", "second/greet", "summary"]);
+    expect(h.store.listRunSteps(runId).map((s) => s.path)).toEqual([
+      "first/greet",
+      "second/greet",
+      "summary",
+    ]);
   });
 
   it("checkpoint: waits, and the answer's continuation finishes", async () => {

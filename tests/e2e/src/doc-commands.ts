@@ -81,7 +81,10 @@ function parseNotes(doc: string, line: number, own: string[], text: string): Doc
     else if (needs) command.needs = (needs[1] ?? "").trim();
     else if (note === "[terminal]") command.terminal = true;
     else if (note === "[checkout]") command.checkout = true;
-    else throw new Error(`${doc}:${line}: unknown note ${note}; use [exit N], [terminal], [checkout] or [needs: …]`);
+    else
+      throw new Error(
+        `${doc}:${line}: unknown note ${note}; use [exit N], [terminal], [checkout] or [needs: …]`,
+      );
   }
   if (command.terminal && command.checkout) throw new Error(`${doc}:${line}: [terminal] with [checkout]`);
   return command;

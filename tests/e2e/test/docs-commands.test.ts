@@ -171,8 +171,12 @@ describe("the commands of the docs, run against the packed package", () => {
     await checkDoc("README.md", home, docEnv(home));
     // The piw the commands used is the one the README installed, from the tarball it packed.
     expect(existsSync(join(home, ".npm-global", "bin", "piw"))).toBe(true);
-    expect(existsSync(join(home, ".local", "piw-pi", "node_modules", "piw", "dist", "extension.js"))).toBe(true);
-    expect(readFileSync(join(home, ".pi", "agent", "settings.json"), "utf8")).toContain("piw-pi/node_modules/piw");
+    expect(existsSync(join(home, ".local", "piw-pi", "node_modules", "piw", "dist", "extension.js"))).toBe(
+      true,
+    );
+    expect(readFileSync(join(home, ".pi", "agent", "settings.json"), "utf8")).toContain(
+      "piw-pi/node_modules/piw",
+    );
   }, 900_000);
 
   it("docs/quickstart.md: write, run, inspect, wait at a checkpoint, answer it, stop the host", async () => {

@@ -111,7 +111,9 @@ describe("the docs", () => {
     const guide = readFileSync(join(REPO, "docs", "workflows.md"), "utf8");
     // The guide's sections are the list: one `### \`kind\`: …` heading per node kind.
     const kinds = [...guide.matchAll(/^### `([a-z]+)`:/gm)].map((m) => m[1] ?? "");
-    expect(kinds).toEqual(expect.arrayContaining(["agent", "compute", "shell", "action", "notify", "checkpoint"]));
+    expect(kinds).toEqual(
+      expect.arrayContaining(["agent", "compute", "shell", "action", "notify", "checkpoint"]),
+    );
     const readme = readFileSync(join(REPO, "README.md"), "utf8");
     const intro = readme.slice(0, readme.indexOf("## Install"));
     const nodesSection = guide.slice(guide.indexOf("## Nodes"), guide.indexOf("### Deadlines"));
