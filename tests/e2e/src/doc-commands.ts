@@ -90,7 +90,7 @@ function parseNotes(doc: string, line: number, own: string[], text: string): Doc
   return command;
 }
 
-export interface CommandResult {
+interface CommandResult {
   command: DocCommand;
   /** The exit status, or null when the script never got to the command. */
   status: number | null;
