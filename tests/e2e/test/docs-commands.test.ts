@@ -22,7 +22,15 @@ const run = promisify(execFile);
 const EXPECTED = {
   "README.md": { ran: 11, needs: 10 },
   "docs/quickstart.md": { ran: 16, needs: 0 },
+  // The node pages run their examples from a checkout, with the installed piw.
+  "docs/nodes/compute.md": { ran: 1, needs: 0 },
+  "docs/nodes/shell.md": { ran: 1, needs: 0 },
+  "docs/nodes/action.md": { ran: 1, needs: 0 },
+  "docs/nodes/notify.md": { ran: 1, needs: 0 },
+  "docs/nodes/decision.md": { ran: 1, needs: 0 },
+  "docs/nodes/include.md": { ran: 1, needs: 0 },
 } as const;
+type Doc = keyof typeof EXPECTED;
 
 let root: string;
 const stateDirs: string[] = [];
@@ -37,7 +45,7 @@ afterAll(async () => {
   if (root !== undefined) rmSync(root, { recursive: true, force: true });
 }, 120_000);
 
-function readDoc(doc: keyof typeof EXPECTED): DocCommand[] {
+function readDoc(doc: Doc): DocCommand[] {
   return extractCommands(readFileSync(join(REPO, doc), "utf8"), doc);
 }
 
@@ -67,7 +75,10 @@ function docEnv(home: string): NodeJS.ProcessEnv {
     PI_OFFLINE: "1",
     PI_TELEMETRY: "0",
     PI_SKIP_VERSION_CHECK: "1",
+    // What the commands' workflows write to the temp folder stays in this home.
+    TMPDIR: join(home, "tmp"),
   });
+  mkdirSync(join(home, "tmp"), { recursive: true });
   stateDirs.push(join(home, ".pi", "agent", "workflows"));
   return env;
 }
@@ -78,13 +89,13 @@ function freshHome(name: string): string {
   return home;
 }
 
-async function checkDoc(doc: keyof typeof EXPECTED, home: string, env: NodeJS.ProcessEnv): Promise<void> {
+async function checkDoc(doc: Doc, startDir: string, env: NodeJS.ProcessEnv): Promise<void> {
   const commands = readDoc(doc);
   const workDir = join(root, `${doc.replaceAll("/", "-")}-work`);
   const result = await runDocCommands(commands, {
     doc,
     workDir,
-    startDir: home,
+    startDir,
     checkoutDir: REPO,
     env,
     timeoutMs: 840_000,
@@ -179,15 +190,28 @@ describe("the commands of the docs, run against the packed package", () => {
     );
   }, 900_000);
 
-  it("docs/quickstart.md: write, run, inspect, wait at a checkpoint, answer it, stop the host", async () => {
-    const home = freshHome("quickstart-home");
-    const env = docEnv(home);
-    // The install the README shows, so that the quickstart finds piw on PATH as a user would.
-    const tarball = await packPiw(home, env);
-    await run("npm", ["i", "-g", tarball], { cwd: home, env, timeout: 300_000 });
-    await checkDoc("docs/quickstart.md", home, env);
-    const workflows = join(home, "piw-quickstart", ".pi", "workflows");
-    expect(existsSync(join(workflows, "hello.workflow.ts"))).toBe(true);
-    expect(existsSync(join(home, ".pi", "agent", "workflows", "state.db"))).toBe(true);
-  }, 900_000);
+  describe("with piw installed from the tarball, as the README installs it", () => {
+    let home: string;
+    let env: NodeJS.ProcessEnv;
+
+    beforeAll(async () => {
+      home = freshHome("installed-home");
+      env = docEnv(home);
+      const tarball = await packPiw(home, env);
+      await run("npm", ["i", "-g", tarball], { cwd: home, env, timeout: 300_000 });
+    }, 360_000);
+
+    it("docs/quickstart.md: write, run, inspect, wait at a checkpoint, answer it, stop the host", async () => {
+      await checkDoc("docs/quickstart.md", home, env);
+      const workflows = join(home, "piw-quickstart", ".pi", "workflows");
+      expect(existsSync(join(workflows, "hello.workflow.ts"))).toBe(true);
+      expect(existsSync(join(home, ".pi", "agent", "workflows", "state.db"))).toBe(true);
+    }, 900_000);
+
+    it("docs/nodes: each page's example runs from a checkout", async () => {
+      const pages = Object.keys(EXPECTED).filter((doc): doc is Doc => doc.startsWith("docs/nodes/"));
+      for (const doc of pages) await checkDoc(doc, REPO, env);
+      expect(readFileSync(join(home, "tmp", "piw-action-example.log"), "utf8")).toBe("first line\n");
+    }, 900_000);
+  });
 });
