@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { loadWorkflowFile } from "@piw/engine";
@@ -76,19 +76,19 @@ describe("the node pages and their examples", () => {
   });
 
   it("action: the effect appends its line once and its result is the output", async () => {
-    const log = join(tmpdir(), "piw-action-example.log");
-    const line = `line ${process.pid} ${Date.now()}`;
+    // The example writes to the system's temp folder; here that is a folder of this test's own.
+    const previous = process.env.TMPDIR;
+    const tmp = mkdtempSync(join(tmpdir(), "piw-action-example-"));
+    process.env.TMPDIR = tmp;
     try {
-      const { runId, outcome } = await runExample("action", line);
-      expect(outcome).toEqual({ kind: "completed", output: { appended: line } });
-      expect(
-        readFileSync(log, "utf8")
-          .split("\n")
-          .filter((l) => l === line),
-      ).toHaveLength(1);
+      const { runId, outcome } = await runExample("action", "first line");
+      expect(outcome).toEqual({ kind: "completed", output: { appended: "first line" } });
+      expect(readFileSync(join(tmp, "piw-action-example.log"), "utf8")).toBe("first line\n");
       expect(h.store.listRunEffects(runId).map((e) => [e.path, e.status])).toEqual([["record", "settled"]]);
     } finally {
-      if (existsSync(log) && readFileSync(log, "utf8").trim() === line) rmSync(log);
+      if (previous === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = previous;
+      rmSync(tmp, { recursive: true, force: true });
     }
   });
 
