@@ -21,8 +21,8 @@ import {
   whenLastMessageContains,
 } from "../src/fake-model.ts";
 import { PI_BIN, startPiSession } from "../src/pi-session.ts";
+import { packPiw, requireBuiltPackage, sharedNpmCache, stopHost, userEnv } from "../src/packed-install.ts";
 import { PI_PACKAGE, queuedRunId, REPO } from "../src/piw-fixture.ts";
-import { isAlive } from "../src/scratch.ts";
 
 /**
  * The published package, not the checkout: the built package is packed with npm, installed with npm into
@@ -31,29 +31,6 @@ import { isAlive } from "../src/scratch.ts";
  */
 
 const run = promisify(execFile);
-
-/** The environment of a user's shell: none of pnpm's npm_* settings, no piw overrides. */
-function userEnv(home: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [key, value] of Object.entries(process.env)) {
-    if (key.toLowerCase().startsWith("npm_") || key.startsWith("PIW_") || key === "NODE_OPTIONS") continue;
-    env[key] = value;
-  }
-  return { ...env, HOME: home, PIW_HOME: join(home, "piw"), ...extra };
-}
-
-async function stopHost(stateDir: string): Promise<void> {
-  const lock = join(stateDir, "host.lock");
-  if (!existsSync(lock)) return;
-  const pid = Number(readFileSync(lock, "utf8").trim().split(/\s+/)[0]);
-  if (!Number.isInteger(pid) || pid <= 0) return;
-  try {
-    process.kill(pid, "SIGTERM");
-  } catch {
-    return;
-  }
-  for (let i = 0; i < 200 && isAlive(pid); i += 1) await new Promise((r) => setTimeout(r, 50));
-}
 
 const manifest = JSON.parse(readFileSync(join(PI_PACKAGE, "package.json"), "utf8")) as {
   name: string;
@@ -68,17 +45,12 @@ let piwBin: string;
 const homes: string[] = [];
 
 beforeAll(async () => {
-  if (!existsSync(join(PI_PACKAGE, "dist", "piw.js"))) {
-    throw new Error(`${PI_PACKAGE}/dist is missing: run pnpm build before the e2e tests`);
-  }
+  requireBuiltPackage();
   root = mkdtempSync(join(tmpdir(), "piw-e2e-packed-"));
   const home = join(root, "npm-home");
   mkdirSync(home);
-  const env = { ...userEnv(home), npm_config_cache: join(process.env.HOME ?? home, ".npm") };
-  await run("npm", ["pack", "--silent", "--pack-destination", root], { cwd: PI_PACKAGE, env });
-  const packed = readdirSync(root).find((name) => name.endsWith(".tgz"));
-  if (packed === undefined) throw new Error("npm pack wrote no tarball");
-  tarball = join(root, packed);
+  const env = { ...userEnv(home), npm_config_cache: sharedNpmCache(home) };
+  tarball = await packPiw(root, env);
   prefix = join(root, "prefix");
   mkdirSync(prefix);
   await run("npm", ["install", "--prefix", prefix, "--no-audit", "--no-fund", "--no-save", tarball], {
@@ -178,7 +150,7 @@ describe("the packed piw package, installed with npm", () => {
 
   it("npm publish --dry-run takes the manifest as it is (npm corrects nothing, such as dropping a bin)", async () => {
     const home = freshHome();
-    const env = { ...userEnv(home), npm_config_cache: join(process.env.HOME ?? home, ".npm") };
+    const env = { ...userEnv(home), npm_config_cache: sharedNpmCache(home) };
     const { stdout, stderr } = await run("npm", ["publish", "--dry-run"], {
       cwd: PI_PACKAGE,
       env,
@@ -295,7 +267,7 @@ describe("the packed piw package, installed with npm", () => {
     // extension gets Pi's copies from Pi; host, worker and preflight child must need none of them.
     const piPrefix = join(root, "pi-prefix");
     mkdirSync(piPrefix);
-    const npmEnv = { ...userEnv(home), npm_config_cache: join(process.env.HOME ?? home, ".npm") };
+    const npmEnv = { ...userEnv(home), npm_config_cache: sharedNpmCache(home) };
     await run(
       "npm",
       [
