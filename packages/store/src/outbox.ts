@@ -7,6 +7,7 @@ import {
   isTerminalStatus,
   type MessageKind,
   type MessageRecord,
+  type ModelNotices,
   runMessageId,
   type TerminalFact,
   type Transition,
@@ -228,7 +229,15 @@ function whoAnswers(
     : `A person or you may answer this checkpoint; to answer it yourself, call ${call}.${schema}`;
 }
 
-function terminalMessages(run: TerminalFact, instructions: string | null): NewMessage[] {
+/** What the run's end tells the model that started it, in a follow-up turn (both off otherwise). */
+function modelNotices(row: RunRow): ModelNotices {
+  return { onFailure: row.notify_model_failure === 1, onCancel: row.notify_model_cancel === 1 };
+}
+
+const FOLLOW_UP =
+  " You started this run: tell the user what happened; start it again only if the cause is fixed or they ask you to.";
+
+function terminalMessages(run: TerminalFact, instructions: string | null, notify: ModelNotices): NewMessage[] {
   const name = `Workflow ${run.workflowName}`;
   const id = `(run ${run.runId})`;
   const base = { path: null, visit: null };
@@ -251,8 +260,8 @@ function terminalMessages(run: TerminalFact, instructions: string | null): NewMe
           ...base,
           messageId: runMessageId(run.runId, "terminal"),
           kind: "terminal",
-          triggerTurn: false,
-          body: `${name} ${run.outcome === "timed_out" ? "timed out" : "failed"} ${id}: [${run.error.code}] ${run.error.message}`,
+          triggerTurn: notify.onFailure,
+          body: `${name} ${run.outcome === "timed_out" ? "timed out" : "failed"} ${id}: [${run.error.code}] ${run.error.message}${notify.onFailure ? FOLLOW_UP : ""}`,
         },
       ];
     case "cancelled":
@@ -261,8 +270,10 @@ function terminalMessages(run: TerminalFact, instructions: string | null): NewMe
           ...base,
           messageId: runMessageId(run.runId, "terminal"),
           kind: "terminal",
-          triggerTurn: false,
-          body: `${name} was cancelled ${id}.`,
+          triggerTurn: notify.onCancel,
+          body: notify.onCancel
+            ? `${name} was cancelled by the user ${id}.${FOLLOW_UP}`
+            : `${name} was cancelled ${id}.`,
         },
       ];
     case "waiting":
@@ -343,7 +354,8 @@ export function createTerminalMessages(
           actual: facts.status,
         });
       }
-      for (const msg of terminalMessages(facts.facts.run, readPresentationInstructions(ctx, row.run_id))) {
+      const instructions = readPresentationInstructions(ctx, row.run_id);
+      for (const msg of terminalMessages(facts.facts.run, instructions, modelNotices(row))) {
         insertMessage(ctx, row, msg);
       }
       updateRun(
