@@ -138,7 +138,8 @@ export async function runAction(
     case "cancel": {
       const method = `runs.${action.action}` as const;
       // A cancel says who asked: the model that cancels its own run gets no follow-up turn about it.
-      const params = action.action === "cancel" ? { runId: action.runId, by: answerer } : { runId: action.runId };
+      const params =
+        action.action === "cancel" ? { runId: action.runId, by: answerer } : { runId: action.runId };
       const summary = savedOrThrow(
         await bridge.host.call(method, params),
         `Could not ${action.action} run ${action.runId}`,

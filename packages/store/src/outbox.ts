@@ -237,7 +237,11 @@ function modelNotices(row: RunRow): ModelNotices {
 const FOLLOW_UP =
   " You started this run: tell the user what happened; start it again only if the cause is fixed or they ask you to.";
 
-function terminalMessages(run: TerminalFact, instructions: string | null, notify: ModelNotices): NewMessage[] {
+function terminalMessages(
+  run: TerminalFact,
+  instructions: string | null,
+  notify: ModelNotices,
+): NewMessage[] {
   const name = `Workflow ${run.workflowName}`;
   const id = `(run ${run.runId})`;
   const base = { path: null, visit: null };
