@@ -32,6 +32,13 @@ const piwMessageDetailsSchema = z.object({
 });
 export type PiwMessageDetails = z.infer<typeof piwMessageDetailsSchema>;
 
+/** The outbox ID of a piw message in the session: all that proving a delivery needs. */
+function deliveredId(value: unknown): string | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
+  const { piwMessageId, runId } = value as { piwMessageId?: unknown; runId?: unknown };
+  return typeof piwMessageId === "string" && typeof runId === "string" ? piwMessageId : undefined;
+}
+
 /** The details of a piw message, or undefined for anything else (another extension's, a damaged one). */
 export function piwDetails(value: unknown): PiwMessageDetails | undefined {
   const parsed = piwMessageDetailsSchema.safeParse(value);
@@ -282,7 +289,7 @@ export class SessionBridge {
       return (
         candidate.type === "custom_message" &&
         candidate.customType === PIW_MESSAGE_TYPE &&
-        piwDetails(candidate.details)?.piwMessageId === messageId
+        deliveredId(candidate.details) === messageId
       );
     });
   }
