@@ -1,7 +1,8 @@
-import type { MessageKind } from "@piw/protocol";
+import { isReminderMessageId, type MessageKind } from "@piw/protocol";
 
 /** What a card says about one piw message: all of it from the message's own details. */
 export interface MessageCardFacts {
+  piwMessageId?: string;
   kind: MessageKind;
   runId: string;
   path: string | null;
@@ -33,7 +34,8 @@ export function messageSummary(body: string): string {
  * the text, e.g. `piw step · loop · run loop-… · work #1 · running · LOOP-STEP: work on it…`.
  */
 export function messageCardLine(facts: MessageCardFacts, body: string): string {
-  const parts = [`piw ${KIND_LABELS[facts.kind]}`];
+  const reminder = facts.kind === "step_prompt" && isReminderMessageId(facts.piwMessageId ?? "");
+  const parts = [`piw ${reminder ? "reminder" : KIND_LABELS[facts.kind]}`];
   if (facts.workflow !== undefined) parts.push(facts.workflow);
   parts.push(`run ${facts.runId}`);
   if (facts.path !== null) {

@@ -11,6 +11,20 @@ describe("message cards", () => {
     expect(line).toBe("piw step · plan · run r-1 · plan/draft #2 · running · Draft the plan.");
   });
 
+  it("calls a step's reminder a reminder", () => {
+    const facts = { kind: "step_prompt", runId: "r-4", path: "work", visit: 1 } as const;
+    expect(
+      messageCardLine(
+        { ...facts, piwMessageId: "msg:r-4:work:1:nudge:1:2" },
+        "Workflow step work is still open.",
+      ),
+    ).toBe("piw reminder · run r-4 · work #1 · Workflow step work is still open.");
+    expect(messageCardLine({ ...facts, piwMessageId: "msg:r-4:work:1:retry:2:1" }, "x")).toMatch(
+      /^piw reminder ·/,
+    );
+    expect(messageCardLine({ ...facts, piwMessageId: "msg:r-4:work:1:step:1" }, "x")).toMatch(/^piw step ·/);
+  });
+
   it("leaves out what a message does not have", () => {
     expect(
       messageCardLine({ kind: "terminal", runId: "r-2", path: null }, "Workflow w completed (run r-2)."),

@@ -59,7 +59,7 @@ export {
   runIdSchema,
   visitNumberSchema,
 } from "./ids.js";
-export { runMessageId, visitMessageId } from "./message-ids.js";
+export { isReminderMessageId, reminderKind, runMessageId, visitMessageId } from "./message-ids.js";
 export type { AdvanceNodeVisit, NodeVisitAdvance } from "./node-advance.js";
 export { advanceNodeVisitSchema, nodeVisitAdvanceSchema } from "./node-advance.js";
 export type { PreflightLaunch, PreflightRefusal, PreflightReply, PreflightRequest } from "./preflight.js";
