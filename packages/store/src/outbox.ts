@@ -12,9 +12,9 @@ import {
 import { isConflict, notRunning, type StoreContext } from "./context.js";
 import { StoreError } from "./errors.js";
 import { readPresentationInstructions, readTerminalFacts } from "./readers.js";
-import { type NewMessage, terminalMessages } from "./terminal-messages.js";
 import type { MessageRow, RunRow } from "./rows.js";
 import { updateRun } from "./run-writes.js";
+import { type NewMessage, terminalMessages } from "./terminal-messages.js";
 
 function mapMessage(ctx: StoreContext, row: MessageRow): MessageRecord {
   return {
