@@ -106,6 +106,13 @@ export function parseJsonArgument(text: string, what: string): JsonValue {
 
 /** The `runs.reserve` request for a prepared run started from the CLI in `cwd`, where its commands run. */
 export function reserveParams(prepared: PreparedRun, cwd: string): CallParams<"runs.reserve"> {
-  const { title: _title, notes: _notes, agentSteps: _agentSteps, ...reserve } = prepared;
+  // A run started from a shell has no model to tell how it ended.
+  const {
+    title: _title,
+    notes: _notes,
+    agentSteps: _agentSteps,
+    notifyModel: _notify,
+    ...reserve
+  } = prepared;
   return { ...reserve, origin: { kind: "cli" }, workingDir: cwd };
 }

@@ -8,6 +8,7 @@ import { Type } from "typebox";
 import { currentRunId } from "./current-run.js";
 import { GateDialogs } from "./gate-dialog.js";
 import { asWorkflowError } from "./host-link.js";
+import { registerPiwMessageRenderer } from "./message-renderer.js";
 import { SessionBridge } from "./session-bridge.js";
 import {
   answerAction,
@@ -91,6 +92,7 @@ export function piwExtension(options: PiwExtensionOptions = {}): (pi: ExtensionA
       onOwnView: (view, ctx) => gates.onView(view, ctx),
     });
     const preflight = extensionPreflight(options);
+    registerPiwMessageRenderer(pi);
 
     pi.registerTool({
       name: "workflow",

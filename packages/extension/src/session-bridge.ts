@@ -1,6 +1,8 @@
 import { randomUUID } from "node:crypto";
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
-import type { MessageRecord, RunView, TurnAbort } from "@piw/protocol";
+import { messageKindSchema, type RunView, type TurnAbort } from "@piw/protocol";
+import { runStateWord } from "@piw/viewer";
+import { z } from "zod";
 import { HostLink, type HostLinkOptions, savedOrThrow, WorkflowError } from "./host-link.js";
 import { RunWidget } from "./run-widget.js";
 import {
@@ -15,20 +17,32 @@ import {
 /** The custom message type of everything piw puts into a Pi session. */
 export const PIW_MESSAGE_TYPE = "piw";
 
-/** What piw writes into a custom message's `details`: the host outbox ID proves delivery later. */
-export interface PiwMessageDetails {
-  piwMessageId: string;
-  runId: string;
-  kind: MessageRecord["kind"];
-  path: string | null;
+/**
+ * What piw writes into a custom message's `details`: the host outbox ID proves delivery later; the
+ * rest is what its card in the chat shows (the run's workflow and state as they were at delivery).
+ */
+const piwMessageDetailsSchema = z.object({
+  piwMessageId: z.string(),
+  runId: z.string(),
+  kind: messageKindSchema,
+  path: z.string().nullable(),
+  visit: z.number().int().nullable().optional(),
+  workflow: z.string().optional(),
+  state: z.string().optional(),
+});
+export type PiwMessageDetails = z.infer<typeof piwMessageDetailsSchema>;
+
+/** The outbox ID of a piw message in the session: all that proving a delivery needs. */
+function deliveredId(value: unknown): string | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
+  const { piwMessageId, runId } = value as { piwMessageId?: unknown; runId?: unknown };
+  return typeof piwMessageId === "string" && typeof runId === "string" ? piwMessageId : undefined;
 }
 
-function piwDetails(value: unknown): PiwMessageDetails | undefined {
-  if (typeof value !== "object" || value === null) return undefined;
-  const details = value as Partial<PiwMessageDetails>;
-  return typeof details.piwMessageId === "string" && typeof details.runId === "string"
-    ? (details as PiwMessageDetails)
-    : undefined;
+/** The details of a piw message, or undefined for anything else (another extension's, a damaged one). */
+export function piwDetails(value: unknown): PiwMessageDetails | undefined {
+  const parsed = piwMessageDetailsSchema.safeParse(value);
+  return parsed.success ? parsed.data : undefined;
 }
 
 export type SessionBridgeOptions = Omit<HostLinkOptions, "onView" | "onReconnect"> & {
@@ -247,11 +261,14 @@ export class SessionBridge {
       const already = this.sent.has(message.messageId) || this.inSession(message.messageId);
       if (!already) {
         this.sent.add(message.messageId);
+        const view = this.widget.latest(message.runId);
         const details: PiwMessageDetails = {
           piwMessageId: message.messageId,
           runId: message.runId,
           kind: message.kind,
           path: message.path,
+          visit: message.visit,
+          ...(view ? { workflow: view.workflowName, state: runStateWord(view) } : {}),
         };
         if (message.triggerTurn) this.move({ type: "turn_triggered" });
         this.pi.sendMessage(
@@ -272,7 +289,7 @@ export class SessionBridge {
       return (
         candidate.type === "custom_message" &&
         candidate.customType === PIW_MESSAGE_TYPE &&
-        piwDetails(candidate.details)?.piwMessageId === messageId
+        deliveredId(candidate.details) === messageId
       );
     });
   }

@@ -125,7 +125,7 @@ export async function runAction(
     case "list":
       return listAction(bridge, cwd);
     case "start":
-      return startAction(bridge, action, cwd, preflightOrThrow(preflight));
+      return startAction(bridge, action, cwd, preflightOrThrow(preflight), answerer);
     case "status": {
       const runId = action.runId ?? (await currentRunId(bridge, "status"));
       const view = await bridge.host.call("runs.get", { runId });
@@ -137,8 +137,11 @@ export async function runAction(
     case "resume":
     case "cancel": {
       const method = `runs.${action.action}` as const;
+      // A cancel says who asked: the model that cancels its own run gets no follow-up turn about it.
+      const params =
+        action.action === "cancel" ? { runId: action.runId, by: answerer } : { runId: action.runId };
       const summary = savedOrThrow(
-        await bridge.host.call(method, { runId: action.runId }),
+        await bridge.host.call(method, params),
         `Could not ${action.action} run ${action.runId}`,
       );
       if (action.action === "resume") bridge.follow(action.runId);
@@ -217,6 +220,7 @@ async function startAction(
   action: Extract<WorkflowAction, { action: "start" }>,
   cwd: string,
   preflight: PreflightOptions,
+  startedBy: Answerer,
 ): Promise<ActionResult> {
   const prepared = await refusals(() =>
     preflightLaunch(
@@ -230,13 +234,15 @@ async function startAction(
       preflight,
     ),
   );
-  const { title: _title, notes: _notes, agentSteps: _agentSteps, ...reserve } = prepared;
+  const { title: _title, notes: _notes, agentSteps: _agentSteps, notifyModel, ...reserve } = prepared;
   const name = prepared.workflowName;
   const reserved = savedOrThrow(
     await bridge.host.call("runs.reserve", {
       ...reserve,
       origin: { kind: "pi", sessionId: bridge.sessionId },
       workingDir: cwd,
+      // Only a run the model started tells the model how it ended; one a person started does not.
+      ...(startedBy === "model" ? { notifyModel } : {}),
     }),
     `Workflow ${name} was not started`,
   );

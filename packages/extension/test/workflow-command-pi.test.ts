@@ -61,6 +61,7 @@ function loadExtension(stateDir: string, cwd: string): PiStub {
   const entries: unknown[] = [];
   const pi = {
     registerTool() {},
+    registerMessageRenderer() {},
     registerCommand(
       name: string,
       spec: {

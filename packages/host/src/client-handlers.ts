@@ -79,7 +79,7 @@ export function clientHandlers(
     "runs.get": ({ runId }) => buildRunView(store, runId, supervisor),
     "runs.history": ({ runId }) => readRunHistoryView(store, runId),
     "runs.list": (query) => store.listRuns(query).map((run) => buildRunSummary(store, run, supervisor)),
-    "runs.cancel": ({ runId }) => control.cancel(runId),
+    "runs.cancel": ({ runId, by }) => control.cancel(runId, by),
     "runs.pause": ({ runId }) => control.pause(runId),
     "runs.resume": ({ runId }) => control.resume(runId),
     "runs.answer": ({ runId, answer, answerer, requestKey }) =>

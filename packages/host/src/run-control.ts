@@ -36,8 +36,9 @@ export class RunControl {
     return this.afterCreate(reserved, "reserved");
   }
 
-  cancel(runId: string): Transition<RunSummary> {
-    const cancelled = this.deps.store.cancelRun({ runId });
+  /** `by`: who asked, as the client's code path says; a person unless it is the model's tool. */
+  cancel(runId: string, by: Answerer = "human"): Transition<RunSummary> {
+    const cancelled = this.deps.store.cancelRun({ runId, by });
     if (cancelled.kind === "applied") {
       this.deps.log(`run ${runId}: cancelled by request`);
       this.deps.supervisor.cancelWorkers(runId);

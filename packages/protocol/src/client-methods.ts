@@ -68,7 +68,8 @@ export const clientMethods = {
     }),
     result: z.array(runSummarySchema),
   },
-  "runs.cancel": { params: runRef, result: runTransition },
+  // `by` is set by the client's code path: a cancel by the model itself earns it no follow-up turn.
+  "runs.cancel": { params: runRef.extend({ by: answererSchema.optional() }), result: runTransition },
   "runs.pause": { params: runRef, result: runTransition },
   "runs.resume": { params: runRef, result: runTransition },
   "runs.answer": {

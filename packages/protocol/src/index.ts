@@ -59,7 +59,7 @@ export {
   runIdSchema,
   visitNumberSchema,
 } from "./ids.js";
-export { runMessageId, visitMessageId } from "./message-ids.js";
+export { isReminderMessageId, reminderKind, runMessageId, visitMessageId } from "./message-ids.js";
 export type { AdvanceNodeVisit, NodeVisitAdvance } from "./node-advance.js";
 export { advanceNodeVisitSchema, nodeVisitAdvanceSchema } from "./node-advance.js";
 export type { PreflightLaunch, PreflightRefusal, PreflightReply, PreflightRequest } from "./preflight.js";
@@ -122,6 +122,7 @@ export type {
   StartNodeVisit,
   StartTurn,
   SubmissionResult,
+  ModelNotices,
   TerminalFact,
   TerminalFacts,
   TurnOwnership,
@@ -138,6 +139,7 @@ export {
   fenceSchema,
   finishNodeVisitSchema,
   messageKindSchema,
+  modelNoticesSchema,
   messageRecordSchema,
   nodeKindSchema,
   nodeVisitResultSchema,

@@ -9,6 +9,19 @@ export function visitMessageId(visit: { runId: string; path: string; visit: numb
   return `msg:${visit.runId}:${visit.path}:${visit.visit}:${kind}`;
 }
 
+/**
+ * The suffix of a reminder about an open agent step: a `nudge` after a turn that ended without a
+ * submit, a `retry` after a lost turn; `n` counts them within the attempt.
+ */
+export function reminderKind(reason: "nudge" | "retry", attempt: number, n: number): string {
+  return `${reason}:${attempt}:${n}`;
+}
+
+/** Whether a visit message ID names a reminder (see `reminderKind`). */
+export function isReminderMessageId(messageId: string): boolean {
+  return /:(nudge|retry):\d+:\d+$/.test(messageId);
+}
+
 /** The message about a run's end (its launch failure, terminal report or presentation): `msg:<runId>:<kind>`. */
 export function runMessageId(
   runId: string,

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { jsonValueSchema } from "./ids.js";
-import { reservePreparedRunSchema } from "./run-records.js";
+import { modelNoticesSchema, reservePreparedRunSchema } from "./run-records.js";
 import { errorCodeSchema } from "./safe-error.js";
 
 /**
@@ -31,8 +31,10 @@ export type PreflightRequest = z.infer<typeof preflightRequestSchema>;
 
 /** What a launch needs from its workflow, as plain data: the `runs.reserve` fields the workflow decides. */
 export const preflightLaunchSchema = reservePreparedRunSchema
-  .omit({ runId: true, origin: true, workingDir: true })
+  .omit({ runId: true, origin: true, workingDir: true, notifyModel: true })
   .extend({
+    /** The workflow's `notifyModel`; the caller reserves with it only when the model starts the run. */
+    notifyModel: modelNoticesSchema,
     title: z.string().optional(),
     /** Said before the run starts, e.g. that the task was ignored. */
     notes: z.array(z.string()),

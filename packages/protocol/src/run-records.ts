@@ -44,6 +44,13 @@ export const fenceSchema = z.object({
 });
 export type Fence = z.infer<typeof fenceSchema>;
 
+/**
+ * Which ends of a run the model that started it is told of in a follow-up turn (a workflow's
+ * `notifyModel`). A run started by a person, or from outside Pi, tells the model nothing.
+ */
+export const modelNoticesSchema = z.object({ onFailure: z.boolean(), onCancel: z.boolean() });
+export type ModelNotices = z.infer<typeof modelNoticesSchema>;
+
 /** Everything preflight settled before a run is queued (seed 003). */
 export const reservePreparedRunSchema = z.object({
   runId: runIdSchema,
@@ -59,6 +66,8 @@ export const reservePreparedRunSchema = z.object({
     .optional(),
   /** Where the run's commands run: the CLI's directory or the Pi session's project. */
   workingDir: z.string().min(1).max(4096).optional(),
+  /** Set only when the model started the run: which of its ends get a follow-up turn. */
+  notifyModel: modelNoticesSchema.optional(),
   /** The client's key for this start; the same key with the same request adopts the saved run. */
   requestKey: requestKeySchema.optional(),
 });

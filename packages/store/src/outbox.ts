@@ -5,10 +5,8 @@ import {
   type EnqueueMessage,
   type Fence,
   isTerminalStatus,
-  type MessageKind,
   type MessageRecord,
   runMessageId,
-  type TerminalFact,
   type Transition,
 } from "@piw/protocol";
 import { isConflict, notRunning, type StoreContext } from "./context.js";
@@ -16,6 +14,7 @@ import { StoreError } from "./errors.js";
 import { readPresentationInstructions, readTerminalFacts } from "./readers.js";
 import type { MessageRow, RunRow } from "./rows.js";
 import { updateRun } from "./run-writes.js";
+import { type NewMessage, terminalMessages } from "./terminal-messages.js";
 
 function mapMessage(ctx: StoreContext, row: MessageRow): MessageRecord {
   return {
@@ -35,15 +34,6 @@ function mapMessage(ctx: StoreContext, row: MessageRow): MessageRecord {
 
 function getMessage(ctx: StoreContext, messageId: string): MessageRow | undefined {
   return ctx.stmt("SELECT * FROM messages WHERE message_id = ?").get(messageId) as MessageRow | undefined;
-}
-
-interface NewMessage {
-  messageId: string;
-  kind: MessageKind;
-  path: string | null;
-  visit: number | null;
-  body: string;
-  triggerTurn: boolean;
 }
 
 function insertMessage(ctx: StoreContext, run: RunRow, msg: NewMessage): void {
@@ -208,102 +198,6 @@ export function listSessionMessages(
   );
 }
 
-const MAX_PRESENTED_OUTPUT = 16 * 1024;
-
-/** The waiting message's last line: who answers the checkpoint, and how. */
-function whoAnswers(
-  runId: string,
-  checkpoint: Extract<TerminalFact, { outcome: "waiting" }>["checkpoint"],
-): string {
-  if (checkpoint.answeredBy === "human") {
-    return `A person answers this checkpoint (/workflow answer ${runId} <json>, or piw answer); the workflow tool cannot answer it.`;
-  }
-  const call = `the workflow tool with {"action":"answer","runId":"${runId}","answer":<the answer>}`;
-  const schema =
-    checkpoint.answerSchema === null
-      ? ""
-      : ` The answer must match this JSON Schema: ${JSON.stringify(checkpoint.answerSchema)}`;
-  return checkpoint.answeredBy === "model"
-    ? `Answer this checkpoint with ${call}.${schema}`
-    : `A person or you may answer this checkpoint; to answer it yourself, call ${call}.${schema}`;
-}
-
-function terminalMessages(run: TerminalFact, instructions: string | null): NewMessage[] {
-  const name = `Workflow ${run.workflowName}`;
-  const id = `(run ${run.runId})`;
-  const base = { path: null, visit: null };
-  switch (run.outcome) {
-    case "failed":
-    case "timed_out":
-      if (run.duringLaunch) {
-        return [
-          {
-            ...base,
-            messageId: runMessageId(run.runId, "launch_failure"),
-            kind: "launch_failure",
-            triggerTurn: true,
-            body: `${name} failed to start ${id}: ${run.error.message}. Inspect the error and call workflow start again only after you correct the cause.`,
-          },
-        ];
-      }
-      return [
-        {
-          ...base,
-          messageId: runMessageId(run.runId, "terminal"),
-          kind: "terminal",
-          triggerTurn: false,
-          body: `${name} ${run.outcome === "timed_out" ? "timed out" : "failed"} ${id}: [${run.error.code}] ${run.error.message}`,
-        },
-      ];
-    case "cancelled":
-      return [
-        {
-          ...base,
-          messageId: runMessageId(run.runId, "terminal"),
-          kind: "terminal",
-          triggerTurn: false,
-          body: `${name} was cancelled ${id}.`,
-        },
-      ];
-    case "waiting":
-      return [
-        {
-          ...base,
-          messageId: runMessageId(run.runId, "terminal"),
-          kind: "terminal",
-          // A checkpoint only the model answers needs a turn to be answered in.
-          triggerTurn: run.checkpoint.answeredBy === "model",
-          body: `${name} is waiting at checkpoint ${run.checkpoint.path} ${id}: ${run.checkpoint.prompt}\n\n${whoAnswers(run.runId, run.checkpoint)}`,
-        },
-      ];
-    case "completed": {
-      const done: NewMessage = {
-        ...base,
-        messageId: runMessageId(run.runId, "terminal"),
-        kind: "terminal",
-        triggerTurn: false,
-        body: `${name} completed ${id}.`,
-      };
-      if (instructions === null) return [done];
-      let output = JSON.stringify(run.output, null, 2) ?? "null";
-      if (output.length > MAX_PRESENTED_OUTPUT)
-        output = `${output.slice(0, MAX_PRESENTED_OUTPUT)}\n…(truncated)`;
-      return [
-        done,
-        {
-          ...base,
-          messageId: runMessageId(run.runId, "presentation"),
-          kind: "presentation",
-          triggerTurn: true,
-          body: `${name} finished ${id}. ${instructions}\n\nFinal output:\n${output}`,
-        },
-      ];
-    }
-    default:
-      return run satisfies never;
-  }
-}
-
 function savedTerminalMessages(ctx: StoreContext, runId: string): MessageRecord[] {
   return (
     ctx
@@ -343,7 +237,8 @@ export function createTerminalMessages(
           actual: facts.status,
         });
       }
-      for (const msg of terminalMessages(facts.facts.run, readPresentationInstructions(ctx, row.run_id))) {
+      const instructions = readPresentationInstructions(ctx, row.run_id);
+      for (const msg of terminalMessages(facts.facts.run, instructions, row)) {
         insertMessage(ctx, row, msg);
       }
       updateRun(

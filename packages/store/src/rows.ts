@@ -36,6 +36,9 @@ export interface RunRow {
   error_code: RunRecord["errorCode"];
   error_hash: string | null;
   presentation_hash: string | null;
+  /** 1: the model that started the run gets a follow-up turn when it fails / is cancelled by another. */
+  notify_model_failure: number;
+  notify_model_cancel: number;
   working_dir: string | null;
   /** The client's key for the action that created the run; read only to adopt a repeated request. */
   request_key: string | null;

@@ -1,5 +1,6 @@
 import {
   adopted,
+  type Answerer,
   applied,
   conflict,
   type Fence,
@@ -230,7 +231,7 @@ export function finishRun(ctx: StoreContext, fence: Fence, ending: RunEnding): T
 /** Any non-terminal state -> cancelled. Invalidates the claim so no stale worker can act after it. */
 export function cancelRun(
   ctx: StoreContext,
-  req: { runId: string; expectedRevision?: number },
+  req: { runId: string; expectedRevision?: number; by?: Answerer },
 ): Transition<RunRecord> {
   return ctx.tx(() => {
     const row = ctx.getRunRow(req.runId);
@@ -256,6 +257,7 @@ export function cancelRun(
         outcome: "cancelled",
         error: { code: "cancelled", message: "Cancelled by request." },
         present,
+        cancelledByModel: req.by === "model",
       },
       { type: "run.cancelled" },
     );

@@ -58,6 +58,8 @@ function insertChild(ctx: StoreContext, spec: ChildSpec): Transition<RunRecord> 
     origin_session: parent.origin_session,
     input_hash: parent.input_hash,
     presentation_hash: parent.presentation_hash,
+    notify_model_failure: parent.notify_model_failure,
+    notify_model_cancel: parent.notify_model_cancel,
     working_dir: parent.working_dir,
     request_key: spec.requestKey,
   });

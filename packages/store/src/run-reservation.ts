@@ -30,6 +30,8 @@ function sameReservation(
     row.input_hash === inputHash &&
     row.manifest_hash === ctx.jsonHash(req.manifest) &&
     row.presentation_hash === presentation &&
+    row.notify_model_failure === Number(req.notifyModel?.onFailure ?? false) &&
+    row.notify_model_cancel === Number(req.notifyModel?.onCancel ?? false) &&
     row.working_dir === (req.workingDir ?? null) &&
     row.origin_kind === req.origin.kind &&
     row.origin_session === session &&
@@ -73,6 +75,8 @@ export function reservePreparedRun(ctx: StoreContext, req: ReservePreparedRun): 
       input_hash: ctx.putJson(req.input),
       presentation_hash:
         req.presentationInstructions === undefined ? null : ctx.putText(req.presentationInstructions),
+      notify_model_failure: Number(req.notifyModel?.onFailure ?? false),
+      notify_model_cancel: Number(req.notifyModel?.onCancel ?? false),
       working_dir: req.workingDir ?? null,
       request_key: req.requestKey ?? null,
     });

@@ -1,5 +1,6 @@
 import type {
   AdvanceNodeVisit,
+  Answerer,
   EndTurn,
   EnqueueMessage,
   Fence,
@@ -118,7 +119,7 @@ export class RunStore {
   finishRun(fence: Fence, ending: RunEnding) {
     return finishRun(this.use(), fence, ending);
   }
-  cancelRun(req: { runId: string; expectedRevision?: number }) {
+  cancelRun(req: { runId: string; expectedRevision?: number; by?: Answerer }) {
     return cancelRun(this.use(), req);
   }
   parkRun(fence: Fence, reason: RecoveryReason) {

@@ -31,6 +31,7 @@ type MutableRunColumn =
   | "terminal_fingerprint"
   | "presentation_state"
   | "presentation_error"
+  | "notify_model_cancel"
   | "finished_at";
 export type RunUpdate = Partial<Pick<RunRow, MutableRunColumn>>;
 
@@ -55,6 +56,8 @@ export type NewRun = Pick<
   | "origin_session"
   | "input_hash"
   | "presentation_hash"
+  | "notify_model_failure"
+  | "notify_model_cancel"
   | "working_dir"
   | "request_key"
 >;
@@ -91,6 +94,8 @@ const NEW_RUN_COLUMNS = [
   "origin_session",
   "input_hash",
   "presentation_hash",
+  "notify_model_failure",
+  "notify_model_cancel",
   "working_dir",
   "request_key",
 ] as const satisfies readonly (keyof NewRun)[];

@@ -54,6 +54,8 @@ CREATE TABLE runs (
   error_code TEXT,
   error_hash TEXT REFERENCES blobs (hash),
   presentation_hash TEXT REFERENCES blobs (hash),
+  notify_model_failure INTEGER NOT NULL CHECK (notify_model_failure IN (0, 1)),
+  notify_model_cancel INTEGER NOT NULL CHECK (notify_model_cancel IN (0, 1)),
   working_dir TEXT,
   request_key TEXT,
   terminal_fingerprint TEXT,

@@ -20,6 +20,8 @@ export interface TerminalChange {
   present: boolean;
   /** Where a waiting run stopped: the checkpoint a continuation answers. */
   cursor?: { path: string; visit: number };
+  /** The model cancelled its own run: it knows, so no follow-up turn tells it. */
+  cancelledByModel?: boolean;
 }
 
 function terminalFingerprint(row: RunRow): string {
@@ -74,6 +76,7 @@ export function terminalize(
       recovery_reason: null,
       terminal_fingerprint: terminalFingerprint(facts),
       presentation_state: presented ? "pending" : "none",
+      ...(change.cancelledByModel === true ? { notify_model_cancel: 0 } : {}),
       finished_at: now,
     },
     event,

@@ -421,7 +421,11 @@ export function startPiSession(options: PiSessionOptions): Promise<PiSession> {
   return PiSession.start(options);
 }
 
-function writeAgentConfig(agentDir: string, options: PiSessionOptions): void {
+/** `models.json` pointing at the fake model and `settings.json` (project trust on), in `agentDir`. */
+export function writeAgentConfig(
+  agentDir: string,
+  options: Pick<PiSessionOptions, "model" | "settings">,
+): void {
   const { model } = options;
   const models = {
     providers: {

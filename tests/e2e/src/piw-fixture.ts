@@ -15,6 +15,16 @@ const TSX_LOADER = join(REPO, "node_modules", "tsx", "dist", "loader.mjs");
 export const HOST_COMMAND = [process.execPath, "--import", TSX_LOADER, join(REPO, "apps/host/src/main.ts")];
 const WORKER_COMMAND = [process.execPath, "--import", TSX_LOADER, join(REPO, "apps/worker/src/main.ts")];
 
+/** The environment that points the extension at a state dir and runs host and workers from source. */
+export function piwEnv(stateDir: string): Record<string, string> {
+  return {
+    PIW_HOME: stateDir,
+    PIW_HOST_COMMAND: JSON.stringify(HOST_COMMAND),
+    PIW_WORKER_COMMAND: JSON.stringify(WORKER_COMMAND),
+    TSX_TSCONFIG_PATH: join(REPO, "tsconfig.json"),
+  };
+}
+
 /** One isolated piw world: a state dir, a project with workflows, a fake model and a real Pi. */
 export interface PiwWorld {
   root: string;
@@ -54,13 +64,7 @@ export async function startPiwWorld(options: WorldOptions = {}): Promise<PiwWorl
     return file;
   };
   for (const [name, source] of Object.entries(options.workflows ?? {})) writeWorkflow(name, source);
-  const env: Record<string, string> = {
-    PIW_HOME: stateDir,
-    PIW_HOST_COMMAND: JSON.stringify(HOST_COMMAND),
-    PIW_WORKER_COMMAND: JSON.stringify(WORKER_COMMAND),
-    TSX_TSCONFIG_PATH: join(REPO, "tsconfig.json"),
-    ...options.env,
-  };
+  const env: Record<string, string> = { ...piwEnv(stateDir), ...options.env };
   const model = await startFakeModel();
   let pi: PiSession;
   try {
@@ -81,12 +85,7 @@ export async function startPiwWorld(options: WorldOptions = {}): Promise<PiwWorl
     connections.push(connection);
     return connection;
   };
-  const hostPid = () => {
-    const lock = join(stateDir, "host.lock");
-    if (!existsSync(lock)) return undefined;
-    const pid = Number(readFileSync(lock, "utf8").trim().split(/\s+/)[0]);
-    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
-  };
+  const hostPid = () => hostPidIn(stateDir);
   const waitForRun = async (runId: string, done: (view: RunView) => boolean, timeoutMs = 30_000) => {
     const connection = await host();
     let latest: RunView | null = null;
@@ -137,20 +136,32 @@ export async function startPiwWorld(options: WorldOptions = {}): Promise<PiwWorl
       await pi.close();
       for (const connection of connections) connection.close();
       await model.close();
-      const pid = hostPid();
-      if (pid !== undefined) {
-        try {
-          process.kill(pid, "SIGTERM");
-        } catch {
-          // Already gone.
-        }
-        // The host stops its workers and exits; both may still write caches in the state dir.
-        for (let i = 0; i < 100 && isAlive(pid); i += 1) await new Promise((r) => setTimeout(r, 50));
-      }
+      await stopHost(stateDir);
       // A worker or host that is still exiting may write its compile cache for a moment.
       rmSync(root, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
     },
   };
+}
+
+/** The PID in the host lock of a state dir, if a host runs. */
+function hostPidIn(stateDir: string): number | undefined {
+  const lock = join(stateDir, "host.lock");
+  if (!existsSync(lock)) return undefined;
+  const pid = Number(readFileSync(lock, "utf8").trim().split(/\s+/)[0]);
+  return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+}
+
+/** Stops the state dir's host, if one runs, and waits a while for it to exit. */
+export async function stopHost(stateDir: string): Promise<void> {
+  const pid = hostPidIn(stateDir);
+  if (pid === undefined) return;
+  try {
+    process.kill(pid, "SIGTERM");
+  } catch {
+    return;
+  }
+  // The host stops its workers and exits; both may still write caches in the state dir.
+  for (let i = 0; i < 100 && isAlive(pid); i += 1) await new Promise((r) => setTimeout(r, 50));
 }
 
 /** The text of every piw custom message in the Pi session, in order. */

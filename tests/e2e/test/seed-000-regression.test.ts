@@ -166,6 +166,7 @@ describe("seed 000 regression in a real Pi session", () => {
     });
     model.reply(whenLast("Pause requested for run", text("PAUSED: it stops at the current step.")));
     model.reply(whenLast("cancelled.", text("CANCELLED.")));
+    model.reply(whenLast("You started this run", text("FOLLOW-UP: the release failed.")));
 
     // --- The first run fails after both managed actions.
     await pi.promptAndSettle("ship the release");
@@ -192,13 +193,17 @@ describe("seed 000 regression in a real Pi session", () => {
     expect(new Set(firstEffects.map((e) => e.launch)).size).toBe(1);
     const firstError = failed.error;
 
-    // The failed run's terminal note reaches the idle session first; a prompt sent while it is being
-    // delivered would see it steered into that turn, after the prompt.
-    for (let i = 0; i < 200; i += 1) {
-      const notes = await piwMessages(pi);
-      if (notes.some((m) => m.details.runId === firstRunId && m.details.kind === "terminal")) break;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    // The model started the failed run: its terminal note starts one follow-up turn, which settles
+    // before the next prompt (a prompt sent during it would be steered into that turn).
+    await pi.waitForEvent(
+      (e) =>
+        e.type === "message_start" &&
+        (e.message as { role?: string } | undefined)?.role === "custom" &&
+        JSON.stringify(e).includes(`failed (run ${firstRunId})`),
+      { timeoutMs: 60_000 },
+    );
+    await pi.waitForIdle({ timeoutMs: 30_000 });
+    expect(model.requests.filter((r) => lastMessageText(r).includes("You started this run"))).toHaveLength(1);
 
     // --- Restart from Pi (the tool's restart action): it begins clean at the first node.
     rmSync(failFlag);

@@ -27,6 +27,18 @@ export default defineWorkflow({
 });
 `;
 
+/** The follow-up turn that tells the model how its run ended: it starts, and settles. */
+async function waitForFollowUp(pi: PiwWorld["pi"], says: string): Promise<void> {
+  await pi.waitForEvent(
+    (e) =>
+      e.type === "message_start" &&
+      (e.message as { role?: string; content?: unknown } | undefined)?.role === "custom" &&
+      JSON.stringify(e).includes(says),
+    { timeoutMs: 60_000 },
+  );
+  await pi.waitForIdle({ timeoutMs: 30_000 });
+}
+
 let world: PiwWorld | undefined;
 afterEach(async () => {
   await world?.close();
@@ -79,7 +91,8 @@ describe("a step deadline in a real Pi session", () => {
     expect(ended.nodes.map((n) => [n.path, n.state])).toEqual([["work", "timed_out"]]);
     // The model was working until the deadline: the turn was cut, it did not end on its own.
     expect(toolCallsInStep).toBeGreaterThan(1);
-    await pi.waitForIdle({ timeoutMs: 30_000 });
+    // The model started the run, so one follow-up turn tells it that the run timed out.
+    await waitForFollowUp(pi, `Workflow loop timed out (run ${runId})`);
 
     // A later submit is refused with the reason, and changes nothing.
     const host = await world.host();
@@ -127,7 +140,7 @@ describe("a step deadline in a real Pi session", () => {
     );
     const cancelled = await world.waitForRun(runId, (view) => view.status === "cancelled", 30_000);
     expect(cancelled.outcome).toBe("cancelled");
-    await pi.waitForIdle({ timeoutMs: 30_000 });
+    await waitForFollowUp(pi, `Workflow loop was cancelled by the user (run ${runId})`);
     model.assertNoErrors();
   }, 120_000);
 });

@@ -27,6 +27,7 @@ export interface WorkflowDefinition<Name extends string = string, In = never, X 
   readonly exits: readonly X[];
   readonly edges: Readonly<Record<string, WorkflowEdge>>;
   readonly presentationPrompt?: string;
+  readonly notifyModel?: NotifyModelOption;
   readonly maxSteps: number;
   readonly defaults?: WorkflowDefaults;
   readonly [acceptedInput]?: (input: In) => void;
@@ -113,10 +114,20 @@ export interface WorkflowSpec<
   edges: NoInfer<WorkflowEdges<N, M, X>>;
   /** Instructions for presenting the final output to the user in Pi. */
   presentationPrompt?: string;
+  /**
+   * When the model started the run in Pi: whether a follow-up turn tells it that the run failed or
+   * timed out (`onFailure`), or that someone else cancelled it (`onCancel`). Both default to true.
+   */
+  notifyModel?: NotifyModelOption;
   /** Bound on node visits per run, so that a loop cannot run forever; default 1000. */
   maxSteps?: number;
   /** Settings for this workflow's nodes that set none themselves: the deadline of each kind. */
   defaults?: WorkflowDefaults;
+}
+
+export interface NotifyModelOption {
+  onFailure?: boolean;
+  onCancel?: boolean;
 }
 
 /** A workflow's defaults for its own nodes (not those of included workflows, which have their own). */

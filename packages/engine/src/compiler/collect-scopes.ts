@@ -196,10 +196,29 @@ const WORKFLOW_FIELDS: readonly (keyof WorkflowDefinition & string)[] = [
   "exits",
   "edges",
   "presentationPrompt",
+  "notifyModel",
   "maxSteps",
   "defaults",
 ];
 const INCLUDE_FIELDS: readonly (keyof WorkflowInclude & string)[] = ["kind", "workflow", "title", "input"];
+
+const NOTIFY_MODEL_FIELDS = ["onFailure", "onCancel"] as const;
+
+function checkNotifyModel(value: unknown, path: string, problems: CompileProblem[]): void {
+  if (value === undefined) return;
+  const message = "notifyModel must be an object { onFailure?: boolean, onCancel?: boolean }";
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    problems.push({ path, message });
+    return;
+  }
+  const fields = value as Record<string, unknown>;
+  const wrong = Object.keys(fields).filter(
+    (key) =>
+      !(NOTIFY_MODEL_FIELDS as readonly string[]).includes(key) ||
+      (fields[key] !== undefined && typeof fields[key] !== "boolean"),
+  );
+  if (wrong.length > 0) problems.push({ path, message: `${message}; check ${wrong.join(", ")}` });
+}
 
 function checkWorkflowFields(definition: WorkflowDefinition, path: string, problems: CompileProblem[]): void {
   const at = (field: string) => `${path}:${field}`;
@@ -218,6 +237,7 @@ function checkWorkflowFields(definition: WorkflowDefinition, path: string, probl
   if (definition.presentationPrompt !== undefined && typeof definition.presentationPrompt !== "string") {
     problems.push({ path: at("presentationPrompt"), message: "presentationPrompt must be a string" });
   }
+  checkNotifyModel(definition.notifyModel, at("notifyModel"), problems);
   const steps = definition.maxSteps;
   if (typeof steps !== "number" || !Number.isInteger(steps) || steps < 1 || steps > 1_000_000) {
     problems.push({ path: at("maxSteps"), message: "maxSteps must be an integer from 1 to 1000000" });

@@ -74,6 +74,10 @@ export function compileWorkflow(definition: WorkflowDefinition): CompiledWorkflo
     manifest,
     startPath,
     maxSteps: definition.maxSteps,
+    notifyModel: {
+      onFailure: definition.notifyModel?.onFailure ?? true,
+      onCancel: definition.notifyModel?.onCancel ?? true,
+    },
     nodes,
     next(path: string, output: unknown): NextStep {
       const node = nodes.get(path);
@@ -152,6 +156,9 @@ function definitionDigest(manifest: GraphManifest, scopes: ReadonlyMap<string, S
       if (spec !== undefined) settings[joinPath(scope.path, name)] = nodeSettings(spec);
     }
   }
-  const presentationPrompt = scopes.get("")?.definition.presentationPrompt;
-  return sha256Hex(canonicalJson({ manifest, inputs, settings, presentationPrompt }));
+  const root = scopes.get("")?.definition;
+  const presentationPrompt = root?.presentationPrompt;
+  // Absent when the workflow leaves it at its defaults, so older digests stay as they were.
+  const notifyModel = root?.notifyModel;
+  return sha256Hex(canonicalJson({ manifest, inputs, settings, presentationPrompt, notifyModel }));
 }

@@ -1,4 +1,4 @@
-import type { AnswerCheck, AnsweredBy } from "@piw/protocol";
+import type { AnswerCheck, AnsweredBy, ModelNotices } from "@piw/protocol";
 import type { ZodType } from "zod";
 import type { NodeTimeout } from "./deadlines.js";
 import type { GraphManifest } from "./graph-manifest.js";
@@ -124,6 +124,8 @@ export interface CompiledWorkflow {
   maxSteps: number;
   inputSchema?: ZodType;
   presentationPrompt?: string;
+  /** Which ends of a run the model that started it hears of in a follow-up turn (defaults filled in). */
+  notifyModel: ModelNotices;
   /** By full path. */
   nodes: ReadonlyMap<string, CompiledNode>;
   /**

@@ -4,6 +4,7 @@ import {
   type SafeError,
   safeError,
   type VisitDeadline,
+  reminderKind,
   visitMessageId,
 } from "@piw/protocol";
 import type {
@@ -212,7 +213,7 @@ async function runAgent(
           nudges += 1;
           expectSaved(
             await run.port.enqueueMessage({
-              messageId: visitMessageId(where, `nudge:${run.attempt}:${nudges}`),
+              messageId: visitMessageId(where, reminderKind("nudge", run.attempt, nudges)),
               kind: "step_prompt",
               path: node.path,
               visit: run.visit,
@@ -239,7 +240,7 @@ async function runAgent(
           const why = event.ending === "error" ? "the model provider failed" : "the turn was lost";
           expectSaved(
             await run.port.enqueueMessage({
-              messageId: visitMessageId(where, `retry:${run.attempt}:${lostTurns}`),
+              messageId: visitMessageId(where, reminderKind("retry", run.attempt, lostTurns)),
               kind: "step_prompt",
               path: node.path,
               visit: run.visit,

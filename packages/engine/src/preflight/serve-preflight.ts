@@ -36,6 +36,7 @@ async function answer(request: PreflightRequest): Promise<PreflightReply> {
     const launch: PreflightLaunch = {
       ...reserve,
       ...(loaded.workflow.title === undefined ? {} : { title: loaded.workflow.title }),
+      notifyModel: loaded.workflow.notifyModel,
       notes: prepared.notes,
       agentSteps: agentStepPaths(loaded),
     };
