@@ -17,7 +17,14 @@ export type {
 } from "./define-workflow.js";
 export { DEFAULT_EXIT, DEFAULT_MAX_STEPS, defineWorkflow, includeWorkflow } from "./define-workflow.js";
 export { DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS } from "../compiler/deadlines.js";
-export type { DecisionEdge, GotoEdge, RouteEdge, WorkflowEdge } from "./edges.js";
+export type {
+  DecisionEdge,
+  ExitCodeRoutes,
+  GotoEdge,
+  OutcomeRoutes,
+  RouteEdge,
+  WorkflowEdge,
+} from "./edges.js";
 export { decisionEdge } from "./edges.js";
 export type {
   ActionNode,

@@ -20,6 +20,16 @@ export type TimeoutOption<I = unknown> = number | null | { bivariant(input: I): 
 /** A static text, or one computed from the node's context when it runs. */
 export type NodeText<I = unknown> = string | ContextFn<I, string>;
 
+/**
+ * What a command reported: its exit code, its stdout (up to the output limit) and the tail of its
+ * stderr, each without trailing whitespace.
+ */
+export interface ShellReport {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+}
+
 /** A command as an argv array (no shell), or `{ shell }` when the author explicitly wants a shell. */
 export type ShellExec = readonly string[] | { readonly shell: string };
 
@@ -51,7 +61,8 @@ export interface ActionNode<I = unknown, O = unknown> extends NodeBase<O> {
 export interface ShellNode<I = unknown, O = unknown> extends NodeBase<O> {
   readonly kind: "shell";
   readonly exec: ShellExec | ContextFn<I, ShellExec>;
-  parse?(stdout: string, ctx: NodeContext<I>): O;
+  parse?(report: ShellReport, ctx: NodeContext<I>): O;
+  readonly okExitCodes?: readonly number[];
   readonly cwd?: string;
   readonly env?: Readonly<Record<string, string>>;
   readonly timeoutMs?: TimeoutOption<I>;
@@ -126,14 +137,17 @@ export function action<I = unknown, O = unknown>(
 
 export interface ShellOptions<I, O> extends TitleOption {
   exec: ShellExec | ((ctx: NodeContext<I>) => ShellExec);
-  parse?: (stdout: string, ctx: NodeContext<I>) => O;
+  /** Turns the command's report into the node's output; it runs only for an ok exit code. */
+  parse?: (report: ShellReport, ctx: NodeContext<I>) => O;
+  /** Exit codes that count as success; default `[0]`. Any other code is a `failed` outcome. */
+  okExitCodes?: readonly number[];
   cwd?: string;
   env?: Record<string, string>;
   timeoutMs?: TimeoutOption<I>;
 }
 
-/** Runs a command; the output is `parse(stdout)`, or stdout itself without `parse`. */
-export function shell<I = unknown, O = string>(options: ShellOptions<I, O>): ShellNode<I, O> {
+/** Runs a command; the output is `parse(report)`, or the report itself without `parse`. */
+export function shell<I = unknown, O = ShellReport>(options: ShellOptions<I, O>): ShellNode<I, O> {
   return { kind: "shell", ...options } as ShellNode<I, O>;
 }
 

@@ -1,4 +1,5 @@
 import type { WorkflowDefinition, WorkflowInclude } from "../authoring/define-workflow.js";
+import type { OutcomeRoutesModel } from "./outcome-routes.js";
 
 /** An edge after validation: only declared, known targets remain. */
 export type EdgeModel =
@@ -26,6 +27,8 @@ export interface ScopeModel {
   startAt?: string;
   /** By source: a node's local name, or `<mount>.<exit>`. */
   edges: ReadonlyMap<string, EdgeModel>;
+  /** By a node's local name: where its failures go, when its edge says. */
+  outcomeRoutes: ReadonlyMap<string, OutcomeRoutesModel>;
 }
 
 export function edgeTargets(edge: EdgeModel): readonly string[] {

@@ -134,6 +134,8 @@ export class MemoryRunPort implements RunPort {
           : {
               status: existing.status,
               error: existing.error ?? { code: "node_failed" as const, message: "" },
+              ...(existing.nextPath === null ? {} : { next: existing.nextPath }),
+              ...(existing.output === undefined ? {} : { output: existing.output }),
             };
       return adopted({
         status: "finished",
@@ -187,6 +189,8 @@ export class MemoryRunPort implements RunPort {
       visit.nextPath = result.next;
     } else {
       visit.error = result.error;
+      visit.nextPath = result.next ?? null;
+      if (result.output !== undefined) visit.output = result.output;
     }
     return applied({ status: "finished", path: req.path, visit: req.visit, attempt: visit.attempt, result });
   }
