@@ -4,6 +4,7 @@ export type {
   ActionContext,
   ManagedEffects,
   NodeContext,
+  NodeFailureInfo,
   ScopeContext,
 } from "../compiler/compiled-workflow.js";
 export type {
@@ -41,6 +42,7 @@ export type {
   TimeoutOption,
   ShellNode,
   ShellOptions,
+  ShellReport,
   WorkflowNode,
 } from "./node-specs.js";
 export { action, agent, checkpoint, compute, decision, notify, shell } from "./node-specs.js";
