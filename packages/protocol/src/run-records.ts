@@ -64,6 +64,18 @@ export const reservePreparedRunSchema = z.object({
 });
 export type ReservePreparedRun = z.infer<typeof reservePreparedRunSchema>;
 
+/**
+ * A run's changed workflow, accepted by a person and checked by the worker against the saved
+ * position: the same workflow name, its new source identity, digest and manifest.
+ */
+export const redefineRunSchema = reservePreparedRunSchema.pick({
+  workflowName: true,
+  source: true,
+  definitionDigest: true,
+  manifest: true,
+});
+export type RedefineRun = z.infer<typeof redefineRunSchema>;
+
 /** The lifecycle view of a run row: what callers may know without reading its blobs. */
 export const runRecordSchema = z.object({
   runId: z.string(),

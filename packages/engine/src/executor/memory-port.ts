@@ -18,6 +18,7 @@ import {
   type NodeVisitState,
   PAUSED_AT_NODE_BOUNDARY,
   type RecoveryReason,
+  type RedefineRun,
   type ReserveEffect,
   type RunEnding,
   type RunRecord,
@@ -269,6 +270,15 @@ export class MemoryRunPort implements RunPort {
     if (!this.running()) return this.stale();
     this.status = "parked";
     this.parkedReason = reason;
+    return applied({} as RunRecord);
+  }
+
+  /** The definition a resume that accepted changes switched to; null until then. */
+  redefined: RedefineRun | null = null;
+
+  async redefineRun(req: RedefineRun): Promise<Transition<RunRecord>> {
+    if (!this.running()) return this.stale();
+    this.redefined = req;
     return applied({} as RunRecord);
   }
 
