@@ -10,12 +10,15 @@ import { describeIssues } from "./schema-issues.js";
  * null. The reason names paths and schema words only, never a saved value.
  */
 export function resumeProblem(workflow: CompiledWorkflow, snapshot: RunSnapshot): string | null {
+  // The saved nodes first: a missing one is the plainest reason, whatever led to it.
   for (const visit of snapshot.visits) {
     const node = workflow.nodes.get(visit.path);
     if (node === undefined) return `the saved node ${visit.path} is not in the changed workflow`;
     if (node.kind !== visit.nodeKind) {
       return `${visit.path} is now a ${node.kind} node; the run saved a ${visit.nodeKind} node there`;
     }
+  }
+  for (const visit of snapshot.visits) {
     if (visit.nextPath !== null && !workflow.nodes.has(visit.nextPath)) {
       return `${visit.path} led to ${visit.nextPath}, which is not in the changed workflow`;
     }
