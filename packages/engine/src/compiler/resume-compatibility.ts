@@ -15,7 +15,7 @@ export function resumeProblem(workflow: CompiledWorkflow, snapshot: RunSnapshot)
     const node = workflow.nodes.get(visit.path);
     if (node === undefined) return `the saved node ${visit.path} is not in the changed workflow`;
     if (node.kind !== visit.nodeKind) {
-      return `${visit.path} is now a ${node.kind} node; the run saved a ${visit.nodeKind} node there`;
+      return `${visit.path} is now ${kindName(node.kind)} node; the run saved ${kindName(visit.nodeKind)} node there`;
     }
   }
   for (const visit of snapshot.visits) {
@@ -43,4 +43,9 @@ function outputProblem(workflow: CompiledWorkflow, path: string, output: unknown
   if (parsed.success) return null;
   const what = node?.kind === "agent" ? "output" : "answer";
   return `the saved ${what} of ${path} does not match its changed schema: ${describeIssues(parsed.error.issues, `(${what})`)}`;
+}
+
+/** "an agent", "a shell": a node kind with its article. */
+function kindName(kind: string): string {
+  return `${/^[aeiou]/.test(kind) ? "an" : "a"} ${kind}`;
 }
