@@ -26,7 +26,11 @@ export default defineWorkflow({
   nodes: {
     prepare: shell({ exec: { shell: PREPARE }, parse: ({ stdout }) => ({ dir: stdout }) }),
     test: shell({
-      exec: ({ outputs }) => [process.execPath, "--test", `${(outputs.prepare as { dir: string }).dir}/add.test.mjs`],
+      exec: ({ outputs }) => [
+        process.execPath,
+        "--test",
+        `${(outputs.prepare as { dir: string }).dir}/add.test.mjs`,
+      ],
       timeoutMs: 60_000,
       // Retries for a flaky command go here (`retry: { attempts, backoff }`): a retry runs the same
       // visit again; only when its attempts are spent does the failure take the route below.

@@ -26,7 +26,9 @@ describe("outcome routing through piw run", () => {
       // The failed visit is reported as failed, and the run goes on along the route.
       const failedAt = lines.findIndex((line) => /^ {2}✗ test +shell +#1 .*failed: node_failed$/.test(line));
       expect(failedAt).toBeGreaterThan(0);
-      expect(lines.slice(failedAt + 1)).toContainEqual(expect.stringMatching(/^ {2}▶ fix +shell +#1 +running$/));
+      expect(lines.slice(failedAt + 1)).toContainEqual(
+        expect.stringMatching(/^ {2}▶ fix +shell +#1 +running$/),
+      );
       expect(lines).toContainEqual(expect.stringMatching(/^ {2}✓ test +shell +#2 /));
       expect(lines.at(-1)).toMatch(new RegExp(`^✓ flaky-tests completed in \\S+ {2}${runId}$`));
       const status = await piw(home, ["status", runId, "--json"]);
@@ -99,7 +101,8 @@ describe("piw resume --accept-changes through the real CLI and host", () => {
       expect(parked.status).toBe("parked");
       expect(parked.recoveryReason).toEqual({
         code: "changes_refused",
-        message: "The changed workflow cannot continue this run: work led to after, which is not in the changed workflow.",
+        message:
+          "The changed workflow cannot continue this run: work led to after, which is not in the changed workflow.",
       });
 
       writeFileSync(file, editedWorkflow("after", "v2"));

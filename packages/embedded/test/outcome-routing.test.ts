@@ -30,7 +30,9 @@ function testAndFix(code: number, routes: Record<string, unknown>) {
       name: "tf",
       startAt: "test",
       nodes: {
-        test: shell({ exec: ["sh", "-c", `echo "1 failing: parser"; echo "AssertionError: boom" >&2; exit ${code}`] }),
+        test: shell({
+          exec: ["sh", "-c", `echo "1 failing: parser"; echo "AssertionError: boom" >&2; exit ${code}`],
+        }),
         fix: compute({ run: ({ failures }: NodeContext) => failures }),
       },
       edges: { test: { to: "done", ...routes } as never, fix: { to: "done" } },
@@ -178,7 +180,8 @@ describe("outcome routing against the real store", () => {
     ]);
     hang = false;
     expect(
-      h.store.parkRun(first.port.fence, { code: "worker_lost", message: "worker died", launchId: "l-1" }).kind,
+      h.store.parkRun(first.port.fence, { code: "worker_lost", message: "worker died", launchId: "l-1" })
+        .kind,
     ).toBe("applied");
     const second = h.runtime.activate(runId);
     expect(await h.runtime.execute(second, wf)).toEqual({ kind: "completed", output: "run 1" });

@@ -60,7 +60,10 @@ describe("outcome routes in the compiler", () => {
     );
     expect(problems).toEqual(
       expect.arrayContaining([
-        { path: "test", message: expect.stringMatching(/^onTimeout leads to exit "done": a failure is routed/) },
+        {
+          path: "test",
+          message: expect.stringMatching(/^onTimeout leads to exit "done": a failure is routed/),
+        },
         { path: "test", message: 'onExitCode has "-1", not an exit code from 0 to 255' },
         { path: "test", message: 'onExitCode has "256", not an exit code from 0 to 255' },
         { path: "test", message: expect.stringContaining('unknown onExitCode 3 target "ghost"') },
@@ -70,7 +73,12 @@ describe("outcome routes in the compiler", () => {
   });
 
   it("keeps reporting outcome routes on an include's exit edge as unknown options", () => {
-    const child = defineWorkflow({ name: "child", startAt: "a", nodes: { a: step() }, edges: { a: { to: "done" } } });
+    const child = defineWorkflow({
+      name: "child",
+      startAt: "a",
+      nodes: { a: step() },
+      edges: { a: { to: "done" } },
+    });
     const problems = problemsOf(
       unchecked({
         name: "w",
@@ -102,7 +110,12 @@ describe("outcome routes in the compiler", () => {
   });
 
   it("draws outcome routes as labelled edges, so a node reached only by a failure is reachable", () => {
-    const child = defineWorkflow({ name: "repair", startAt: "a", nodes: { a: step() }, edges: { a: { to: "done" } } });
+    const child = defineWorkflow({
+      name: "repair",
+      startAt: "a",
+      nodes: { a: step() },
+      edges: { a: { to: "done" } },
+    });
     const compiled = compileWorkflow(
       defineWorkflow({
         name: "w",

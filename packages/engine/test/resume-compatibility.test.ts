@@ -13,14 +13,22 @@ function workflow(plan: z.ZodType, answer: z.ZodType, applyKind: "compute" | "ag
       nodes: {
         plan: agent({ prompt: "Plan", output: plan }),
         ok: checkpoint({ prompt: "OK?", answer }),
-        apply: applyKind === "compute" ? compute({ run: () => 1 }) : agent({ prompt: "Apply", output: z.string() }),
+        apply:
+          applyKind === "compute"
+            ? compute({ run: () => 1 })
+            : agent({ prompt: "Apply", output: z.string() }),
       },
       edges: { plan: { to: "ok" }, ok: { to: "apply" }, apply: { to: "done" } },
     }),
   );
 }
 
-const visit = (path: string, nodeKind: SavedVisit["nodeKind"], output: unknown, nextPath: string | null): SavedVisit => ({
+const visit = (
+  path: string,
+  nodeKind: SavedVisit["nodeKind"],
+  output: unknown,
+  nextPath: string | null,
+): SavedVisit => ({
   path,
   visit: 1,
   nodeKind,
@@ -51,13 +59,24 @@ describe("whether a saved run fits a changed workflow", () => {
     expect(resumeProblem(output, snapshot)).toBe(
       "the saved output of plan does not match its changed schema: steps[0]: expected number",
     );
-    const answer = workflow(z.object({ steps: z.array(z.string()) }), z.object({ approved: z.literal(false) }));
-    expect(resumeProblem(answer, snapshot)).toMatch(/^the saved answer of ok does not match its changed schema: approved/);
+    const answer = workflow(
+      z.object({ steps: z.array(z.string()) }),
+      z.object({ approved: z.literal(false) }),
+    );
+    expect(resumeProblem(answer, snapshot)).toMatch(
+      /^the saved answer of ok does not match its changed schema: approved/,
+    );
     expect(resumeProblem(answer, snapshot)).not.toContain("true");
   });
 
   it("refuses a saved node whose kind changed", () => {
-    const kind = workflow(z.object({ steps: z.array(z.string()) }), z.object({ approved: z.boolean() }), "agent");
-    expect(resumeProblem(kind, snapshot)).toBe("apply is now an agent node; the run saved a compute node there");
+    const kind = workflow(
+      z.object({ steps: z.array(z.string()) }),
+      z.object({ approved: z.boolean() }),
+      "agent",
+    );
+    expect(resumeProblem(kind, snapshot)).toBe(
+      "apply is now an agent node; the run saved a compute node there",
+    );
   });
 });

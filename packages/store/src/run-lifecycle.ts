@@ -108,7 +108,10 @@ export function claimRun(ctx: StoreContext, req: ClaimRequest): Transition<Claim
       },
       { type: "run.claimed", data: { from, generation: row.generation } },
     );
-    return applied({ command: commandFor(ctx, row, req.resume === true && req.acceptChanges === true), revision });
+    return applied({
+      command: commandFor(ctx, row, req.resume === true && req.acceptChanges === true),
+      revision,
+    });
   });
 }
 

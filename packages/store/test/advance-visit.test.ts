@@ -200,7 +200,12 @@ describe("advanceNodeVisit", () => {
       finish: {
         path: "plan",
         visit: 1,
-        result: { status: "failed", error: { code: "node_failed", message: "exit 1" }, next: "fix", output: report },
+        result: {
+          status: "failed",
+          error: { code: "node_failed", message: "exit 1" },
+          next: "fix",
+          output: report,
+        },
       },
       start: { path: "fix", visit: 1, nodeKind: "compute" },
     };
@@ -212,15 +217,26 @@ describe("advanceNodeVisit", () => {
       ["plan", "failed", "fix"],
       ["fix", "running", null],
     ]);
-    expect(h.store.readRunSnapshot(RUN).visits[0]).toMatchObject({ status: "failed", output: report, nextPath: "fix" });
+    expect(h.store.readRunSnapshot(RUN).visits[0]).toMatchObject({
+      status: "failed",
+      output: report,
+      nextPath: "fix",
+    });
     // The same routed finish again adopts; another report for the same visit is refused.
     expect(h.store.finishNodeVisit(fence, routed.finish).kind).toBe("adopted");
-    const other = { ...routed.finish, result: { ...routed.finish.result, output: { ...report, exitCode: 2 } } };
+    const other = {
+      ...routed.finish,
+      result: { ...routed.finish.result, output: { ...report, exitCode: 2 } },
+    };
     expect(h.store.finishNodeVisit(fence, other as never).kind).toBe("conflict");
   });
 
   it.each([
-    ["an unrouted failed result", { status: "failed", error: { code: "node_failed", message: "x" } }, "build"],
+    [
+      "an unrouted failed result",
+      { status: "failed", error: { code: "node_failed", message: "x" } },
+      "build",
+    ],
     [
       "a failure routed elsewhere",
       { status: "failed", error: { code: "node_failed", message: "x" }, next: "fix" },

@@ -32,9 +32,10 @@ async function parkedAtAdd(file: string): Promise<string> {
   // What the host does with a lost worker's run before a person resumes it.
   const run = host.store.getRun(runId);
   if (run?.status !== "parked") {
-    expect(host.store.parkRun(worker.fence, { code: "worker_lost", message: "lost", launchId: worker.launchId }).kind).toBe(
-      "applied",
-    );
+    expect(
+      host.store.parkRun(worker.fence, { code: "worker_lost", message: "lost", launchId: worker.launchId })
+        .kind,
+    ).toBe("applied");
   }
   return runId;
 }
@@ -83,7 +84,8 @@ describe("piw resume --accept-changes, with the workflow file edited while the r
       status: "parked",
       recoveryReason: {
         code: "changes_refused",
-        message: "The changed workflow cannot continue this run: the saved node add is not in the changed workflow.",
+        message:
+          "The changed workflow cannot continue this run: the saved node add is not in the changed workflow.",
       },
     });
     expect([parked?.definitionDigest, parked?.source]).toEqual([before?.definitionDigest, before?.source]);

@@ -1,7 +1,6 @@
 import type { ExitCodeRoutes, OutcomeRoutes } from "../authoring/edges.js";
 import type { FailureOutcome } from "./compiled-workflow.js";
 import { resolveAllTargets } from "./graph-routing.js";
-import { joinPath } from "./names.js";
 import type { ScopeModel } from "./scope-model.js";
 
 /** A node's outcome routes after validation: every target is a node or an include of its workflow. */
@@ -69,7 +68,7 @@ export function takeOutcomeRoutes(
       report("onExitCode routes shell nodes only");
       valid = false;
     } else if (typeof onExitCode !== "object" || onExitCode === null || Array.isArray(onExitCode)) {
-      report("onExitCode must map exit codes to targets: { 1: \"fix\" }");
+      report('onExitCode must map exit codes to targets: { 1: "fix" }');
       valid = false;
     } else {
       for (const [key, value] of Object.entries(onExitCode)) {
