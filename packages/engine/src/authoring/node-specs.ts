@@ -1,6 +1,8 @@
 import type { AnsweredBy } from "@piw/protocol";
 import type { ZodType, z } from "zod";
-import type { ActionContext, NodeContext } from "../compiler/compiled-workflow.js";
+import type { ActionContext, NodeContext, ShellReport } from "../compiler/compiled-workflow.js";
+
+export type { ShellReport } from "../compiler/compiled-workflow.js";
 
 /** Type-only marker that carries a node's output type to the edge types; never set at run time. */
 declare const outputType: unique symbol;
@@ -19,16 +21,6 @@ export type TimeoutOption<I = unknown> = number | null | { bivariant(input: I): 
 
 /** A static text, or one computed from the node's context when it runs. */
 export type NodeText<I = unknown> = string | ContextFn<I, string>;
-
-/**
- * What a command reported: its exit code, its stdout (up to the output limit) and the tail of its
- * stderr, each without trailing whitespace.
- */
-export interface ShellReport {
-  exitCode: number;
-  stdout: string;
-  stderr: string;
-}
 
 /** A command as an argv array (no shell), or `{ shell }` when the author explicitly wants a shell. */
 export type ShellExec = readonly string[] | { readonly shell: string };

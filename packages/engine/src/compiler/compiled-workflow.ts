@@ -1,6 +1,5 @@
 import type { AnswerCheck, AnsweredBy } from "@piw/protocol";
 import type { ZodType } from "zod";
-import type { ShellReport } from "../authoring/node-specs.js";
 import type { NodeTimeout } from "./deadlines.js";
 import type { GraphManifest } from "./graph-manifest.js";
 import type { JsonSchema } from "./json-schema-of.js";
@@ -20,6 +19,16 @@ export interface NodeContext<I = unknown> {
   node: { path: string; name: string; visit: number };
   /** Aborted on cancel or timeout. */
   signal: AbortSignal;
+}
+
+/**
+ * What a command reported: its exit code, its stdout (up to the output limit) and the tail of its
+ * stderr, each without trailing whitespace.
+ */
+export interface ShellReport {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
 }
 
 /** A routed failure as later nodes see it: its code and bounded message, never the node's input. */

@@ -1,14 +1,9 @@
 import type { ExitCodeRoutes, OutcomeRoutes } from "../authoring/edges.js";
 import type { FailureOutcome } from "./compiled-workflow.js";
 import { resolveAllTargets } from "./graph-routing.js";
-import type { ScopeModel } from "./scope-model.js";
+import type { OutcomeRoutesModel, ScopeModel } from "./scope-model.js";
 
-/** A node's outcome routes after validation: every target is a node or an include of its workflow. */
-export interface OutcomeRoutesModel {
-  onFailure?: string;
-  onTimeout?: string;
-  onExitCode: ReadonlyMap<number, string>;
-}
+export type { OutcomeRoutesModel } from "./scope-model.js";
 
 /** What the check needs of the edge's workflow scope. */
 export interface OutcomeScope {

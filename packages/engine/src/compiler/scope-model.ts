@@ -1,5 +1,4 @@
 import type { WorkflowDefinition, WorkflowInclude } from "../authoring/define-workflow.js";
-import type { OutcomeRoutesModel } from "./outcome-routes.js";
 
 /** An edge after validation: only declared, known targets remain. */
 export type EdgeModel =
@@ -11,6 +10,13 @@ export type EdgeModel =
       labels: Readonly<Record<string, string>>;
     }
   | { kind: "decision"; cases: ReadonlyMap<string, string> };
+
+/** A node's outcome routes after validation: every target is a node or an include of its workflow. */
+export interface OutcomeRoutesModel {
+  onFailure?: string;
+  onTimeout?: string;
+  onExitCode: ReadonlyMap<number, string>;
+}
 
 /** One workflow instance in the compiled tree: the root ('') or a mount (`docs`, `docs/workspace`). */
 export interface ScopeModel {

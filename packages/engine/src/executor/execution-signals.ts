@@ -1,5 +1,5 @@
 import type { Conflict, ErrorCode, RecoveryReason, Transition } from "@piw/protocol";
-import type { ShellReport } from "../authoring/node-specs.js";
+import type { ShellReport } from "../compiler/compiled-workflow.js";
 
 /** The run's claim moved on (cancelled, taken over): stop at once, write nothing more. */
 export class FenceLost extends Error {

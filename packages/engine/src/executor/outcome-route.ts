@@ -1,10 +1,10 @@
 import type { NodeVisitResult, SavedVisit } from "@piw/protocol";
-import type { ShellReport } from "../authoring/node-specs.js";
 import type {
   CompiledNode,
   CompiledWorkflow,
   FailureOutcome,
   NodeFailureInfo,
+  ShellReport,
 } from "../compiler/compiled-workflow.js";
 
 type Failed = Extract<NodeVisitResult, { status: "failed" | "timed_out" }>;
