@@ -11,9 +11,8 @@ import { workflowTimeoutDefaults } from "./deadlines.js";
 import type { CompiledNode } from "./compiled-workflow.js";
 import { fieldName, unknownFields } from "./known-fields.js";
 import { joinPath, localNameProblem, workflowNameProblem } from "./names.js";
-import type { OutcomeRoutesModel } from "./outcome-routes.js";
 import { collectEdges } from "./scope-edges.js";
-import type { ScopeModel } from "./scope-model.js";
+import type { OutcomeRoutesModel, ScopeModel } from "./scope-model.js";
 
 /** The workflow tree flattened: every scope and every node, keyed by full path. */
 export interface CollectedTree {

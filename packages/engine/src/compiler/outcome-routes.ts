@@ -3,7 +3,6 @@ import type { FailureOutcome } from "./compiled-workflow.js";
 import { resolveAllTargets } from "./graph-routing.js";
 import type { OutcomeRoutesModel, ScopeModel } from "./scope-model.js";
 
-export type { OutcomeRoutesModel } from "./scope-model.js";
 
 /** What the check needs of the edge's workflow scope. */
 export interface OutcomeScope {
@@ -82,14 +81,14 @@ export function takeOutcomeRoutes(
 }
 
 /** The local target an outcome takes: its exit code's route, else `onTimeout` for a timeout, else `onFailure`. */
-export function outcomeTarget(routes: OutcomeRoutesModel, outcome: FailureOutcome): string | undefined {
+function outcomeTarget(routes: OutcomeRoutesModel, outcome: FailureOutcome): string | undefined {
   if (outcome.status === "timed_out") return routes.onTimeout ?? routes.onFailure;
   const byCode = outcome.exitCode === undefined ? undefined : routes.onExitCode.get(outcome.exitCode);
   return byCode ?? routes.onFailure;
 }
 
 /** Every local target of the routes with the label a viewer shows on its edge, in a stable order. */
-export function outcomeEdges(routes: OutcomeRoutesModel): { target: string; label: string }[] {
+function outcomeEdges(routes: OutcomeRoutesModel): { target: string; label: string }[] {
   const edges: { target: string; label: string }[] = [];
   if (routes.onFailure !== undefined) edges.push({ target: routes.onFailure, label: "on failure" });
   if (routes.onTimeout !== undefined) edges.push({ target: routes.onTimeout, label: "on timeout" });

@@ -2,8 +2,8 @@ import type { DecisionEdge, GotoEdge, RouteEdge } from "../authoring/edges.js";
 import type { CompileProblem } from "./compile-error.js";
 import { fieldName, unknownFields } from "./known-fields.js";
 import { joinPath } from "./names.js";
-import { type OutcomeRoutesModel, takeOutcomeRoutes } from "./outcome-routes.js";
-import type { EdgeModel } from "./scope-model.js";
+import { takeOutcomeRoutes } from "./outcome-routes.js";
+import type { EdgeModel, OutcomeRoutesModel } from "./scope-model.js";
 
 /** What edge validation needs to know about one workflow scope. */
 export interface EdgeScope {

@@ -25,7 +25,7 @@ export interface ShellResult {
 }
 
 const DEFAULT_MAX_SHELL_OUTPUT = 1024 * 1024;
-export const DEFAULT_STDERR_TAIL_BYTES = 8 * 1024;
+const DEFAULT_STDERR_TAIL_BYTES = 8 * 1024;
 
 /** Keeps only the last `max` bytes of a stream: a failing command's last words say what went wrong. */
 function tailOf(stream: NodeJS.ReadableStream, max: number): () => string {
