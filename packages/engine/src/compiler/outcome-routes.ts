@@ -3,7 +3,6 @@ import type { FailureOutcome } from "./compiled-workflow.js";
 import { resolveAllTargets } from "./graph-routing.js";
 import type { OutcomeRoutesModel, ScopeModel } from "./scope-model.js";
 
-
 /** What the check needs of the edge's workflow scope. */
 export interface OutcomeScope {
   nodes: ReadonlyMap<string, unknown>;
