@@ -193,7 +193,8 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecutionOutc
                   ...(options.onProcessGroup ? { onProcessGroup: options.onProcessGroup } : {}),
                   ...(options.debug ? { debug: options.debug } : {}),
                 });
-          // A saved result already holds its route; a new failure may take one (outcome-route.ts).
+          // A saved result already holds its route; a new, final failure may take one (outcome-route.ts).
+          // A retry of the visit, when it has attempts left, is decided before this line.
           const result = opened.status === "finished" ? ran : routeOutcome(workflow, node, ran, signal);
           const finish = { path: next.path, visit: next.visit, result };
           position.visitCounts.set(next.path, next.visit);
