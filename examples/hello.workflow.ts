@@ -13,7 +13,7 @@ export default defineWorkflow({
     greet: compute({ run: ({ input }: NodeContext<Input>) => `hello from piw: ${input.task}` }),
     echo: shell({
       exec: ({ outputs }) => ["echo", String(outputs.greet)],
-      parse: (stdout) => ({ said: stdout.trim() }),
+      parse: ({ stdout }) => ({ said: stdout }),
       timeoutMs: 10_000,
     }),
   },

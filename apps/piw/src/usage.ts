@@ -130,9 +130,15 @@ Resume a parked run (paused, or stopped for a recovery reason); then follow it.
 A run parked at a manual effect that was started but never settled (a crash in the middle of it)
 needs a person's word first: check whether the effect happened, then say so.
 
+A run whose workflow file was edited since it started fails on a plain resume (source_changed).
+With --accept-changes it goes on under the edited file when its saved position still fits it (the
+saved nodes are there, of the same kinds, and saved outputs match their schemas); otherwise it stays
+parked and piw says why.
+
 Options:
   --happened <json>   the effect happened; <json> is the value the action would have returned
   --not-happened      the effect did not happen; the resumed run performs it
+  --accept-changes    resume on the workflow file as it is now, if the saved position fits it
   --detach            exit once the run is resumed instead of following
   -h, --help
 

@@ -57,8 +57,9 @@ export class EmbeddedRuntime {
   }
 
   /** Claim a queued (or parked) run and build the port its command executes against. */
-  activate(runId: string): EmbeddedActivation {
-    const claimed = this.store.claimRun({ runId, claimToken: randomUUID(), leaseMs: this.leaseMs });
+  /** Claim a run; `how` makes it an explicit resume, which may accept a changed workflow. */
+  activate(runId: string, how: { resume?: true; acceptChanges?: true } = {}): EmbeddedActivation {
+    const claimed = this.store.claimRun({ runId, claimToken: randomUUID(), leaseMs: this.leaseMs, ...how });
     if (claimed.kind !== "applied" && claimed.kind !== "adopted") {
       throw new Error(`Run ${runId} could not be claimed: ${JSON.stringify(claimed)}`);
     }
@@ -80,6 +81,7 @@ export class EmbeddedRuntime {
       load: async () => ({ ok: true, value: workflow }),
     });
     if (accepted.kind === "refused") return { kind: "rejected", error: accepted.error };
+    if (accepted.kind === "parked") return { kind: "parked", reason: accepted.reason.code };
     return executeRun({ workflow: accepted.workflow, port, ...(signal ? { signal } : {}) });
   }
 

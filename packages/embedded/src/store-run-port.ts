@@ -5,6 +5,7 @@ import type {
   Fence,
   FinishNodeVisit,
   RecoveryReason,
+  RedefineRun,
   ReserveEffect,
   RunEnding,
   SettleEffect,
@@ -67,6 +68,9 @@ export class StoreRunPort implements RunPort {
   }
   async parkRun(reason: RecoveryReason) {
     return this.store.parkRun(this.fence, reason);
+  }
+  async redefineRun(req: RedefineRun) {
+    return refusedAsTooLarge(() => this.store.redefineRun(this.fence, req));
   }
 
   /** Hand an agent event (a submission or a turn end) to the waiting agent step. */

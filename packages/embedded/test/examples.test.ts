@@ -21,6 +21,31 @@ describe("the examples, run against the real store", () => {
     ]);
   });
 
+  it("flaky-tests: a real test failure routes to the fix step, and the tests pass after it", async () => {
+    h = openRuntime();
+    const loaded = await example("flaky-tests");
+    const { runId, outcome } = await h.runtime.run({
+      workflow: loaded.workflow,
+      source: loaded.source,
+      input: null,
+    });
+    expect(outcome).toEqual({
+      kind: "completed",
+      output: {
+        passed: true,
+        fixRounds: 1,
+        lastFix: { round: 1, fixedAfter: 1, sawFailure: true },
+      },
+    });
+    expect(h.store.listRunSteps(runId).map((s) => [s.path, s.status, s.nextPath])).toEqual([
+      ["prepare", "succeeded", "test"],
+      ["test", "failed", "fix"],
+      ["fix", "succeeded", "test"],
+      ["test", "succeeded", "report"],
+      ["report", "succeeded", null],
+    ]);
+  });
+
   it("compose: one child mounted twice gets two effect identities", async () => {
     h = openRuntime();
     const loaded = await example("compose");

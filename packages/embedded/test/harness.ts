@@ -9,15 +9,19 @@ const EXAMPLES = resolve(import.meta.dirname, "../../../examples");
 
 export interface Harness {
   store: RunStore;
+  /** The store's state directory (state.db and its WAL). */
+  stateDir: string;
   runtime: EmbeddedRuntime;
   cleanup(): void;
 }
 
 export function openRuntime(): Harness {
   const dir = mkdtempSync(join(tmpdir(), "piw-embedded-"));
-  const store = RunStore.open({ stateDir: join(dir, "state") });
+  const stateDir = join(dir, "state");
+  const store = RunStore.open({ stateDir });
   return {
     store,
+    stateDir,
     runtime: new EmbeddedRuntime(store),
     cleanup() {
       store.close();

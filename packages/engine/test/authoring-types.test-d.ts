@@ -42,7 +42,7 @@ describe("authoring types", () => {
       startAt: "plan",
       nodes: {
         plan: compute({ run: ({ input }: NodeContext<{ task: string }>) => input.task.length }),
-        check: shell({ exec: ["npm", "test"], parse: (stdout) => stdout.includes("ok") }),
+        check: shell({ exec: ["npm", "test"], parse: ({ stdout }) => stdout.includes("ok") }),
         choose: decision({ choices: ["again", "stop"], decide: () => "stop" }),
       },
       includes: {

@@ -105,7 +105,7 @@ describe("compiled nodes", () => {
         nodes: {
           ask: agent({ prompt: "Plan it", output: z.string(), timeoutMs: 1000, statusDetail: "planning" }),
           argv: shell({ exec: ["git", "status"], cwd: "/tmp", env: { A: "1" } }),
-          sh: shell({ exec: { shell: "ls | wc -l" }, parse: (out) => Number(out) }),
+          sh: shell({ exec: { shell: "ls | wc -l" }, parse: ({ stdout }) => Number(stdout) }),
           dyn: shell({ exec: ({ input }) => (input ? ["echo", "yes"] : []) }),
           tell: notify({ message: ({ outputs }) => `done: ${String(outputs.sh)}` }),
           confirm: checkpoint({ prompt: "Ship?", answer: z.boolean() }),
@@ -123,6 +123,7 @@ describe("compiled nodes", () => {
     const ctx = {
       input: undefined,
       outputs: { sh: 3 },
+      failures: {},
       node: { path: "x", name: "x", visit: 1 },
       signal: new AbortController().signal,
     };
@@ -140,7 +141,8 @@ describe("compiled nodes", () => {
     const sh = compiled.nodes.get("sh");
     if (sh?.kind !== "shell") throw new Error("expected a shell node");
     expect(sh.command(ctx)).toEqual({ shell: "ls | wc -l" });
-    expect(sh.parse?.("3", ctx)).toBe(3);
+    expect(sh.parse?.({ exitCode: 0, stdout: "3", stderr: "" }, ctx)).toBe(3);
+    expect(sh.okExitCodes).toEqual([0]);
     const dyn = compiled.nodes.get("dyn");
     if (dyn?.kind !== "shell") throw new Error("expected a shell node");
     expect(dyn.command({ ...ctx, input: true })).toEqual({ argv: ["echo", "yes"] });

@@ -372,7 +372,10 @@ describe("agent, checkpoint, notify and shell nodes", () => {
         name: "sh",
         startAt: "count",
         nodes: {
-          count: shell({ exec: ["node", "-e", "process.stdout.write('3')"], parse: (out) => Number(out) }),
+          count: shell({
+            exec: ["node", "-e", "process.stdout.write('3')"],
+            parse: ({ stdout }) => Number(stdout),
+          }),
           bad: shell({ exec: ["node", "-e", "console.error('secret-token'); process.exit(4)"] }),
         },
         edges: { count: { to: "bad" }, bad: { to: "done" } },

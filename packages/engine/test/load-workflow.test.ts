@@ -86,6 +86,7 @@ describe("loadWorkflowFile", () => {
     const ctx = {
       input: { task: "x" },
       outputs: {},
+      failures: {},
       node: { path: "plan", name: "plan", visit: 1 },
       signal: AbortSignal.abort(),
     };

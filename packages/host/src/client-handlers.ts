@@ -81,7 +81,8 @@ export function clientHandlers(
     "runs.list": (query) => store.listRuns(query).map((run) => buildRunSummary(store, run, supervisor)),
     "runs.cancel": ({ runId, by }) => control.cancel(runId, by),
     "runs.pause": ({ runId }) => control.pause(runId),
-    "runs.resume": ({ runId }) => control.resume(runId),
+    "runs.resume": ({ runId, acceptChanges }) =>
+      control.resume(runId, acceptChanges === undefined ? {} : { acceptChanges }),
     "runs.answer": ({ runId, answer, answerer, requestKey }) =>
       control.answer(runId, answer, requestKey, answerer),
     "runs.restart": ({ runId, requestKey }) => control.restart(runId, requestKey),

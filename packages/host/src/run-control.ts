@@ -53,9 +53,15 @@ export class RunControl {
     return this.summarize(paused);
   }
 
-  /** An explicit resume: the store decides whether the run may resume (seed 000: never automatic after no progress). */
-  resume(runId: string): Transition<RunSummary> {
-    const claimed = this.deps.supervisor.activate(runId, "resumed by request", { resume: true });
+  /**
+   * An explicit resume: the store decides whether the run may resume (seed 000: never automatic after
+   * no progress). `acceptChanges` lets the worker go on under a changed workflow file, if it fits.
+   */
+  resume(runId: string, how: { acceptChanges?: boolean } = {}): Transition<RunSummary> {
+    const claimed = this.deps.supervisor.activate(runId, "resumed by request", {
+      resume: true,
+      ...(how.acceptChanges === true ? { acceptChanges: true as const } : {}),
+    });
     if (claimed.kind === "conflict" || claimed.kind === "recoveryRequired") return claimed;
     return { kind: claimed.kind, value: this.summaryOf(runId) };
   }

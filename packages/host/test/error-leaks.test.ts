@@ -66,7 +66,7 @@ export default defineWorkflow({
     zodKeys: compute({ run: ({ input }) => z.strictObject({}).parse({ [secret(input)]: 1 }) }),
     shellExit: shell({ exec: { shell: 'echo "$PIW_LEAK_shellExit"; echo "$PIW_LEAK_shellExit" >&2; exit 2' } }),
     shellSpawn: shell({ exec: ({ input }) => ["/nonexistent/" + secret(input)] }),
-    shellParse: shell({ exec: ["printenv", "PIW_LEAK_shellParse"], parse: (stdout) => JSON.parse(stdout) }),
+    shellParse: shell({ exec: ["printenv", "PIW_LEAK_shellParse"], parse: ({ stdout }) => JSON.parse(stdout) }),
     effectThrow: action({
       run: ({ input, effects }) => effects.idempotent("send", { to: "x" }, () => { throw new Error(secret(input)); }),
     }),

@@ -51,7 +51,7 @@ describe("a run's working directory", () => {
       outcome: "completed",
       error: null,
     });
-    expect(host.reader.readRunFinalOutput(runId)).toBe(project);
+    expect(host.reader.readRunFinalOutput(runId)).toEqual({ exitCode: 0, stdout: project, stderr: "" });
     client.close();
   });
 });

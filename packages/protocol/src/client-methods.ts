@@ -71,7 +71,11 @@ export const clientMethods = {
   // `by` is set by the client's code path: a cancel by the model itself earns it no follow-up turn.
   "runs.cancel": { params: runRef.extend({ by: answererSchema.optional() }), result: runTransition },
   "runs.pause": { params: runRef, result: runTransition },
-  "runs.resume": { params: runRef, result: runTransition },
+  "runs.resume": {
+    // `acceptChanges`: resume on the workflow file as it is now, if the saved position fits it.
+    params: runRef.extend({ acceptChanges: z.boolean().optional() }),
+    result: runTransition,
+  },
   "runs.answer": {
     // `answerer` is set by the client's code path (the model's tool or a person's command), never
     // taken from the model's arguments: the host refuses an answer the checkpoint does not allow.

@@ -4,14 +4,14 @@ import { finishNodeVisitSchema, startNodeVisitSchema } from "./run-records.js";
 import { transitionSchema } from "./transition.js";
 
 /**
- * Finish a visit that succeeded and open the visit its result leads to, in one store transaction: one
- * commit and one round trip per node boundary instead of two. Only along the saved edge: the finished
- * visit's `next` must be the started path.
+ * Finish a visit and open the visit its result leads to, in one store transaction: one commit and one
+ * round trip per node boundary instead of two. Only along the saved edge: the finished visit's `next`
+ * (where it succeeded into, or where an outcome route took its failure) must be the started path.
  */
 export const advanceNodeVisitSchema = z
   .object({ finish: finishNodeVisitSchema, start: startNodeVisitSchema })
-  .refine((req) => req.finish.result.status === "succeeded" && req.finish.result.next === req.start.path, {
-    message: "advance starts the node the finished visit succeeded into",
+  .refine((req) => req.finish.result.next === req.start.path, {
+    message: "advance starts the node the finished visit leads to",
   });
 export type AdvanceNodeVisit = z.infer<typeof advanceNodeVisitSchema>;
 

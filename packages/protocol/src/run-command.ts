@@ -25,7 +25,12 @@ const fenced = {
 /** What the host tells a worker to do: exactly one of these per worker process. */
 export const runCommandSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("start"), ...fenced }),
-  z.object({ type: z.literal("resume"), ...fenced }),
+  z.object({
+    type: z.literal("resume"),
+    ...fenced,
+    /** A person accepted the run's changed workflow file (`piw resume --accept-changes`). */
+    acceptChanges: z.literal(true).optional(),
+  }),
   z.object({
     type: z.literal("continue"),
     ...fenced,

@@ -73,6 +73,18 @@ export const reservePreparedRunSchema = z.object({
 });
 export type ReservePreparedRun = z.infer<typeof reservePreparedRunSchema>;
 
+/**
+ * A run's changed workflow, accepted by a person and checked by the worker against the saved
+ * position: the same workflow name, its new source identity, digest and manifest.
+ */
+export const redefineRunSchema = reservePreparedRunSchema.pick({
+  workflowName: true,
+  source: true,
+  definitionDigest: true,
+  manifest: true,
+});
+export type RedefineRun = z.infer<typeof redefineRunSchema>;
+
 /** The lifecycle view of a run row: what callers may know without reading its blobs. */
 export const runRecordSchema = z.object({
   runId: z.string(),
@@ -137,10 +149,20 @@ export type VisitDeadline = z.infer<typeof visitDeadlineSchema>;
 export type StartNodeVisit = z.infer<typeof startNodeVisitSchema>;
 
 /** How one node visit ended. `next` is the path the run moves to, or null at an exit. */
+/**
+ * A failed or timed-out visit that an outcome route took carries the node it goes to (`next`) and, for
+ * a shell node's non-ok exit, the command's report (`output`); an unrouted one has neither and ends the run.
+ */
+const failureRouteFields = {
+  error: safeErrorSchema,
+  next: nodePathSchema.optional(),
+  output: jsonValueSchema.optional(),
+};
+
 export const nodeVisitResultSchema = z.discriminatedUnion("status", [
   z.object({ status: z.literal("succeeded"), output: jsonValueSchema, next: nodePathSchema.nullable() }),
-  z.object({ status: z.literal("failed"), error: safeErrorSchema }),
-  z.object({ status: z.literal("timed_out"), error: safeErrorSchema }),
+  z.object({ status: z.literal("failed"), ...failureRouteFields }),
+  z.object({ status: z.literal("timed_out"), ...failureRouteFields }),
 ]);
 export type NodeVisitResult = z.infer<typeof nodeVisitResultSchema>;
 

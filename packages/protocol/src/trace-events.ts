@@ -23,6 +23,7 @@ const recoveryCodeSchema = z.enum({
   worker_lost_no_progress: "worker_lost_no_progress",
   agent_turns_lost: "agent_turns_lost",
   manual_effect_unsettled: "manual_effect_unsettled",
+  changes_refused: "changes_refused",
 } satisfies { [K in RecoveryCode]: K });
 const commandTypeSchema = z.enum({
   start: "start",
@@ -59,6 +60,8 @@ export const traceEventSchema = z.discriminatedUnion("type", [
     data: z.object({ from: runStatusSchema, generation: z.number().int().min(0) }),
   }),
   z.object({ type: z.literal("run.running"), ...ofRun, ...noData }),
+  // A resume accepted the changed workflow file: the run goes on under its new definition.
+  z.object({ type: z.literal("run.redefined"), ...ofRun, ...noData }),
   z.object({ type: z.literal("run.parked"), ...ofRun, data: z.object({ reason: recoveryCodeSchema }) }),
   // A claim expired before any worker was launched for it: back to `queued`.
   z.object({ type: z.literal("run.lease_expired"), ...ofRun, ...noData }),

@@ -23,6 +23,9 @@ export const recoveryReasonSchema = z.discriminatedUnion("code", [
     message: z.string().max(512),
     path: nodePathSchema,
   }),
+  // A resume that accepted the workflow's changes found the saved position does not fit the changed
+  // workflow: nothing ran, and a resume on the restored file (or a fixed one) continues the run.
+  z.object({ code: z.literal("changes_refused"), message: z.string().max(512) }),
   // A manual effect was reserved but never settled: only a person can tell whether it happened.
   z.object({
     code: z.literal("manual_effect_unsettled"),

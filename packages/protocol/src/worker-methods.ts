@@ -8,6 +8,7 @@ import {
   finishNodeVisitSchema,
   messageRecordSchema,
   reserveEffectSchema,
+  redefineRunSchema,
   runEndingSchema,
   runRecordSchema,
   settleEffectSchema,
@@ -50,6 +51,8 @@ export const workerMethods = {
   "message.enqueue": { params: enqueueMessageSchema, result: transitionSchema(messageRecordSchema) },
   "run.finish": { params: runEndingSchema, result: transitionSchema(runRecordSchema) },
   "run.park": { params: recoveryReasonSchema, result: transitionSchema(runRecordSchema) },
+  /** Point the run at its changed workflow, which the worker checked against the saved position. */
+  "run.redefine": { params: redefineRunSchema, result: transitionSchema(runRecordSchema) },
   /** Long poll: the next submission or turn end for an open agent visit. */
   "agent.next": {
     params: z.object({ path: nodePathSchema, visit: visitNumberSchema }),

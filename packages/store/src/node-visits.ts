@@ -40,6 +40,9 @@ function stepResult(ctx: StoreContext, step: StepRow): NodeVisitResult | null {
           code: (step.error_code ?? "node_failed") as ErrorCode,
           message: step.error_hash === null ? "" : ctx.readTextBlob(step.error_hash),
         },
+        // A routed failure: where it went, and what a shell command reported.
+        ...(step.next_path === null ? {} : { next: step.next_path }),
+        ...(step.output_hash === null ? {} : { output: ctx.readJsonBlob(step.output_hash) }),
       };
     default:
       return step.status satisfies never;
@@ -187,7 +190,12 @@ function sameResult(ctx: StoreContext, step: StepRow, result: NodeVisitResult): 
       return step.output_hash === ctx.jsonHash(result.output) && step.next_path === result.next;
     case "failed":
     case "timed_out":
-      return step.error_code === result.error.code && sameText(ctx, step.error_hash, result.error.message);
+      return (
+        step.error_code === result.error.code &&
+        sameText(ctx, step.error_hash, result.error.message) &&
+        step.next_path === (result.next ?? null) &&
+        step.output_hash === (result.output === undefined ? null : ctx.jsonHash(result.output))
+      );
     default:
       return result satisfies never;
   }
@@ -237,7 +245,7 @@ function closeVisit(ctx: StoreContext, fence: Fence, req: FinishNodeVisit): Tran
     return conflict(notRunning(row));
   }
   const { result } = req;
-  const outputHash = result.status === "succeeded" ? ctx.putJson(result.output) : null;
+  const outputHash = result.output === undefined ? null : ctx.putJson(result.output);
   const error: SafeError | null = result.status === "succeeded" ? null : result.error;
   ctx
     .stmt(
@@ -248,7 +256,7 @@ function closeVisit(ctx: StoreContext, fence: Fence, req: FinishNodeVisit): Tran
       outputHash,
       error?.code ?? null,
       error ? ctx.putText(error.message) : null,
-      result.status === "succeeded" ? result.next : null,
+      result.next ?? null,
       ctx.now(),
       row.run_id,
       req.path,

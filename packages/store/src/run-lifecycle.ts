@@ -3,18 +3,20 @@ import {
   type Answerer,
   applied,
   conflict,
+  canonicalJson,
   type Fence,
   type RunCommand,
   type RunEnding,
+  type RedefineRun,
   type RunRecord,
   type SafeError,
   type Transition,
 } from "@piw/protocol";
-import { isConflict, type StoreContext } from "./context.js";
+import { isConflict, notRunning, type StoreContext } from "./context.js";
 import { StoreError } from "./errors.js";
 import { mapRunRow, type RunRow } from "./rows.js";
 import { controllableRun } from "./run-control.js";
-import { transitionRefusal, transitionRun } from "./run-writes.js";
+import { redefineRunRow, transitionRefusal, transitionRun } from "./run-writes.js";
 import { activeRunInSession } from "./session-reservation.js";
 import { type TerminalEvent, terminalize } from "./terminalize.js";
 
@@ -23,13 +25,13 @@ export interface Claim {
   revision: number;
 }
 
-function commandFor(ctx: StoreContext, row: RunRow): RunCommand {
+function commandFor(ctx: StoreContext, row: RunRow, acceptChanges = false): RunCommand {
   const fenced = { runId: row.run_id, generation: row.generation, claimToken: row.claim_token ?? "" };
   switch (row.next_command) {
     case "start":
       return { type: "start", ...fenced };
     case "resume":
-      return { type: "resume", ...fenced };
+      return { type: "resume", ...fenced, ...(acceptChanges ? { acceptChanges: true as const } : {}) };
     case "continue":
       return {
         type: "continue",
@@ -60,6 +62,8 @@ export interface ClaimRequest {
   expectedRevision?: number;
   /** An explicit resume: the run must be one `controllableRun` lets a person resume. */
   resume?: true;
+  /** With `resume`: the person accepts the run's changed workflow file (checked by the worker). */
+  acceptChanges?: true;
 }
 
 /**
@@ -105,7 +109,45 @@ export function claimRun(ctx: StoreContext, req: ClaimRequest): Transition<Claim
       },
       { type: "run.claimed", data: { from, generation: row.generation } },
     );
-    return applied({ command: commandFor(ctx, row), revision });
+    return applied({
+      command: commandFor(ctx, row, req.resume === true && req.acceptChanges === true),
+      revision,
+    });
+  });
+}
+
+/**
+ * A running run follows its changed workflow from now on: the worker of an accepted resume checked the
+ * saved position against it. The name cannot change (the run's ID and its readers carry it).
+ */
+export function redefineRun(ctx: StoreContext, fence: Fence, req: RedefineRun): Transition<RunRecord> {
+  return ctx.tx(() => {
+    const row = ctx.fencedRun(fence);
+    if (isConflict(row)) return conflict(row);
+    if (row.status !== "running") return conflict(notRunning(row));
+    if (req.workflowName !== row.workflow_name) {
+      return conflict({
+        kind: "state_mismatch",
+        resource: "run",
+        id: row.run_id,
+        expected: `workflow ${row.workflow_name}`,
+        actual: `workflow ${req.workflowName}`,
+      });
+    }
+    const definition = {
+      source_json: canonicalJson(req.source),
+      definition_digest: req.definitionDigest,
+      manifest_hash: ctx.putJson(req.manifest),
+    };
+    if (
+      definition.source_json === row.source_json &&
+      definition.definition_digest === row.definition_digest &&
+      definition.manifest_hash === row.manifest_hash
+    ) {
+      return adopted(mapRunRow(row));
+    }
+    redefineRunRow(ctx, row, definition);
+    return applied(mapRunRow(row));
   });
 }
 

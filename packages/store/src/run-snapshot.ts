@@ -17,6 +17,8 @@ function visitsOf(ctx: StoreContext, runId: string): SavedVisit[] {
     };
     if (r.status === "succeeded")
       visit.output = r.output_hash === null ? null : ctx.readJsonBlob(r.output_hash);
+    // A routed shell failure keeps the command's report for the nodes after it.
+    else if (r.output_hash !== null) visit.output = ctx.readJsonBlob(r.output_hash);
     if ((r.status === "failed" || r.status === "timed_out") && r.error_code !== null) {
       visit.error = {
         code: r.error_code as SafeError["code"],

@@ -9,6 +9,7 @@ import type {
   PrepareContinuation,
   PrepareRestart,
   RecoveryReason,
+  RedefineRun,
   ReserveEffect,
   ReservePreparedRun,
   ResolveManualEffect,
@@ -36,7 +37,14 @@ import {
   markMessageDelivered,
 } from "./outbox.js";
 import * as readers from "./readers.js";
-import { cancelRun, type ClaimRequest, claimRun, finishRun, markRunning } from "./run-lifecycle.js";
+import {
+  cancelRun,
+  type ClaimRequest,
+  claimRun,
+  finishRun,
+  markRunning,
+  redefineRun,
+} from "./run-lifecycle.js";
 import { prepareContinuation, prepareRestart } from "./run-lineage.js";
 import { parkRun, recoverExpiredStarting, requestPause } from "./run-recovery.js";
 import { reservePreparedRun } from "./run-reservation.js";
@@ -124,6 +132,9 @@ export class RunStore {
   }
   parkRun(fence: Fence, reason: RecoveryReason) {
     return parkRun(this.use(), fence, reason);
+  }
+  redefineRun(fence: Fence, req: RedefineRun) {
+    return redefineRun(this.use(), fence, req);
   }
   /** A person's word on an unsettled manual effect of a parked run; the run stays parked. */
   resolveManualEffect(req: ResolveManualEffect) {

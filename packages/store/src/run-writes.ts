@@ -157,6 +157,17 @@ export function updateRun(
   return writeRun(ctx, row, columns, event, options.progress === true);
 }
 
+/** The columns that say which workflow definition a run follows. */
+export type RunDefinition = Pick<RunRow, "source_json" | "definition_digest" | "manifest_hash">;
+
+/**
+ * Point a run at a changed workflow definition: the one write of these identity columns after the
+ * run was created, made only for a resume a person accepted (`redefineRun`).
+ */
+export function redefineRunRow(ctx: StoreContext, row: RunRow, definition: RunDefinition): number {
+  return writeRun(ctx, row, definition as RunUpdate, { type: "run.redefined" }, false);
+}
+
 type SqlValue = string | number | null;
 
 /** The guarded update: set the columns and bump the revision, on the revision read in this transaction. */

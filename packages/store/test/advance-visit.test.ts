@@ -192,8 +192,56 @@ describe("advanceNodeVisit", () => {
     expect(h.store.listRunSteps(RUN).map((s) => [s.path, s.status])).toEqual([["plan", "succeeded"]]);
   });
 
+  it("saves a routed failure with its route and report in the same commit as the next start", () => {
+    const fence = runningRun(h.store, RUN);
+    open(h.store, fence, "plan");
+    const report = { exitCode: 1, stdout: "1 failing", stderr: "AssertionError" };
+    const routed: AdvanceNodeVisit = {
+      finish: {
+        path: "plan",
+        visit: 1,
+        result: {
+          status: "failed",
+          error: { code: "node_failed", message: "exit 1" },
+          next: "fix",
+          output: report,
+        },
+      },
+      start: { path: "fix", visit: 1, nodeKind: "compute" },
+    };
+    const revision = h.store.getRun(RUN)?.revision ?? 0;
+    const advanced = saved(h.store.advanceNodeVisit(fence, routed));
+    expect(advanced.finished).toMatchObject({ result: routed.finish.result });
+    expect(h.store.getRun(RUN)?.revision).toBe(revision + 2);
+    expect(h.store.listRunSteps(RUN).map((s) => [s.path, s.status, s.nextPath])).toEqual([
+      ["plan", "failed", "fix"],
+      ["fix", "running", null],
+    ]);
+    expect(h.store.readRunSnapshot(RUN).visits[0]).toMatchObject({
+      status: "failed",
+      output: report,
+      nextPath: "fix",
+    });
+    // The same routed finish again adopts; another report for the same visit is refused.
+    expect(h.store.finishNodeVisit(fence, routed.finish).kind).toBe("adopted");
+    const other = {
+      ...routed.finish,
+      result: { ...routed.finish.result, output: { ...report, exitCode: 2 } },
+    };
+    expect(h.store.finishNodeVisit(fence, other as never).kind).toBe("conflict");
+  });
+
   it.each([
-    ["a failed result", { status: "failed", error: { code: "node_failed", message: "x" } }, "build"],
+    [
+      "an unrouted failed result",
+      { status: "failed", error: { code: "node_failed", message: "x" } },
+      "build",
+    ],
+    [
+      "a failure routed elsewhere",
+      { status: "failed", error: { code: "node_failed", message: "x" }, next: "fix" },
+      "build",
+    ],
     ["a succeeded result at an exit", { status: "succeeded", output: 1, next: null }, "build"],
     ["a start that is not the result's next node", { status: "succeeded", output: 1, next: "test" }, "build"],
   ])("leaves %s to the protocol schema, which refuses it before the store", (_what, result, startPath) => {

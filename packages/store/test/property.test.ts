@@ -499,7 +499,12 @@ function sameVisitResult(step: MStep, result: NodeVisitResult): boolean {
   if (step.status !== result.status) return false;
   if (result.status === "succeeded")
     return step.outputKey === canon(result.output) && step.next === result.next;
-  return step.code === result.error.code;
+  // A failure that an outcome route took carries its route and report; they are part of the result.
+  return (
+    step.code === result.error.code &&
+    step.next === (result.next ?? null) &&
+    step.outputKey === (result.output === undefined ? null : canon(result.output))
+  );
 }
 
 const RUNNING: readonly RunStatus[] = ["running"];
@@ -805,8 +810,8 @@ function recordFinish(
   if (!run || !step || (t.kind !== "applied" && t.kind !== "adopted")) return false;
   if (t.kind === "applied") {
     step.status = result.status;
-    step.outputKey = result.status === "succeeded" ? canon(result.output) : null;
-    step.next = result.status === "succeeded" ? result.next : null;
+    step.outputKey = result.output === undefined ? null : canon(result.output);
+    step.next = result.next ?? null;
     step.code = result.status === "succeeded" ? null : result.error.code;
     run.progress += 1;
   }
@@ -819,7 +824,7 @@ function recordFinish(
     [
       value.attempt,
       value.status === "finished" ? value.result.status : "running",
-      value.status === "finished" && value.result.status === "succeeded" ? value.result.next : null,
+      value.status === "finished" ? (value.result.next ?? null) : null,
     ],
     [saved?.attempt, saved?.status, saved?.nextPath],
   );
@@ -1135,8 +1140,17 @@ function execute(m: Model, r: Real, op: Op): StepEffect {
       const fence = makeFence(run, runId, op.fence, op.stale);
       const { path, visit } = spot(run, op.run.smart, op.path, op.visit);
       const to = nth(PATHS, op.to);
-      const result: NodeVisitResult = { status: "succeeded", output: { n: op.output % 2 }, next: to };
-      const label = `advanceNodeVisit(${runId}, ${fenceText(fence)}, ${path}#${visit} -> ${to}, output #${op.output % 2})`;
+      // Every third one is a failure that an outcome route takes to `to`, with a shell's report.
+      const routed = op.output % 3 === 2;
+      const result: NodeVisitResult = routed
+        ? {
+            status: "failed",
+            error: { code: "node_failed", message: "It broke." },
+            next: to,
+            output: { exitCode: 1 },
+          }
+        : { status: "succeeded", output: { n: op.output % 2 }, next: to };
+      const label = `advanceNodeVisit(${runId}, ${fenceText(fence)}, ${path}#${visit} -> ${to}, ${routed ? "routed failure" : `output #${op.output % 2}`})`;
       m.log.push(label);
       const expFinish = expectFinish(run, fence, path, visit, result);
       // The start's visit number counts the finished visit when it re-enters the same node.
@@ -1159,7 +1173,7 @@ function execute(m: Model, r: Real, op: Op): StepEffect {
       };
       const expStart = expectStart(run, claimOnly, to, toVisit);
       expectKind(m, startLabel, t.value.started, expStart);
-      m.lastResult = `${t.kind}+${m.lastResult}`;
+      m.lastResult = `${routed ? "routed:" : ""}${t.kind}+${m.lastResult}`;
       const startBumped = recordStart(m, store, startLabel, run, runId, to, toVisit, t.value.started);
       return finishBumped || startBumped ? { bumped: [runId], created: [] } : NOTHING;
     }
@@ -2028,7 +2042,7 @@ const commandArb = fc.oneof(
       path: small(1),
       visit: visitChoice,
       to: small(1),
-      output: small(1),
+      output: small(2),
     }),
   },
   {
@@ -2162,6 +2176,7 @@ describe("RunStore against a reference model", () => {
         "finishVisit=applied",
         "advanceVisit=applied+applied",
         "advanceVisit=applied+recoveryRequired",
+        "advanceVisit=routed:applied+applied",
         "advanceVisit=conflict(visit_not_open)",
         "enqueue=applied",
         "reserveEffect=applied",

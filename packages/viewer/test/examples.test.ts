@@ -55,6 +55,20 @@ const SCENES: Record<string, (manifest: GraphManifest) => RunView> = {
     });
     return withNode(withNode(view, "plan", done(1_000, 8)), "approve", done(1_010, 2));
   },
+  // A real test failure took its route: the failed visit shows failed, and the run goes on in `fix`.
+  "flaky-tests": (m) => {
+    let view = runViewOf(m, { currentWork: { kind: "worker", launchId: "launch-1", path: "fix" } });
+    view = withNode(view, "prepare", done(1_000, 90));
+    view = withNode(view, "test", {
+      state: "failed",
+      visits: 1,
+      attempt: 1,
+      startedAt: 1_100,
+      finishedAt: 2_900,
+      errorCode: "node_failed",
+    });
+    return withNode(view, "fix", { state: "running", visits: 1, attempt: 1, startedAt: 2_900 });
+  },
   workspace: (m) =>
     withNode(
       runViewOf(m, {

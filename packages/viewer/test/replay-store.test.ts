@@ -121,6 +121,17 @@ function longRun(): void {
     saved(store.recordWorkerLaunch(fence, { launchId: "launch-1", commandType: "start", pid: null })),
   );
   step(id, "running", () => saved(store.markRunning(fence)));
+  // A resume that accepted an edited workflow file: the same graph, a new file and digest.
+  step(id, "redefined", () =>
+    saved(
+      store.redefineRun(fence, {
+        workflowName: "trace",
+        source: { kind: "file", path: "/tmp/trace.workflow.ts", sha256: "b".repeat(64) },
+        definitionDigest: "digest-2",
+        manifest,
+      }),
+    ),
+  );
   step(id, "start a", () => saved(store.startNodeVisit(fence, { path: "a", visit: 1, nodeKind: "agent" })));
   const prompt = (n: number) => ({
     messageId: `msg:${id}:a:1:step_prompt:${n}`,

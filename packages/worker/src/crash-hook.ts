@@ -5,6 +5,7 @@ import type {
   EnqueueMessage,
   FinishNodeVisit,
   RecoveryReason,
+  RedefineRun,
   ReserveEffect,
   RunEnding,
   SettleEffect,
@@ -164,6 +165,9 @@ export class CrashingPort implements RunPort {
   }
   parkRun(reason: RecoveryReason) {
     return this.inner.parkRun(reason);
+  }
+  redefineRun(req: RedefineRun) {
+    return this.inner.redefineRun(req);
   }
   nextAgentEvent(visit: { path: string; visit: number }, signal: AbortSignal): Promise<AgentEvent> {
     return this.inner.nextAgentEvent(visit, signal);

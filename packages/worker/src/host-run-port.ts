@@ -5,6 +5,7 @@ import {
   type FinishNodeVisit,
   type MethodTable,
   type RecoveryReason,
+  type RedefineRun,
   type ReserveEffect,
   RpcError,
   type RpcPeer,
@@ -99,6 +100,9 @@ export class HostRunPort implements RunPort {
   }
   parkRun(reason: RecoveryReason) {
     return refusedAsTooLarge(this.peer.call("run.park", reason));
+  }
+  redefineRun(req: RedefineRun) {
+    return refusedAsTooLarge(this.peer.call("run.redefine", req));
   }
 
   async nextAgentEvent(visit: { path: string; visit: number }, signal: AbortSignal): Promise<AgentEvent> {

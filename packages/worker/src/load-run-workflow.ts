@@ -22,7 +22,10 @@ function changed(what: string): { ok: false; error: SafeError } {
   return { ok: false, error: safeError("source_changed", `${what} changed since the run was prepared.`) };
 }
 
-async function loadFile(source: Extract<SourceIdentity, { kind: "file" }>): Promise<Loaded<LoadedWorkflow>> {
+async function loadFile(
+  source: Extract<SourceIdentity, { kind: "file" }>,
+  acceptChanges: boolean,
+): Promise<Loaded<LoadedWorkflow>> {
   let bytes: Buffer;
   try {
     bytes = await readFile(source.path);
@@ -42,9 +45,11 @@ async function loadFile(source: Extract<SourceIdentity, { kind: "file" }>): Prom
       ),
     };
   }
-  // Checked before evaluation: changed code must not run at all, not even its top level.
-  if (sha256Hex(bytes) !== source.sha256) return changed(`Workflow file ${source.path}`);
+  // Checked before evaluation: changed code must not run at all, not even its top level, unless a
+  // person accepted the changes (then the engine checks the changed definition against the run).
+  if (!acceptChanges && sha256Hex(bytes) !== source.sha256) return changed(`Workflow file ${source.path}`);
   const loaded = await loadWorkflowFile(source.path);
+  if (acceptChanges) return { ok: true, value: loaded };
   // The loader reads the file again; this catches an edit that landed in between.
   if (loaded.source.kind !== "file" || loaded.source.sha256 !== source.sha256) {
     return changed(`Workflow file ${source.path}`);
@@ -52,9 +57,12 @@ async function loadFile(source: Extract<SourceIdentity, { kind: "file" }>): Prom
   return { ok: true, value: loaded };
 }
 
-function loadBuiltin(source: Extract<SourceIdentity, { kind: "builtin" }>): Loaded<LoadedWorkflow> {
+function loadBuiltin(
+  source: Extract<SourceIdentity, { kind: "builtin" }>,
+  acceptChanges: boolean,
+): Loaded<LoadedWorkflow> {
   const loaded = loadBuiltinWorkflow(source.id);
-  if (loaded.source.kind !== "builtin" || loaded.source.revision !== source.revision) {
+  if (loaded.source.kind !== "builtin" || (!acceptChanges && loaded.source.revision !== source.revision)) {
     return changed(`Built-in workflow ${source.id}`);
   }
   return { ok: true, value: loaded };
@@ -66,15 +74,21 @@ function loadBuiltin(source: Extract<SourceIdentity, { kind: "builtin" }>): Load
  * carrying the code the run fails with; anything else throws. That it compiles to the prepared
  * definition is `acceptRunCommand`'s check.
  */
-export async function loadRunWorkflow(source: SourceIdentity): Promise<WorkflowLoad> {
+export async function loadRunWorkflow(
+  source: SourceIdentity,
+  how: { acceptChanges: boolean } = { acceptChanges: false },
+): Promise<WorkflowLoad> {
   let found: Loaded<LoadedWorkflow>;
   try {
-    found = source.kind === "file" ? await loadFile(source) : loadBuiltin(source);
+    found =
+      source.kind === "file"
+        ? await loadFile(source, how.acceptChanges)
+        : loadBuiltin(source, how.acceptChanges);
   } catch (error) {
     if (error instanceof WorkflowLoadError) {
       return { ok: false, error: error.toSafeError(), debug: error.message };
     }
     throw error;
   }
-  return found.ok ? { ok: true, value: found.value.workflow } : found;
+  return found.ok ? { ok: true, value: found.value.workflow, source: found.value.source } : found;
 }

@@ -80,8 +80,12 @@ export class WorkerRun {
     const accepted = await acceptRunCommand({
       command,
       port,
-      load: () => loadRunWorkflow(assignment.run.source),
+      load: (how) => loadRunWorkflow(assignment.run.source, how),
     });
+    if (accepted.kind === "parked") {
+      this.options.log(`run ${command.runId}: resume refused the changed workflow (parked)`);
+      return this.report({ kind: "reported", phase: "bootstrap" });
+    }
     if (accepted.kind === "refused") {
       if (accepted.debug !== undefined) this.options.debug(`loading the workflow: ${accepted.debug}`);
       this.options.log(`run ${command.runId}: ${command.type} refused (${accepted.error.code})`);

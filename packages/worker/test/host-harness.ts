@@ -50,6 +50,8 @@ export interface LaunchOptions {
   env?: Record<string, string>;
   /** Replace the command the host hands over in its reply to `worker.hello`. */
   command?: (claimed: RunCommand) => RunCommand;
+  /** Claim it as a person's resume (`piw resume`), which may accept a changed workflow file. */
+  resume?: { acceptChanges?: true };
 }
 
 /**
@@ -96,7 +98,12 @@ export class TestHost {
   /** Claim the run, record the launch and spawn a worker for it. */
   launch(runId: string, options: LaunchOptions = {}): SpawnedWorker {
     const claim = expectSaved(
-      this.store.claimRun({ runId, claimToken: `claim-${randomUUID()}`, leaseMs: 60_000 }),
+      this.store.claimRun({
+        runId,
+        claimToken: `claim-${randomUUID()}`,
+        leaseMs: 60_000,
+        ...(options.resume ? { resume: true as const, ...options.resume } : {}),
+      }),
     );
     const { command } = claim;
     const fence: Fence = { runId, generation: command.generation, claimToken: command.claimToken };
@@ -131,6 +138,7 @@ export class TestHost {
       "message.enqueue": (req) => store.enqueueMessage(fence, req),
       "run.finish": (ending) => store.finishRun(fence, ending),
       "run.park": (reason) => store.parkRun(fence, reason),
+      "run.redefine": (req) => store.redefineRun(fence, req),
       "agent.next": () => new Promise(() => {}),
       "agent.verdict": () => ({ ok: true as const }),
       "worker.processGroup": () => ({ ok: true as const }),

@@ -29,7 +29,7 @@ export default defineWorkflow({
     }),
     echo: shell({
       exec: ({ outputs }) => ["echo", String(outputs.greet)],
-      parse: (stdout) => ({ said: stdout.trim() }),
+      parse: ({ stdout }) => ({ said: stdout }),
       timeoutMs: 10_000,
     }),
   },

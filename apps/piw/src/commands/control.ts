@@ -100,6 +100,7 @@ const RESUME_OPTIONS = {
   ...DETACH_OPTIONS,
   happened: { type: "string" },
   "not-happened": { type: "boolean" },
+  "accept-changes": { type: "boolean" },
 } as const;
 
 /**
@@ -146,8 +147,9 @@ export async function resumeCommand(ctx: CliContext, args: string[]): Promise<Ex
         "resume",
       );
     }
-    savedValue(await host.call("runs.resume", { runId }), runId);
-    ctx.print(ctx.style.dim(`resumed ${runId}`));
+    const acceptChanges = values["accept-changes"] === true;
+    savedValue(await host.call("runs.resume", { runId, ...(acceptChanges ? { acceptChanges } : {}) }), runId);
+    ctx.print(ctx.style.dim(`resumed ${runId}${acceptChanges ? " on its workflow file as it is now" : ""}`));
   }
   if (values.detach) return ExitCode.ok;
   return followRun(ctx, host, runId);

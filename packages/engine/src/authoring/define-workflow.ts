@@ -1,6 +1,13 @@
 import type { ZodType, z } from "zod";
 import type { ScopeContext } from "../compiler/compiled-workflow.js";
-import type { DecisionEdge, GotoEdge, RouteEdge, WorkflowEdge } from "./edges.js";
+import type {
+  DecisionEdge,
+  ExitCodeRoutes,
+  GotoEdge,
+  OutcomeRoutes,
+  RouteEdge,
+  WorkflowEdge,
+} from "./edges.js";
 import type { NodeOutput, TimeoutOption, WorkflowNode } from "./node-specs.js";
 
 /** Type-only markers; never set at run time. */
@@ -78,18 +85,22 @@ type InputAccepted<S> = S extends ZodType ? z.input<S> : undefined;
 type Names<R> = keyof R & string;
 type Target<N, M, X extends string> = Names<N> | Names<M> | X;
 
-type EdgeFor<Node, T extends string> = Node extends {
+// A node's edge may route its failures too (to a node or include, `R`: a failure never ends the run at an
+// exit unseen); only a shell node has exit codes to route on.
+type EdgeFor<Node, T extends string, R extends string> = (Node extends {
   readonly kind: "decision";
   readonly choices: readonly (infer C extends string)[];
 }
   ? DecisionEdge<Record<C, T>, C>
-  : GotoEdge<T> | RouteEdge<NodeOutput<Node>, T>;
+  : GotoEdge<T> | RouteEdge<NodeOutput<Node>, T>) &
+  OutcomeRoutes<R> &
+  (Node extends { readonly kind: "shell" } ? ExitCodeRoutes<R> : unknown);
 
 type MountExitSource<M> = { [K in Names<M>]: `${K}.${IncludeExitsOf<M[K]>}` }[Names<M>];
 
 /** Every node and every exit of every include needs exactly one edge; names are checked by `tsc`. */
 export type WorkflowEdges<N, M, X extends string> = {
-  [K in keyof N]: EdgeFor<N[K], Target<N, M, X>>;
+  [K in keyof N]: EdgeFor<N[K], Target<N, M, X>, Names<N> | Names<M>>;
 } & {
   [K in MountExitSource<M>]: GotoEdge<Target<N, M, X>> | RouteEdge<unknown, Target<N, M, X>>;
 };

@@ -24,9 +24,29 @@ export interface DecisionEdge<
   readonly [caseNames]?: K;
 }
 
-export type WorkflowEdge = GotoEdge | RouteEdge<never> | DecisionEdge;
+/**
+ * Where a visit that did not succeed goes instead of ending the run: a node or an include of the same
+ * workflow. `onTimeout` takes a timed-out visit; without it, `onFailure` takes every failure.
+ */
+export interface OutcomeRoutes<T extends string = string> {
+  readonly onFailure?: T;
+  readonly onTimeout?: T;
+}
 
-/** Routes each choice of a decision node; `tsc` rejects a missing, extra or misspelled case or target. */
-export function decisionEdge<const Cases extends Record<string, string>>(cases: Cases): DecisionEdge<Cases> {
-  return { kind: "decision", cases };
+/** A shell node's routes by exit code; a code listed here goes there even without `onFailure`. */
+export interface ExitCodeRoutes<T extends string = string> {
+  readonly onExitCode?: Readonly<Record<number, T>>;
+}
+
+export type WorkflowEdge = (GotoEdge | RouteEdge<never> | DecisionEdge) & OutcomeRoutes & ExitCodeRoutes;
+
+/**
+ * Routes each choice of a decision node; `tsc` rejects a missing, extra or misspelled case or target.
+ * `routes` says where the visit goes when `decide` fails.
+ */
+export function decisionEdge<
+  const Cases extends Record<string, string>,
+  const R extends OutcomeRoutes = Record<never, never>,
+>(cases: Cases, routes?: R): DecisionEdge<Cases> & R {
+  return { ...(routes as R), kind: "decision", cases };
 }

@@ -4,6 +4,7 @@ export type {
   ActionContext,
   ManagedEffects,
   NodeContext,
+  NodeFailureInfo,
   ScopeContext,
 } from "../compiler/compiled-workflow.js";
 export type {
@@ -17,7 +18,14 @@ export type {
 } from "./define-workflow.js";
 export { DEFAULT_EXIT, DEFAULT_MAX_STEPS, defineWorkflow, includeWorkflow } from "./define-workflow.js";
 export { DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS } from "../compiler/deadlines.js";
-export type { DecisionEdge, GotoEdge, RouteEdge, WorkflowEdge } from "./edges.js";
+export type {
+  DecisionEdge,
+  ExitCodeRoutes,
+  GotoEdge,
+  OutcomeRoutes,
+  RouteEdge,
+  WorkflowEdge,
+} from "./edges.js";
 export { decisionEdge } from "./edges.js";
 export type {
   ActionNode,
@@ -34,6 +42,7 @@ export type {
   TimeoutOption,
   ShellNode,
   ShellOptions,
+  ShellReport,
   WorkflowNode,
 } from "./node-specs.js";
 export { action, agent, checkpoint, compute, decision, notify, shell } from "./node-specs.js";

@@ -1,6 +1,8 @@
 import type { AnsweredBy } from "@piw/protocol";
 import type { ZodType, z } from "zod";
-import type { ActionContext, NodeContext } from "../compiler/compiled-workflow.js";
+import type { ActionContext, NodeContext, ShellReport } from "../compiler/compiled-workflow.js";
+
+export type { ShellReport } from "../compiler/compiled-workflow.js";
 
 /** Type-only marker that carries a node's output type to the edge types; never set at run time. */
 declare const outputType: unique symbol;
@@ -51,7 +53,8 @@ export interface ActionNode<I = unknown, O = unknown> extends NodeBase<O> {
 export interface ShellNode<I = unknown, O = unknown> extends NodeBase<O> {
   readonly kind: "shell";
   readonly exec: ShellExec | ContextFn<I, ShellExec>;
-  parse?(stdout: string, ctx: NodeContext<I>): O;
+  parse?(report: ShellReport, ctx: NodeContext<I>): O;
+  readonly okExitCodes?: readonly number[];
   readonly cwd?: string;
   readonly env?: Readonly<Record<string, string>>;
   readonly timeoutMs?: TimeoutOption<I>;
@@ -126,14 +129,17 @@ export function action<I = unknown, O = unknown>(
 
 export interface ShellOptions<I, O> extends TitleOption {
   exec: ShellExec | ((ctx: NodeContext<I>) => ShellExec);
-  parse?: (stdout: string, ctx: NodeContext<I>) => O;
+  /** Turns the command's report into the node's output; it runs only for an ok exit code. */
+  parse?: (report: ShellReport, ctx: NodeContext<I>) => O;
+  /** Exit codes that count as success; default `[0]`. Any other code is a `failed` outcome. */
+  okExitCodes?: readonly number[];
   cwd?: string;
   env?: Record<string, string>;
   timeoutMs?: TimeoutOption<I>;
 }
 
-/** Runs a command; the output is `parse(stdout)`, or stdout itself without `parse`. */
-export function shell<I = unknown, O = string>(options: ShellOptions<I, O>): ShellNode<I, O> {
+/** Runs a command; the output is `parse(report)`, or the report itself without `parse`. */
+export function shell<I = unknown, O = ShellReport>(options: ShellOptions<I, O>): ShellNode<I, O> {
   return { kind: "shell", ...options } as ShellNode<I, O>;
 }
 

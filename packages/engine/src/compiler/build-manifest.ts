@@ -4,6 +4,7 @@ import type { CompiledNode } from "./compiled-workflow.js";
 import type { GraphManifest } from "./graph-manifest.js";
 import { type ResolvedTarget, resolveAllTargets, startPathOf } from "./graph-routing.js";
 import { joinPath } from "./names.js";
+import { outcomeEdgesOf } from "./outcome-routes.js";
 import { edgeLabel, edgeTargets, type ScopeModel } from "./scope-model.js";
 
 type Scopes = ReadonlyMap<string, ScopeModel>;
@@ -21,6 +22,10 @@ export function resolvedEdges(scopes: Scopes): Map<string, (ResolvedTarget & { l
             return resolveAllTargets(scopes, scope.path, target).map((r) => ({ ...r, label }));
           })
         : [];
+      // Outcome routes are edges too: the graph draws them and their targets are reachable.
+      for (const { target, label } of outcomeEdgesOf(scope, name)) {
+        resolved.push(...resolveAllTargets(scopes, scope.path, target).map((r) => ({ ...r, label })));
+      }
       bySource.set(joinPath(scope.path, name), resolved);
     }
   }

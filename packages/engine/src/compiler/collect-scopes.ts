@@ -12,7 +12,7 @@ import type { CompiledNode } from "./compiled-workflow.js";
 import { fieldName, unknownFields } from "./known-fields.js";
 import { joinPath, localNameProblem, workflowNameProblem } from "./names.js";
 import { collectEdges } from "./scope-edges.js";
-import type { ScopeModel } from "./scope-model.js";
+import type { OutcomeRoutesModel, ScopeModel } from "./scope-model.js";
 
 /** The workflow tree flattened: every scope and every node, keyed by full path. */
 export interface CollectedTree {
@@ -99,6 +99,7 @@ function visitScope(tree: CollectedTree, visiting: PendingScope): PendingScope[]
 
   const nodeChoices = new Map<string, readonly string[] | undefined>();
   const nodeNames = new Set<string>();
+  const shellNodes = new Set<string>();
   for (const [name, spec] of Object.entries(nodes)) {
     if (!claim(name, "node")) continue;
     const place = { path: joinPath(path, name), name, scope: path };
@@ -107,6 +108,7 @@ function visitScope(tree: CollectedTree, visiting: PendingScope): PendingScope[]
     if (compiled !== undefined) tree.nodes.set(place.path, compiled);
     const kind = (spec as Fields | undefined)?.kind;
     const choices = (spec as Fields | undefined)?.choices;
+    if (kind === "shell") shellNodes.add(name);
     nodeChoices.set(
       name,
       kind === "decision" ? (Array.isArray(choices) ? (choices as string[]) : []) : undefined,
@@ -146,10 +148,22 @@ function visitScope(tree: CollectedTree, visiting: PendingScope): PendingScope[]
   const exits = new Set<string>();
   for (const exit of exitList) if (claim(exit, "exit")) exits.add(exit);
 
-  const edges = collectEdges({ path, nodes: nodeChoices, mountExits, exits }, definition.edges, problems);
+  const outcomeRoutes = new Map<string, OutcomeRoutesModel>();
+  const edgeScope = { path, nodes: nodeChoices, mountExits, exits, shellNodes };
+  const edges = collectEdges(edgeScope, definition.edges, problems, outcomeRoutes);
   const startAt = checkStartAt(definition.startAt, nodeChoices, mountExits, exits, at("startAt"), problems);
   const mounts = new Map(children.map(([name]) => [name, joinPath(path, name)]));
-  const scope: ScopeModel = { path, definition, parent, nodeNames, mounts, exits, startAt, edges };
+  const scope: ScopeModel = {
+    path,
+    definition,
+    parent,
+    nodeNames,
+    mounts,
+    exits,
+    startAt,
+    edges,
+    outcomeRoutes,
+  };
   tree.scopes.set(path, scope);
 
   return children.map(([name, include]) => {

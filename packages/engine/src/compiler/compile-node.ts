@@ -1,6 +1,6 @@
 import { type AnsweredBy, answeredBySchema } from "@piw/protocol";
 import type { ZodType } from "zod";
-import type { NodeKindName, WorkflowNode } from "../authoring/node-specs.js";
+import type { NodeKindName, ShellReport, WorkflowNode } from "../authoring/node-specs.js";
 import { answerCheckOf } from "./answer-check-of.js";
 import type { CompileProblem } from "./compile-error.js";
 import type { CompiledNode, NodeContext, ShellCommand } from "./compiled-workflow.js";
@@ -126,6 +126,20 @@ function optionalEnv(value: unknown, problem: Check): Record<string, string> | u
   return undefined;
 }
 
+/** `okExitCodes`: a non-empty list of exit codes (0 to 255); default `[0]`. */
+function exitCodesOf(value: unknown, problem: Check): readonly number[] | undefined {
+  if (value === undefined) return [0];
+  if (
+    Array.isArray(value) &&
+    value.length > 0 &&
+    value.every((code) => Number.isInteger(code) && code >= 0 && code <= 255)
+  ) {
+    return [...new Set(value as number[])];
+  }
+  problem("okExitCodes must be a non-empty array of exit codes from 0 to 255");
+  return undefined;
+}
+
 function choicesOf(value: unknown, problem: Check): readonly string[] | undefined {
   if (!Array.isArray(value) || value.length === 0 || !value.every((c) => typeof c === "string" && c !== "")) {
     problem("choices must be a non-empty array of non-empty strings");
@@ -150,7 +164,7 @@ const NODE_FIELDS: { [K in NodeKindName]: FieldsOf<K> } = {
   agent: ["kind", "title", "prompt", "output", "validate", "timeoutMs", "statusDetail"],
   compute: ["kind", "title", "run"],
   action: ["kind", "title", "run", "timeoutMs"],
-  shell: ["kind", "title", "exec", "parse", "cwd", "env", "timeoutMs"],
+  shell: ["kind", "title", "exec", "parse", "okExitCodes", "cwd", "env", "timeoutMs"],
   notify: ["kind", "title", "message"],
   checkpoint: ["kind", "title", "prompt", "answer", "answeredBy"],
   decision: ["kind", "title", "choices", "decide"],
@@ -235,17 +249,18 @@ function buildNode(
     }
     case "shell": {
       const command = shellCommandFn(f.exec, problem);
-      const parse = optionalFunction<(stdout: string, ctx: NodeContext) => unknown>(
+      const parse = optionalFunction<(report: ShellReport, ctx: NodeContext) => unknown>(
         f.parse,
         "parse",
         problem,
       );
+      const okExitCodes = exitCodesOf(f.okExitCodes, problem);
       if (f.cwd !== undefined && typeof f.cwd !== "string") problem("cwd must be a string");
       const env = optionalEnv(f.env, problem);
       const timeout = compileTimeout(f.timeoutMs, defaults.shell, "shell", problem);
-      if (command === undefined || timeout === undefined) return undefined;
+      if (command === undefined || timeout === undefined || okExitCodes === undefined) return undefined;
       const cwd = typeof f.cwd === "string" ? f.cwd : undefined;
-      return { kind: "shell", ...base, command, parse, cwd, env, timeout };
+      return { kind: "shell", ...base, command, parse, okExitCodes, cwd, env, timeout };
     }
     case "notify": {
       const message = textFn(f.message, "message", problem);

@@ -12,6 +12,7 @@ import { checkGraph } from "./graph-checks.js";
 import type { GraphManifest } from "./graph-manifest.js";
 import { nextStep, startPathOf } from "./graph-routing.js";
 import { joinPath } from "./names.js";
+import { failureStep } from "./outcome-routes.js";
 import { RoutingError, ScopeInputError } from "./runtime-errors.js";
 import { describeIssues } from "./schema-issues.js";
 import type { ScopeModel } from "./scope-model.js";
@@ -84,6 +85,10 @@ export function compileWorkflow(definition: WorkflowDefinition): CompiledWorkflo
       if (node === undefined) throw new RoutingError("unknown_path", path, `no node has the path "${path}"`);
       return nextStep(scopes, node.scope, node.name, output);
     },
+    failureRoute(path, outcome) {
+      const node = nodes.get(path);
+      return node === undefined ? null : failureStep(scopes, node.scope, node.name, outcome);
+    },
     scopeInput,
     scopeOutputs,
   };
@@ -128,6 +133,7 @@ function nodeSettings(spec: WorkflowNode): unknown {
       return {
         exec: typeof spec.exec === "function" ? "(fn)" : shellCommandOf(spec.exec),
         parse: spec.parse !== undefined,
+        okExitCodes: spec.okExitCodes,
         cwd: spec.cwd,
         env: spec.env,
         timeoutMs: timeoutSetting(spec.timeoutMs),

@@ -10,10 +10,34 @@ export interface NodeContext<I = unknown> {
   input: I;
   /** The latest output of each node already run in the same scope, by local name. */
   outputs: Record<string, unknown>;
+  /**
+   * By local name, each node of the same scope whose latest visit failed and was routed (`onFailure`,
+   * `onTimeout`, `onExitCode`); a later success of that node removes its entry.
+   */
+  failures: Record<string, NodeFailureInfo>;
   /** The full compiled path, the local name and the visit number of this node visit. */
   node: { path: string; name: string; visit: number };
   /** Aborted on cancel or timeout. */
   signal: AbortSignal;
+}
+
+/**
+ * What a command reported: its exit code, its stdout (up to the output limit) and the tail of its
+ * stderr, each without trailing whitespace.
+ */
+export interface ShellReport {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** A routed failure as later nodes see it: its code and bounded message, never the node's input. */
+export interface NodeFailureInfo {
+  status: "failed" | "timed_out";
+  code: string;
+  message: string;
+  /** A shell node whose exit code was not ok: what the command reported. */
+  shell?: ShellReport;
 }
 
 /** Managed effects: the engine derives their identity from the node visit, never from the author. */
@@ -59,8 +83,10 @@ export interface CompiledActionNode extends CompiledNodeBase {
 export interface CompiledShellNode extends CompiledNodeBase {
   kind: "shell";
   command(ctx: NodeContext): ShellCommand;
-  /** Without `parse`, the node's output is the command's stdout. */
-  parse?(stdout: string, ctx: NodeContext): unknown;
+  /** Without `parse`, the node's output is the command's report. */
+  parse?(report: ShellReport, ctx: NodeContext): unknown;
+  /** Exit codes that count as success. */
+  okExitCodes: readonly number[];
   cwd?: string;
   env?: Record<string, string>;
   /** The deadline of each visit; `timeoutAtStart` turns it into a length when the visit opens. */
@@ -112,6 +138,9 @@ export type CompiledNode =
   | CompiledAgentNode
   | CompiledDecisionNode;
 
+/** A visit's ending that an outcome route can take; `exitCode` only for a shell node's non-ok exit. */
+export type FailureOutcome = { status: "failed"; exitCode?: number } | { status: "timed_out" };
+
 /** Where a node's output leads. */
 export type NextStep = { kind: "node"; path: string } | { kind: "exit"; exit: string };
 
@@ -133,6 +162,11 @@ export interface CompiledWorkflow {
    * Throws a RoutingError when the path is unknown or a route picks an undeclared target.
    */
   next(path: string, output: unknown): NextStep;
+  /**
+   * Where a visit of `path` that ended `outcome` goes instead of ending the run: a node's full path,
+   * or null when its edge has no route for it.
+   */
+  failureRoute(path: string, outcome: FailureOutcome): string | null;
   /**
    * The input of a scope ('' = root, 'docs', 'docs/workspace'), computed from the run input and the latest
    * outputs by full path. Throws a ScopeInputError when an input fails its workflow's schema.

@@ -2,7 +2,8 @@ import type { DecisionEdge, GotoEdge, RouteEdge } from "../authoring/edges.js";
 import type { CompileProblem } from "./compile-error.js";
 import { fieldName, unknownFields } from "./known-fields.js";
 import { joinPath } from "./names.js";
-import type { EdgeModel } from "./scope-model.js";
+import { takeOutcomeRoutes } from "./outcome-routes.js";
+import type { EdgeModel, OutcomeRoutesModel } from "./scope-model.js";
 
 /** What edge validation needs to know about one workflow scope. */
 export interface EdgeScope {
@@ -12,6 +13,8 @@ export interface EdgeScope {
   /** Mount name → the child's exit names. */
   mountExits: ReadonlyMap<string, readonly string[]>;
   exits: ReadonlySet<string>;
+  /** Local names of the shell nodes, which may route on exit codes. */
+  shellNodes: ReadonlySet<string>;
 }
 
 type Fields = Record<string, unknown>;
@@ -27,12 +30,14 @@ function describeTargets(scope: EdgeScope): string {
 
 /**
  * Validates a scope's `edges` and returns the usable ones. Every node and every include exit needs exactly
- * one edge; every target must be a node, include or exit of the same workflow.
+ * one edge; every target must be a node, include or exit of the same workflow. A node's outcome routes
+ * go to `outcomeRoutes`.
  */
 export function collectEdges(
   scope: EdgeScope,
   rawEdges: unknown,
   problems: CompileProblem[],
+  outcomeRoutes: Map<string, OutcomeRoutesModel> = new Map(),
 ): Map<string, EdgeModel> {
   const edges = new Map<string, EdgeModel>();
   if (typeof rawEdges !== "object" || rawEdges === null || Array.isArray(rawEdges)) {
@@ -44,7 +49,13 @@ export function collectEdges(
     const report = (message: string) => problems.push({ path, message });
     if (!sourceIsKnown(scope, source, report)) continue;
     const choices = scope.nodes.get(source);
-    const edge = choices === undefined ? plainEdge(raw, report) : decisionEdge(raw, choices, report);
+    // Only a node's edge routes outcomes; an include exit's edge keeps reporting them as unknown options.
+    const split: { edge: unknown; routes?: OutcomeRoutesModel } = scope.nodes.has(source)
+      ? takeOutcomeRoutes(scope, source, raw, report)
+      : { edge: raw };
+    if (split.routes !== undefined) outcomeRoutes.set(source, split.routes);
+    const edge =
+      choices === undefined ? plainEdge(split.edge, report) : decisionEdge(split.edge, choices, report);
     if (edge === undefined) continue;
     const valid = checkTargets(scope, edge, report);
     if (valid !== undefined) edges.set(source, valid);

@@ -11,6 +11,13 @@ export type EdgeModel =
     }
   | { kind: "decision"; cases: ReadonlyMap<string, string> };
 
+/** A node's outcome routes after validation: every target is a node or an include of its workflow. */
+export interface OutcomeRoutesModel {
+  onFailure?: string;
+  onTimeout?: string;
+  onExitCode: ReadonlyMap<number, string>;
+}
+
 /** One workflow instance in the compiled tree: the root ('') or a mount (`docs`, `docs/workspace`). */
 export interface ScopeModel {
   path: string;
@@ -26,6 +33,8 @@ export interface ScopeModel {
   startAt?: string;
   /** By source: a node's local name, or `<mount>.<exit>`. */
   edges: ReadonlyMap<string, EdgeModel>;
+  /** By a node's local name: where its failures go, when its edge says. */
+  outcomeRoutes: ReadonlyMap<string, OutcomeRoutesModel>;
 }
 
 export function edgeTargets(edge: EdgeModel): readonly string[] {

@@ -1,5 +1,15 @@
-import { type RunCommand, type RunRecord, type SafeError, safeError } from "@piw/protocol";
+import {
+  boundSafeMessage,
+  type RecoveryReason,
+  type RunCommand,
+  type RunRecord,
+  type SafeError,
+  type SourceIdentity,
+  safeError,
+} from "@piw/protocol";
 import type { CompiledWorkflow } from "../compiler/compiled-workflow.js";
+import { resumeProblem } from "../compiler/resume-compatibility.js";
+import { expectSaved } from "./execution-signals.js";
 import type { RunPort } from "./run-port.js";
 
 /**
@@ -8,14 +18,18 @@ import type { RunPort } from "./run-port.js";
  * raw text of what went wrong, for a local debug log only.
  */
 export type WorkflowLoad =
-  | { ok: true; value: CompiledWorkflow }
+  /** `source`: where a load that accepted changes found the workflow now (its new sha256). */
+  | { ok: true; value: CompiledWorkflow; source?: SourceIdentity }
   | { ok: false; error: SafeError; debug?: string };
 
 export interface AcceptCommandOptions {
   command: RunCommand;
   port: RunPort;
-  /** Called only once the run is `running`: workflow code never runs for a refused command. */
-  load(): Promise<WorkflowLoad>;
+  /**
+   * Called only once the run is `running`: workflow code never runs for a refused command. With
+   * `acceptChanges`, the source may have changed since the run was prepared: load it as it is now.
+   */
+  load(how: { acceptChanges: boolean }): Promise<WorkflowLoad>;
 }
 
 /**
@@ -25,6 +39,8 @@ export interface AcceptCommandOptions {
  */
 export type CommandAcceptance =
   | { kind: "accepted"; workflow: CompiledWorkflow }
+  /** A resume that accepted changes found they do not fit the saved position: parked again, nothing ran. */
+  | { kind: "parked"; reason: RecoveryReason }
   | { kind: "refused"; stage: "command" | "workflow"; error: SafeError; debug?: string };
 
 /** Whether the command is the one the saved run expects next; the refusal says why not. */
@@ -105,9 +121,53 @@ export async function acceptRunCommand(options: AcceptCommandOptions): Promise<C
       safeError("activation_failed", `Run ${command.runId} could not be marked running (${accepted.kind}).`),
     );
   }
-  const loaded = await options.load();
+  const acceptChanges = command.type === "resume" && command.acceptChanges === true;
+  const loaded = await options.load({ acceptChanges });
   if (!loaded.ok) return refuse("workflow", loaded.error, loaded.debug);
+  if (acceptChanges) return adoptChanges(port, run, loaded.value, loaded.source ?? run.source);
   const changed = workflowProblem(loaded.value, run);
   if (changed) return refuse("workflow", changed);
   return { kind: "accepted", workflow: loaded.value };
+}
+
+/**
+ * A person resumed the run on its workflow as it is now (`piw resume --accept-changes`). When the saved
+ * position fits the changed definition, the run follows it from now on; otherwise the run parks again
+ * with the reason, and a resume on the restored file (or a fixed one) can still continue it.
+ */
+async function adoptChanges(
+  port: RunPort,
+  run: RunRecord,
+  workflow: CompiledWorkflow,
+  source: SourceIdentity,
+): Promise<CommandAcceptance> {
+  const unchanged = workflow.digest === run.definitionDigest && sameSource(source, run.source);
+  if (unchanged) return { kind: "accepted", workflow };
+  const problem =
+    workflow.name === run.workflowName
+      ? resumeProblem(workflow, await port.loadSnapshot())
+      : `its name is now "${workflow.name}", not "${run.workflowName}"`;
+  if (problem !== null) {
+    const reason: RecoveryReason = {
+      code: "changes_refused",
+      message: boundSafeMessage(`The changed workflow cannot continue this run: ${problem}.`),
+    };
+    expectSaved(await port.parkRun(reason));
+    return { kind: "parked", reason };
+  }
+  expectSaved(
+    await port.redefineRun({
+      workflowName: workflow.name,
+      source,
+      definitionDigest: workflow.digest,
+      manifest: workflow.manifest as never,
+    }),
+  );
+  return { kind: "accepted", workflow };
+}
+
+function sameSource(a: SourceIdentity, b: SourceIdentity): boolean {
+  return a.kind === "file" && b.kind === "file"
+    ? a.path === b.path && a.sha256 === b.sha256
+    : a.kind === "builtin" && b.kind === "builtin" && a.id === b.id && a.revision === b.revision;
 }

@@ -9,6 +9,7 @@ import type { CompiledWorkflow } from "../compiler/compiled-workflow.js";
 import { describeIssues } from "../compiler/schema-issues.js";
 import { expectSaved, FenceLost, NodeFailure, RunParked, ValueTooLarge } from "./execution-signals.js";
 import { nodeContextFor, runNode, tooLarge } from "./node-runner.js";
+import { failureInfoOf, routeOutcome } from "./outcome-route.js";
 import { visitTimeoutMs } from "./visit-deadline.js";
 import type { RunPort } from "./run-port.js";
 import { rebuildPosition } from "./run-position.js";
@@ -103,7 +104,15 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecutionOutc
           let prompt: string;
           try {
             prompt = node.prompt(
-              nodeContextFor(workflow, snapshot.input, position.outputsByPath, next.path, next.visit, signal),
+              nodeContextFor(
+                workflow,
+                snapshot.input,
+                position.outputsByPath,
+                next.path,
+                next.visit,
+                signal,
+                position.failuresByPath,
+              ),
             );
           } catch (error) {
             // The prompt is author code: what it throws is saved like a node's throw, by its class only.
@@ -166,7 +175,7 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecutionOutc
               return fail(port, error, false);
             }
           }
-          const result =
+          const ran =
             opened.status === "finished"
               ? opened.result
               : await runNode({
@@ -179,15 +188,20 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecutionOutc
                   runId: snapshot.runId,
                   runInput: snapshot.input,
                   outputsByPath: position.outputsByPath,
+                  failuresByPath: position.failuresByPath,
                   signal,
                   ...(options.onProcessGroup ? { onProcessGroup: options.onProcessGroup } : {}),
                   ...(options.debug ? { debug: options.debug } : {}),
                 });
+          // A saved result already holds its route; a new, final failure may take one (outcome-route.ts).
+          // A retry of the visit, when it has attempts left, is decided before this line.
+          const result = opened.status === "finished" ? ran : routeOutcome(workflow, node, ran, signal);
           const finish = { path: next.path, visit: next.visit, result };
           position.visitCounts.set(next.path, next.visit);
+          const nextPath = result.next ?? null;
           const following =
-            result.status === "succeeded" && result.next !== null
-              ? { path: result.next, visit: (position.visitCounts.get(result.next) ?? 0) + 1 }
+            nextPath !== null
+              ? { path: nextPath, visit: (position.visitCounts.get(nextPath) ?? 0) + 1 }
               : null;
           const followingNode = following && workflow.nodes.get(following.path);
           if (opened.status === "running") {
@@ -220,8 +234,14 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecutionOutc
               return fail(port, failure, false);
             }
           }
-          if (result.status !== "succeeded") return fail(port, result.error, result.status === "timed_out");
-          position.outputsByPath.set(next.path, result.output);
+          if (result.status !== "succeeded") {
+            // Unrouted: the run ends here. Routed: the next node sees the failure in `ctx.failures`.
+            if (following === null) return fail(port, result.error, result.status === "timed_out");
+            position.failuresByPath.set(next.path, failureInfoOf(result));
+          } else {
+            position.outputsByPath.set(next.path, result.output);
+            position.failuresByPath.delete(next.path);
+          }
           if (following) {
             next = { kind: "visit", ...following };
           } else if (node.kind === "checkpoint") {

@@ -1,4 +1,5 @@
 import type { Conflict, ErrorCode, RecoveryReason, Transition } from "@piw/protocol";
+import type { ShellReport } from "../compiler/compiled-workflow.js";
 
 /** The run's claim moved on (cancelled, taken over): stop at once, write nothing more. */
 export class FenceLost extends Error {
@@ -25,6 +26,16 @@ export class NodeFailure extends Error {
     readonly timedOut = false,
   ) {
     super(message);
+  }
+}
+
+/** A shell command exited with a code its node does not count as ok; `report` is what it said. */
+export class ShellExitFailure extends NodeFailure {
+  constructor(
+    message: string,
+    readonly report: ShellReport,
+  ) {
+    super("node_failed", message);
   }
 }
 

@@ -18,6 +18,7 @@ import {
   type NodeVisitState,
   PAUSED_AT_NODE_BOUNDARY,
   type RecoveryReason,
+  type RedefineRun,
   type ReserveEffect,
   type RunEnding,
   type RunRecord,
@@ -134,6 +135,8 @@ export class MemoryRunPort implements RunPort {
           : {
               status: existing.status,
               error: existing.error ?? { code: "node_failed" as const, message: "" },
+              ...(existing.nextPath === null ? {} : { next: existing.nextPath }),
+              ...(existing.output === undefined ? {} : { output: existing.output }),
             };
       return adopted({
         status: "finished",
@@ -187,6 +190,8 @@ export class MemoryRunPort implements RunPort {
       visit.nextPath = result.next;
     } else {
       visit.error = result.error;
+      visit.nextPath = result.next ?? null;
+      if (result.output !== undefined) visit.output = result.output;
     }
     return applied({ status: "finished", path: req.path, visit: req.visit, attempt: visit.attempt, result });
   }
@@ -265,6 +270,15 @@ export class MemoryRunPort implements RunPort {
     if (!this.running()) return this.stale();
     this.status = "parked";
     this.parkedReason = reason;
+    return applied({} as RunRecord);
+  }
+
+  /** The definition a resume that accepted changes switched to; null until then. */
+  redefined: RedefineRun | null = null;
+
+  async redefineRun(req: RedefineRun): Promise<Transition<RunRecord>> {
+    if (!this.running()) return this.stale();
+    this.redefined = req;
     return applied({} as RunRecord);
   }
 

@@ -12,9 +12,17 @@ import type {
   CompiledNode,
   CompiledWorkflow,
   NodeContext,
+  NodeFailureInfo,
 } from "../compiler/compiled-workflow.js";
 import { effectId, nodeVisitId } from "../identity/execution-identity.js";
-import { expectSaved, FenceLost, NodeFailure, RunParked, ValueTooLarge } from "./execution-signals.js";
+import {
+  expectSaved,
+  FenceLost,
+  NodeFailure,
+  RunParked,
+  ShellExitFailure,
+  ValueTooLarge,
+} from "./execution-signals.js";
 import type { RunPort } from "./run-port.js";
 import { type DebugLog, toSafeError } from "./safe-failure.js";
 import { runShell, type ShellResult } from "./shell-runner.js";
@@ -31,6 +39,8 @@ export interface NodeRun {
   deadline: VisitDeadline | null;
   runInput: unknown;
   outputsByPath: ReadonlyMap<string, unknown>;
+  /** The routed failures later nodes see as `ctx.failures`. */
+  failuresByPath?: ReadonlyMap<string, NodeFailureInfo>;
   signal: AbortSignal;
   onProcessGroup?: (pgid: number, alive: boolean) => void;
   /** The raw text of what workflow code threw; the saved error never carries it. */
@@ -55,17 +65,23 @@ export function nodeContextFor(
   path: string,
   visit: number,
   signal: AbortSignal,
+  failuresByPath: ReadonlyMap<string, NodeFailureInfo> = new Map(),
 ): NodeContext {
   const node = workflow.nodes.get(path);
   const scope = node?.scope ?? "";
   // Built on first read (during the node's run, before its own output is added): collecting a scope's
   // outputs is O(nodes in the scope), which a large workflow would otherwise pay on every visit.
   let outputs: Record<string, unknown> | undefined;
+  let failures: Record<string, NodeFailureInfo> | undefined;
   return {
     input: workflow.scopeInput(scope, runInput, outputsByPath),
     get outputs() {
       outputs ??= workflow.scopeOutputs(scope, outputsByPath);
       return outputs;
+    },
+    get failures() {
+      failures ??= workflow.scopeOutputs(scope, failuresByPath) as Record<string, NodeFailureInfo>;
+      return failures;
     },
     node: { path, name: node?.name ?? path.slice(path.lastIndexOf("/") + 1), visit },
     signal,
@@ -273,7 +289,15 @@ async function runAgent(
 
 async function produce(run: NodeRun, signal: AbortSignal): Promise<unknown> {
   const { node } = run;
-  const ctx = nodeContextFor(run.workflow, run.runInput, run.outputsByPath, node.path, run.visit, signal);
+  const ctx = nodeContextFor(
+    run.workflow,
+    run.runInput,
+    run.outputsByPath,
+    node.path,
+    run.visit,
+    signal,
+    run.failuresByPath,
+  );
   switch (node.kind) {
     case "compute":
       return node.run(ctx);
@@ -322,11 +346,18 @@ async function produce(run: NodeRun, signal: AbortSignal): Promise<unknown> {
       }
       // Only the exit status is told: stdout and stderr may carry anything the command saw.
       if (result.aborted) throw new NodeFailure("cancelled", `Command of ${node.path} was stopped.`);
-      if (result.exitCode !== 0) {
-        const how = result.signal ? `was killed by ${result.signal}` : `exited with code ${result.exitCode}`;
-        throw new NodeFailure("node_failed", `Command of ${node.path} ${how}.`);
+      if (result.exitCode === null) {
+        throw new NodeFailure("node_failed", `Command of ${node.path} was killed by ${result.signal}.`);
       }
-      return node.parse ? node.parse(result.stdout, ctx) : result.stdout.trimEnd();
+      const report = {
+        exitCode: result.exitCode,
+        stdout: result.stdout.trimEnd(),
+        stderr: result.stderrTail.trimEnd(),
+      };
+      if (!node.okExitCodes.includes(report.exitCode)) {
+        throw new ShellExitFailure(`Command of ${node.path} exited with code ${report.exitCode}.`, report);
+      }
+      return node.parse ? node.parse(report, ctx) : report;
     }
     case "agent":
       return runAgent(run, node, ctx);
@@ -364,8 +395,10 @@ export async function runNode(run: NodeRun): Promise<NodeVisitResult> {
     if (error instanceof ValueTooLarge) return { status: "failed", error: tooLarge(run.node.path, error) };
     const failure = toSafeError(error, { code: "node_failed", subject: nodeSubject(run.node) });
     if (!(error instanceof NodeFailure)) run.debug?.(failure.debug);
-    return error instanceof NodeFailure && error.timedOut
-      ? { status: "timed_out", error: failure.error }
+    if (error instanceof NodeFailure && error.timedOut) return { status: "timed_out", error: failure.error };
+    // The report rides along for an outcome route to keep; an unrouted failure drops it unsaved.
+    return error instanceof ShellExitFailure
+      ? { status: "failed", error: failure.error, output: error.report as unknown as JsonValue }
       : { status: "failed", error: failure.error };
   }
 }

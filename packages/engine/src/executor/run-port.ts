@@ -8,6 +8,7 @@ import type {
   NodeVisitAdvance,
   NodeVisitState,
   RecoveryReason,
+  RedefineRun,
   ReserveEffect,
   RunEnding,
   RunRecord,
@@ -49,6 +50,8 @@ export interface RunPort {
   enqueueMessage(req: EnqueueMessage): Promise<Transition<MessageRecord>>;
   finishRun(ending: RunEnding): Promise<Transition<RunRecord>>;
   parkRun(reason: RecoveryReason): Promise<Transition<RunRecord>>;
+  /** Follow the run's changed workflow from now on (a resume that accepted the changes). */
+  redefineRun(req: RedefineRun): Promise<Transition<RunRecord>>;
   /** The next submission or turn end for an open agent visit; rejects when `signal` aborts. */
   nextAgentEvent(visit: { path: string; visit: number }, signal: AbortSignal): Promise<AgentEvent>;
 }

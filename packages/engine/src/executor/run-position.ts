@@ -1,5 +1,6 @@
 import type { RunSnapshot, SafeError } from "@piw/protocol";
-import type { CompiledWorkflow } from "../compiler/compiled-workflow.js";
+import type { CompiledWorkflow, NodeFailureInfo } from "../compiler/compiled-workflow.js";
+import { failureInfoOf } from "./outcome-route.js";
 
 /** Where a run stands, rebuilt from saved visits only. */
 type NextStep =
@@ -10,6 +11,8 @@ type NextStep =
 
 export interface RunPosition {
   outputsByPath: Map<string, unknown>;
+  /** Routed failures whose node has not succeeded since, by full path: `ctx.failures`. */
+  failuresByPath: Map<string, NodeFailureInfo>;
   visitCounts: Map<string, number>;
   stepCount: number;
   next: NextStep;
@@ -27,10 +30,16 @@ function entry(workflow: CompiledWorkflow, snapshot: RunSnapshot): NextStep {
 export function rebuildPosition(workflow: CompiledWorkflow, snapshot: RunSnapshot): RunPosition {
   const outputsByPath = new Map<string, unknown>(Object.entries(snapshot.carriedOutputs));
   if (snapshot.accepted) outputsByPath.set(snapshot.accepted.path, snapshot.accepted.answer);
+  const failuresByPath = new Map<string, NodeFailureInfo>();
   const visitCounts = new Map<string, number>();
   for (const v of snapshot.visits) {
     visitCounts.set(v.path, Math.max(visitCounts.get(v.path) ?? 0, v.visit));
-    if (v.status === "succeeded") outputsByPath.set(v.path, v.output ?? null);
+    if (v.status === "succeeded") {
+      outputsByPath.set(v.path, v.output ?? null);
+      failuresByPath.delete(v.path);
+    } else if (v.status !== "running" && v.nextPath !== null) {
+      failuresByPath.set(v.path, failureInfoOf({ ...v, status: v.status }));
+    }
   }
   const last = snapshot.visits.at(-1);
   let next: NextStep;
@@ -39,7 +48,7 @@ export function rebuildPosition(workflow: CompiledWorkflow, snapshot: RunSnapsho
   } else if (last.status === "running") {
     // A crash retry of the unfinished visit keeps its number (seed 000).
     next = { kind: "visit", path: last.path, visit: last.visit };
-  } else if (last.status === "failed" || last.status === "timed_out") {
+  } else if ((last.status === "failed" || last.status === "timed_out") && last.nextPath === null) {
     next = {
       kind: "fail",
       path: last.path,
@@ -54,5 +63,5 @@ export function rebuildPosition(workflow: CompiledWorkflow, snapshot: RunSnapsho
   } else {
     next = { kind: "complete", output: last.output ?? null };
   }
-  return { outputsByPath, visitCounts, stepCount: snapshot.stepCount, next };
+  return { outputsByPath, failuresByPath, visitCounts, stepCount: snapshot.stepCount, next };
 }

@@ -7,6 +7,8 @@ export interface ShellRequest {
   timeoutMs?: number;
   signal: AbortSignal;
   maxOutputBytes?: number;
+  /** How many bytes of the end of stderr to keep. */
+  maxStderrTailBytes?: number;
   /** The command's process group, told when it starts (`alive`) and when its leader has exited. */
   onProcessGroup?: (pgid: number, alive: boolean) => void;
 }
@@ -16,11 +18,25 @@ export interface ShellResult {
   signal: string | null;
   stdout: string;
   stdoutTruncated: boolean;
+  /** The last bytes of stderr, at most `maxStderrTailBytes`. */
+  stderrTail: string;
   timedOut: boolean;
   aborted: boolean;
 }
 
 const DEFAULT_MAX_SHELL_OUTPUT = 1024 * 1024;
+const DEFAULT_STDERR_TAIL_BYTES = 8 * 1024;
+
+/** Keeps only the last `max` bytes of a stream: a failing command's last words say what went wrong. */
+function tailOf(stream: NodeJS.ReadableStream, max: number): () => string {
+  let tail = Buffer.alloc(0);
+  stream.on("data", (chunk: Buffer) => {
+    tail = Buffer.concat([tail, chunk]);
+    if (tail.byteLength > max) tail = tail.subarray(tail.byteLength - max);
+  });
+  // A cut through a multi-byte character decodes as U+FFFD; drop it rather than show it.
+  return () => tail.toString("utf8").replace(/^\uFFFD+/, "");
+}
 
 /** Kill the whole process group: a shell's grandchildren must not outlive a cancelled node. */
 function killGroup(pid: number | undefined): void {
@@ -46,6 +62,7 @@ export function runShell(req: ShellRequest): Promise<ShellResult> {
         signal: null,
         stdout: "",
         stdoutTruncated: false,
+        stderrTail: "",
         timedOut: false,
         aborted: true,
       });
@@ -56,11 +73,12 @@ export function runShell(req: ShellRequest): Promise<ShellResult> {
       env: req.env ? { ...process.env, ...req.env } : process.env,
       shell: useShell,
       detached: true,
-      stdio: ["ignore", "pipe", "ignore"],
+      stdio: ["ignore", "pipe", "pipe"],
     });
     // Detached: the command leads its own process group, whose id is its pid.
     const pgid = child.pid;
     if (pgid !== undefined) req.onProcessGroup?.(pgid, true);
+    const stderrTail = tailOf(child.stderr, req.maxStderrTailBytes ?? DEFAULT_STDERR_TAIL_BYTES);
     const chunks: Buffer[] = [];
     let size = 0;
     let truncated = false;
@@ -103,6 +121,7 @@ export function runShell(req: ShellRequest): Promise<ShellResult> {
         signal,
         stdout: Buffer.concat(chunks).toString("utf8"),
         stdoutTruncated: truncated,
+        stderrTail: stderrTail(),
         timedOut,
         aborted,
       });
