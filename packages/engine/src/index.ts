@@ -17,7 +17,13 @@ export type {
   ShellExec,
   ShellNode,
   ShellOptions,
+  RetryBackoff,
+  RetryOn,
+  RetryPolicy,
   TimeoutOption,
+  WaitNode,
+  WaitOptions,
+  WaitOutput,
   WorkflowDefaults,
   WorkflowDefinition,
   WorkflowEdge,
@@ -41,6 +47,7 @@ export {
   MAX_TIMEOUT_MS,
   notify,
   shell,
+  wait,
   WorkflowError,
 } from "./authoring/index.js";
 export type { CompileProblem } from "./compiler/compile-error.js";

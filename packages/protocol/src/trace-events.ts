@@ -23,6 +23,8 @@ const recoveryCodeSchema = z.enum({
   worker_lost_no_progress: "worker_lost_no_progress",
   agent_turns_lost: "agent_turns_lost",
   manual_effect_unsettled: "manual_effect_unsettled",
+  waiting: "waiting",
+  retry_waiting: "retry_waiting",
 } satisfies { [K in RecoveryCode]: K });
 const commandTypeSchema = z.enum({
   start: "start",

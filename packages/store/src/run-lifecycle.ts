@@ -9,6 +9,7 @@ import {
   type SafeError,
   type Transition,
 } from "@piw/protocol";
+import { dueRun } from "./clock.js";
 import { isConflict, type StoreContext } from "./context.js";
 import { StoreError } from "./errors.js";
 import { mapRunRow, type RunRow } from "./rows.js";
@@ -59,6 +60,8 @@ export interface ClaimRequest {
   expectedRevision?: number;
   /** An explicit resume: the run must be one `controllableRun` lets a person resume. */
   resume?: true;
+  /** The host's clock: the run must be parked on a wait or retry that is due now and not paused. */
+  wake?: true;
 }
 
 /**
@@ -72,7 +75,11 @@ export function claimRun(ctx: StoreContext, req: ClaimRequest): Transition<Claim
     if (row.status === "starting" && row.claim_token === req.claimToken) {
       return adopted({ command: commandFor(ctx, row), revision: row.revision });
     }
-    const resumable = req.resume ? controllableRun(req.runId, row, "resume") : row;
+    const resumable = req.resume
+      ? controllableRun(req.runId, row, "resume")
+      : req.wake
+        ? dueRun(row, ctx.now())
+        : row;
     if (isConflict(resumable)) return conflict(resumable);
     if (req.expectedRevision !== undefined && req.expectedRevision !== row.revision) {
       return conflict({
@@ -101,6 +108,7 @@ export function claimRun(ctx: StoreContext, req: ClaimRequest): Transition<Claim
         // Only an explicit resume clears a pause; a re-claim after an expired lease keeps it.
         paused: row.status === "parked" ? 0 : row.paused,
         recovery_reason: null,
+        wake_at: null,
       },
       { type: "run.claimed", data: { from, generation: row.generation } },
     );

@@ -33,8 +33,10 @@ export type {
   ShellExec,
   TimeoutOption,
   ShellNode,
+  WaitNode,
   ShellOptions,
   WorkflowNode,
 } from "./node-specs.js";
-export { action, agent, checkpoint, compute, decision, notify, shell } from "./node-specs.js";
+export { action, agent, checkpoint, compute, decision, notify, shell, wait } from "./node-specs.js";
+export type { RetryBackoff, RetryOn, RetryPolicy, WaitOptions, WaitOutput } from "./clock-specs.js";
 export { WorkflowError } from "./workflow-error.js";

@@ -10,6 +10,7 @@ import { describeIssues } from "../compiler/schema-issues.js";
 import { expectSaved, FenceLost, NodeFailure, RunParked, ValueTooLarge } from "./execution-signals.js";
 import { nodeContextFor, runNode, tooLarge } from "./node-runner.js";
 import { visitTimeoutMs } from "./visit-deadline.js";
+import { retryIfAllowed } from "./retry-decision.js";
 import type { RunPort } from "./run-port.js";
 import { rebuildPosition } from "./run-position.js";
 import { type DebugLog, toSafeError } from "./safe-failure.js";
@@ -176,6 +177,7 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecutionOutc
                   visit: next.visit,
                   attempt: opened.attempt,
                   deadline: opened.deadline ?? null,
+                  dueAt: opened.dueAt ?? null,
                   runId: snapshot.runId,
                   runInput: snapshot.input,
                   outputsByPath: position.outputsByPath,
@@ -183,6 +185,8 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecutionOutc
                   ...(options.onProcessGroup ? { onProcessGroup: options.onProcessGroup } : {}),
                   ...(options.debug ? { debug: options.debug } : {}),
                 });
+          // Retry first (the visit stays open for its next attempt), then the failure is saved.
+          if (opened.status === "running") await retryIfAllowed({ node, port, opened, result, signal });
           const finish = { path: next.path, visit: next.visit, result };
           position.visitCounts.set(next.path, next.visit);
           const following =

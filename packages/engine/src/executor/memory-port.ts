@@ -4,6 +4,7 @@ import {
   adopted,
   applied,
   type CheckpointAnswer,
+  type ClockReason,
   canonicalJson,
   conflict,
   type EffectState,
@@ -11,6 +12,7 @@ import {
   effectRequestText,
   type FinishNodeVisit,
   isAllowedTransition,
+  isClockReason,
   type JsonValue,
   type MessageRecord,
   manualEffectUnsettled,
@@ -33,6 +35,8 @@ import { AgentEventQueue } from "./agent-event-queue.js";
 import type { AgentEvent, RunPort, SubmissionVerdict } from "./run-port.js";
 
 interface MemoryEffect {
+  /** `<path>:<visit>` of the visit that reserved it. */
+  visitKey: string;
   request: string;
   mode: "idempotent" | "manual";
   state: EffectState;
@@ -58,6 +62,8 @@ export class MemoryRunPort implements RunPort {
   readonly visits: SavedVisit[] = [];
   /** Each visit's deadline, fixed when it first opened, as the store keeps it. */
   private readonly deadlines = new Map<string, VisitDeadline | null>();
+  /** Each open visit's saved wait or retry schedule, as the store keeps it on the visit. */
+  private readonly schedules = new Map<string, { dueAt: number; failedAttempts: number }>();
   readonly effects = new Map<string, MemoryEffect>();
   readonly messages: EnqueueMessage[] = [];
   readonly verdicts: SubmissionVerdict[] = [];
@@ -147,12 +153,15 @@ export class MemoryRunPort implements RunPort {
     if (existing) {
       existing.attempt += 1;
       const deadline = this.deadlines.get(`${req.path}:${req.visit}`) ?? null;
+      const schedule = this.schedules.get(`${req.path}:${req.visit}`);
       return applied({
         status: "running",
         path: req.path,
         visit: req.visit,
         attempt: existing.attempt,
         ...(deadline ? { deadline } : {}),
+        ...(schedule ? { dueAt: schedule.dueAt } : {}),
+        ...(schedule && schedule.failedAttempts > 0 ? { failedAttempts: schedule.failedAttempts } : {}),
       });
     }
     this.visits.push({
@@ -211,7 +220,7 @@ export class MemoryRunPort implements RunPort {
       return adopted(existing.state);
     }
     const state: EffectState = { status: "reserved", effectId: req.effectId };
-    this.effects.set(req.effectId, { request, mode: req.mode, state });
+    this.effects.set(req.effectId, { visitKey: `${req.path}:${req.visit}`, request, mode: req.mode, state });
     return applied(state);
   }
 
@@ -263,9 +272,28 @@ export class MemoryRunPort implements RunPort {
 
   async parkRun(reason: RecoveryReason): Promise<Transition<RunRecord>> {
     if (!this.running()) return this.stale();
+    if (isClockReason(reason)) this.schedule(reason);
     this.status = "parked";
     this.parkedReason = reason;
     return applied({} as RunRecord);
+  }
+
+  /** As the store's clock park: save the visit's due time; a retry drops its failed effects. */
+  private schedule(reason: ClockReason): void {
+    const key = `${reason.path}:${reason.visit}`;
+    const before = this.schedules.get(key)?.failedAttempts ?? 0;
+    if (reason.code === "waiting") {
+      this.schedules.set(key, { dueAt: reason.until, failedAttempts: before });
+      return;
+    }
+    this.schedules.set(key, { dueAt: reason.at, failedAttempts: reason.attempt - 1 });
+    const deadline = this.deadlines.get(key);
+    if (deadline) this.deadlines.set(key, { timeoutMs: deadline.timeoutMs, at: reason.at + deadline.timeoutMs });
+    for (const [id, effect] of this.effects) {
+      if (effect.visitKey === key && effect.state.status === "settled" && !effect.state.result.ok) {
+        this.effects.delete(id);
+      }
+    }
   }
 
   private park<T>(reason: RecoveryReason): Transition<T> {
