@@ -7,6 +7,7 @@ import { detectGlyphs, type Glyphs } from "./glyphs.js";
 import { clipToWidth } from "./text-width.js";
 import { plainTheme, type Theme } from "./theme.js";
 import { NODE_TINTS, type NodeState, runStateWord } from "./words.js";
+import { recoveryWords } from "./clock-words.js";
 
 export interface WidgetOptions {
   /** Terminal columns; no line is wider. */
@@ -129,7 +130,7 @@ export function renderWidgetLines(view: RunView, options: WidgetOptions): string
       ? clipToWidth(
           theme(
             "yellow",
-            `${g.run.parked} parked: ${view.recoveryReason.message} (${view.recoveryReason.code})`,
+            `${g.run.parked} parked: ${recoveryWords(view.recoveryReason)}`,
           ),
           width,
           g.ellipsis,
