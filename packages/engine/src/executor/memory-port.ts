@@ -92,6 +92,8 @@ export class MemoryRunPort implements RunPort {
     for (const v of this.visits) copy.visits.push({ ...v });
     for (const [id, e] of this.effects) copy.effects.set(id, { ...e });
     for (const m of this.messages) copy.messages.push(m);
+    for (const [key, d] of this.deadlines) copy.deadlines.set(key, d);
+    for (const [key, schedule] of this.schedules) copy.schedules.set(key, { ...schedule });
     return copy;
   }
 
