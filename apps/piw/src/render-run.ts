@@ -1,4 +1,10 @@
-import { isClockReason, type NodeView, type RecoveryReason, type RunSummary, type RunView } from "@piw/protocol";
+import {
+  isClockReason,
+  type NodeView,
+  type RecoveryReason,
+  type RunSummary,
+  type RunView,
+} from "@piw/protocol";
 import {
   ANSWERED_BY_WORDS,
   formatAge,

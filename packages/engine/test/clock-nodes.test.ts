@@ -207,7 +207,10 @@ describe("a retry policy", () => {
     );
     const port = started(new MemoryRunPort());
     const before = Date.now();
-    expect(await executeRun({ workflow: byDefault, port })).toEqual({ kind: "parked", reason: "retry_waiting" });
+    expect(await executeRun({ workflow: byDefault, port })).toEqual({
+      kind: "parked",
+      reason: "retry_waiting",
+    });
     const reason = port.parkedReason;
     const at = reason?.code === "retry_waiting" ? reason.at : 0;
     expect(at).toBeGreaterThanOrEqual(before + 60_000);
@@ -258,7 +261,9 @@ describe("a retry policy", () => {
     expect(problemsOf(wf({ attempts: 1, backoff: { initialMs: 0 } })).join()).toContain("attempts must be");
     expect(problemsOf(wf({ attempts: 2 })).join()).toContain("retry must be");
     expect(problemsOf(wf({ attempts: 2, backoff: { initialMs: 0, jitter: 2 } })).join()).toContain("jitter");
-    expect(problemsOf(wf({ attempts: 2, backoff: { initialMs: 0 }, again: true })).join()).toContain('"again"');
+    expect(problemsOf(wf({ attempts: 2, backoff: { initialMs: 0 }, again: true })).join()).toContain(
+      '"again"',
+    );
     expect(
       problemsOf(wf({ attempts: 2, backoff: { initialMs: 0 }, retryOn: { codes: ["flaky"] } })).join(),
     ).toContain("not an error code");

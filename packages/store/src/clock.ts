@@ -1,6 +1,5 @@
 import type { ClockReason, Conflict } from "@piw/protocol";
 import type { StoreContext } from "./context.js";
-import { getStep } from "./node-visits.js";
 import type { RunRow } from "./rows.js";
 
 // The durable clock: a parked run's `wake_at` (indexed by `runs_wake`, paused runs left out) says when
@@ -13,7 +12,9 @@ import type { RunRow } from "./rows.js";
  * drops the visit's failed effects so that the next attempt runs them again (settled ones are adopted).
  */
 export function scheduleVisit(ctx: StoreContext, row: RunRow, reason: ClockReason): Conflict | null {
-  const step = getStep(ctx, row.run_id, reason.path, reason.visit);
+  const step = ctx
+    .stmt("SELECT status FROM run_steps WHERE run_id = ? AND path = ? AND visit = ?")
+    .get(row.run_id, reason.path, reason.visit) as { status: string } | undefined;
   if (step?.status !== "running") {
     return { kind: "visit_not_open", runId: row.run_id, path: reason.path, visit: reason.visit };
   }

@@ -54,7 +54,12 @@ describe("the clock's transitions against a model", () => {
           let store: RunStore = h.store;
           const ids = Array.from({ length: RUNS }, (_, i) => `m-${i}`);
           const fences: Fence[] = [];
-          const model: ModelRun[] = ids.map(() => ({ phase: "running", wakeAt: null, paused: false, retries: 0 }));
+          const model: ModelRun[] = ids.map(() => ({
+            phase: "running",
+            wakeAt: null,
+            paused: false,
+            retries: 0,
+          }));
           let tokens = 0;
           for (const runId of ids) {
             const fence = runningRun(store, runId, { origin: { kind: "cli" } });
@@ -63,7 +68,11 @@ describe("the clock's transitions against a model", () => {
           }
           /** Claim for a new worker, as the host would, and reopen the visit. */
           const reopen = (i: number, claim: { command: { generation: number; claimToken: string } }) => {
-            const fence = { runId: ids[i] as string, generation: claim.command.generation, claimToken: claim.command.claimToken };
+            const fence = {
+              runId: ids[i] as string,
+              generation: claim.command.generation,
+              claimToken: claim.command.claimToken,
+            };
             saved(store.markRunning(fence));
             saved(store.startNodeVisit(fence, { path: "a", visit: 1, nodeKind: "action" }));
             fences[i] = fence;
@@ -91,7 +100,11 @@ describe("the clock's transitions against a model", () => {
                 const t = store.parkRun(fences[op.run] as Fence, reason);
                 if (m.phase === "running") {
                   expect(t.kind).toBe("applied");
-                  Object.assign(m, { phase: "parked", wakeAt: at, retries: m.retries + (op.t === "retry" ? 1 : 0) });
+                  Object.assign(m, {
+                    phase: "parked",
+                    wakeAt: at,
+                    retries: m.retries + (op.t === "retry" ? 1 : 0),
+                  });
                 } else expect(t.kind).toBe("conflict");
                 break;
               }
@@ -100,8 +113,15 @@ describe("the clock's transitions against a model", () => {
                 break;
               case "wake": {
                 const m = model[op.run] as ModelRun;
-                const t = store.claimRun({ runId: ids[op.run] as string, claimToken: `t${tokens++}`, leaseMs: 1_000, wake: true });
-                expect(t.kind, `wake of ${JSON.stringify(m)} at ${now}`).toBe(isDue(m, now) ? "applied" : "conflict");
+                const t = store.claimRun({
+                  runId: ids[op.run] as string,
+                  claimToken: `t${tokens++}`,
+                  leaseMs: 1_000,
+                  wake: true,
+                });
+                expect(t.kind, `wake of ${JSON.stringify(m)} at ${now}`).toBe(
+                  isDue(m, now) ? "applied" : "conflict",
+                );
                 if (t.kind === "applied") {
                   reopen(op.run, t.value);
                   Object.assign(m, { phase: "running", wakeAt: null, paused: false });
@@ -117,7 +137,12 @@ describe("the clock's transitions against a model", () => {
               }
               case "resume": {
                 const m = model[op.run] as ModelRun;
-                const t = store.claimRun({ runId: ids[op.run] as string, claimToken: `t${tokens++}`, leaseMs: 1_000, resume: true });
+                const t = store.claimRun({
+                  runId: ids[op.run] as string,
+                  claimToken: `t${tokens++}`,
+                  leaseMs: 1_000,
+                  resume: true,
+                });
                 expect(t.kind).toBe(m.phase === "parked" ? "applied" : "conflict");
                 if (t.kind === "applied") {
                   reopen(op.run, t.value);

@@ -128,10 +128,7 @@ export function renderWidgetLines(view: RunView, options: WidgetOptions): string
   const recovery =
     view.status === "parked" && view.recoveryReason !== null
       ? clipToWidth(
-          theme(
-            "yellow",
-            `${g.run.parked} parked: ${recoveryWords(view.recoveryReason)}`,
-          ),
+          theme("yellow", `${g.run.parked} parked: ${recoveryWords(view.recoveryReason)}`),
           width,
           g.ellipsis,
         )

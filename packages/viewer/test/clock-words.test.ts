@@ -22,12 +22,18 @@ describe("clock words", () => {
   it("names the due time of a wait and the next attempt of a retry", () => {
     expect(recoveryWords(waiting)).toBe("waiting until 2026-12-01 18:30:05 UTC");
     expect(recoveryWords(retrying)).toBe("attempt 2 of 5 at 2026-12-01 18:30:05 UTC (after node_timed_out)");
-    expect(recoveryWords({ code: "paused", message: "Paused by request." })).toBe("Paused by request. (paused)");
+    expect(recoveryWords({ code: "paused", message: "Paused by request." })).toBe(
+      "Paused by request. (paused)",
+    );
   });
 
   it("are what the run list and the widget show", () => {
     for (const reason of [waiting, retrying]) {
-      const view = runViewOf(chainManifest(1), { status: "parked", startedAt: 1_000, recoveryReason: reason });
+      const view = runViewOf(chainManifest(1), {
+        status: "parked",
+        startedAt: 1_000,
+        recoveryReason: reason,
+      });
       const words = recoveryWords(reason);
       expect(renderRunTable([view], { width: 200, now: 61_000 }).at(-1)).toContain(words);
       expect(renderWidgetLines(view, { width: 200 }).join("\n")).toContain(`parked: ${words}`);

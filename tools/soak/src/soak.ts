@@ -89,7 +89,7 @@ function writeWorkflow(): string {
     "/** Fails the first attempt of each visit (a flag file marks it), then sleeps briefly and succeeds. */",
     "const flakyOnce = ({ input, node }: { input: Input; node: { path: string; visit: number } }) => [",
     '  "sh", "-c", \'f="$1.$2"; test -e "$f" || { : > "$f"; exit 1; }; sleep 0.05\', "soak",',
-    "  input.ledger, `${input.tag}-${node.path.replace(/\\W/g, \"_\")}-${node.visit}`,",
+    '  input.ledger, [input.tag, node.path.replace(/\\W/g, "_"), node.visit].join("-"),',
     "];",
     "const RETRY = { attempts: 4, backoff: { initialMs: 100, factor: 2, maxMs: 1_000 } };",
     "",

@@ -35,7 +35,12 @@ function intIn(value: unknown, min: number, max: number): value is number {
   return typeof value === "number" && Number.isInteger(value) && value >= min && value <= max;
 }
 
-function checkFields(value: Record<string, unknown>, known: string[], where: string, problem: (m: string) => void) {
+function checkFields(
+  value: Record<string, unknown>,
+  known: string[],
+  where: string,
+  problem: (m: string) => void,
+) {
   for (const field of unknownFields(value, known)) {
     problem(`${where} has no option ${fieldName(field)} (it takes: ${known.join(", ")})`);
   }
@@ -45,7 +50,11 @@ function checkFields(value: Record<string, unknown>, known: string[], where: str
  * Check one retry policy as written; undefined (and a problem reported) when it is invalid. `where`
  * names it in messages (`retry`, or the workflow's `defaults.retry`).
  */
-export function checkRetry(value: unknown, where: string, problem: (m: string) => void): CompiledRetry | undefined {
+export function checkRetry(
+  value: unknown,
+  where: string,
+  problem: (m: string) => void,
+): CompiledRetry | undefined {
   if (!isRecord(value) || !isRecord(value.backoff)) {
     problem(`${where}: ${RETRY_HELP}`);
     return undefined;
@@ -58,7 +67,8 @@ export function checkRetry(value: unknown, where: string, problem: (m: string) =
   checkFields(value, ["attempts", "backoff", "retryOn"], "retry", report);
   const { attempts, backoff, retryOn } = value;
   checkFields(backoff, ["initialMs", "factor", "maxMs", "jitter"], "retry.backoff", report);
-  if (!intIn(attempts, 2, MAX_RETRY_ATTEMPTS)) report(`attempts must be an integer from 2 to ${MAX_RETRY_ATTEMPTS}`);
+  if (!intIn(attempts, 2, MAX_RETRY_ATTEMPTS))
+    report(`attempts must be an integer from 2 to ${MAX_RETRY_ATTEMPTS}`);
   const initialMs = backoff.initialMs;
   if (!intIn(initialMs, 0, MAX_RETRY_DELAY_MS)) {
     report(`backoff.initialMs must be an integer from 0 to ${MAX_RETRY_DELAY_MS}`);
@@ -72,7 +82,8 @@ export function checkRetry(value: unknown, where: string, problem: (m: string) =
     report(`backoff.maxMs must be an integer from initialMs to ${MAX_RETRY_DELAY_MS}`);
   }
   const jitter = backoff.jitter ?? 0;
-  if (typeof jitter !== "number" || !(jitter >= 0 && jitter <= 1)) report("backoff.jitter must be a number from 0 to 1");
+  if (typeof jitter !== "number" || !(jitter >= 0 && jitter <= 1))
+    report("backoff.jitter must be a number from 0 to 1");
   const on = checkRetryOn(retryOn, report);
   if (before.count > 0) return undefined;
   return {
@@ -92,7 +103,8 @@ function checkRetryOn(value: unknown, report: (m: string) => void): CompiledRetr
     return undefined;
   }
   checkFields(value, ["timedOut", "codes"], "retry.retryOn", report);
-  if (value.timedOut !== undefined && typeof value.timedOut !== "boolean") report("retryOn.timedOut must be a boolean");
+  if (value.timedOut !== undefined && typeof value.timedOut !== "boolean")
+    report("retryOn.timedOut must be a boolean");
   const codes: ErrorCode[] = [];
   if (value.codes !== undefined) {
     if (!Array.isArray(value.codes)) report("retryOn.codes must be an array of error codes");
@@ -118,7 +130,10 @@ export function compileRetry(
 }
 
 /** Whether `policy` retries this failed result. */
-export function retries(policy: CompiledRetry, result: Exclude<NodeVisitResult, { status: "succeeded" }>): boolean {
+export function retries(
+  policy: CompiledRetry,
+  result: Exclude<NodeVisitResult, { status: "succeeded" }>,
+): boolean {
   if (policy.retryOn === null) return !NEVER_RETRIED.has(result.error.code);
   if (result.status === "timed_out" && policy.retryOn.timedOut) return true;
   return policy.retryOn.codes.includes(result.error.code);

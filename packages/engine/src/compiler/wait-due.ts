@@ -18,7 +18,8 @@ export function compileWaitDue(
     problem("until must be a function of the node context that returns a Date");
     return undefined;
   }
-  if (typeof ms === "number" && Number.isInteger(ms) && ms >= 0 && ms <= MAX_WAIT_MS) return { kind: "ms", ms };
+  if (typeof ms === "number" && Number.isInteger(ms) && ms >= 0 && ms <= MAX_WAIT_MS)
+    return { kind: "ms", ms };
   problem(`ms must be an integer from 0 to ${MAX_WAIT_MS}`);
   return undefined;
 }

@@ -290,7 +290,8 @@ export class MemoryRunPort implements RunPort {
     }
     this.schedules.set(key, { dueAt: reason.at, failedAttempts: reason.attempt - 1 });
     const deadline = this.deadlines.get(key);
-    if (deadline) this.deadlines.set(key, { timeoutMs: deadline.timeoutMs, at: reason.at + deadline.timeoutMs });
+    if (deadline)
+      this.deadlines.set(key, { timeoutMs: deadline.timeoutMs, at: reason.at + deadline.timeoutMs });
     for (const [id, effect] of this.effects) {
       if (effect.visitKey === key && effect.state.status === "settled" && !effect.state.result.ok) {
         this.effects.delete(id);

@@ -333,7 +333,10 @@ async function produce(run: NodeRun, signal: AbortSignal): Promise<unknown> {
     case "agent":
       return runAgent(run, node, ctx);
     case "wait":
-      return runWait({ node, port: run.port, visit: run.visit, dueAt: run.dueAt ?? null, now: Date.now }, ctx);
+      return runWait(
+        { node, port: run.port, visit: run.visit, dueAt: run.dueAt ?? null, now: Date.now },
+        ctx,
+      );
     default:
       return node satisfies never;
   }

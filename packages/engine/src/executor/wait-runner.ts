@@ -26,7 +26,10 @@ function dueTimeOf(run: WaitRun, ctx: NodeContext): number {
   }
   const time = value instanceof Date ? value.getTime() : Number.NaN;
   if (!Number.isFinite(time) || time < 0) {
-    throw new NodeFailure("node_failed", `The until function of wait ${run.node.path} returned no valid Date.`);
+    throw new NodeFailure(
+      "node_failed",
+      `The until function of wait ${run.node.path} returned no valid Date.`,
+    );
   }
   return Math.floor(time);
 }
