@@ -29,7 +29,7 @@
  * (built first with nx, cached when nothing changed), so their timing is that of the shipped code. The
  * bench itself runs under tsx: `@piw/*` resolve to their `src` through the `paths` of tsconfig.base.json.
  */
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
