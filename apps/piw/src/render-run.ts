@@ -1,5 +1,18 @@
-import type { NodeView, RecoveryReason, RunSummary, RunView } from "@piw/protocol";
-import { ANSWERED_BY_WORDS, formatAge, formatDuration, formatTimeLeft, quotedExample } from "@piw/viewer";
+import {
+  isClockReason,
+  type NodeView,
+  type RecoveryReason,
+  type RunSummary,
+  type RunView,
+} from "@piw/protocol";
+import {
+  ANSWERED_BY_WORDS,
+  formatAge,
+  formatDuration,
+  formatTimeLeft,
+  quotedExample,
+  recoveryWords,
+} from "@piw/viewer";
 import {
   NODE_STATE_WORDS,
   nodeGlyph,
@@ -85,7 +98,7 @@ export class NodeChangeTracker {
 }
 
 export function describeRecovery(reason: RecoveryReason): string {
-  return `${reason.message} (${reason.code})`;
+  return recoveryWords(reason);
 }
 
 /** Where a followed run stops being followed, and with which state word. */
@@ -97,7 +110,10 @@ export function settledWord(view: RunSummary): RunStateWord | undefined {
       return runStateWord(view);
     case "parked":
       // The host relaunches a worker that died after saving progress: keep following.
-      return view.recoveryReason?.code === "worker_lost" ? undefined : "parked";
+      // Nor does a run parked on the clock stop being followed: the host wakes it at its time.
+      return view.recoveryReason?.code === "worker_lost" || isClockReason(view.recoveryReason)
+        ? undefined
+        : "parked";
     case "queued":
     case "starting":
     case "running":

@@ -19,8 +19,14 @@ export type {
   ShellExec,
   ShellNode,
   ShellOptions,
+  RetryBackoff,
+  RetryOn,
+  RetryPolicy,
   ShellReport,
   TimeoutOption,
+  WaitNode,
+  WaitOptions,
+  WaitOutput,
   WorkflowDefaults,
   WorkflowDefinition,
   WorkflowEdge,
@@ -44,6 +50,7 @@ export {
   MAX_TIMEOUT_MS,
   notify,
   shell,
+  wait,
   WorkflowError,
 } from "./authoring/index.js";
 export type { CompileProblem } from "./compiler/compile-error.js";

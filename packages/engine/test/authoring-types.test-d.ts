@@ -12,7 +12,9 @@ import {
   type NodeContext,
   type ScopeContext,
   shell,
+  type WaitOutput,
   type WorkflowDefinition,
+  wait,
 } from "../src/authoring/index.js";
 
 const design = defineWorkflow({
@@ -242,5 +244,40 @@ describe("typed routing", () => {
     includeWorkflow(design);
     const untyped: WorkflowDefinition = design;
     includeWorkflow(untyped, { input: 42 });
+  });
+
+  it("types wait nodes and retry policies", () => {
+    const pause = wait({ ms: 1_000 });
+    const until = wait<{ at: string }>({ until: ({ input }) => new Date(input.at) });
+    defineWorkflow({
+      name: "clock",
+      startAt: "pause",
+      nodes: { pause, until },
+      edges: {
+        pause: { to: ["until", "done"], route: (out) => (out.until.length > 0 ? "until" : "done") },
+        until: { to: "done" },
+      },
+    });
+    expectTypeOf(pause.kind).toEqualTypeOf<"wait">();
+    expectTypeOf<WaitOutput["until"]>().toEqualTypeOf<string>();
+    // @ts-expect-error until must return a Date
+    wait({ until: () => "tomorrow" });
+    // @ts-expect-error a wait takes ms or until, not a prompt
+    wait({ prompt: "x" });
+    const retry = { attempts: 3, backoff: { initialMs: 100, factor: 2, maxMs: 1_000, jitter: 0.2 } };
+    shell({ exec: ["true"], retry });
+    action({ run: () => 1, retry: { ...retry, retryOn: { timedOut: true, codes: ["node_failed"] } } });
+    agent({ prompt: "p", output: z.string(), retry });
+    // @ts-expect-error retryOn codes are error codes
+    action({ run: () => 1, retry: { ...retry, retryOn: { codes: ["flaky"] } } });
+    // @ts-expect-error a backoff needs its initial wait
+    shell({ exec: ["true"], retry: { attempts: 2, backoff: { factor: 2 } } });
+    defineWorkflow({
+      name: "defaults",
+      startAt: "a",
+      nodes: { a: shell({ exec: ["true"] }) },
+      edges: { a: { to: "done" } },
+      defaults: { timeoutMs: { shell: 1_000 }, retry },
+    });
   });
 });

@@ -14,6 +14,7 @@ import {
   includeWorkflow,
   notify,
   shell,
+  wait,
   type WorkflowDefinition,
   type WorkflowNode,
 } from "../src/index.js";
@@ -39,13 +40,13 @@ function problemsOf(definition: WorkflowDefinition): CompileProblem[] {
 const NODES: Record<WorkflowNode["kind"], { node: WorkflowNode; options: string[] }> = {
   agent: {
     node: agent({ prompt: "p", output: z.string() }),
-    options: ["title", "prompt", "output", "validate", "timeoutMs", "statusDetail"],
+    options: ["title", "prompt", "output", "validate", "timeoutMs", "statusDetail", "retry"],
   },
   compute: { node: compute({ run: () => 1 }), options: ["title", "run"] },
-  action: { node: action({ run: () => 1 }), options: ["title", "run", "timeoutMs"] },
+  action: { node: action({ run: () => 1 }), options: ["title", "run", "timeoutMs", "retry"] },
   shell: {
     node: shell({ exec: ["true"] }),
-    options: ["title", "exec", "parse", "cwd", "env", "timeoutMs"],
+    options: ["title", "exec", "parse", "cwd", "env", "timeoutMs", "retry"],
   },
   notify: { node: notify({ message: "m" }), options: ["title", "message"] },
   checkpoint: {
@@ -56,6 +57,7 @@ const NODES: Record<WorkflowNode["kind"], { node: WorkflowNode; options: string[
     node: decision({ choices: ["a"], decide: () => "a" }),
     options: ["title", "choices", "decide"],
   },
+  wait: { node: wait({ ms: 1 }), options: ["title", "ms", "until"] },
 };
 
 const EVERY_OPTION = [...new Set(Object.values(NODES).flatMap(({ options }) => options))];

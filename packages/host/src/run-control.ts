@@ -21,6 +21,8 @@ export interface RunControlDeps {
   log: HostLog;
   now(): number;
   crash: HostCrashHook;
+  /** A session settled: runs due on the clock that its busy session held back may wake now. */
+  wakeDue?: () => void;
 }
 
 /**
@@ -116,6 +118,7 @@ export class RunControl {
       const claimed = this.deps.supervisor.activate(run.runId, `session ${sessionId} settled`);
       if (claimed.kind === "applied") activated.push(run.runId);
     }
+    this.deps.wakeDue?.();
     return activated;
   }
 

@@ -12,6 +12,7 @@ import { reconcileAtStart, sweepExpiredStarting } from "./reconcile.js";
 import { RunControl } from "./run-control.js";
 import { Supervisor } from "./supervisor.js";
 import { ViewPublisher } from "./view-publisher.js";
+import { WakeClock } from "./wake-clock.js";
 
 export interface StartHostOptions {
   /** Holds `state.db`, `host.sock` and `host.lock`; created 0700. */
@@ -88,7 +89,7 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
     startedAt: now(),
     synchronous: store.settings().synchronous,
   };
-  const holder: { publisher?: ViewPublisher } = {};
+  const holder: { publisher?: ViewPublisher; clock?: WakeClock } = {};
   const supervisor = new Supervisor({
     store,
     stateDir: paths.stateDir,
@@ -97,11 +98,23 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
     leaseMs: options.leaseMs ?? 30_000,
     cancelGraceMs: options.cancelGraceMs ?? 3_000,
     log,
-    publish: (runId) => holder.publisher?.changed(runId),
+    publish: (runId) => {
+      holder.publisher?.changed(runId);
+      // A run that parked on a wait or retry, or was paused, resumed or cancelled, moves the clock.
+      holder.clock?.arm();
+    },
   });
+  const clock = new WakeClock({ store, supervisor, log, now });
   const publisher = new ViewPublisher(store, supervisor, (error) => log(`views: ${describeBug(error)}`));
   holder.publisher = publisher;
-  const control = new RunControl({ store, supervisor, log, now, crash: options.crashHook ?? noHostCrash });
+  const control = new RunControl({
+    store,
+    supervisor,
+    log,
+    now,
+    crash: options.crashHook ?? noHostCrash,
+    wakeDue: () => clock.wakeDue(),
+  });
   const sockets = new Set<Socket>();
   let stopping: Promise<void> | null = null;
   let resolveStopped: () => void = () => {};
@@ -135,6 +148,7 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
     stopping ??= (async () => {
       log("host: stopping");
       if (sweep) clearInterval(sweep);
+      clock.stop();
       server.close();
       for (const socket of sockets) {
         socket.end();
@@ -157,6 +171,9 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
 
   try {
     reconcileAtStart(reconcileDeps);
+    // Waits and retry pauses that fell due while no host ran wake now; the rest arm the one timer.
+    holder.clock = clock;
+    clock.wakeDue();
     // Only the lock holder may remove a socket: it can only be a dead host's.
     unlinkIfPresent(paths.socketPath);
     await listen(server, paths.socketPath);

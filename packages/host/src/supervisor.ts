@@ -106,9 +106,14 @@ export class Supervisor implements LiveWorkerIndex {
 
   /**
    * Claim a queued or parked run with a fresh token and lease, and launch its worker. `resume` makes
-   * it an explicit resume, which the store allows only for a run a person may resume.
+   * it an explicit resume, which the store allows only for a run a person may resume; `wake` is the
+   * clock's, which the store allows only for a run whose wait or retry pause is due.
    */
-  activate(runId: string, why: string, how: { resume?: true; acceptChanges?: true } = {}): Transition<Claim> {
+  activate(
+    runId: string,
+    why: string,
+    how: { resume?: true; acceptChanges?: true; wake?: true } = {},
+  ): Transition<Claim> {
     if (this.stopping) throw new RpcError("refused", "The host is stopping; start it again to run work.");
     const { store, leaseMs, log } = this.options;
     const claimed = store.claimRun({ runId, claimToken: randomUUID(), leaseMs, ...how });

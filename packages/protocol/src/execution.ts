@@ -18,6 +18,10 @@ export const nodeVisitStateSchema = z.discriminatedUnion("status", [
     attempt: z.number().int(),
     /** The deadline saved when the visit first opened; a reopened visit keeps it. */
     deadline: visitDeadlineSchema.nullable().optional(),
+    /** When a wait or the next retry attempt of this visit is due (epoch ms); absent: not scheduled. */
+    dueAt: z.number().int().optional(),
+    /** How many attempts of this visit failed and were retried (the retry policy's count). */
+    failedAttempts: z.number().int().min(0).optional(),
   }),
   z.object({
     status: z.literal("finished"),

@@ -199,6 +199,8 @@ export {
 export type { TraceEvent, TraceEventInput, TraceEventType } from "./trace-events.js";
 export { TRACE_EVENT_TYPES, traceEventSchema } from "./trace-events.js";
 export type { Conflict, RecoveryCode, RecoveryReason, ResourceKind, Transition } from "./transition.js";
+export type { ClockReason } from "./clock-reasons.js";
+export { clockDueAt, isClockReason } from "./clock-reasons.js";
 export {
   adopted,
   applied,

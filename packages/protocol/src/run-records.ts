@@ -129,6 +129,7 @@ export const nodeKindSchema = z.enum([
   "notify",
   "checkpoint",
   "decision",
+  "wait",
 ]);
 export type NodeKind = z.infer<typeof nodeKindSchema>;
 

@@ -24,6 +24,8 @@ const recoveryCodeSchema = z.enum({
   agent_turns_lost: "agent_turns_lost",
   manual_effect_unsettled: "manual_effect_unsettled",
   changes_refused: "changes_refused",
+  waiting: "waiting",
+  retry_waiting: "retry_waiting",
 } satisfies { [K in RecoveryCode]: K });
 const commandTypeSchema = z.enum({
   start: "start",

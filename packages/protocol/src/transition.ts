@@ -26,6 +26,26 @@ export const recoveryReasonSchema = z.discriminatedUnion("code", [
   // A resume that accepted the workflow's changes found the saved position does not fit the changed
   // workflow: nothing ran, and a resume on the restored file (or a fixed one) continues the run.
   z.object({ code: z.literal("changes_refused"), message: z.string().max(512) }),
+  // A wait node holds the run until `until` (epoch ms); the host wakes it then, with no process meanwhile.
+  z.object({
+    code: z.literal("waiting"),
+    message: z.string().max(512),
+    path: nodePathSchema,
+    visit: z.number().int().min(1),
+    until: z.number().int().min(0),
+  }),
+  // An attempt of a visit failed and its retry policy allows another: the host wakes the run at `at`
+  // for attempt `attempt` of `attempts`. `lastError` is the failed attempt's error code.
+  z.object({
+    code: z.literal("retry_waiting"),
+    message: z.string().max(512),
+    path: nodePathSchema,
+    visit: z.number().int().min(1),
+    attempt: z.number().int().min(2),
+    attempts: z.number().int().min(2),
+    at: z.number().int().min(0),
+    lastError: z.string().max(64),
+  }),
   // A manual effect was reserved but never settled: only a person can tell whether it happened.
   z.object({
     code: z.literal("manual_effect_unsettled"),

@@ -130,6 +130,8 @@ function openVisit(ctx: StoreContext, fence: Fence, req: StartNodeVisit): Transi
       visit: req.visit,
       attempt: step.attempt + 1,
       ...deadlineField(deadlineOf(step)),
+      ...(step.due_at === null ? {} : { dueAt: step.due_at }),
+      ...(step.failed_attempts === 0 ? {} : { failedAttempts: step.failed_attempts }),
     });
   }
   const expected = expectedVisit(ctx, row.run_id, req.path, req.visit);

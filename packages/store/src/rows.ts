@@ -27,6 +27,8 @@ export interface RunRow {
   progress_revision: number;
   launch_revision: number | null;
   recovery_reason: string | null;
+  /** When the host's clock wakes this parked run (a wait or a retry pause); null: never by itself. */
+  wake_at: number | null;
   paused: number;
   step_count: number;
   cursor_path: string | null;
@@ -109,6 +111,10 @@ export interface StepRow {
   /** The visit's deadline, set when it first opened (null: none); a reopened visit keeps it. */
   timeout_ms: number | null;
   deadline_at: number | null;
+  /** When a wait or the next retry attempt of this visit is due (null: not scheduled). */
+  due_at: number | null;
+  /** Attempts of this visit that failed and were retried under its retry policy. */
+  failed_attempts: number;
 }
 
 export interface EffectRow {

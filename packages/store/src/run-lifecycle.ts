@@ -12,6 +12,7 @@ import {
   type SafeError,
   type Transition,
 } from "@piw/protocol";
+import { dueRun } from "./clock.js";
 import { isConflict, notRunning, type StoreContext } from "./context.js";
 import { StoreError } from "./errors.js";
 import { mapRunRow, type RunRow } from "./rows.js";
@@ -64,6 +65,8 @@ export interface ClaimRequest {
   resume?: true;
   /** With `resume`: the person accepts the run's changed workflow file (checked by the worker). */
   acceptChanges?: true;
+  /** The host's clock: the run must be parked on a wait or retry that is due now and not paused. */
+  wake?: true;
 }
 
 /**
@@ -77,7 +80,11 @@ export function claimRun(ctx: StoreContext, req: ClaimRequest): Transition<Claim
     if (row.status === "starting" && row.claim_token === req.claimToken) {
       return adopted({ command: commandFor(ctx, row), revision: row.revision });
     }
-    const resumable = req.resume ? controllableRun(req.runId, row, "resume") : row;
+    const resumable = req.resume
+      ? controllableRun(req.runId, row, "resume")
+      : req.wake
+        ? dueRun(row, ctx.now())
+        : row;
     if (isConflict(resumable)) return conflict(resumable);
     if (req.expectedRevision !== undefined && req.expectedRevision !== row.revision) {
       return conflict({
@@ -106,6 +113,7 @@ export function claimRun(ctx: StoreContext, req: ClaimRequest): Transition<Claim
         // Only an explicit resume clears a pause; a re-claim after an expired lease keeps it.
         paused: row.status === "parked" ? 0 : row.paused,
         recovery_reason: null,
+        wake_at: null,
       },
       { type: "run.claimed", data: { from, generation: row.generation } },
     );

@@ -7,7 +7,8 @@ import {
   type RunRecord,
   type Transition,
 } from "@piw/protocol";
-import { canonicalJson } from "@piw/protocol";
+import { canonicalJson, clockDueAt, isClockReason } from "@piw/protocol";
+import { scheduleVisit } from "./clock.js";
 import { isConflict, notRunning, type StoreContext } from "./context.js";
 import { mapRunRow, type RunRow } from "./rows.js";
 import { invalidTransition, transitionRun, updateRun } from "./run-writes.js";
@@ -33,6 +34,10 @@ export function parkRun(ctx: StoreContext, fence: Fence, reason: RecoveryReason)
     if (isConflict(row)) return conflict(row);
     // A worker parks only a run it accepted; `starting -> parked` is the host's verdict on a lost launch.
     if (row.status !== "running") return conflict(invalidTransition(row, "parked"));
+    if (isClockReason(reason)) {
+      const scheduled = scheduleVisit(ctx, row, reason);
+      if (scheduled) return conflict(scheduled);
+    }
     parkRow(ctx, row, reason);
     return applied(mapRunRow(row));
   });
@@ -40,6 +45,8 @@ export function parkRun(ctx: StoreContext, fence: Fence, reason: RecoveryReason)
 
 /** The park write, shared by explicit parks, pauses at a node boundary and worker-loss recovery. */
 export function parkRow(ctx: StoreContext, row: RunRow, reason: RecoveryReason): void {
+  // A wait or retry pause keeps a pause asked for while its node ran; the clock skips a paused run.
+  const clocked = isClockReason(reason);
   transitionRun(
     ctx,
     row,
@@ -49,7 +56,8 @@ export function parkRow(ctx: StoreContext, row: RunRow, reason: RecoveryReason):
       lease_expires_at: null,
       generation: row.generation + 1,
       recovery_reason: canonicalJson(reason),
-      paused: reason.code === "paused" ? 1 : 0,
+      paused: reason.code === "paused" || (clocked && row.paused === 1) ? 1 : 0,
+      wake_at: clockDueAt(reason),
     },
     { type: "run.parked", data: { reason: reason.code } },
   );
@@ -64,6 +72,11 @@ export function requestPause(ctx: StoreContext, req: { runId: string }): Transit
     const row = ctx.getRunRow(req.runId);
     if (!row) return conflict({ kind: "not_found", resource: "run", id: req.runId });
     if (row.paused === 1) return adopted(mapRunRow(row));
+    // A run parked on the clock pauses where it is: the clock skips it until an explicit resume.
+    if (row.status === "parked" && row.wake_at !== null) {
+      updateRun(ctx, row, { paused: 1 }, { type: "run.pause_requested" });
+      return applied(mapRunRow(row));
+    }
     if (row.status !== "running" && row.status !== "starting") {
       return conflict(notRunning(row));
     }

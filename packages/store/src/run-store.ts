@@ -20,6 +20,7 @@ import type {
   StartTurn,
   WorkerExit,
 } from "@piw/protocol";
+import { listDueRuns, nextWakeAt } from "./clock.js";
 import { StoreContext } from "./context.js";
 import { resolveManualEffect } from "./effect-resolution.js";
 import { StoreError } from "./errors.js";
@@ -266,6 +267,14 @@ export class RunStore {
   }
   countRunsByStatus() {
     return readers.countRunsByStatus(this.use());
+  }
+  /** The durable clock: the earliest wake-up time after `after` (exclusive) of an unpaused parked run. */
+  nextWakeAt(after?: number) {
+    return nextWakeAt(this.use(), after);
+  }
+  /** The runs whose wait or retry pause is due by `now`, earliest first. */
+  listDueRuns(now: number, limit = 100) {
+    return listDueRuns(this.use(), now, limit);
   }
   readRunSnapshot(runId: string) {
     return readRunSnapshot(this.use(), runId);

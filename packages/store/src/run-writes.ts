@@ -18,6 +18,7 @@ type MutableRunColumn =
   | "lease_expires_at"
   | "paused"
   | "recovery_reason"
+  | "wake_at"
   | "next_command"
   | "started_at"
   | "launch_revision"

@@ -45,6 +45,7 @@ CREATE TABLE runs (
   progress_revision INTEGER NOT NULL,
   launch_revision INTEGER,
   recovery_reason TEXT,
+  wake_at INTEGER,
   paused INTEGER NOT NULL CHECK (paused IN (0, 1)),
   step_count INTEGER NOT NULL,
   cursor_path TEXT,
@@ -74,6 +75,7 @@ CREATE UNIQUE INDEX runs_one_continuation ON runs (parent_run_id)
 CREATE UNIQUE INDEX runs_one_restart ON runs (parent_run_id) WHERE origin_command = 'restart';
 CREATE UNIQUE INDEX runs_request_key ON runs (request_key) WHERE request_key IS NOT NULL;
 CREATE INDEX runs_status ON runs (status, updated_at);
+CREATE INDEX runs_wake ON runs (wake_at) WHERE wake_at IS NOT NULL AND paused = 0;
 
 CREATE TABLE run_steps (
   run_id TEXT NOT NULL REFERENCES runs (run_id),
@@ -90,6 +92,8 @@ CREATE TABLE run_steps (
   finished_at INTEGER,
   timeout_ms INTEGER,
   deadline_at INTEGER,
+  due_at INTEGER,
+  failed_attempts INTEGER NOT NULL DEFAULT 0,
   PRIMARY KEY (run_id, path, visit)
 ) STRICT;
 

@@ -74,6 +74,7 @@ export function terminalize(
       generation: row.generation + 1,
       paused: 0,
       recovery_reason: null,
+      wake_at: null,
       terminal_fingerprint: terminalFingerprint(facts),
       presentation_state: presented ? "pending" : "none",
       ...(change.cancelledByModel === true ? { notify_model_cancel: 0 } : {}),

@@ -99,6 +99,23 @@ describe("opening the state database", () => {
     expect(digest(file)).toBe(before);
   });
 
+  it("refuses a file from before the durable clock (no wake_at, due_at, failed_attempts, runs_wake)", () => {
+    const dir = join(root, "before-clock");
+    mkdirSync(dir, { mode: 0o700 });
+    const file = join(dir, "state.db");
+    const older = SCHEMA_SQL.replace("  wake_at INTEGER,\n", "")
+      .replace("  due_at INTEGER,\n", "")
+      .replace("  failed_attempts INTEGER NOT NULL DEFAULT 0,\n", "")
+      .replace(/CREATE INDEX runs_wake[^;]*;\n/, "");
+    expect(older).not.toMatch(/wake_at|due_at|failed_attempts/);
+    writeDatabase(file, older);
+    const before = digest(file);
+    const error = expectStoreError(() => RunStore.open({ stateDir: dir }), "layout_mismatch");
+    expect(error.message).toContain("missing index runs_wake");
+    expect(error.message).toContain("Back up");
+    expect(digest(file)).toBe(before);
+  });
+
   it("refuses an extra index, a missing table and another schema id", () => {
     const cases: Array<[string, string, string | null, string]> = [
       [

@@ -17,6 +17,20 @@ function parked(store: RunStore, runId: string): void {
   saved(store.parkRun(fence, { code: "paused", message: "Paused by a test." }));
 }
 
+/** A running run with its wait visit `a`#1 open, and the wait's park reason due at `until`. */
+function waitingVisit(store: RunStore, runId: string, until: number) {
+  const fence = runningRun(store, runId);
+  saved(store.startNodeVisit(fence, { path: "a", visit: 1, nodeKind: "wait" }));
+  const reason = { code: "waiting", message: "waiting", path: "a", visit: 1, until } as const;
+  return { fence, reason };
+}
+
+/** A run parked on the clock, due at the store's time 0 (long past). */
+function parkedOnClock(store: RunStore, runId: string): void {
+  const { fence, reason } = waitingVisit(store, runId, 0);
+  saved(store.parkRun(fence, reason));
+}
+
 /**
  * One way the store moves a run along an edge: `setup` brings a fresh run to `from`, `move` makes the
  * change, `writer` is the function that calls `transitionRun` for it, `event` the trace event it records.
@@ -280,6 +294,41 @@ export const DRIVERS: Driver[] = [
     event: "run.claimed",
     setup: parked,
     move: (store, runId) => saved(store.claimRun({ runId, claimToken: "claim-resume", leaseMs: 30_000 })),
+  },
+  {
+    from: "running",
+    to: "parked",
+    writer: "parkRow",
+    how: "a wait node parks the run on the clock",
+    event: "run.parked",
+    setup: (store, runId) => {
+      waitingVisit(store, runId, 0);
+    },
+    move: (store, runId) => {
+      const fence = fenceOf(store, runId);
+      return saved(
+        store.parkRun(fence, { code: "waiting", message: "waiting", path: "a", visit: 1, until: 5 }),
+      );
+    },
+  },
+  {
+    from: "parked",
+    to: "starting",
+    writer: "claimRun",
+    how: "the clock wakes a run whose wait is due",
+    event: "run.claimed",
+    setup: parkedOnClock,
+    move: (store, runId) =>
+      saved(store.claimRun({ runId, claimToken: "claim-wake", leaseMs: 30_000, wake: true })),
+  },
+  {
+    from: "parked",
+    to: "cancelled",
+    writer: "terminalize",
+    how: "cancel a run waiting on the clock",
+    event: "run.cancelled",
+    setup: parkedOnClock,
+    move: (store, runId) => saved(store.cancelRun({ runId })),
   },
   {
     from: "parked",

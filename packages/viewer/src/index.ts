@@ -1,4 +1,5 @@
 export { ANSWERED_BY_WORDS, answerExample, quotedExample } from "./answer-example.js";
+export { clockWords, formatDueTime, recoveryWords } from "./clock-words.js";
 export { describeConflict } from "./conflict.js";
 export type { FlowEntry, MountManifest, MountView } from "./flow.js";
 export { activePath, enclosingMounts, flowEntries, flowOrder, mountView } from "./flow.js";

@@ -5,6 +5,7 @@ import { describeEvent } from "./replay.js";
 import type { Theme } from "./theme.js";
 import type { OpenRun } from "./viewer-state.js";
 import { RUN_TINTS, runStateWord } from "./words.js";
+import { recoveryWords } from "./clock-words.js";
 
 const TERMINAL_STATUSES: ReadonlySet<RunView["status"]> = new Set(["done", "failed", "cancelled"]);
 
@@ -74,7 +75,7 @@ export function timelineLine(
   const where = focus === null ? "" : following ? `  following ${focus}` : at;
   const reason =
     shown.status === "parked" && shown.recoveryReason !== null
-      ? theme("yellow", `  parked: ${shown.recoveryReason.message} (${shown.recoveryReason.code})`)
+      ? theme("yellow", `  parked: ${recoveryWords(shown.recoveryReason)}`)
       : "";
   return `${theme("green", `${g.live} live`)}${where}${reason}`;
 }

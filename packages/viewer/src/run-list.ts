@@ -1,10 +1,11 @@
 import { visibleWidth } from "@earendil-works/pi-tui";
-import type { RunStatus, RunSummary } from "@piw/protocol";
+import { isClockReason, type RunStatus, type RunSummary } from "@piw/protocol";
 import { formatAge, formatDuration } from "./format.js";
 import { detectGlyphs, type Glyphs } from "./glyphs.js";
 import { clipToWidth } from "./text-width.js";
 import { plainTheme, type Theme } from "./theme.js";
 import { RUN_TINTS, runStateWord } from "./words.js";
+import { clockWords } from "./clock-words.js";
 
 /** The run list's status filters, in the order `tab` cycles through them. */
 export const RUN_FILTERS = ["all", "active", "parked", "done", "failed", "cancelled"] as const;
@@ -80,7 +81,9 @@ export function renderRunTable(runs: readonly RunSummary[], options: RunTableOpt
         took === null ? "" : durationBar(took, longest, DURATION_BAR_WIDTH, g),
         origin(run),
         run.status === "parked" && run.recoveryReason !== null
-          ? `${run.recoveryReason.code}: ${run.recoveryReason.message}`
+          ? isClockReason(run.recoveryReason)
+            ? clockWords(run.recoveryReason)
+            : `${run.recoveryReason.code}: ${run.recoveryReason.message}`
           : run.runId,
       ],
     };

@@ -7,6 +7,7 @@ import { detectGlyphs, type Glyphs } from "./glyphs.js";
 import { clipToWidth } from "./text-width.js";
 import { plainTheme, type Theme } from "./theme.js";
 import { NODE_TINTS, type NodeState, runStateWord } from "./words.js";
+import { recoveryWords } from "./clock-words.js";
 
 export interface WidgetOptions {
   /** Terminal columns; no line is wider. */
@@ -127,10 +128,7 @@ export function renderWidgetLines(view: RunView, options: WidgetOptions): string
   const recovery =
     view.status === "parked" && view.recoveryReason !== null
       ? clipToWidth(
-          theme(
-            "yellow",
-            `${g.run.parked} parked: ${view.recoveryReason.message} (${view.recoveryReason.code})`,
-          ),
+          theme("yellow", `${g.run.parked} parked: ${recoveryWords(view.recoveryReason)}`),
           width,
           g.ellipsis,
         )

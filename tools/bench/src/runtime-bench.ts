@@ -29,7 +29,7 @@
  * (built first with nx, cached when nothing changed), so their timing is that of the shipped code. The
  * bench itself runs under tsx: `@piw/*` resolve to their `src` through the `paths` of tsconfig.base.json.
  */
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -43,6 +43,7 @@ import { type LoadedWorkflow, loadWorkflowFile } from "@piw/engine";
 import { startHost } from "@piw/host";
 import type { JsonValue, RunView } from "@piw/protocol";
 import { RunStore } from "@piw/store";
+import { buildHostAndWorker } from "./build-apps.js";
 // The bench-only baseline of (2), as in store-bench.ts: the one deliberate exception to the
 // `sqlite-only-in-store` boundary rule, which `pnpm boundaries` checks over packages/ and apps/ only.
 import Database from "better-sqlite3";
@@ -689,20 +690,7 @@ function build(): void {
     return;
   }
   log("building @piw/app-host and @piw/app-worker (nx, cached when unchanged)…");
-  const result = spawnSync(
-    "pnpm",
-    [
-      "exec",
-      "nx",
-      "run-many",
-      "-t",
-      "build",
-      "--projects=@piw/app-host,@piw/app-worker",
-      "--output-style=static",
-    ],
-    { cwd: REPO, stdio: ["ignore", "ignore", "inherit"] },
-  );
-  if (result.status !== 0) throw new Error("the build failed; run `pnpm build` to see why");
+  buildHostAndWorker(REPO);
 }
 
 const fmt = (v: number, digits = 0) =>

@@ -1,6 +1,7 @@
 /**
  * The random-kill soak (`pnpm soak`): a real host process and its real workers run many workflows
- * at once while a seeded schedule kills them with SIGKILL — the host (then started again), run
+ * (actions, shell commands that fail their first attempt and are retried after a durable pause,
+ * compute nodes and waits on the host's clock) at once while a seeded schedule kills them with SIGKILL — the host (then started again), run
  * workers and the idle warm worker. After the storm the kills stop and every run is settled: a run
  * must be `done/completed`, or `parked` with a recovery reason and then finish after exactly one
  * `runs.resume`. Every managed effect appends a line to a ledger before it does its work, so the
@@ -64,13 +65,14 @@ const random = seeded(SEED);
 const between = (min: number, max: number) => min + Math.floor(random() * (max - min + 1));
 
 // ---------------------------------------------------------------------------------------------------
-// The workflow: a chain of actions (one idempotent effect each), shell commands and compute nodes.
+// The workflow: a chain of actions (one idempotent effect each), shell commands whose first attempt
+// fails (retried after a durable pause), compute nodes and short waits on the host's clock.
 
 function writeWorkflow(): string {
-  const kinds = ["action", "shell", "compute"] as const;
+  const kinds = ["action", "shell", "compute", "wait"] as const;
   const lines = [
     'import { appendFileSync } from "node:fs";',
-    'import { action, compute, defineWorkflow, shell, type ActionContext } from "piw";',
+    'import { action, compute, defineWorkflow, shell, wait, type ActionContext } from "piw";',
     'import { z } from "zod";',
     "",
     "type Input = { tag: string; ledger: string };",
@@ -84,6 +86,13 @@ function writeWorkflow(): string {
     "    return { startedAt };",
     "  });",
     "",
+    "/** Fails the first attempt of each visit (a flag file marks it), then sleeps briefly and succeeds. */",
+    "const flakyOnce = ({ input, node }: { input: Input; node: { path: string; visit: number } }) => [",
+    '  "sh", "-c", \'f="$1.$2"; test -e "$f" || { : > "$f"; exit 1; }; sleep 0.05\', "soak",',
+    '  input.ledger, [input.tag, node.path.replace(/\\W/g, "_"), node.visit].join("-"),',
+    "];",
+    "const RETRY = { attempts: 4, backoff: { initialMs: 100, factor: 2, maxMs: 1_000 } };",
+    "",
     "export default defineWorkflow({",
     '  name: "soak",',
     "  input: z.object({ tag: z.string(), ledger: z.string() }),",
@@ -93,7 +102,8 @@ function writeWorkflow(): string {
   for (let i = 0; i < NODES; i++) {
     const kind = kinds[i % kinds.length];
     if (kind === "action") lines.push(`    n${i}: action({ run: step }),`);
-    else if (kind === "shell") lines.push(`    n${i}: shell({ exec: ["sleep", "0.05"] }),`);
+    else if (kind === "shell") lines.push(`    n${i}: shell({ exec: flakyOnce, retry: RETRY }),`);
+    else if (kind === "wait") lines.push(`    n${i}: wait({ ms: 150 }),`);
     else lines.push(`    n${i}: compute({ run: ({ node }) => node.visit }),`);
   }
   lines.push("  },", "  edges: {");

@@ -8,6 +8,7 @@ import type {
   RouteEdge,
   WorkflowEdge,
 } from "./edges.js";
+import type { RetryPolicy } from "./clock-specs.js";
 import type { NodeOutput, TimeoutOption, WorkflowNode } from "./node-specs.js";
 
 /** Type-only markers; never set at run time. */
@@ -144,6 +145,8 @@ export interface NotifyModelOption {
 /** A workflow's defaults for its own nodes (not those of included workflows, which have their own). */
 export interface WorkflowDefaults {
   timeoutMs?: { agent?: TimeoutOption; shell?: TimeoutOption; action?: TimeoutOption };
+  /** The retry policy of this workflow's agent, shell and action nodes that set none. */
+  retry?: RetryPolicy;
 }
 
 /** Declare a workflow graph. Nothing is checked here beyond types: `compileWorkflow` reports problems. */

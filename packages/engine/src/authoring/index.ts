@@ -41,9 +41,11 @@ export type {
   ShellExec,
   TimeoutOption,
   ShellNode,
+  WaitNode,
   ShellOptions,
   ShellReport,
   WorkflowNode,
 } from "./node-specs.js";
-export { action, agent, checkpoint, compute, decision, notify, shell } from "./node-specs.js";
+export { action, agent, checkpoint, compute, decision, notify, shell, wait } from "./node-specs.js";
+export type { RetryBackoff, RetryOn, RetryPolicy, WaitOptions, WaitOutput } from "./clock-specs.js";
 export { WorkflowError } from "./workflow-error.js";

@@ -1,6 +1,7 @@
 import type { AnsweredBy } from "@piw/protocol";
 import type { ZodType, z } from "zod";
 import type { ActionContext, NodeContext, ShellReport } from "../compiler/compiled-workflow.js";
+import type { RetryPolicy, WaitOptions, WaitOutput } from "./clock-specs.js";
 
 export type { ShellReport } from "../compiler/compiled-workflow.js";
 
@@ -37,6 +38,7 @@ export interface AgentNode<I = unknown, O = unknown> extends NodeBase<O> {
   validate?(output: O, ctx: NodeContext<I>): string | undefined;
   readonly timeoutMs?: TimeoutOption<I>;
   readonly statusDetail?: NodeText<I>;
+  readonly retry?: RetryPolicy;
 }
 
 export interface ComputeNode<I = unknown, O = unknown> extends NodeBase<O> {
@@ -48,6 +50,7 @@ export interface ActionNode<I = unknown, O = unknown> extends NodeBase<O> {
   readonly kind: "action";
   run(ctx: ActionContext<I>): O | Promise<O>;
   readonly timeoutMs?: TimeoutOption<I>;
+  readonly retry?: RetryPolicy;
 }
 
 export interface ShellNode<I = unknown, O = unknown> extends NodeBase<O> {
@@ -58,6 +61,7 @@ export interface ShellNode<I = unknown, O = unknown> extends NodeBase<O> {
   readonly cwd?: string;
   readonly env?: Readonly<Record<string, string>>;
   readonly timeoutMs?: TimeoutOption<I>;
+  readonly retry?: RetryPolicy;
 }
 
 export interface NotifyNode<I = unknown> extends NodeBase<undefined> {
@@ -79,6 +83,13 @@ export interface DecisionNode<I = unknown, C extends string = string> extends No
   decide(ctx: NodeContext<I>): C;
 }
 
+/** Holds the run, with no process, until a time; its output is the time it waited until. */
+export interface WaitNode<I = unknown> extends NodeBase<WaitOutput> {
+  readonly kind: "wait";
+  readonly ms?: number;
+  readonly until?: ContextFn<I, Date>;
+}
+
 /** Any node, whatever its input and output types. */
 export type WorkflowNode =
   | AgentNode<unknown, unknown>
@@ -87,7 +98,8 @@ export type WorkflowNode =
   | ShellNode<unknown, unknown>
   | NotifyNode<unknown>
   | CheckpointNode<unknown, unknown>
-  | DecisionNode<unknown, string>;
+  | DecisionNode<unknown, string>
+  | WaitNode<unknown>;
 
 export type NodeKindName = WorkflowNode["kind"];
 
@@ -104,6 +116,7 @@ export interface AgentOptions<I, S extends ZodType> extends TitleOption {
   validate?: (output: z.output<S>, ctx: NodeContext<I>) => string | undefined;
   timeoutMs?: TimeoutOption<I>;
   statusDetail?: NodeText<I>;
+  retry?: RetryPolicy;
 }
 
 /** A step the model completes in the user's Pi conversation by submitting `output`. */
@@ -122,7 +135,11 @@ export function compute<I = unknown, O = unknown>(
 
 /** Side effects, only through `ctx.effects` so that a retry adopts what already happened. */
 export function action<I = unknown, O = unknown>(
-  options: TitleOption & { run: (ctx: ActionContext<I>) => O; timeoutMs?: TimeoutOption<I> },
+  options: TitleOption & {
+    run: (ctx: ActionContext<I>) => O;
+    timeoutMs?: TimeoutOption<I>;
+    retry?: RetryPolicy;
+  },
 ): ActionNode<I, Awaited<O>> {
   return { kind: "action", ...options } as ActionNode<I, Awaited<O>>;
 }
@@ -136,6 +153,7 @@ export interface ShellOptions<I, O> extends TitleOption {
   cwd?: string;
   env?: Record<string, string>;
   timeoutMs?: TimeoutOption<I>;
+  retry?: RetryPolicy;
 }
 
 /** Runs a command; the output is `parse(report)`, or the report itself without `parse`. */
@@ -170,4 +188,9 @@ export function decision<I = unknown, const C extends string = string>(
   options: TitleOption & { choices: readonly C[]; decide: (ctx: NodeContext<I>) => NoInfer<C> },
 ): DecisionNode<I, C> {
   return { kind: "decision", ...options };
+}
+
+/** Holds the run until a time (`ms` from now, or `until` a date), with no worker and no Pi turn. */
+export function wait<I = unknown>(options: WaitOptions<I>): WaitNode<I> {
+  return { kind: "wait", ...options } as WaitNode<I>;
 }

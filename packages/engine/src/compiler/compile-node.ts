@@ -7,6 +7,8 @@ import type { CompiledNode, NodeContext, ShellCommand } from "./compiled-workflo
 import { type JsonSchema, jsonSchemaOf } from "./json-schema-of.js";
 import { compileTimeout, type TimedNodeKind } from "./deadlines.js";
 import { fieldName, unknownFields } from "./known-fields.js";
+import { type CompiledRetry, compileRetry } from "./retry-policy.js";
+import { compileWaitDue } from "./wait-due.js";
 
 /** Where a node sits: what every problem about it is reported against. */
 export interface NodePlace {
@@ -161,13 +163,14 @@ type FieldsOf<K extends NodeKindName> = readonly (keyof Extract<WorkflowNode, { 
  * is a compile problem instead.
  */
 const NODE_FIELDS: { [K in NodeKindName]: FieldsOf<K> } = {
-  agent: ["kind", "title", "prompt", "output", "validate", "timeoutMs", "statusDetail"],
+  agent: ["kind", "title", "prompt", "output", "validate", "timeoutMs", "statusDetail", "retry"],
   compute: ["kind", "title", "run"],
-  action: ["kind", "title", "run", "timeoutMs"],
-  shell: ["kind", "title", "exec", "parse", "okExitCodes", "cwd", "env", "timeoutMs"],
+  action: ["kind", "title", "run", "timeoutMs", "retry"],
+  shell: ["kind", "title", "exec", "parse", "okExitCodes", "cwd", "env", "timeoutMs", "retry"],
   notify: ["kind", "title", "message"],
   checkpoint: ["kind", "title", "prompt", "answer", "answeredBy"],
   decision: ["kind", "title", "choices", "decide"],
+  wait: ["kind", "title", "ms", "until"],
 };
 
 function isNodeKind(kind: unknown): kind is NodeKindName {
@@ -211,8 +214,11 @@ export function compileNode(
   return problems.length === before ? built : undefined;
 }
 
-/** A workflow's `defaults.timeoutMs`, checked: what a node of each kind gets when it sets none. */
-export type TimeoutDefaults = Partial<Record<TimedNodeKind, unknown>>;
+/**
+ * A workflow's `defaults`, checked: the deadline a node of each kind gets when it sets none, and the
+ * retry policy of its agent, shell and action nodes that set none.
+ */
+export type TimeoutDefaults = Partial<Record<TimedNodeKind, unknown>> & { retry?: CompiledRetry };
 
 function buildNode(
   f: Fields,
@@ -232,10 +238,17 @@ function buildNode(
       const timeout = compileTimeout(f.timeoutMs, defaults.agent, "agent", problem);
       const statusDetail = optionalTextFn(f.statusDetail, "statusDetail", problem);
       const outputSchema = jsonSchemaFor(output, "output", problem);
-      if (prompt === undefined || output === undefined || !outputSchema || timeout === undefined) {
+      const retry = compileRetry(f.retry, defaults.retry, problem);
+      if (
+        prompt === undefined ||
+        output === undefined ||
+        !outputSchema ||
+        timeout === undefined ||
+        retry === undefined
+      ) {
         return undefined;
       }
-      return { kind: "agent", ...base, prompt, output, outputSchema, validate, timeout, statusDetail };
+      return { kind: "agent", ...base, prompt, output, outputSchema, validate, timeout, statusDetail, retry };
     }
     case "compute": {
       const run = requireFunction<(ctx: never) => unknown>(f.run, "run", problem);
@@ -244,8 +257,9 @@ function buildNode(
     case "action": {
       const run = requireFunction<(ctx: never) => unknown>(f.run, "run", problem);
       const timeout = compileTimeout(f.timeoutMs, defaults.action, "action", problem);
-      if (run === undefined || timeout === undefined) return undefined;
-      return { kind: "action", ...base, run, timeout };
+      const retry = compileRetry(f.retry, defaults.retry, problem);
+      if (run === undefined || timeout === undefined || retry === undefined) return undefined;
+      return { kind: "action", ...base, run, timeout, retry };
     }
     case "shell": {
       const command = shellCommandFn(f.exec, problem);
@@ -258,9 +272,11 @@ function buildNode(
       if (f.cwd !== undefined && typeof f.cwd !== "string") problem("cwd must be a string");
       const env = optionalEnv(f.env, problem);
       const timeout = compileTimeout(f.timeoutMs, defaults.shell, "shell", problem);
-      if (command === undefined || timeout === undefined || okExitCodes === undefined) return undefined;
+      const retry = compileRetry(f.retry, defaults.retry, problem);
+      if (command === undefined || timeout === undefined || okExitCodes === undefined || retry === undefined)
+        return undefined;
       const cwd = typeof f.cwd === "string" ? f.cwd : undefined;
-      return { kind: "shell", ...base, command, parse, okExitCodes, cwd, env, timeout };
+      return { kind: "shell", ...base, command, parse, okExitCodes, cwd, env, timeout, retry };
     }
     case "notify": {
       const message = textFn(f.message, "message", problem);
@@ -281,9 +297,13 @@ function buildNode(
       if (choices === undefined || decide === undefined) return undefined;
       return { kind: "decision", ...base, choices, decide };
     }
+    case "wait": {
+      const due = compileWaitDue(f.ms, f.until, problem);
+      return due === undefined ? undefined : { kind: "wait", ...base, due };
+    }
     default:
       problem(
-        `unknown node kind ${JSON.stringify(f.kind)}: build nodes with agent(), compute(), action(), shell(), notify(), checkpoint() or decision()`,
+        `unknown node kind ${JSON.stringify(f.kind)}: build nodes with agent(), compute(), action(), shell(), notify(), checkpoint(), decision() or wait()`,
       );
       return undefined;
   }

@@ -126,6 +126,7 @@ function nodeSettings(spec: WorkflowNode): unknown {
         validate: spec.validate !== undefined,
         timeoutMs: timeoutSetting(spec.timeoutMs),
         statusDetail: text(spec.statusDetail),
+        retry: spec.retry,
       };
     case "checkpoint":
       return { prompt: text(spec.prompt), answer: schemaJson(spec.answer) };
@@ -137,13 +138,16 @@ function nodeSettings(spec: WorkflowNode): unknown {
         cwd: spec.cwd,
         env: spec.env,
         timeoutMs: timeoutSetting(spec.timeoutMs),
+        retry: spec.retry,
       };
     case "notify":
       return { message: text(spec.message) };
     case "decision":
       return { choices: spec.choices };
     case "action":
-      return { timeoutMs: timeoutSetting(spec.timeoutMs) };
+      return { timeoutMs: timeoutSetting(spec.timeoutMs), retry: spec.retry };
+    case "wait":
+      return { ms: spec.ms, until: text(spec.until) };
     case "compute":
       return {};
     default:

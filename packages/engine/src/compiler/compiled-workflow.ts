@@ -1,6 +1,7 @@
 import type { AnswerCheck, AnsweredBy, ModelNotices } from "@piw/protocol";
 import type { ZodType } from "zod";
 import type { NodeTimeout } from "./deadlines.js";
+import type { CompiledRetry } from "./retry-policy.js";
 import type { GraphManifest } from "./graph-manifest.js";
 import type { JsonSchema } from "./json-schema-of.js";
 
@@ -78,6 +79,8 @@ export interface CompiledActionNode extends CompiledNodeBase {
   run(ctx: ActionContext): Promise<unknown> | unknown;
   /** The deadline of each visit; `timeoutAtStart` turns it into a length when the visit opens. */
   timeout: NodeTimeout;
+  /** The retry policy of its failed attempts; null: a failure is final. */
+  retry: CompiledRetry | null;
 }
 
 export interface CompiledShellNode extends CompiledNodeBase {
@@ -91,6 +94,7 @@ export interface CompiledShellNode extends CompiledNodeBase {
   env?: Record<string, string>;
   /** The deadline of each visit; `timeoutAtStart` turns it into a length when the visit opens. */
   timeout: NodeTimeout;
+  retry: CompiledRetry | null;
 }
 
 export interface CompiledNotifyNode extends CompiledNodeBase {
@@ -121,12 +125,19 @@ export interface CompiledAgentNode extends CompiledNodeBase {
   /** The deadline of each visit; `timeoutAtStart` turns it into a length when the visit opens. */
   timeout: NodeTimeout;
   statusDetail?(ctx: NodeContext): string;
+  retry: CompiledRetry | null;
 }
 
 export interface CompiledDecisionNode extends CompiledNodeBase {
   kind: "decision";
   choices: readonly string[];
   decide(ctx: NodeContext): string;
+}
+
+/** Holds the run until a time: a length from when it is first reached, or a date from its context. */
+export interface CompiledWaitNode extends CompiledNodeBase {
+  kind: "wait";
+  due: { kind: "ms"; ms: number } | { kind: "until"; until(ctx: NodeContext): unknown };
 }
 
 export type CompiledNode =
@@ -136,7 +147,8 @@ export type CompiledNode =
   | CompiledNotifyNode
   | CompiledCheckpointNode
   | CompiledAgentNode
-  | CompiledDecisionNode;
+  | CompiledDecisionNode
+  | CompiledWaitNode;
 
 /** A visit's ending that an outcome route can take; `exitCode` only for a shell node's non-ok exit. */
 export type FailureOutcome = { status: "failed"; exitCode?: number } | { status: "timed_out" };

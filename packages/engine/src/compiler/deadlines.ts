@@ -1,3 +1,5 @@
+import { type CompiledRetry, checkRetry } from "./retry-policy.js";
+
 /** The node kinds that run under a deadline: the ones that can wait on something outside the engine. */
 export type TimedNodeKind = "agent" | "shell" | "action";
 
@@ -49,7 +51,7 @@ export function compileTimeout(
 export function workflowTimeoutDefaults(
   defaults: unknown,
   problem: (field: string, message: string) => void,
-): Partial<Record<TimedNodeKind, unknown>> {
+): Partial<Record<TimedNodeKind, unknown>> & { retry?: CompiledRetry } {
   if (defaults === undefined) return {};
   if (typeof defaults !== "object" || defaults === null || Array.isArray(defaults)) {
     problem("defaults", "defaults must be an object such as { timeoutMs: { agent: 600000 } }");
@@ -57,16 +59,21 @@ export function workflowTimeoutDefaults(
   }
   const fields = defaults as Record<string, unknown>;
   for (const key of Object.keys(fields)) {
-    if (key !== "timeoutMs")
-      problem(`defaults.${key}`, `defaults has no option "${key}" (it takes: timeoutMs)`);
+    if (key !== "timeoutMs" && key !== "retry")
+      problem(`defaults.${key}`, `defaults has no option "${key}" (it takes: timeoutMs, retry)`);
   }
+  const retry =
+    fields.retry === undefined
+      ? undefined
+      : checkRetry(fields.retry, "defaults.retry", (message) => problem("defaults.retry", message));
+  const withRetry = retry === undefined ? {} : { retry };
   const timeouts = fields.timeoutMs;
-  if (timeouts === undefined) return {};
+  if (timeouts === undefined) return withRetry;
   if (typeof timeouts !== "object" || timeouts === null || Array.isArray(timeouts)) {
     problem("defaults.timeoutMs", "defaults.timeoutMs must be an object keyed by agent, shell and action");
-    return {};
+    return withRetry;
   }
-  const result: Partial<Record<TimedNodeKind, unknown>> = {};
+  const result: Partial<Record<TimedNodeKind, unknown>> & { retry?: CompiledRetry } = { ...withRetry };
   for (const [key, value] of Object.entries(timeouts)) {
     if (!Object.hasOwn(DEFAULT_TIMEOUT_MS, key)) {
       problem(

@@ -11,6 +11,7 @@ import { expectSaved, FenceLost, NodeFailure, RunParked, ValueTooLarge } from ".
 import { nodeContextFor, runNode, tooLarge } from "./node-runner.js";
 import { failureInfoOf, routeOutcome } from "./outcome-route.js";
 import { visitTimeoutMs } from "./visit-deadline.js";
+import { retryIfAllowed } from "./retry-decision.js";
 import type { RunPort } from "./run-port.js";
 import { rebuildPosition } from "./run-position.js";
 import { type DebugLog, toSafeError } from "./safe-failure.js";
@@ -185,6 +186,7 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecutionOutc
                   visit: next.visit,
                   attempt: opened.attempt,
                   deadline: opened.deadline ?? null,
+                  dueAt: opened.dueAt ?? null,
                   runId: snapshot.runId,
                   runInput: snapshot.input,
                   outputsByPath: position.outputsByPath,
@@ -193,8 +195,9 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecutionOutc
                   ...(options.onProcessGroup ? { onProcessGroup: options.onProcessGroup } : {}),
                   ...(options.debug ? { debug: options.debug } : {}),
                 });
-          // A saved result already holds its route; a new, final failure may take one (outcome-route.ts).
-          // A retry of the visit, when it has attempts left, is decided before this line.
+          // Retry first (the visit stays open for its next attempt); a final failure may then take a
+          // route (outcome-route.ts). A saved result already holds its route.
+          if (opened.status === "running") await retryIfAllowed({ node, port, opened, result: ran, signal });
           const result = opened.status === "finished" ? ran : routeOutcome(workflow, node, ran, signal);
           const finish = { path: next.path, visit: next.visit, result };
           position.visitCounts.set(next.path, next.visit);

@@ -4,6 +4,7 @@ import {
   adopted,
   applied,
   type CheckpointAnswer,
+  type ClockReason,
   canonicalJson,
   conflict,
   type EffectState,
@@ -11,6 +12,7 @@ import {
   effectRequestText,
   type FinishNodeVisit,
   isAllowedTransition,
+  isClockReason,
   type JsonValue,
   type MessageRecord,
   manualEffectUnsettled,
@@ -34,6 +36,8 @@ import { AgentEventQueue } from "./agent-event-queue.js";
 import type { AgentEvent, RunPort, SubmissionVerdict } from "./run-port.js";
 
 interface MemoryEffect {
+  /** `<path>:<visit>` of the visit that reserved it. */
+  visitKey: string;
   request: string;
   mode: "idempotent" | "manual";
   state: EffectState;
@@ -59,6 +63,8 @@ export class MemoryRunPort implements RunPort {
   readonly visits: SavedVisit[] = [];
   /** Each visit's deadline, fixed when it first opened, as the store keeps it. */
   private readonly deadlines = new Map<string, VisitDeadline | null>();
+  /** Each open visit's saved wait or retry schedule, as the store keeps it on the visit. */
+  private readonly schedules = new Map<string, { dueAt: number; failedAttempts: number }>();
   readonly effects = new Map<string, MemoryEffect>();
   readonly messages: EnqueueMessage[] = [];
   readonly verdicts: SubmissionVerdict[] = [];
@@ -87,6 +93,8 @@ export class MemoryRunPort implements RunPort {
     for (const v of this.visits) copy.visits.push({ ...v });
     for (const [id, e] of this.effects) copy.effects.set(id, { ...e });
     for (const m of this.messages) copy.messages.push(m);
+    for (const [key, d] of this.deadlines) copy.deadlines.set(key, d);
+    for (const [key, schedule] of this.schedules) copy.schedules.set(key, { ...schedule });
     return copy;
   }
 
@@ -150,12 +158,15 @@ export class MemoryRunPort implements RunPort {
     if (existing) {
       existing.attempt += 1;
       const deadline = this.deadlines.get(`${req.path}:${req.visit}`) ?? null;
+      const schedule = this.schedules.get(`${req.path}:${req.visit}`);
       return applied({
         status: "running",
         path: req.path,
         visit: req.visit,
         attempt: existing.attempt,
         ...(deadline ? { deadline } : {}),
+        ...(schedule ? { dueAt: schedule.dueAt } : {}),
+        ...(schedule && schedule.failedAttempts > 0 ? { failedAttempts: schedule.failedAttempts } : {}),
       });
     }
     this.visits.push({
@@ -216,7 +227,7 @@ export class MemoryRunPort implements RunPort {
       return adopted(existing.state);
     }
     const state: EffectState = { status: "reserved", effectId: req.effectId };
-    this.effects.set(req.effectId, { request, mode: req.mode, state });
+    this.effects.set(req.effectId, { visitKey: `${req.path}:${req.visit}`, request, mode: req.mode, state });
     return applied(state);
   }
 
@@ -268,6 +279,7 @@ export class MemoryRunPort implements RunPort {
 
   async parkRun(reason: RecoveryReason): Promise<Transition<RunRecord>> {
     if (!this.running()) return this.stale();
+    if (isClockReason(reason)) this.schedule(reason);
     this.status = "parked";
     this.parkedReason = reason;
     return applied({} as RunRecord);
@@ -280,6 +292,25 @@ export class MemoryRunPort implements RunPort {
     if (!this.running()) return this.stale();
     this.redefined = req;
     return applied({} as RunRecord);
+  }
+
+  /** As the store's clock park: save the visit's due time; a retry drops its failed effects. */
+  private schedule(reason: ClockReason): void {
+    const key = `${reason.path}:${reason.visit}`;
+    const before = this.schedules.get(key)?.failedAttempts ?? 0;
+    if (reason.code === "waiting") {
+      this.schedules.set(key, { dueAt: reason.until, failedAttempts: before });
+      return;
+    }
+    this.schedules.set(key, { dueAt: reason.at, failedAttempts: reason.attempt - 1 });
+    const deadline = this.deadlines.get(key);
+    if (deadline)
+      this.deadlines.set(key, { timeoutMs: deadline.timeoutMs, at: reason.at + deadline.timeoutMs });
+    for (const [id, effect] of this.effects) {
+      if (effect.visitKey === key && effect.state.status === "settled" && !effect.state.result.ok) {
+        this.effects.delete(id);
+      }
+    }
   }
 
   private park<T>(reason: RecoveryReason): Transition<T> {

@@ -26,6 +26,7 @@ import {
 import type { RunPort } from "./run-port.js";
 import { type DebugLog, toSafeError } from "./safe-failure.js";
 import { runShell, type ShellResult } from "./shell-runner.js";
+import { runWait } from "./wait-runner.js";
 import { rejectedOutput, SUBMIT_CALL, stepPrompt } from "./step-contract.js";
 
 export interface NodeRun {
@@ -37,6 +38,8 @@ export interface NodeRun {
   attempt: number;
   /** The visit's saved deadline (null: none); the timer runs for what is left of it. */
   deadline: VisitDeadline | null;
+  /** When the visit's wait is due, as saved when it first parked (null: not yet scheduled). */
+  dueAt?: number | null;
   runInput: unknown;
   outputsByPath: ReadonlyMap<string, unknown>;
   /** The routed failures later nodes see as `ctx.failures`. */
@@ -361,6 +364,11 @@ async function produce(run: NodeRun, signal: AbortSignal): Promise<unknown> {
     }
     case "agent":
       return runAgent(run, node, ctx);
+    case "wait":
+      return runWait(
+        { node, port: run.port, visit: run.visit, dueAt: run.dueAt ?? null, now: Date.now },
+        ctx,
+      );
     default:
       return node satisfies never;
   }

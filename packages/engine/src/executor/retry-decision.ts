@@ -1,0 +1,45 @@
+import type { ClockReason, NodeVisitResult, NodeVisitState } from "@piw/protocol";
+import type { CompiledNode } from "../compiler/compiled-workflow.js";
+import { retries, retryDelayMs } from "../compiler/retry-policy.js";
+import { expectSaved, RunParked } from "./execution-signals.js";
+import type { RunPort } from "./run-port.js";
+
+export interface RetryCheck {
+  node: CompiledNode;
+  port: RunPort;
+  /** The open visit the failed attempt belongs to. */
+  opened: Extract<NodeVisitState, { status: "running" }>;
+  result: NodeVisitResult;
+  signal: AbortSignal;
+  now?: () => number;
+  random?: () => number;
+}
+
+/**
+ * The retry decision for an attempt that did not succeed, taken before the visit is closed: when the
+ * node's policy allows another attempt, park the run until the pause is over (the visit stays open,
+ * and the host's clock wakes the run for the next attempt of the same visit) and stop by throwing
+ * RunParked. Returns (saving nothing) when the failure is final.
+ */
+export async function retryIfAllowed(check: RetryCheck): Promise<void> {
+  const { node, result, opened } = check;
+  if (result.status === "succeeded" || check.signal.aborted) return;
+  if (node.kind !== "agent" && node.kind !== "shell" && node.kind !== "action") return;
+  const policy = node.retry;
+  if (policy === null) return;
+  const failed = (opened.failedAttempts ?? 0) + 1;
+  if (failed >= policy.attempts || !retries(policy, result)) return;
+  const at = (check.now ?? Date.now)() + retryDelayMs(policy, failed, check.random ?? Math.random);
+  const reason: ClockReason = {
+    code: "retry_waiting",
+    message: `attempt ${failed + 1} of ${policy.attempts} at ${new Date(at).toISOString()} (attempt ${failed} failed: ${result.error.code})`,
+    path: opened.path,
+    visit: opened.visit,
+    attempt: failed + 1,
+    attempts: policy.attempts,
+    at,
+    lastError: result.error.code,
+  };
+  expectSaved(await check.port.parkRun(reason));
+  throw new RunParked(reason);
+}

@@ -1,0 +1,92 @@
+import type { RunStore } from "@piw/store";
+import { describeBug } from "./host-errors.js";
+import type { HostLog } from "./host-log.js";
+import type { Supervisor } from "./supervisor.js";
+
+export interface WakeClockDeps {
+  store: Pick<RunStore, "nextWakeAt" | "listDueRuns">;
+  supervisor: Pick<Supervisor, "activate">;
+  log: HostLog;
+  now(): number;
+}
+
+/** A timer longer than this is re-armed when it fires (Node's timers overflow past ~24.8 days). */
+const LONGEST_TIMER_MS = 60 * 60_000;
+/** How many due runs one pass wakes before it yields to the event loop. */
+const WAKE_BATCH = 50;
+
+/**
+ * The host's one clock for waits and retry pauses: a single timer for the earliest `wake_at` in the
+ * store's index (paused runs are not in it). Every run change re-arms it with one indexed read; when
+ * it fires, the runs due by then are woken (claimed and launched with their resume command). A due
+ * run the store refuses to wake (its Pi session is busy) stays due and is tried again at the next
+ * firing or when a session settles. At start the host calls `wakeDue`, which wakes what fell due
+ * while it was down.
+ */
+export class WakeClock {
+  private timer: NodeJS.Timeout | null = null;
+  private armedFor: number | null = null;
+  /** When the last wake pass began: every run due by then was tried in it. */
+  private lastPass = -1;
+  private stopped = false;
+
+  constructor(private readonly deps: WakeClockDeps) {}
+
+  /**
+   * Point the timer at the earliest due time not already tried by the last pass (a run its pass could
+   * not wake waits for the next firing or a settled session, so a refusal never spins the timer).
+   */
+  arm(): void {
+    if (this.stopped) return;
+    const next = this.deps.store.nextWakeAt(this.lastPass);
+    if (next === this.armedFor && (this.timer !== null || next === null)) return;
+    this.clear();
+    this.armedFor = next;
+    if (next === null) return;
+    const delay = Math.min(LONGEST_TIMER_MS, Math.max(0, next - this.deps.now()));
+    this.timer = setTimeout(() => this.wakeDue(), delay);
+  }
+
+  /** Wake every run due by now, in batches, then arm for the next one. */
+  wakeDue(): void {
+    this.clear();
+    if (this.stopped) return;
+    this.pass(this.deps.now(), new Set());
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.clear();
+  }
+
+  private pass(now: number, tried: Set<string>): void {
+    const { store, supervisor, log } = this.deps;
+    this.lastPass = now;
+    try {
+      // Runs this pass could not wake are still due: skip past them.
+      const due = store.listDueRuns(now, WAKE_BATCH + tried.size).filter((id) => !tried.has(id));
+      for (const runId of due) {
+        tried.add(runId);
+        try {
+          supervisor.activate(runId, "its wait is over", { wake: true });
+        } catch (error) {
+          log(`run ${runId}: wake failed: ${describeBug(error)}`);
+        }
+      }
+      if (due.length >= WAKE_BATCH && !this.stopped) {
+        // More may be due: go on after what is queued on the event loop.
+        this.timer = setTimeout(() => this.pass(now, tried), 0);
+        return;
+      }
+    } catch (error) {
+      log(`clock: wake pass failed: ${describeBug(error)}`);
+    }
+    this.arm();
+  }
+
+  private clear(): void {
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+    this.armedFor = null;
+  }
+}
