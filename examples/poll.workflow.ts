@@ -31,7 +31,7 @@ export default defineWorkflow({
         "poll",
         input.path,
       ],
-      parse: (stdout) => stdout.trim() === "found",
+      parse: ({ stdout }) => stdout.trim() === "found",
       timeoutMs: 10_000,
     }),
     next: decision({

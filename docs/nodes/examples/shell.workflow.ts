@@ -11,15 +11,15 @@ export default defineWorkflow({
   nodes: {
     shout: shell({
       exec: ({ input }: NodeContext<Input>) => ["printf", "%s", input.task],
-      parse: (stdout) => stdout.toUpperCase(),
+      parse: ({ stdout }) => stdout.toUpperCase(),
       timeoutMs: 10_000,
     }),
     words: shell({
       exec: { shell: 'printf "%s\\n" "$GREETING" | wc -w' },
       env: { GREETING: "hello from a shell node" },
-      parse: (stdout) => Number(stdout.trim()),
+      parse: ({ stdout }) => Number(stdout.trim()),
     }),
-    where: shell({ exec: ["pwd"], cwd: "/" }),
+    where: shell({ exec: ["pwd"], cwd: "/", parse: ({ stdout }) => stdout }),
     report: compute({
       run: ({ outputs }) => ({ shout: outputs.shout, words: outputs.words, where: outputs.where }),
     }),
