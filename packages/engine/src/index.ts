@@ -12,6 +12,7 @@ export type {
   IncludeOptions,
   NodeOutput,
   NodeText,
+  NotifyModelOption,
   NotifyNode,
   RouteEdge,
   ShellExec,

@@ -9,6 +9,7 @@ export type {
 export type {
   IncludeInput,
   IncludeOptions,
+  NotifyModelOption,
   WorkflowDefaults,
   WorkflowDefinition,
   WorkflowEdges,
