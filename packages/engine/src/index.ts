@@ -13,6 +13,7 @@ export type {
   IncludeOptions,
   NodeOutput,
   NodeText,
+  NotifyModelOption,
   NotifyNode,
   OutcomeRoutes,
   RouteEdge,

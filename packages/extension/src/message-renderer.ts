@@ -17,7 +17,7 @@ function contentText(content: string | ReadonlyArray<{ type: string; text?: stri
  * text when the user expands tool output. Only the drawing changes: the model receives the message's
  * full content either way. A message without piw's details falls back to Pi's own rendering.
  */
-export const renderPiwMessage: MessageRenderer = (message, options, theme) => {
+const renderPiwMessage: MessageRenderer = (message, options, theme) => {
   const details = piwDetails(message.details);
   if (details === undefined) return undefined;
   const body = contentText(message.content);

@@ -10,6 +10,7 @@ export type {
 export type {
   IncludeInput,
   IncludeOptions,
+  NotifyModelOption,
   WorkflowDefaults,
   WorkflowDefinition,
   WorkflowEdges,
