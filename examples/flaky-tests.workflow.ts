@@ -32,8 +32,14 @@ export default defineWorkflow({
         `${(outputs.prepare as { dir: string }).dir}/add.test.mjs`,
       ],
       timeoutMs: 60_000,
-      // Retries for a flaky command go here (`retry: { attempts, backoff }`): a retry runs the same
-      // visit again; only when its attempts are spent does the failure take the route below.
+      // A test run that hangs is flaky, not failed: it gets two more attempts of the same visit, with a
+      // durable pause between them (the run parks with no process; the host wakes it). A real failure
+      // (exit code 1) is not retried: it takes the route below to the fix step.
+      retry: {
+        attempts: 3,
+        backoff: { initialMs: 1_000, factor: 2, maxMs: 10_000, jitter: 0.2 },
+        retryOn: { timedOut: true },
+      },
     }),
     fix: shell({
       exec: ({ outputs }) => [
