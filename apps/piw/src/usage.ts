@@ -45,8 +45,9 @@ export const COMMAND_USAGE = {
 
 Start a workflow and follow it. <name> is looked up in ./.pi/workflows/, then
 ${USER_WORKFLOWS}/ (Pi's agent folder), then the built-ins; a path names a <name>.workflow.ts file.
-Before anything is saved the workflow is compiled and the input checked; workflows with agent
-steps need a Pi session and are refused here.
+Before anything is saved the workflow is compiled and the input checked. Agent steps run in
+isolated Pi sessions with your Pi settings, models and credentials; a step pinned to the Pi
+conversation (session: "conversation") is refused here.
 
 Input: task words become {"task": "<the words>"}; --input-json gives the whole input instead.
 

@@ -1,4 +1,5 @@
 import { acceptRunCommand, executeRun, toSafeError } from "@piw/engine";
+import { createPiAgentSessions } from "@piw/pi-agent";
 import type { WorkerExit } from "@piw/protocol";
 import { type CrashHook, CrashingPort } from "./crash-hook.js";
 import { type HostPeer, HostRunPort } from "./host-run-port.js";
@@ -94,6 +95,14 @@ export class WorkerRun {
       port,
       signal,
       debug: this.options.debug,
+      // Isolated agent steps run in Pi SDK sessions this process owns (Pi loads on the first one).
+      agents: {
+        origin: assignment.run.origin,
+        workingDir: assignment.run.workingDir,
+        isolated: createPiAgentSessions({
+          onProgress: (step, line) => this.options.log(`run ${command.runId}: ${step.path}: ${line}`),
+        }),
+      },
       // The host keeps these so it can kill a command this process leaves behind if it dies.
       onProcessGroup: (pgid, alive) => {
         peer.call("worker.processGroup", { pgid, alive }).catch(() => {

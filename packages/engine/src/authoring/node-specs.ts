@@ -1,6 +1,7 @@
 import type { AnsweredBy } from "@piw/protocol";
 import type { ZodType, z } from "zod";
 import type { ActionContext, NodeContext } from "../compiler/compiled-workflow.js";
+import type { AgentSessionKind, IsolatedAgentOptions } from "./agent-options.js";
 
 /** Type-only marker that carries a node's output type to the edge types; never set at run time. */
 declare const outputType: unique symbol;
@@ -28,13 +29,15 @@ interface NodeBase<O> {
   readonly [outputType]?: O;
 }
 
-export interface AgentNode<I = unknown, O = unknown> extends NodeBase<O> {
+export interface AgentNode<I = unknown, O = unknown> extends NodeBase<O>, IsolatedAgentOptions {
   readonly kind: "agent";
   readonly prompt: NodeText<I>;
   readonly output: ZodType<O>;
   validate?(output: O, ctx: NodeContext<I>): string | undefined;
   readonly timeoutMs?: TimeoutOption<I>;
   readonly statusDetail?: NodeText<I>;
+  /** Default: `"conversation"` for a run started from Pi, `"isolated"` for any other run. */
+  readonly session?: AgentSessionKind;
 }
 
 export interface ComputeNode<I = unknown, O = unknown> extends NodeBase<O> {
@@ -95,7 +98,8 @@ interface TitleOption {
   title?: string;
 }
 
-export interface AgentOptions<I, S extends ZodType> extends TitleOption {
+export interface AgentOptions<I, S extends ZodType> extends TitleOption, IsolatedAgentOptions {
+  session?: AgentSessionKind;
   prompt: NodeText<I>;
   output: S;
   validate?: (output: z.output<S>, ctx: NodeContext<I>) => string | undefined;
@@ -103,7 +107,10 @@ export interface AgentOptions<I, S extends ZodType> extends TitleOption {
   statusDetail?: NodeText<I>;
 }
 
-/** A step the model completes in the user's Pi conversation by submitting `output`. */
+/**
+ * A step the model completes by submitting `output`: in the user's Pi conversation, or in a fresh
+ * isolated Pi session (`session: "isolated"`, the default for runs not started from Pi).
+ */
 export function agent<I = unknown, S extends ZodType = ZodType>(
   options: AgentOptions<I, S>,
 ): AgentNode<I, z.output<S>> {

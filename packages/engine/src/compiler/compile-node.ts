@@ -5,6 +5,7 @@ import { answerCheckOf } from "./answer-check-of.js";
 import type { CompileProblem } from "./compile-error.js";
 import type { CompiledNode, NodeContext, ShellCommand } from "./compiled-workflow.js";
 import { type JsonSchema, jsonSchemaOf } from "./json-schema-of.js";
+import { agentPlacementOf } from "./agent-placement.js";
 import { compileTimeout, type TimedNodeKind } from "./deadlines.js";
 import { fieldName, unknownFields } from "./known-fields.js";
 
@@ -147,7 +148,21 @@ type FieldsOf<K extends NodeKindName> = readonly (keyof Extract<WorkflowNode, { 
  * is a compile problem instead.
  */
 const NODE_FIELDS: { [K in NodeKindName]: FieldsOf<K> } = {
-  agent: ["kind", "title", "prompt", "output", "validate", "timeoutMs", "statusDetail"],
+  agent: [
+    "kind",
+    "title",
+    "prompt",
+    "output",
+    "validate",
+    "timeoutMs",
+    "statusDetail",
+    "session",
+    "model",
+    "thinking",
+    "tools",
+    "systemPrompt",
+    "cwd",
+  ],
   compute: ["kind", "title", "run"],
   action: ["kind", "title", "run", "timeoutMs"],
   shell: ["kind", "title", "exec", "parse", "cwd", "env", "timeoutMs"],
@@ -218,10 +233,21 @@ function buildNode(
       const timeout = compileTimeout(f.timeoutMs, defaults.agent, "agent", problem);
       const statusDetail = optionalTextFn(f.statusDetail, "statusDetail", problem);
       const outputSchema = jsonSchemaFor(output, "output", problem);
+      const placement = agentPlacementOf(f, problem);
       if (prompt === undefined || output === undefined || !outputSchema || timeout === undefined) {
         return undefined;
       }
-      return { kind: "agent", ...base, prompt, output, outputSchema, validate, timeout, statusDetail };
+      return {
+        kind: "agent",
+        ...base,
+        prompt,
+        output,
+        outputSchema,
+        validate,
+        timeout,
+        statusDetail,
+        ...placement,
+      };
     }
     case "compute": {
       const run = requireFunction<(ctx: never) => unknown>(f.run, "run", problem);

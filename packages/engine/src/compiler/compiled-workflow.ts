@@ -1,5 +1,6 @@
 import type { AnswerCheck, AnsweredBy } from "@piw/protocol";
 import type { ZodType } from "zod";
+import type { AgentSessionKind, IsolatedAgentOptions } from "../authoring/agent-options.js";
 import type { NodeTimeout } from "./deadlines.js";
 import type { GraphManifest } from "./graph-manifest.js";
 import type { JsonSchema } from "./json-schema-of.js";
@@ -95,6 +96,10 @@ export interface CompiledAgentNode extends CompiledNodeBase {
   /** The deadline of each visit; `timeoutAtStart` turns it into a length when the visit opens. */
   timeout: NodeTimeout;
   statusDetail?(ctx: NodeContext): string;
+  /** Where the step runs; `"default"` lets the run's origin decide (`agentSessionFor`). */
+  session: AgentSessionKind | "default";
+  /** The options of an isolated session, as written (checked); empty for a conversation step. */
+  isolated: IsolatedAgentOptions;
 }
 
 export interface CompiledDecisionNode extends CompiledNodeBase {
