@@ -213,6 +213,10 @@ describe("where an agent step runs", () => {
       systemPrompt: "Be brief.",
       cwd: "/tmp",
     });
-    expect(problemsOf(workflowWith(isolated))).toEqual([]);
+    const compiled = compileWorkflow(workflowWith(isolated)).nodes.get("x");
+    expect(compiled).toMatchObject({
+      session: "isolated",
+      isolated: { model: "fake/fake-model", thinking: "low", tools: ["read", "grep"], cwd: "/tmp" },
+    });
   });
 });
