@@ -151,17 +151,26 @@ describe("piw run with an isolated agent step, from a shell", () => {
           : undefined,
       );
       const started = await piw(home, ["run", example("review"), "the changelog", "--detach"], { cwd: project, env });
-      expect(started.code).toBe(0);
+      expect(started.code, started.stderr).toBe(0);
       const runId = runIdIn(started.stdout);
       // The model is streaming its first answer: the worker is mid-step.
-      await model.waitForRequest((r) => lastMessageText(r).includes("attempt 1,"), 60_000);
+      await model.waitForRequest(
+        (r) => lastMessageText(r).includes("Review the changelog") && lastMessageText(r).includes("attempt 1,"),
+        60_000,
+      );
       const [worker, ...others] = workersIn(project);
       expect(others).toEqual([]);
       process.kill(worker as number, "SIGKILL");
 
       await waitFor(
         "the run to complete",
-        () => model.requests.some((r) => r.outcome === "replied" && lastMessageText(r).includes("attempt 2,")),
+        () =>
+          model.requests.some(
+            (r) =>
+              r.outcome === "replied" &&
+              lastMessageText(r).includes("Review the changelog") &&
+              lastMessageText(r).includes("attempt 2,"),
+          ),
         90_000,
       );
       let view: RunView | undefined;
