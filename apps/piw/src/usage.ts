@@ -86,10 +86,12 @@ Options:
 
   status: `Usage: piw status <runId> [options]
 
-Show a run: its status, every node, why it is parked (recovery reason) and its error.
+Show a run: its status, every node, why it is parked (recovery reason) and its error, and
+what its isolated agent steps cost (model, tokens, cost, duration), per step and in total.
 
 Options:
-  --json       the run's view as JSON
+  --json         the run's view as JSON
+  --step <path>  the saved transcript of an isolated agent step (with --json: its session records)
   -h, --help`,
 
   cancel: `Usage: piw cancel <runId>

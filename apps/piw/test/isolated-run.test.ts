@@ -131,6 +131,23 @@ describe("piw run with an isolated agent step, from a shell", () => {
         status: "settled",
         result: { model: "fake/fake-model", tokensIn: 20, tokensOut: 10 },
       });
+
+      // `piw status` shows what the step cost, and `--step` its transcript.
+      const plain = await piw(home, ["status", runId], { env });
+      expect(plain.stdout).toMatch(
+        /isolated agent sessions\n {2}review #1\.1 {2}fake\/fake-model {2}20 in \/ 10 out tokens, cost not reported/,
+      );
+      expect(plain.stdout).toContain("run total  20 in / 10 out tokens, cost not reported");
+      const transcript = await piw(home, ["status", runId, "--step", "review"], { env });
+      expect(transcript.code).toBe(0);
+      expect(transcript.stdout).toContain("review visit 1, attempt 1");
+      expect(transcript.stdout).toContain("user: Review the README.");
+      expect(transcript.stdout).toContain('→ read {"path":"README.md"}');
+      expect(transcript.stdout).toContain("← read: # Widget");
+      expect(transcript.stdout).toContain('→ workflow {"action":"submit"');
+      const unknown = await piw(home, ["status", runId, "--step", "nope"], { env });
+      expect(unknown.code).toBe(1);
+      expect(unknown.stderr).toContain(`run ${runId} has no step nope`);
       model.assertNoErrors();
     },
     SLOW,

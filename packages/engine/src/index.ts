@@ -81,9 +81,8 @@ export type {
   IsolatedAgentSession,
   IsolatedAgentSessions,
   IsolatedStep,
-  TranscriptEntry,
 } from "./executor/agent-session.js";
-export { AGENT_SESSION_EFFECT, agentSessionFor, READ_ONLY_TOOLS } from "./executor/agent-session.js";
+export { agentSessionFor, READ_ONLY_TOOLS } from "./executor/agent-session.js";
 export type { ExecuteOptions, ExecutionOutcome } from "./executor/execute-command.js";
 export { executeRun } from "./executor/execute-command.js";
 export { ValueTooLarge } from "./executor/execution-signals.js";

@@ -1,4 +1,5 @@
-import type { IsolatedAgentReport, TranscriptEntry } from "@piw/engine";
+import type { IsolatedAgentReport } from "@piw/engine";
+import type { TranscriptEntry } from "@piw/protocol";
 
 /** The longest text one transcript entry keeps. */
 export const TRANSCRIPT_TEXT_MAX = 2_000;

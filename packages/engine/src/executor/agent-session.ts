@@ -1,10 +1,7 @@
-import type { JsonValue, RunOrigin, SafeError } from "@piw/protocol";
+import type { AgentSessionReport, JsonValue, RunOrigin, SafeError } from "@piw/protocol";
 import type { AgentSessionKind, IsolatedAgentOptions } from "../authoring/agent-options.js";
 import type { CompiledAgentNode } from "../compiler/compiled-workflow.js";
 import type { AgentEvent } from "./run-port.js";
-
-/** The effect type under which each isolated attempt's session record is saved with its visit. */
-export const AGENT_SESSION_EFFECT = "agent.session";
 
 /** Pi's read-only tools: what an isolated step gets when it names none. */
 export const READ_ONLY_TOOLS: readonly string[] = ["read", "grep", "find", "ls"];
@@ -24,26 +21,8 @@ export interface IsolatedStep {
   cwd: string;
 }
 
-/** One entry of a step's saved transcript; texts are cut to a bound. */
-export type TranscriptEntry =
-  | { role: "user"; text: string }
-  | { role: "assistant"; text: string }
-  | { role: "tool_call"; tool: string; arguments: string }
-  | { role: "tool_result"; tool: string; text: string; isError: boolean };
-
 /** What an isolated session cost and said: saved with its visit, shown by `piw status` and the viewer. */
-export interface IsolatedAgentReport {
-  /** `"<provider>/<model id>"`, or null when the session never chose one. */
-  model: string | null;
-  tokensIn: number;
-  tokensOut: number;
-  /** In the provider's currency units, when the model reports a price; else null. */
-  cost: number | null;
-  durationMs: number;
-  transcript: TranscriptEntry[];
-  /** Entries left out at the start to keep the transcript within its bound. */
-  transcriptOmitted: number;
-}
+export type IsolatedAgentReport = AgentSessionReport;
 
 /**
  * A live isolated session: the step contract drives it exactly as it drives the conversation.

@@ -1,8 +1,7 @@
-import { type JsonValue, visitMessageId } from "@piw/protocol";
+import { AGENT_SESSION_EFFECT, type JsonValue, visitMessageId } from "@piw/protocol";
 import type { CompiledAgentNode, NodeContext } from "../compiler/compiled-workflow.js";
 import { effectId, nodeVisitId } from "../identity/execution-identity.js";
 import {
-  AGENT_SESSION_EFFECT,
   type AgentPlacement,
   agentSessionFor,
   type IsolatedAgentSession,
