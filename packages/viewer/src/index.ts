@@ -1,3 +1,4 @@
+export { agentCostLines, agentSessions, stepTranscriptLines } from "./agent-session-lines.js";
 export { ANSWERED_BY_WORDS, answerExample, quotedExample } from "./answer-example.js";
 export { describeConflict } from "./conflict.js";
 export type { FlowEntry, MountManifest, MountView } from "./flow.js";

@@ -1,5 +1,5 @@
 import type { CliContext } from "../cli-context.js";
-import { agentCostLines, agentSessions, stepTranscriptLines } from "../agent-session-lines.js";
+import { agentCostLines, agentSessions, stepTranscriptLines } from "@piw/viewer";
 import { CliError } from "../cli-error.js";
 import { ExitCode } from "../exit-codes.js";
 import { HELP_OPTION, JSON_OPTION, parseCommandLine } from "../parse-command-line.js";

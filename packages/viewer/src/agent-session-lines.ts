@@ -5,7 +5,7 @@ import {
   type HistoryEffect,
   type RunHistory,
 } from "@piw/protocol";
-import { formatDuration } from "./render-run.js";
+import { formatDuration } from "./format.js";
 
 /** Each isolated attempt's saved session record, in order; a record that is still open has none. */
 export function agentSessions(
