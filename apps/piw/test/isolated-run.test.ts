@@ -1,4 +1,12 @@
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connectHost } from "@piw/client";
@@ -38,12 +46,24 @@ beforeAll(async () => {
           baseUrl: model.baseUrl,
           api: "openai-completions",
           apiKey: "fake-key",
-          models: [{ id: model.modelId, name: "Fake", reasoning: false, input: ["text"], contextWindow: 128_000, maxTokens: 4_096 }],
+          models: [
+            {
+              id: model.modelId,
+              name: "Fake",
+              reasoning: false,
+              input: ["text"],
+              contextWindow: 128_000,
+              maxTokens: 4_096,
+            },
+          ],
         },
       },
     }),
   );
-  writeFileSync(join(agentDir, "settings.json"), JSON.stringify({ defaultProvider: "fake", defaultModel: model.modelId }));
+  writeFileSync(
+    join(agentDir, "settings.json"),
+    JSON.stringify({ defaultProvider: "fake", defaultModel: model.modelId }),
+  );
   project = mkdtempSync(join(tmpdir(), "piw-review-"));
   writeFileSync(join(project, "README.md"), "# Widget\nThe widget spins. TODO: say how fast.\n");
   env = {
@@ -95,7 +115,9 @@ describe("piw run with an isolated agent step, from a shell", () => {
     "runs examples/review.workflow.ts to completion: the step reads a file in a read-only Pi session and submits",
     async () => {
       model.replyOnce((r) =>
-        lastMessageText(r).includes("Review the README") ? toolCall("read", { path: "README.md" }) : undefined,
+        lastMessageText(r).includes("Review the README")
+          ? toolCall("read", { path: "README.md" })
+          : undefined,
       );
       model.replyOnce((r) =>
         lastToolResultText(r)?.includes("The widget spins")
@@ -113,7 +135,13 @@ describe("piw run with an isolated agent step, from a shell", () => {
 
       const first = model.requests.find((r) => lastMessageText(r).includes("Review the README"));
       // Read-only by default, plus the step's submit tool; the author's system prompt was added.
-      expect(first?.tools.map((t) => t.function.name).sort()).toEqual(["find", "grep", "ls", "read", "workflow"]);
+      expect(first?.tools.map((t) => t.function.name).sort()).toEqual([
+        "find",
+        "grep",
+        "ls",
+        "read",
+        "workflow",
+      ]);
       expect(JSON.stringify(first?.messages[0])).toContain("You are a careful reviewer");
       // The prompt carries the shell step's output: the project's files.
       expect(lastMessageText(first as NonNullable<typeof first>)).toContain("README.md");
@@ -123,7 +151,10 @@ describe("piw run with an isolated agent step, from a shell", () => {
       expect(view.outcome).toBe("completed");
       const saved = await history(runId);
       const review = saved.steps.find((s) => s.path === "review");
-      expect(review?.output).toEqual({ verdict: "request_changes", findings: [{ file: "README.md", note: "say how fast" }] });
+      expect(review?.output).toEqual({
+        verdict: "request_changes",
+        findings: [{ file: "README.md", note: "say how fast" }],
+      });
       const session = saved.effects.filter((e) => e.effectType === "agent.session");
       expect(session).toHaveLength(1);
       expect(session[0]).toMatchObject({
@@ -167,12 +198,16 @@ describe("piw run with an isolated agent step, from a shell", () => {
           ? toolCall("workflow", { action: "submit", output: { verdict: "approve", findings: [] } })
           : undefined,
       );
-      const started = await piw(home, ["run", example("review"), "the changelog", "--detach"], { cwd: project, env });
+      const started = await piw(home, ["run", example("review"), "the changelog", "--detach"], {
+        cwd: project,
+        env,
+      });
       expect(started.code, started.stderr).toBe(0);
       const runId = runIdIn(started.stdout);
       // The model is streaming its first answer: the worker is mid-step.
       await model.waitForRequest(
-        (r) => lastMessageText(r).includes("Review the changelog") && lastMessageText(r).includes("attempt 1,"),
+        (r) =>
+          lastMessageText(r).includes("Review the changelog") && lastMessageText(r).includes("attempt 1,"),
         60_000,
       );
       const [worker, ...others] = workersIn(project);
@@ -199,7 +234,11 @@ describe("piw run with an isolated agent step, from a shell", () => {
       expect(view?.outcome).toBe("completed");
       const saved = await history(runId);
       const review = saved.steps.filter((s) => s.path === "review").at(-1);
-      expect(review).toMatchObject({ attempt: 2, status: "succeeded", output: { verdict: "approve", findings: [] } });
+      expect(review).toMatchObject({
+        attempt: 2,
+        status: "succeeded",
+        output: { verdict: "approve", findings: [] },
+      });
       // Each attempt had its own session record: the killed one stays reserved, the retry settled.
       const sessions = saved.effects
         .filter((e) => e.effectType === "agent.session")
@@ -209,7 +248,9 @@ describe("piw run with an isolated agent step, from a shell", () => {
         [1, "settled"],
       ]);
       // The killed session's model call was cut off: the model saw its client hang up.
-      const cut = model.requests.find((r) => lastMessageText(r).includes("attempt 1,") && lastMessageText(r).includes("changelog"));
+      const cut = model.requests.find(
+        (r) => lastMessageText(r).includes("attempt 1,") && lastMessageText(r).includes("changelog"),
+      );
       expect(cut?.outcome).toBe("client_closed");
       model.assertNoErrors();
     },

@@ -84,7 +84,9 @@ function submitTool(step: IsolatedStep, queue: AgentEventQueue): ToolDefinition 
 async function createSession(sdk: PiSdk, step: IsolatedStep, env: NodeJS.ProcessEnv, tool: ToolDefinition) {
   const agentDir = piAgentDir({ env });
   const { cwd } = step;
-  let pinned: { model: NonNullable<ReturnType<ModelRuntime["getModel"]>>; modelRuntime: ModelRuntime } | undefined;
+  let pinned:
+    | { model: NonNullable<ReturnType<ModelRuntime["getModel"]>>; modelRuntime: ModelRuntime }
+    | undefined;
   if (step.model !== undefined) {
     const modelRuntime = await sdk.ModelRuntime.create({
       authPath: join(agentDir, "auth.json"),
@@ -92,7 +94,11 @@ async function createSession(sdk: PiSdk, step: IsolatedStep, env: NodeJS.Process
     });
     const slash = step.model.indexOf("/");
     const model = modelRuntime.getModel(step.model.slice(0, slash), step.model.slice(slash + 1));
-    if (!model) return { ok: false as const, message: `model ${step.model} is not one Pi knows (check ${join(agentDir, "models.json")})` };
+    if (!model)
+      return {
+        ok: false as const,
+        message: `model ${step.model} is not one Pi knows (check ${join(agentDir, "models.json")})`,
+      };
     pinned = { model, modelRuntime };
   }
   // A focused session: the user's context files and skills, none of their extensions (piw's own
@@ -146,7 +152,8 @@ export function createPiAgentSessions(options: PiAgentSessionsOptions = {}): Iso
         // Pi's own error may quote settings or paths with secrets in them: say only where it failed.
         return refused(`The isolated Pi session of ${step.path} could not be created.`);
       }
-      if (!created.ok) return refused(`The isolated Pi session of ${step.path} could not start: ${created.message}.`);
+      if (!created.ok)
+        return refused(`The isolated Pi session of ${step.path} could not start: ${created.message}.`);
       return { ok: true, session: liveSession(step, created.session, queue, options) };
     },
   };

@@ -43,27 +43,41 @@ function entriesOf(message: unknown): TranscriptEntry[] {
       return entries;
     }
     case "toolResult":
-      return [{ role: "tool_result", tool: String(m.toolName), text: cut(textOf(m.content)), isError: m.isError === true }];
+      return [
+        {
+          role: "tool_result",
+          tool: String(m.toolName),
+          text: cut(textOf(m.content)),
+          isError: m.isError === true,
+        },
+      ];
     default:
       return [];
   }
 }
 
 /** The bounded transcript of a session's messages: the last TRANSCRIPT_ENTRIES_MAX entries. */
-export function boundedTranscript(messages: readonly unknown[]): Pick<IsolatedAgentReport, "transcript" | "transcriptOmitted"> {
+export function boundedTranscript(
+  messages: readonly unknown[],
+): Pick<IsolatedAgentReport, "transcript" | "transcriptOmitted"> {
   const all = messages.flatMap(entriesOf);
   const omitted = Math.max(0, all.length - TRANSCRIPT_ENTRIES_MAX);
   return { transcript: all.slice(omitted), transcriptOmitted: omitted };
 }
 
 /** Tokens and cost summed over the session's model replies. */
-export function usageOf(messages: readonly unknown[]): Pick<IsolatedAgentReport, "tokensIn" | "tokensOut" | "cost"> {
+export function usageOf(
+  messages: readonly unknown[],
+): Pick<IsolatedAgentReport, "tokensIn" | "tokensOut" | "cost"> {
   let tokensIn = 0;
   let tokensOut = 0;
   let cost = 0;
   let priced = false;
   for (const message of messages) {
-    const m = message as { role?: unknown; usage?: { input?: unknown; output?: unknown; cost?: { total?: unknown } } };
+    const m = message as {
+      role?: unknown;
+      usage?: { input?: unknown; output?: unknown; cost?: { total?: unknown } };
+    };
     if (m?.role !== "assistant" || !m.usage) continue;
     if (typeof m.usage.input === "number") tokensIn += m.usage.input;
     if (typeof m.usage.output === "number") tokensOut += m.usage.output;

@@ -64,7 +64,11 @@ beforeAll(async () => {
   mkdirSync(project);
   writeFileSync(join(project, "NOTES.md"), "The secret word is PELICAN.\n");
   // Pi's SDK reads these from the process: no network, no telemetry, no version check.
-  for (const [key, value] of Object.entries({ PI_OFFLINE: "1", PI_TELEMETRY: "0", PI_SKIP_VERSION_CHECK: "1" }))
+  for (const [key, value] of Object.entries({
+    PI_OFFLINE: "1",
+    PI_TELEMETRY: "0",
+    PI_SKIP_VERSION_CHECK: "1",
+  }))
     process.env[key] = value;
   env = { ...process.env, HOME: home, PI_CODING_AGENT_DIR: join(home, "agent") };
 });
@@ -105,7 +109,9 @@ function reportOf(state: { status: string; result?: { ok: boolean; value?: unkno
 describe("an isolated agent step in a real Pi SDK session", () => {
   it("reads a file with Pi's read tool, has an invalid submit corrected, and saves its cost and transcript", async () => {
     const marker = "ISO-READ-STEP";
-    model.replyOnce((r) => (lastMessageText(r).includes(marker) ? toolCall("read", { path: "NOTES.md" }) : undefined));
+    model.replyOnce((r) =>
+      lastMessageText(r).includes(marker) ? toolCall("read", { path: "NOTES.md" }) : undefined,
+    );
     model.replyOnce((r) =>
       lastToolResultText(r)?.includes("PELICAN")
         ? toolCall("workflow", { action: "submit", output: { word: 7 } })
@@ -119,7 +125,10 @@ describe("an isolated agent step in a real Pi SDK session", () => {
     const progress: string[] = [];
     const { outcome, records, port } = await run(
       isolatedRun({
-        review: agent({ prompt: `${marker}: read NOTES.md and submit the secret word.`, output: z.object({ word: z.string() }) }),
+        review: agent({
+          prompt: `${marker}: read NOTES.md and submit the secret word.`,
+          output: z.object({ word: z.string() }),
+        }),
       }),
       (line) => progress.push(line),
     );
@@ -129,12 +138,20 @@ describe("an isolated agent step in a real Pi SDK session", () => {
     expect(progress).toEqual(["tool read", "tool workflow", "tool workflow"]);
     // The session had only the read-only tools and its submit tool.
     const first = model.requests.find((r) => lastMessageText(r).includes(marker));
-    expect(first?.tools.map((t) => t.function.name).sort()).toEqual(["find", "grep", "ls", "read", "workflow"]);
+    expect(first?.tools.map((t) => t.function.name).sort()).toEqual([
+      "find",
+      "grep",
+      "ls",
+      "read",
+      "workflow",
+    ]);
     // The rejection named the field, in the same session, without the value.
     const rejection = model.requests.find((r) => lastToolResultText(r)?.includes("Output rejected"));
     expect(lastToolResultText(rejection as NonNullable<typeof rejection>)).toContain("word:");
     // Accepting ends the turn: no request after the accepted submit.
-    expect(model.requests.filter((r) => lastToolResultText(r)?.includes("Accepted: workflow step"))).toEqual([]);
+    expect(model.requests.filter((r) => lastToolResultText(r)?.includes("Accepted: workflow step"))).toEqual(
+      [],
+    );
 
     expect(records).toHaveLength(1);
     const report = reportOf(records[0] as never);
@@ -162,9 +179,13 @@ describe("an isolated agent step in a real Pi SDK session", () => {
     const marker = "ISO-NUDGE-STEP";
     model.replyOnce((r) => (lastMessageText(r).includes(marker) ? text("I think it is fine.") : undefined));
     model.replyOnce((r) =>
-      lastMessageText(r).includes("is still open") ? toolCall("workflow", { action: "submit", output: "ok" }) : undefined,
+      lastMessageText(r).includes("is still open")
+        ? toolCall("workflow", { action: "submit", output: "ok" })
+        : undefined,
     );
-    const { outcome } = await run(isolatedRun({ review: agent({ prompt: `${marker}: say ok.`, output: z.string() }) }));
+    const { outcome } = await run(
+      isolatedRun({ review: agent({ prompt: `${marker}: say ok.`, output: z.string() }) }),
+    );
     expect(outcome).toEqual({ kind: "completed", output: "ok" });
     const reminder = model.requests.find((r) => lastMessageText(r).includes("is still open"));
     // The reminder went to the same session: the first prompt is still in its context.
@@ -179,7 +200,9 @@ describe("an isolated agent step in a real Pi SDK session", () => {
       lastMessageText(r).includes(marker) ? text("x".repeat(600), { chunkSize: 1, delayMs: 100 }) : undefined,
     );
     const { outcome, port } = await run(
-      isolatedRun({ review: agent({ prompt: `${marker}: take your time.`, output: z.string(), timeoutMs: 1_500 }) }),
+      isolatedRun({
+        review: agent({ prompt: `${marker}: take your time.`, output: z.string(), timeoutMs: 1_500 }),
+      }),
     );
     expect(outcome).toMatchObject({
       kind: "timed_out",

@@ -37,10 +37,14 @@ export function agentCostLines(history: RunHistory): string[] {
   for (const { effect, report } of sessions) {
     const where = `  ${effect.path} #${effect.visit}.${effect.ordinal + 1}`;
     if (report === null) {
-      lines.push(`${where}  ${effect.status === "reserved" ? "no record (still running, or its worker stopped)" : "failed to start"}`);
+      lines.push(
+        `${where}  ${effect.status === "reserved" ? "no record (still running, or its worker stopped)" : "failed to start"}`,
+      );
       continue;
     }
-    lines.push(`${where}  ${report.model ?? "no model"}  ${usageWords(report)}  ${formatDuration(report.durationMs)}`);
+    lines.push(
+      `${where}  ${report.model ?? "no model"}  ${usageWords(report)}  ${formatDuration(report.durationMs)}`,
+    );
     total.tokensIn += report.tokensIn;
     total.tokensOut += report.tokensOut;
     if (report.cost !== null) total.cost = (total.cost ?? 0) + report.cost;
@@ -60,7 +64,9 @@ export function stepTranscriptLines(history: RunHistory, path: string): string[]
       lines.push("  (no record: the session did not finish)");
       continue;
     }
-    lines.push(`  ${report.model ?? "no model"}  ${usageWords(report)}  ${formatDuration(report.durationMs)}`);
+    lines.push(
+      `  ${report.model ?? "no model"}  ${usageWords(report)}  ${formatDuration(report.durationMs)}`,
+    );
     if (report.transcriptOmitted > 0) lines.push(`  … ${report.transcriptOmitted} earlier entries left out`);
     for (const entry of report.transcript) {
       switch (entry.role) {

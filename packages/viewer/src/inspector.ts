@@ -112,7 +112,12 @@ export function renderInspector(
     for (const line of transcript.slice(0, maxPromptLines * 4))
       for (const part of wrapTextWithAnsi(line, width - 2)) push(part);
     if (transcript.length > maxPromptLines * 4)
-      push(theme("dim", `  ${g.ellipsis} ${transcript.length - maxPromptLines * 4} more lines (piw status --step)`));
+      push(
+        theme(
+          "dim",
+          `  ${g.ellipsis} ${transcript.length - maxPromptLines * 4} more lines (piw status --step)`,
+        ),
+      );
   }
   const effects = history.effects.filter(
     (effect) => effect.path === path && effect.effectType !== AGENT_SESSION_EFFECT,

@@ -22,7 +22,8 @@ export async function statusCommand(ctx: CliContext, args: string[]): Promise<Ex
   if (view === null) throw new CliError(`no run ${runId}`);
   if (values.step !== undefined) {
     const step = values.step;
-    if (!view.nodes.some((node) => node.path === step)) throw new CliError(`run ${runId} has no step ${step}`);
+    if (!view.nodes.some((node) => node.path === step))
+      throw new CliError(`run ${runId} has no step ${step}`);
     const history = await host.call("runs.history", { runId });
     if (history === null) throw new CliError(`no run ${runId}`);
     if (values.json) ctx.printJson(agentSessions(history, step));

@@ -30,7 +30,8 @@ export function agentPlacementOf(
     else problem('model must be "<provider>/<model id>"');
   }
   if (f.thinking !== undefined) {
-    if (THINKING_LEVELS.includes(f.thinking as AgentThinking)) isolated.thinking = f.thinking as AgentThinking;
+    if (THINKING_LEVELS.includes(f.thinking as AgentThinking))
+      isolated.thinking = f.thinking as AgentThinking;
     else problem(`thinking must be one of ${THINKING_LEVELS.join(", ")}`);
   }
   if (f.tools !== undefined) {
@@ -47,7 +48,8 @@ export function agentPlacementOf(
   }
   if (session === "conversation") {
     for (const field of ISOLATED_FIELDS) {
-      if (f[field] !== undefined) problem(`${field} applies only to an isolated session (session: "isolated")`);
+      if (f[field] !== undefined)
+        problem(`${field} applies only to an isolated session (session: "isolated")`);
     }
   }
   return { session, isolated };

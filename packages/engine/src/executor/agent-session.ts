@@ -37,7 +37,9 @@ export interface IsolatedAgentSession {
 
 /** Opens isolated sessions; the worker supplies one backed by Pi's SDK (`@piw/pi-agent`). */
 export interface IsolatedAgentSessions {
-  open(step: IsolatedStep): Promise<{ ok: true; session: IsolatedAgentSession } | { ok: false; error: SafeError }>;
+  open(
+    step: IsolatedStep,
+  ): Promise<{ ok: true; session: IsolatedAgentSession } | { ok: false; error: SafeError }>;
 }
 
 /** Where a run's agent steps may run: who started it, its directory and how to open isolated sessions. */

@@ -136,7 +136,11 @@ async function openIsolated(
   };
 }
 
-export async function runAgent(run: AgentStepRun, node: CompiledAgentNode, ctx: NodeContext): Promise<unknown> {
+export async function runAgent(
+  run: AgentStepRun,
+  node: CompiledAgentNode,
+  ctx: NodeContext,
+): Promise<unknown> {
   const kind = run.agents ? agentSessionFor(node, run.agents.origin) : "conversation";
   if (kind === "conversation") return stepLoop(run, node, ctx, conversationChannel(run, node));
   const isolated = await openIsolated(run, node, run.agents as AgentPlacement);
