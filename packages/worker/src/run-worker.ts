@@ -1,5 +1,5 @@
-import { acceptRunCommand, executeRun, toSafeError } from "@piw/engine";
-import { createPiAgentSessions } from "@piw/pi-agent";
+import { acceptRunCommand, agentSessionFor, executeRun, toSafeError } from "@piw/engine";
+import { createPiAgentSessions, loadPiSdk } from "@piw/pi-agent";
 import type { WorkerExit } from "@piw/protocol";
 import { type CrashHook, CrashingPort } from "./crash-hook.js";
 import { type HostPeer, HostRunPort } from "./host-run-port.js";
@@ -90,6 +90,12 @@ export class WorkerRun {
     }
 
     this.phase = "execute";
+    // Pi's SDK takes a while to load: start it now, beside the run's first nodes, if a step needs it.
+    const origin = assignment.run.origin;
+    const isolated = [...accepted.workflow.nodes.values()].some(
+      (node) => node.kind === "agent" && agentSessionFor(node, origin) === "isolated",
+    );
+    if (isolated) loadPiSdk().catch(() => undefined);
     const outcome = await executeRun({
       workflow: accepted.workflow,
       port,

@@ -67,7 +67,9 @@ writeFileSync(
 Object.assign(process.env, { PI_OFFLINE: "1", PI_TELEMETRY: "0", PI_SKIP_VERSION_CHECK: "1" });
 const env = { ...process.env, HOME: home, PI_CODING_AGENT_DIR: agentDir };
 
+const loadStart = performance.now();
 const sdk = await loadPiSdk(env);
+const sdkLoadMs = performance.now() - loadStart;
 const TOOLS = ["read", "grep", "find", "ls"];
 
 async function bare(): Promise<void> {
@@ -153,6 +155,7 @@ for (const [what, med, high] of rows) console.log(`| ${what} | ${med.toFixed(1)}
 console.log(
   `ratio ${(s / b).toFixed(2)}x, added ${(s - b).toFixed(1)} ms per step (goal <= 1.3x and <= 150 ms)`,
 );
+console.log(`loading Pi's SDK (once per worker, on its first isolated step): ${sdkLoadMs.toFixed(0)} ms`);
 console.log(
   `peak RSS during isolated steps: ${(peakRss / 2 ** 20).toFixed(0)} MiB (this process: engine + pi-agent + Pi SDK, as in a worker)`,
 );
