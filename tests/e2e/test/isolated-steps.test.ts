@@ -35,11 +35,17 @@ describe("a Pi-started run that mixes conversation and isolated agent steps", ()
     world = await startPiwWorld({ workflows: { mixed: MIXED } });
     const { model, pi } = world;
     model.reply(
-      whenLastMessageContains("please plan", toolCall("workflow", { action: "start", workflow: "mixed", task: "t" })),
+      whenLastMessageContains(
+        "please plan",
+        toolCall("workflow", { action: "start", workflow: "mixed", task: "t" }),
+      ),
     );
     model.reply(whenLastMessageContains("queued (run", text("Queued.")));
     model.reply(
-      whenLastMessageContains("PLAN-STEP", toolCall("workflow", { action: "submit", output: { steps: ["a"] } })),
+      whenLastMessageContains(
+        "PLAN-STEP",
+        toolCall("workflow", { action: "submit", output: { steps: ["a"] } }),
+      ),
     );
     model.reply(whenLastMessageContains("Accepted: workflow step plan", text("Plan submitted.")));
     model.reply(
@@ -62,7 +68,13 @@ describe("a Pi-started run that mixes conversation and isolated agent steps", ()
     expect(JSON.stringify(check?.messages)).not.toContain("please plan");
     expect(JSON.stringify(check?.messages)).not.toContain("PLAN-STEP");
     // Pi's read-only tools and the session's own submit tool; not the conversation's tools.
-    expect(check?.tools.map((t) => t.function.name).sort()).toEqual(["find", "grep", "ls", "read", "workflow"]);
+    expect(check?.tools.map((t) => t.function.name).sort()).toEqual([
+      "find",
+      "grep",
+      "ls",
+      "read",
+      "workflow",
+    ]);
     // Only the conversation step was delivered to the Pi session.
     const prompts = (await piwMessages(pi)).filter((m) => m.details.kind === "step_prompt");
     expect(prompts).toHaveLength(1);
