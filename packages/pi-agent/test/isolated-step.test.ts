@@ -212,11 +212,9 @@ describe("an isolated agent step in a real Pi SDK session", () => {
     const slow = await model.waitForRequest((r) => lastMessageText(r).includes(marker));
     // The session hung up on the model: the fake saw its client close mid-stream.
     await expect.poll(() => slow.outcome, { timeout: 10_000 }).toBe("client_closed");
-    // The aborted session's record is still saved, with the request it was cut off in.
-    await expect.poll(() => [...port.effects.values()][0]?.state.status, { timeout: 5_000 }).toBe("settled");
-    const report = reportOf([...port.effects.values()][0]?.state as never);
-    expect(report.transcript[0]).toMatchObject({ role: "user" });
-    expect(report.durationMs).toBeGreaterThanOrEqual(1_000);
+    // The visit ended before the aborted session was closed: its record stays reserved, with no
+    // figures (the run's fence refuses a late write), as docs/workflows.md says.
+    expect([...port.effects.values()].map((e) => e.state.status)).toEqual(["reserved"]);
   }, 60_000);
 
   it("fails the step with a clear message when the pinned model is not one Pi knows", async () => {
