@@ -101,10 +101,21 @@ module.exports = {
       name: "pi-agent-only-in-extension",
       severity: "error",
       comment:
-        "Only packages/extension talks to Pi (pi-coding-agent, pi-ai, pi-agent-core), so the rest of piw runs " +
-        "without Pi loaded. Put the Pi-facing code in packages/extension and hand the rest plain piw types.",
-      from: { pathNot: "^packages/extension/" },
+        "Only packages/extension (Pi's own process) and packages/pi-agent (isolated agent steps in Pi SDK " +
+        "sessions, for the worker) talk to Pi (pi-coding-agent, pi-ai, pi-agent-core), so the rest of piw " +
+        "runs without Pi loaded. Put Pi-facing code in one of those two and hand the rest plain piw types.",
+      from: { pathNot: "^packages/(extension|pi-agent)/" },
       to: { path: piAgentPackages },
+    },
+    {
+      name: "pi-agent-only-from-worker",
+      severity: "error",
+      comment:
+        "packages/pi-agent opens Pi SDK sessions, which run a model with tools: only the worker (one run " +
+        "command, workflow code already loaded) may do that. The host, store and engine never load Pi; the " +
+        "engine drives a session only through its IsolatedAgentSessions interface, which the worker fills.",
+      from: { path: "^(packages|apps)/", pathNot: "^(packages/(worker|pi-agent)|apps/worker)/" },
+      to: { path: workspacePackages("pi-agent") },
     },
     {
       name: "pi-tui-only-in-viewer-or-extension",

@@ -45,8 +45,9 @@ export const COMMAND_USAGE = {
 
 Start a workflow and follow it. <name> is looked up in ./.pi/workflows/, then
 ${USER_WORKFLOWS}/ (Pi's agent folder), then the built-ins; a path names a <name>.workflow.ts file.
-Before anything is saved the workflow is compiled and the input checked; workflows with agent
-steps need a Pi session and are refused here.
+Before anything is saved the workflow is compiled and the input checked. Agent steps run in
+isolated Pi sessions with your Pi settings, models and credentials; a step pinned to the Pi
+conversation (session: "conversation") is refused here.
 
 Input: task words become {"task": "<the words>"}; --input-json gives the whole input instead.
 
@@ -85,10 +86,12 @@ Options:
 
   status: `Usage: piw status <runId> [options]
 
-Show a run: its status, every node, why it is parked (recovery reason) and its error.
+Show a run: its status, every node, why it is parked (recovery reason) and its error, and
+what its isolated agent steps cost (model, tokens, cost, duration), per step and in total.
 
 Options:
-  --json       the run's view as JSON
+  --json         the run's view as JSON
+  --step <path>  the saved transcript of an isolated agent step (with --json: its session records)
   -h, --help`,
 
   cancel: `Usage: piw cancel <runId>

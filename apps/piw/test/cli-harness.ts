@@ -59,6 +59,17 @@ export default defineWorkflow({
   edges: { prepare: { to: "fail" }, fail: { to: "done" } },
 });
 `,
+  chat: `import { agent, defineWorkflow } from "piw";
+import { z } from "zod";
+
+/** An agent step pinned to the Pi conversation: a shell has none to run it in. */
+export default defineWorkflow({
+  name: "chat",
+  startAt: "ask",
+  nodes: { ask: agent({ session: "conversation", prompt: "Say hi.", output: z.string() }) },
+  edges: { ask: { to: "done" } },
+});
+`,
 };
 
 /** A project folder whose `.pi/workflows/` holds the test workflows. */

@@ -38,12 +38,14 @@ describe("piw preflight: nothing is recorded when it fails", () => {
   };
 
   it(
-    "refuses a workflow with agent steps without starting a host",
+    "refuses a workflow with an agent step pinned to the Pi conversation without starting a host",
     async () => {
-      const result = await piw(home, ["run", example("review-loop"), "notes on piw"]);
+      const project = makeProject();
+      const result = await piw(home, ["run", "chat"], { cwd: project });
+      rmSync(project, { recursive: true, force: true });
       expect(result.code).toBe(64);
       expect(result.stderr).toContain(
-        "agent steps need a Pi session; start it from Pi with /workflow review-loop",
+        "workflow chat has agent steps that run in the Pi conversation (ask): start it from Pi with /workflow chat",
       );
       expect(result.stderr).not.toMatch(/\n\s+at /);
       nothingRecorded();

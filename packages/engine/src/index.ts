@@ -1,3 +1,4 @@
+export type { AgentSessionKind, AgentThinking, IsolatedAgentOptions } from "./authoring/agent-options.js";
 export type {
   ActionNode,
   AgentNode,
@@ -87,12 +88,20 @@ export { RoutingError, ScopeInputError } from "./compiler/runtime-errors.js";
 export type { AcceptCommandOptions, CommandAcceptance, WorkflowLoad } from "./executor/accept-command.js";
 export { acceptRunCommand } from "./executor/accept-command.js";
 export { AgentEventQueue } from "./executor/agent-event-queue.js";
+export type {
+  AgentPlacement,
+  IsolatedAgentReport,
+  IsolatedAgentSession,
+  IsolatedAgentSessions,
+  IsolatedStep,
+} from "./executor/agent-session.js";
+export { agentSessionFor, READ_ONLY_TOOLS } from "./executor/agent-session.js";
 export type { ExecuteOptions, ExecutionOutcome } from "./executor/execute-command.js";
 export { executeRun } from "./executor/execute-command.js";
 export { ValueTooLarge } from "./executor/execution-signals.js";
 export type { MemoryRunOptions } from "./executor/memory-port.js";
 export { MemoryRunPort } from "./executor/memory-port.js";
-export { MAX_AGENT_NUDGES, MAX_LOST_AGENT_TURNS } from "./executor/node-runner.js";
+export { MAX_AGENT_NUDGES, MAX_LOST_AGENT_TURNS } from "./executor/agent-step.js";
 export type { AgentEvent, RunPort, SubmissionVerdict } from "./executor/run-port.js";
 export type { DebugLog, FailureSite, SafeFailure } from "./executor/safe-failure.js";
 export { toSafeError } from "./executor/safe-failure.js";

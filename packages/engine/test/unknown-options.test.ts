@@ -40,7 +40,21 @@ function problemsOf(definition: WorkflowDefinition): CompileProblem[] {
 const NODES: Record<WorkflowNode["kind"], { node: WorkflowNode; options: string[] }> = {
   agent: {
     node: agent({ prompt: "p", output: z.string() }),
-    options: ["title", "prompt", "output", "validate", "timeoutMs", "statusDetail", "retry"],
+    options: [
+      "title",
+      "prompt",
+      "output",
+      "validate",
+      "timeoutMs",
+      "statusDetail",
+      "retry",
+      "session",
+      "model",
+      "thinking",
+      "tools",
+      "systemPrompt",
+      "cwd",
+    ],
   },
   compute: { node: compute({ run: () => 1 }), options: ["title", "run"] },
   action: { node: action({ run: () => 1 }), options: ["title", "run", "timeoutMs", "retry"] },
@@ -163,5 +177,49 @@ describe("options a workflow, include or edge does not take", () => {
       { path: "b", message: expect.stringContaining('an edge has no option "label"') },
       { path: "d", message: expect.stringContaining('a decision edge has no option "default"') },
     ]);
+  });
+});
+
+describe("where an agent step runs", () => {
+  it("checks session and the isolated session's options, and refuses them on a conversation step", () => {
+    const base = agent({ prompt: "p", output: z.string() });
+    expect(
+      problemsOf(
+        workflowWith({
+          ...base,
+          session: "elsewhere",
+          model: "no-slash",
+          thinking: "lots",
+          tools: ["read", 3],
+          systemPrompt: 7,
+          cwd: "",
+        } as unknown as WorkflowNode),
+      ).map((p) => p.message),
+    ).toEqual([
+      'session must be "conversation" or "isolated"',
+      'model must be "<provider>/<model id>"',
+      "thinking must be one of off, minimal, low, medium, high, xhigh",
+      "tools must be an array of Pi tool names",
+      "systemPrompt must be a string",
+      "cwd must be a non-empty string",
+    ]);
+    expect(
+      problemsOf(workflowWith({ ...base, session: "conversation", tools: ["read"] } as WorkflowNode)),
+    ).toEqual([{ path: "x", message: 'tools applies only to an isolated session (session: "isolated")' }]);
+    const isolated = agent({
+      prompt: "p",
+      output: z.string(),
+      session: "isolated",
+      model: "fake/fake-model",
+      thinking: "low",
+      tools: ["read", "grep"],
+      systemPrompt: "Be brief.",
+      cwd: "/tmp",
+    });
+    const compiled = compileWorkflow(workflowWith(isolated)).nodes.get("x");
+    expect(compiled).toMatchObject({
+      session: "isolated",
+      isolated: { model: "fake/fake-model", thinking: "low", tools: ["read", "grep"], cwd: "/tmp" },
+    });
   });
 });

@@ -1,3 +1,5 @@
+export type { AgentSessionReport, TranscriptEntry } from "./agent-session.js";
+export { AGENT_SESSION_EFFECT, agentSessionReportSchema, transcriptEntrySchema } from "./agent-session.js";
 export type { AnswerCheck, AnsweredBy, Answerer, AnswerVerdict } from "./answer-check.js";
 export {
   ANSWER_SCHEMA_MAX_BYTES,

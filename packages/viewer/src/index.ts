@@ -1,3 +1,4 @@
+export { agentCostLines, agentSessions, stepTranscriptLines } from "./agent-session-lines.js";
 export { ANSWERED_BY_WORDS, answerExample, quotedExample } from "./answer-example.js";
 export { clockWords, formatDueTime, recoveryWords } from "./clock-words.js";
 export { describeConflict } from "./conflict.js";

@@ -1,5 +1,6 @@
 import { wrapTextWithAnsi } from "@earendil-works/pi-tui";
-import type { RunHistory, RunView } from "@piw/protocol";
+import { AGENT_SESSION_EFFECT, type RunHistory, type RunView } from "@piw/protocol";
+import { stepTranscriptLines } from "./agent-session-lines.js";
 import { ANSWERED_BY_WORDS, quotedExample } from "./answer-example.js";
 import { formatDuration } from "./format.js";
 import { detectGlyphs, type Glyphs } from "./glyphs.js";
@@ -103,7 +104,24 @@ export function renderInspector(
       for (const line of jsonLines(step.output)) pushJson("  ", line);
     }
   }
-  const effects = history.effects.filter((effect) => effect.path === path);
+  // An isolated agent step's session records: what it cost and its transcript, not raw JSON.
+  if (history.effects.some((e) => e.path === path && e.effectType === AGENT_SESSION_EFFECT)) {
+    push("");
+    heading("isolated session");
+    const transcript = stepTranscriptLines(history, path);
+    for (const line of transcript.slice(0, maxPromptLines * 4))
+      for (const part of wrapTextWithAnsi(line, width - 2)) push(part);
+    if (transcript.length > maxPromptLines * 4)
+      push(
+        theme(
+          "dim",
+          `  ${g.ellipsis} ${transcript.length - maxPromptLines * 4} more lines (piw status --step)`,
+        ),
+      );
+  }
+  const effects = history.effects.filter(
+    (effect) => effect.path === path && effect.effectType !== AGENT_SESSION_EFFECT,
+  );
   if (effects.length > 0) {
     push("");
     heading("effects");

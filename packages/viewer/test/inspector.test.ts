@@ -170,3 +170,64 @@ describe("renderRunTable", () => {
     ]);
   });
 });
+
+describe("renderInspector of an isolated agent step", () => {
+  const view = withNode(runViewOf(chainManifest(3)), "n1", {
+    state: "succeeded",
+    visits: 1,
+    attempt: 2,
+    startedAt: 0,
+    finishedAt: 3_000,
+  });
+  const session = (ordinal: number, status: "reserved" | "settled", result: unknown) => ({
+    effectId: `run_01/n1#1/agent.session/${ordinal}`,
+    path: "n1",
+    visit: 1,
+    effectType: "agent.session",
+    ordinal,
+    mode: "idempotent" as const,
+    status,
+    request: { attempt: ordinal + 1 },
+    result: result as never,
+    errorCode: null,
+    error: null,
+    reservedAt: 0,
+    settledAt: status === "settled" ? 3_000 : null,
+  });
+  const history = historyOf("run_01", [event({ type: "run.queued", data: { command: "start" } })], {
+    effects: [
+      session(0, "reserved", null),
+      session(1, "settled", {
+        model: "fake/fake-model",
+        tokensIn: 30,
+        tokensOut: 15,
+        cost: 0.0012,
+        durationMs: 2_500,
+        transcript: [
+          { role: "user", text: "Review it." },
+          { role: "tool_call", tool: "read", arguments: '{"path":"README.md"}' },
+          { role: "tool_result", tool: "read", text: "# Widget", isError: false },
+          { role: "tool_call", tool: "workflow", arguments: '{"action":"submit","output":1}' },
+        ],
+        transcriptOmitted: 0,
+      }),
+    ],
+  });
+
+  it("shows each attempt's model, tokens, cost and transcript instead of the raw record", () => {
+    const lines = renderInspector(view, history, "n1", { width: 100 });
+    const at = lines.indexOf("isolated session");
+    expect(at).toBeGreaterThan(0);
+    expect(lines.slice(at + 1, at + 9)).toEqual([
+      "n1 visit 1, attempt 1",
+      "  (no record: the session did not finish)",
+      "n1 visit 1, attempt 2",
+      "  fake/fake-model  30 in / 15 out tokens, cost 0.0012  2.5s",
+      "  user: Review it.",
+      '  → read {"path":"README.md"}',
+      "  ← read: # Widget",
+      '  → workflow {"action":"submit","output":1}',
+    ]);
+    expect(lines).not.toContain("effects");
+  });
+});

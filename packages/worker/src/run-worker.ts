@@ -1,4 +1,5 @@
-import { acceptRunCommand, executeRun, toSafeError } from "@piw/engine";
+import { acceptRunCommand, agentSessionFor, executeRun, toSafeError } from "@piw/engine";
+import { createPiAgentSessions, loadPiSdk } from "@piw/pi-agent";
 import type { WorkerExit } from "@piw/protocol";
 import { type CrashHook, CrashingPort } from "./crash-hook.js";
 import { type HostPeer, HostRunPort } from "./host-run-port.js";
@@ -93,11 +94,25 @@ export class WorkerRun {
     }
 
     this.phase = "execute";
+    // Pi's SDK takes a while to load: start it now, beside the run's first nodes, if a step needs it.
+    const origin = assignment.run.origin;
+    const isolated = [...accepted.workflow.nodes.values()].some(
+      (node) => node.kind === "agent" && agentSessionFor(node, origin) === "isolated",
+    );
+    if (isolated) loadPiSdk().catch(() => undefined);
     const outcome = await executeRun({
       workflow: accepted.workflow,
       port,
       signal,
       debug: this.options.debug,
+      // Isolated agent steps run in Pi SDK sessions this process owns (Pi loads on the first one).
+      agents: {
+        origin: assignment.run.origin,
+        workingDir: assignment.run.workingDir,
+        isolated: createPiAgentSessions({
+          onProgress: (step, line) => this.options.log(`run ${command.runId}: ${step.path}: ${line}`),
+        }),
+      },
       // The host keeps these so it can kill a command this process leaves behind if it dies.
       onProcessGroup: (pgid, alive) => {
         peer.call("worker.processGroup", { pgid, alive }).catch(() => {

@@ -1,4 +1,5 @@
 import type { CliContext } from "../cli-context.js";
+import { agentCostLines, agentSessions, stepTranscriptLines } from "@piw/viewer";
 import { CliError } from "../cli-error.js";
 import { ExitCode } from "../exit-codes.js";
 import { HELP_OPTION, JSON_OPTION, parseCommandLine } from "../parse-command-line.js";
@@ -6,7 +7,7 @@ import { renderRunStatus } from "../render-run.js";
 import { COMMAND_USAGE } from "../usage.js";
 import { runIdArgument } from "./run-arguments.js";
 
-const STATUS_OPTIONS = { ...HELP_OPTION, ...JSON_OPTION } as const;
+const STATUS_OPTIONS = { ...HELP_OPTION, ...JSON_OPTION, step: { type: "string" } } as const;
 
 /** `piw status <runId>`. */
 export async function statusCommand(ctx: CliContext, args: string[]): Promise<ExitCode> {
@@ -19,7 +20,24 @@ export async function statusCommand(ctx: CliContext, args: string[]): Promise<Ex
   const host = await ctx.host();
   const view = await host.call("runs.get", { runId });
   if (view === null) throw new CliError(`no run ${runId}`);
+  if (values.step !== undefined) {
+    const step = values.step;
+    if (!view.nodes.some((node) => node.path === step))
+      throw new CliError(`run ${runId} has no step ${step}`);
+    const history = await host.call("runs.history", { runId });
+    if (history === null) throw new CliError(`no run ${runId}`);
+    if (values.json) ctx.printJson(agentSessions(history, step));
+    else for (const line of stepTranscriptLines(history, step)) ctx.print(line);
+    return ExitCode.ok;
+  }
   if (values.json) ctx.printJson(view);
-  else for (const line of renderRunStatus(view, ctx.style)) ctx.print(line);
+  else {
+    for (const line of renderRunStatus(view, ctx.style)) ctx.print(line);
+    // What isolated agent steps cost; only a run with agent steps is asked for its history.
+    const history = view.nodes.some((node) => node.kind === "agent")
+      ? await host.call("runs.history", { runId })
+      : null;
+    for (const line of history ? agentCostLines(history) : []) ctx.print(line);
+  }
   return ExitCode.ok;
 }

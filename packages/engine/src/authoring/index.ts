@@ -1,3 +1,4 @@
+export type { AgentSessionKind, AgentThinking, IsolatedAgentOptions } from "./agent-options.js";
 // The authoring API. Workflow files import it as "piw"; the loader maps that name to this module.
 
 export type {

@@ -1,6 +1,7 @@
 import type { AnsweredBy } from "@piw/protocol";
 import type { ZodType, z } from "zod";
 import type { ActionContext, NodeContext, ShellReport } from "../compiler/compiled-workflow.js";
+import type { AgentSessionKind, IsolatedAgentOptions } from "./agent-options.js";
 import type { RetryPolicy, WaitOptions, WaitOutput } from "./clock-specs.js";
 
 export type { ShellReport } from "../compiler/compiled-workflow.js";
@@ -31,7 +32,7 @@ interface NodeBase<O> {
   readonly [outputType]?: O;
 }
 
-export interface AgentNode<I = unknown, O = unknown> extends NodeBase<O> {
+export interface AgentNode<I = unknown, O = unknown> extends NodeBase<O>, IsolatedAgentOptions {
   readonly kind: "agent";
   readonly prompt: NodeText<I>;
   readonly output: ZodType<O>;
@@ -39,6 +40,8 @@ export interface AgentNode<I = unknown, O = unknown> extends NodeBase<O> {
   readonly timeoutMs?: TimeoutOption<I>;
   readonly statusDetail?: NodeText<I>;
   readonly retry?: RetryPolicy;
+  /** Default: `"conversation"` for a run started from Pi, `"isolated"` for any other run. */
+  readonly session?: AgentSessionKind;
 }
 
 export interface ComputeNode<I = unknown, O = unknown> extends NodeBase<O> {
@@ -110,7 +113,8 @@ interface TitleOption {
   title?: string;
 }
 
-export interface AgentOptions<I, S extends ZodType> extends TitleOption {
+export interface AgentOptions<I, S extends ZodType> extends TitleOption, IsolatedAgentOptions {
+  session?: AgentSessionKind;
   prompt: NodeText<I>;
   output: S;
   validate?: (output: z.output<S>, ctx: NodeContext<I>) => string | undefined;
@@ -119,7 +123,10 @@ export interface AgentOptions<I, S extends ZodType> extends TitleOption {
   retry?: RetryPolicy;
 }
 
-/** A step the model completes in the user's Pi conversation by submitting `output`. */
+/**
+ * A step the model completes by submitting `output`: in the user's Pi conversation, or in a fresh
+ * isolated Pi session (`session: "isolated"`, the default for runs not started from Pi).
+ */
 export function agent<I = unknown, S extends ZodType = ZodType>(
   options: AgentOptions<I, S>,
 ): AgentNode<I, z.output<S>> {

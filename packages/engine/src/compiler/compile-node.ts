@@ -5,6 +5,7 @@ import { answerCheckOf } from "./answer-check-of.js";
 import type { CompileProblem } from "./compile-error.js";
 import type { CompiledNode, NodeContext, ShellCommand } from "./compiled-workflow.js";
 import { type JsonSchema, jsonSchemaOf } from "./json-schema-of.js";
+import { agentPlacementOf } from "./agent-placement.js";
 import { compileTimeout, type TimedNodeKind } from "./deadlines.js";
 import { fieldName, unknownFields } from "./known-fields.js";
 import { type CompiledRetry, compileRetry } from "./retry-policy.js";
@@ -163,7 +164,22 @@ type FieldsOf<K extends NodeKindName> = readonly (keyof Extract<WorkflowNode, { 
  * is a compile problem instead.
  */
 const NODE_FIELDS: { [K in NodeKindName]: FieldsOf<K> } = {
-  agent: ["kind", "title", "prompt", "output", "validate", "timeoutMs", "statusDetail", "retry"],
+  agent: [
+    "kind",
+    "title",
+    "prompt",
+    "output",
+    "validate",
+    "timeoutMs",
+    "statusDetail",
+    "retry",
+    "session",
+    "model",
+    "thinking",
+    "tools",
+    "systemPrompt",
+    "cwd",
+  ],
   compute: ["kind", "title", "run"],
   action: ["kind", "title", "run", "timeoutMs", "retry"],
   shell: ["kind", "title", "exec", "parse", "okExitCodes", "cwd", "env", "timeoutMs", "retry"],
@@ -239,6 +255,7 @@ function buildNode(
       const statusDetail = optionalTextFn(f.statusDetail, "statusDetail", problem);
       const outputSchema = jsonSchemaFor(output, "output", problem);
       const retry = compileRetry(f.retry, defaults.retry, problem);
+      const placement = agentPlacementOf(f, problem);
       if (
         prompt === undefined ||
         output === undefined ||
@@ -248,7 +265,18 @@ function buildNode(
       ) {
         return undefined;
       }
-      return { kind: "agent", ...base, prompt, output, outputSchema, validate, timeout, statusDetail, retry };
+      return {
+        kind: "agent",
+        ...base,
+        prompt,
+        output,
+        outputSchema,
+        validate,
+        timeout,
+        statusDetail,
+        retry,
+        ...placement,
+      };
     }
     case "compute": {
       const run = requireFunction<(ctx: never) => unknown>(f.run, "run", problem);

@@ -1,5 +1,6 @@
 import type { AnswerCheck, AnsweredBy, ModelNotices } from "@piw/protocol";
 import type { ZodType } from "zod";
+import type { AgentSessionKind, IsolatedAgentOptions } from "../authoring/agent-options.js";
 import type { NodeTimeout } from "./deadlines.js";
 import type { CompiledRetry } from "./retry-policy.js";
 import type { GraphManifest } from "./graph-manifest.js";
@@ -126,6 +127,10 @@ export interface CompiledAgentNode extends CompiledNodeBase {
   timeout: NodeTimeout;
   statusDetail?(ctx: NodeContext): string;
   retry: CompiledRetry | null;
+  /** Where the step runs; `"default"` lets the run's origin decide (`agentSessionFor`). */
+  session: AgentSessionKind | "default";
+  /** The options of an isolated session, as written (checked); empty for a conversation step. */
+  isolated: IsolatedAgentOptions;
 }
 
 export interface CompiledDecisionNode extends CompiledNodeBase {

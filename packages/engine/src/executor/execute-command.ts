@@ -6,6 +6,7 @@ import {
   type Transition,
 } from "@piw/protocol";
 import type { CompiledWorkflow } from "../compiler/compiled-workflow.js";
+import type { AgentPlacement } from "./agent-session.js";
 import { describeIssues } from "../compiler/schema-issues.js";
 import { expectSaved, FenceLost, NodeFailure, RunParked, ValueTooLarge } from "./execution-signals.js";
 import { nodeContextFor, runNode, tooLarge } from "./node-runner.js";
@@ -38,6 +39,8 @@ export interface ExecuteOptions {
   onProcessGroup?: (pgid: number, alive: boolean) => void;
   /** Where the raw text of what workflow code threw goes (the worker's stderr); saved errors never carry it. */
   debug?: DebugLog;
+  /** Where agent steps may run (the run's origin, directory, isolated sessions); default: its conversation. */
+  agents?: AgentPlacement;
 }
 
 /**
@@ -194,6 +197,7 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecutionOutc
                   signal,
                   ...(options.onProcessGroup ? { onProcessGroup: options.onProcessGroup } : {}),
                   ...(options.debug ? { debug: options.debug } : {}),
+                  ...(options.agents ? { agents: options.agents } : {}),
                 });
           // Retry first (the visit stays open for its next attempt); a final failure may then take a
           // route (outcome-route.ts). A saved result already holds its route.

@@ -27,7 +27,8 @@ import type { RunPort } from "./run-port.js";
 import { type DebugLog, toSafeError } from "./safe-failure.js";
 import { runShell, type ShellResult } from "./shell-runner.js";
 import { runWait } from "./wait-runner.js";
-import { rejectedOutput, SUBMIT_CALL, stepPrompt } from "./step-contract.js";
+import { runAgent } from "./agent-step.js";
+import type { AgentPlacement } from "./agent-session.js";
 
 export interface NodeRun {
   workflow: CompiledWorkflow;
@@ -48,17 +49,9 @@ export interface NodeRun {
   onProcessGroup?: (pgid: number, alive: boolean) => void;
   /** The raw text of what workflow code threw; the saved error never carries it. */
   debug?: DebugLog;
+  /** Where agent steps may run; without it every agent step runs in the run's conversation. */
+  agents?: AgentPlacement;
 }
-
-/** How many times the model may end its turn without a submission before the agent step fails. */
-export const MAX_AGENT_NUDGES = 2;
-
-/**
- * How many turns in a row may be lost (Pi crashed, the session ended) or fail at the provider before
- * the step parks its run with `agent_turns_lost`. These are not the model's doing: they never count
- * against MAX_AGENT_NUDGES, and the run stays resumable.
- */
-export const MAX_LOST_AGENT_TURNS = 3;
 
 /** The author's view of a node: its scope's input and the latest outputs of its scope's nodes. */
 export function nodeContextFor(
@@ -178,115 +171,6 @@ async function withDeadline<T>(run: NodeRun, work: (signal: AbortSignal) => Prom
   } finally {
     if (timer) clearTimeout(timer);
     run.signal.removeEventListener("abort", onCancel);
-  }
-}
-
-async function runAgent(
-  run: NodeRun,
-  node: Extract<CompiledNode, { kind: "agent" }>,
-  ctx: NodeContext,
-): Promise<unknown> {
-  const where = { runId: run.runId, path: node.path, visit: run.visit };
-  const prompt = stepPrompt(node.prompt(ctx), node, {
-    runId: run.runId,
-    visit: run.visit,
-    attempt: run.attempt,
-  });
-  expectSaved(
-    await run.port.enqueueMessage({
-      messageId: visitMessageId(where, `step:${run.attempt}`),
-      kind: "step_prompt",
-      path: node.path,
-      visit: run.visit,
-      body: prompt,
-      triggerTurn: true,
-    }),
-  );
-  // Turns the model ended without submitting (the reminder budget), and turns that were not the
-  // model's doing: lost ones in a row (their bound) and in all (for the retry messages' identities).
-  let nudges = 0;
-  let lostInARow = 0;
-  let lostTurns = 0;
-  for (;;) {
-    const event = await run.port.nextAgentEvent({ path: node.path, visit: run.visit }, ctx.signal);
-    if (event.type === "paused") {
-      // The visit stays open: a resume starts a new attempt, which delivers the step prompt again.
-      const reason = {
-        code: "paused" as const,
-        message: `Paused during ${node.path}: its turn was interrupted.`,
-      };
-      expectSaved(await run.port.parkRun(reason));
-      throw new RunParked(reason);
-    }
-    if (event.type === "turn_ended") {
-      switch (event.ending) {
-        case "completed":
-          // The model ended its turn without submitting: remind it, within the budget.
-          lostInARow = 0;
-          if (nudges >= MAX_AGENT_NUDGES) {
-            throw new NodeFailure(
-              "node_failed",
-              `The model ended ${nudges + 1} turns without submitting ${node.path}.`,
-            );
-          }
-          nudges += 1;
-          expectSaved(
-            await run.port.enqueueMessage({
-              messageId: visitMessageId(where, reminderKind("nudge", run.attempt, nudges)),
-              kind: "step_prompt",
-              path: node.path,
-              visit: run.visit,
-              body: `Workflow step ${node.path} is still open. Complete it by calling the workflow tool with ${SUBMIT_CALL}, the output matching the step contract's schema.`,
-              triggerTurn: true,
-            }),
-          );
-          continue;
-        case "error":
-        case "lost": {
-          lostInARow += 1;
-          if (lostInARow >= MAX_LOST_AGENT_TURNS) {
-            // The visit stays open: a resume starts a new attempt, which delivers the step prompt again.
-            const reason = {
-              code: "agent_turns_lost" as const,
-              message: `Agent step ${node.path} lost ${lostInARow} turns in a row (Pi stopped or the model provider failed); resume the run to prompt it again.`,
-              path: node.path,
-            };
-            expectSaved(await run.port.parkRun(reason));
-            throw new RunParked(reason);
-          }
-          lostTurns += 1;
-          // The model may never have seen the prompt (a crash) or its answer was cut off: ask again.
-          const why = event.ending === "error" ? "the model provider failed" : "the turn was lost";
-          expectSaved(
-            await run.port.enqueueMessage({
-              messageId: visitMessageId(where, reminderKind("retry", run.attempt, lostTurns)),
-              kind: "step_prompt",
-              path: node.path,
-              visit: run.visit,
-              body: `Workflow step ${node.path} is still open (${why} before it was submitted).\n\n${prompt}`,
-              triggerTurn: true,
-            }),
-          );
-          continue;
-        }
-        default:
-          return event.ending satisfies never;
-      }
-    }
-    // A submission is the model at work: a lost turn after it starts a new streak.
-    lostInARow = 0;
-    const parsed = node.output.safeParse(event.output);
-    if (!parsed.success) {
-      event.respond({ accepted: false, reason: rejectedOutput(parsed.error.issues) });
-      continue;
-    }
-    const problem = node.validate?.(parsed.data, ctx);
-    if (problem) {
-      event.respond({ accepted: false, reason: `Output rejected: ${problem}. Fix it and submit again.` });
-      continue;
-    }
-    event.respond({ accepted: true });
-    return parsed.data;
   }
 }
 

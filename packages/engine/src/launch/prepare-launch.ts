@@ -117,13 +117,18 @@ export function agentStepPaths(loaded: LoadedWorkflow): string[] {
   return loaded.workflow.manifest.nodes.filter((node) => node.kind === "agent").map((node) => node.path);
 }
 
-/** Refuse a workflow with agent steps for a run that has no Pi session to run them in. */
+/**
+ * Refuse a workflow with agent steps pinned to the conversation for a run that has no Pi session to
+ * run them in. Its other agent steps run in isolated Pi sessions, opened by the worker.
+ */
 export function refuseAgentStepsWithoutPi(loaded: LoadedWorkflow): void {
-  const agentSteps = agentStepPaths(loaded);
-  if (agentSteps.length === 0) return;
+  const pinned = [...loaded.workflow.nodes.values()]
+    .filter((node) => node.kind === "agent" && node.session === "conversation")
+    .map((node) => node.path);
+  if (pinned.length === 0) return;
   throw new LaunchRefused(
     "input_invalid",
-    `workflow ${loaded.name} has agent steps (${agentSteps.join(", ")}): agent steps need a Pi session; ` +
+    `workflow ${loaded.name} has agent steps that run in the Pi conversation (${pinned.join(", ")}): ` +
       `start it from Pi with /workflow ${loaded.name} <task>`,
   );
 }

@@ -1,0 +1,259 @@
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { connectHost } from "@piw/client";
+import type { RunHistory, RunView } from "@piw/protocol";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  type FakeModel,
+  lastMessageText,
+  lastToolResultText,
+  startFakeModel,
+  text,
+  toolCall,
+} from "../../../tests/e2e/src/fake-model.ts";
+import { cleanUp, example, hostPid, makeHome, piw, runIdIn, waitFor } from "./cli-harness.js";
+
+// `piw run` of a workflow with an isolated agent step, from a shell: the real CLI, host and worker,
+// and a real Pi SDK session in the worker, talking to a scripted model on 127.0.0.1.
+const SLOW = 180_000;
+
+let model: FakeModel;
+let home: string;
+let user: string;
+let project: string;
+let env: NodeJS.ProcessEnv;
+
+beforeAll(async () => {
+  model = await startFakeModel();
+  home = makeHome();
+  user = mkdtempSync(join(tmpdir(), "piw-user-"));
+  const agentDir = join(user, "agent");
+  mkdirSync(agentDir, { recursive: true });
+  writeFileSync(
+    join(agentDir, "models.json"),
+    JSON.stringify({
+      providers: {
+        fake: {
+          baseUrl: model.baseUrl,
+          api: "openai-completions",
+          apiKey: "fake-key",
+          models: [
+            {
+              id: model.modelId,
+              name: "Fake",
+              reasoning: false,
+              input: ["text"],
+              contextWindow: 128_000,
+              maxTokens: 4_096,
+            },
+          ],
+        },
+      },
+    }),
+  );
+  writeFileSync(
+    join(agentDir, "settings.json"),
+    JSON.stringify({ defaultProvider: "fake", defaultModel: model.modelId }),
+  );
+  project = mkdtempSync(join(tmpdir(), "piw-review-"));
+  writeFileSync(join(project, "README.md"), "# Widget\nThe widget spins. TODO: say how fast.\n");
+  env = {
+    HOME: user,
+    PI_CODING_AGENT_DIR: agentDir,
+    PI_OFFLINE: "1",
+    PI_TELEMETRY: "0",
+    PI_SKIP_VERSION_CHECK: "1",
+  };
+});
+
+afterAll(async () => {
+  await cleanUp(home);
+  await model?.close();
+  rmSync(user, { recursive: true, force: true });
+  rmSync(project, { recursive: true, force: true });
+});
+
+async function history(runId: string): Promise<RunHistory> {
+  const host = await connectHost({ stateDir: home, client: "test" });
+  try {
+    const found = await host.call("runs.history", { runId });
+    if (!found) throw new Error(`no history for ${runId}`);
+    return found;
+  } finally {
+    host.close();
+  }
+}
+
+/** The host's children whose working directory is the project: the worker that runs our run. */
+function workersIn(dir: string): number[] {
+  const host = hostPid(home);
+  const found: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      if (ppid === host && readlinkSync(`/proc/${entry}/cwd`) === dir) found.push(Number(entry));
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  return found;
+}
+
+describe("piw run with an isolated agent step, from a shell", () => {
+  it(
+    "runs examples/review.workflow.ts to completion: the step reads a file in a read-only Pi session and submits",
+    async () => {
+      model.replyOnce((r) =>
+        lastMessageText(r).includes("Review the README")
+          ? toolCall("read", { path: "README.md" })
+          : undefined,
+      );
+      model.replyOnce((r) =>
+        lastToolResultText(r)?.includes("The widget spins")
+          ? toolCall("workflow", {
+              action: "submit",
+              output: { verdict: "request_changes", findings: [{ file: "README.md", note: "say how fast" }] },
+            })
+          : undefined,
+      );
+      const result = await piw(home, ["run", example("review"), "the README"], { cwd: project, env });
+      expect(result.stderr).toBe("");
+      expect(result.code).toBe(0);
+      expect(result.stdout).toContain("completed");
+      const runId = runIdIn(result.stdout);
+
+      const first = model.requests.find((r) => lastMessageText(r).includes("Review the README"));
+      // Read-only by default, plus the step's submit tool; the author's system prompt was added.
+      expect(first?.tools.map((t) => t.function.name).sort()).toEqual([
+        "find",
+        "grep",
+        "ls",
+        "read",
+        "workflow",
+      ]);
+      expect(JSON.stringify(first?.messages[0])).toContain("You are a careful reviewer");
+      // The prompt carries the shell step's output: the project's files.
+      expect(lastMessageText(first as NonNullable<typeof first>)).toContain("README.md");
+
+      const status = await piw(home, ["status", runId, "--json"], { env });
+      const view = JSON.parse(status.stdout) as RunView;
+      expect(view.outcome).toBe("completed");
+      const saved = await history(runId);
+      const review = saved.steps.find((s) => s.path === "review");
+      expect(review?.output).toEqual({
+        verdict: "request_changes",
+        findings: [{ file: "README.md", note: "say how fast" }],
+      });
+      const session = saved.effects.filter((e) => e.effectType === "agent.session");
+      expect(session).toHaveLength(1);
+      expect(session[0]).toMatchObject({
+        path: "review",
+        status: "settled",
+        result: { model: "fake/fake-model", tokensIn: 20, tokensOut: 10 },
+      });
+
+      // `piw status` shows what the step cost, and `--step` its transcript.
+      const plain = await piw(home, ["status", runId], { env });
+      expect(plain.stdout).toMatch(
+        /isolated agent sessions\n {2}review #1\.1 {2}fake\/fake-model {2}20 in \/ 10 out tokens, cost not reported/,
+      );
+      expect(plain.stdout).toContain("run total  20 in / 10 out tokens, cost not reported");
+      const transcript = await piw(home, ["status", runId, "--step", "review"], { env });
+      expect(transcript.code).toBe(0);
+      expect(transcript.stdout).toContain("review visit 1, attempt 1");
+      expect(transcript.stdout).toContain("user: Review the README.");
+      expect(transcript.stdout).toContain('→ read {"path":"README.md"}');
+      expect(transcript.stdout).toContain("← read: # Widget");
+      expect(transcript.stdout).toContain('→ workflow {"action":"submit"');
+      const unknown = await piw(home, ["status", runId, "--step", "nope"], { env });
+      expect(unknown.code).toBe(1);
+      expect(unknown.stderr).toContain(`run ${runId} has no step nope`);
+      model.assertNoErrors();
+    },
+    SLOW,
+  );
+
+  it(
+    "retries the step as a new attempt in a fresh session after its worker is killed mid-step",
+    async () => {
+      const slowReply = text("thinking ".repeat(200), { chunkSize: 9, delayMs: 100 });
+      model.replyOnce((r) =>
+        lastMessageText(r).includes("Review the changelog") && lastMessageText(r).includes("attempt 1,")
+          ? slowReply
+          : undefined,
+      );
+      model.replyOnce((r) =>
+        lastMessageText(r).includes("Review the changelog") && lastMessageText(r).includes("attempt 2,")
+          ? toolCall("workflow", { action: "submit", output: { verdict: "approve", findings: [] } })
+          : undefined,
+      );
+      const started = await piw(home, ["run", example("review"), "the changelog", "--detach"], {
+        cwd: project,
+        env,
+      });
+      expect(started.code, started.stderr).toBe(0);
+      const runId = runIdIn(started.stdout);
+      // The model is streaming its first answer: the worker is mid-step.
+      await model.waitForRequest(
+        (r) =>
+          lastMessageText(r).includes("Review the changelog") && lastMessageText(r).includes("attempt 1,"),
+        60_000,
+      );
+      const [worker, ...others] = workersIn(project);
+      expect(others).toEqual([]);
+      process.kill(worker as number, "SIGKILL");
+
+      await waitFor(
+        "the run to complete",
+        () =>
+          model.requests.some(
+            (r) =>
+              r.outcome === "replied" &&
+              lastMessageText(r).includes("Review the changelog") &&
+              lastMessageText(r).includes("attempt 2,"),
+          ),
+        90_000,
+      );
+      let view: RunView | undefined;
+      for (let i = 0; i < 100; i++) {
+        view = JSON.parse((await piw(home, ["status", runId, "--json"], { env })).stdout) as RunView;
+        if (view.outcome !== null) break;
+        await new Promise((r) => setTimeout(r, 300));
+      }
+      expect(view?.outcome).toBe("completed");
+      const saved = await history(runId);
+      const review = saved.steps.filter((s) => s.path === "review").at(-1);
+      expect(review).toMatchObject({
+        attempt: 2,
+        status: "succeeded",
+        output: { verdict: "approve", findings: [] },
+      });
+      // Each attempt had its own session record: the killed one stays reserved, the retry settled.
+      const sessions = saved.effects
+        .filter((e) => e.effectType === "agent.session")
+        .map((e) => [e.ordinal, e.status]);
+      expect(sessions).toEqual([
+        [0, "reserved"],
+        [1, "settled"],
+      ]);
+      // The killed session's model call was cut off: the model saw its client hang up.
+      const cut = model.requests.find(
+        (r) => lastMessageText(r).includes("attempt 1,") && lastMessageText(r).includes("changelog"),
+      );
+      expect(cut?.outcome).toBe("client_closed");
+      model.assertNoErrors();
+    },
+    SLOW,
+  );
+});

@@ -1,0 +1,241 @@
+import { AGENT_SESSION_EFFECT, type JsonValue, reminderKind, visitMessageId } from "@piw/protocol";
+import type { CompiledAgentNode, NodeContext } from "../compiler/compiled-workflow.js";
+import { effectId, nodeVisitId } from "../identity/execution-identity.js";
+import {
+  type AgentPlacement,
+  agentSessionFor,
+  type IsolatedAgentSession,
+  READ_ONLY_TOOLS,
+} from "./agent-session.js";
+import { expectSaved, NodeFailure, RunParked } from "./execution-signals.js";
+import type { AgentEvent, RunPort } from "./run-port.js";
+import { rejectedOutput, SUBMIT_CALL, stepPrompt } from "./step-contract.js";
+
+/** How many times the model may end its turn without a submission before the agent step fails. */
+export const MAX_AGENT_NUDGES = 2;
+
+/**
+ * How many turns in a row may be lost (Pi crashed, the session ended) or fail at the provider before
+ * the step parks its run with `agent_turns_lost`. These are not the model's doing: they never count
+ * against MAX_AGENT_NUDGES, and the run stays resumable.
+ */
+export const MAX_LOST_AGENT_TURNS = 3;
+
+/** The part of a node run an agent step needs. */
+export interface AgentStepRun {
+  port: RunPort;
+  runId: string;
+  visit: number;
+  attempt: number;
+  agents?: AgentPlacement;
+}
+
+/**
+ * Where the step contract's texts go and its events come from: the run's Pi conversation (through
+ * the host's outbox and turn reports) or an isolated session the worker owns. The contract itself
+ * (prompt, validation, correction, reminders, lost turns) is the same for both.
+ */
+interface AgentChannel {
+  /** `key` names the text within the attempt (`step`, `nudge:1`, `retry:2`); it makes the message ID. */
+  deliver(key: string, body: string): Promise<void>;
+  next(signal: AbortSignal): Promise<AgentEvent>;
+}
+
+function conversationChannel(run: AgentStepRun, node: CompiledAgentNode): AgentChannel {
+  const where = { runId: run.runId, path: node.path, visit: run.visit };
+  return {
+    async deliver(key, body) {
+      expectSaved(
+        await run.port.enqueueMessage({
+          messageId: visitMessageId(where, key),
+          kind: "step_prompt",
+          path: node.path,
+          visit: run.visit,
+          body,
+          triggerTurn: true,
+        }),
+      );
+    },
+    next: (signal) => run.port.nextAgentEvent({ path: node.path, visit: run.visit }, signal),
+  };
+}
+
+function isolatedChannel(session: IsolatedAgentSession): AgentChannel {
+  return {
+    deliver: async (_key, body) => session.deliver(body),
+    next: (signal) => session.next(signal),
+  };
+}
+
+/**
+ * Opens this attempt's isolated session and saves its record as the visit's `agent.session` effect
+ * (ordinal: the attempt), so a crash leaves a reserved record behind and a retry opens a new one.
+ */
+async function openIsolated(
+  run: AgentStepRun,
+  node: CompiledAgentNode,
+  placement: AgentPlacement,
+): Promise<{ session: IsolatedAgentSession; settle(): Promise<void> }> {
+  if (!placement.isolated) {
+    throw new NodeFailure(
+      "node_failed",
+      `Agent step ${node.path} runs in an isolated Pi session, which this process cannot open.`,
+    );
+  }
+  const options = node.isolated;
+  const cwd = options.cwd ?? placement.workingDir ?? process.cwd();
+  const tools = options.tools ?? READ_ONLY_TOOLS;
+  const id = effectId(
+    nodeVisitId({ runId: run.runId, path: node.path, visit: run.visit }),
+    AGENT_SESSION_EFFECT,
+    run.attempt - 1,
+  );
+  const request: JsonValue = {
+    attempt: run.attempt,
+    model: options.model ?? null,
+    thinking: options.thinking ?? null,
+    tools: [...tools],
+  };
+  expectSaved(
+    await run.port.reserveEffect({
+      effectId: id,
+      path: node.path,
+      visit: run.visit,
+      effectType: AGENT_SESSION_EFFECT,
+      ordinal: run.attempt - 1,
+      mode: "idempotent",
+      request,
+    }),
+  );
+  const opened = await placement.isolated.open({
+    runId: run.runId,
+    path: node.path,
+    visit: run.visit,
+    attempt: run.attempt,
+    outputSchema: node.outputSchema as JsonValue,
+    tools,
+    cwd,
+    ...(options.model === undefined ? {} : { model: options.model }),
+    ...(options.thinking === undefined ? {} : { thinking: options.thinking }),
+    ...(options.systemPrompt === undefined ? {} : { systemPrompt: options.systemPrompt }),
+  });
+  if (!opened.ok) {
+    await run.port.settleEffect({ effectId: id, result: { ok: false, error: opened.error } });
+    throw new NodeFailure(opened.error.code, opened.error.message);
+  }
+  const { session } = opened;
+  return {
+    session,
+    async settle() {
+      const report = await session.close();
+      // The record is bookkeeping: a visit that already ended (a deadline) may refuse it.
+      await run.port
+        .settleEffect({ effectId: id, result: { ok: true, value: report as unknown as JsonValue } })
+        .catch(() => undefined);
+    },
+  };
+}
+
+export async function runAgent(
+  run: AgentStepRun,
+  node: CompiledAgentNode,
+  ctx: NodeContext,
+): Promise<unknown> {
+  const kind = run.agents ? agentSessionFor(node, run.agents.origin) : "conversation";
+  if (kind === "conversation") return stepLoop(run, node, ctx, conversationChannel(run, node));
+  const isolated = await openIsolated(run, node, run.agents as AgentPlacement);
+  try {
+    return await stepLoop(run, node, ctx, isolatedChannel(isolated.session));
+  } finally {
+    await isolated.settle();
+  }
+}
+
+/** The step contract: prompt, then submissions checked and answered until one is accepted. */
+async function stepLoop(
+  run: AgentStepRun,
+  node: CompiledAgentNode,
+  ctx: NodeContext,
+  channel: AgentChannel,
+): Promise<unknown> {
+  const prompt = stepPrompt(node.prompt(ctx), node, {
+    runId: run.runId,
+    visit: run.visit,
+    attempt: run.attempt,
+  });
+  await channel.deliver(`step:${run.attempt}`, prompt);
+  // Turns the model ended without submitting (the reminder budget), and turns that were not the
+  // model's doing: lost ones in a row (their bound) and in all (for the retry messages' identities).
+  let nudges = 0;
+  let lostInARow = 0;
+  let lostTurns = 0;
+  for (;;) {
+    const event = await channel.next(ctx.signal);
+    if (event.type === "paused") {
+      // The visit stays open: a resume starts a new attempt, which delivers the step prompt again.
+      const reason = {
+        code: "paused" as const,
+        message: `Paused during ${node.path}: its turn was interrupted.`,
+      };
+      expectSaved(await run.port.parkRun(reason));
+      throw new RunParked(reason);
+    }
+    if (event.type === "turn_ended") {
+      switch (event.ending) {
+        case "completed":
+          // The model ended its turn without submitting: remind it, within the budget.
+          lostInARow = 0;
+          if (nudges >= MAX_AGENT_NUDGES) {
+            throw new NodeFailure(
+              "node_failed",
+              `The model ended ${nudges + 1} turns without submitting ${node.path}.`,
+            );
+          }
+          nudges += 1;
+          await channel.deliver(
+            reminderKind("nudge", run.attempt, nudges),
+            `Workflow step ${node.path} is still open. Complete it by calling the workflow tool with ${SUBMIT_CALL}, the output matching the step contract's schema.`,
+          );
+          continue;
+        case "error":
+        case "lost": {
+          lostInARow += 1;
+          if (lostInARow >= MAX_LOST_AGENT_TURNS) {
+            // The visit stays open: a resume starts a new attempt, which delivers the step prompt again.
+            const reason = {
+              code: "agent_turns_lost" as const,
+              message: `Agent step ${node.path} lost ${lostInARow} turns in a row (Pi stopped or the model provider failed); resume the run to prompt it again.`,
+              path: node.path,
+            };
+            expectSaved(await run.port.parkRun(reason));
+            throw new RunParked(reason);
+          }
+          lostTurns += 1;
+          // The model may never have seen the prompt (a crash) or its answer was cut off: ask again.
+          const why = event.ending === "error" ? "the model provider failed" : "the turn was lost";
+          await channel.deliver(
+            reminderKind("retry", run.attempt, lostTurns),
+            `Workflow step ${node.path} is still open (${why} before it was submitted).\n\n${prompt}`,
+          );
+          continue;
+        }
+        default:
+          return event.ending satisfies never;
+      }
+    }
+    // A submission is the model at work: a lost turn after it starts a new streak.
+    lostInARow = 0;
+    const parsed = node.output.safeParse(event.output);
+    if (!parsed.success) {
+      event.respond({ accepted: false, reason: rejectedOutput(parsed.error.issues) });
+      continue;
+    }
+    const problem = node.validate?.(parsed.data, ctx);
+    if (problem) {
+      event.respond({ accepted: false, reason: `Output rejected: ${problem}. Fix it and submit again.` });
+      continue;
+    }
+    event.respond({ accepted: true });
+    return parsed.data;
+  }
+}

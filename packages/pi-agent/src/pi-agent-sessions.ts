@@ -1,0 +1,198 @@
+import { join } from "node:path";
+import {
+  AgentEventQueue,
+  type IsolatedAgentReport,
+  type IsolatedAgentSession,
+  type IsolatedAgentSessions,
+  type IsolatedStep,
+} from "@piw/engine";
+import { safeError } from "@piw/protocol";
+import { piAgentDir } from "@piw/state-dir";
+import { loadPiSdk, PiSdkMissing, type PiSdk } from "./load-pi-sdk.js";
+import { boundedTranscript, usageOf } from "./session-record.js";
+
+type AgentSession = Awaited<ReturnType<PiSdk["createAgentSession"]>>["session"];
+type ToolDefinition = NonNullable<Parameters<PiSdk["createAgentSession"]>[0]>["customTools"] extends
+  | (infer T)[]
+  | undefined
+  ? T
+  : never;
+type ModelRuntime = Awaited<ReturnType<PiSdk["ModelRuntime"]["create"]>>;
+type TurnEnding = "completed" | "error" | "lost";
+
+export interface PiAgentSessionsOptions {
+  /** Whose Pi settings, models and credentials: `PI_CODING_AGENT_DIR` and `HOME` are read from it. */
+  env?: NodeJS.ProcessEnv;
+  /** One line per tool call and submission, for the worker's log; never arguments or outputs. */
+  onProgress?(step: IsolatedStep, line: string): void;
+}
+
+/** The name of the submit tool: the step contract tells the model to call it. */
+const SUBMIT_TOOL = "workflow";
+
+function refused(message: string) {
+  return { ok: false as const, error: safeError("node_failed", message) };
+}
+
+/** How the model's turn ended, from its last reply: an error, an abort, or a normal end. */
+function endingOf(session: AgentSession): TurnEnding {
+  const last = session.messages.findLast((m) => (m as { role?: string }).role === "assistant") as
+    | { stopReason?: string }
+    | undefined;
+  if (last?.stopReason === "error") return "error";
+  if (last?.stopReason === "aborted") return "lost";
+  return "completed";
+}
+
+function submitTool(step: IsolatedStep, queue: AgentEventQueue): ToolDefinition {
+  return {
+    name: SUBMIT_TOOL,
+    label: "workflow",
+    description:
+      `Submit the output of workflow step ${step.path}: call with {"action":"submit","output":<the output>}, ` +
+      "the output matching the step contract's JSON Schema. A rejected submit says what to fix.",
+    parameters: {
+      type: "object",
+      properties: {
+        action: { type: "string", enum: ["submit"] },
+        output: { description: "The step's output, matching the step contract's JSON Schema." },
+      },
+      required: ["action", "output"],
+    } as never,
+    execute: (_id: string, params: { output?: unknown }) =>
+      new Promise((resolve) => {
+        queue.push({
+          type: "submission",
+          output: params.output,
+          respond(verdict) {
+            // An accepted output ends the session's work: `terminate` stops the model's turn here.
+            resolve(
+              verdict.accepted
+                ? {
+                    content: [{ type: "text", text: `Accepted: workflow step ${step.path} is complete.` }],
+                    details: {},
+                    terminate: true,
+                  }
+                : { content: [{ type: "text", text: verdict.reason }], details: {}, isError: true },
+            );
+          },
+        });
+      }),
+  } as unknown as ToolDefinition;
+}
+
+async function createSession(sdk: PiSdk, step: IsolatedStep, env: NodeJS.ProcessEnv, tool: ToolDefinition) {
+  const agentDir = piAgentDir({ env });
+  const { cwd } = step;
+  let pinned:
+    | { model: NonNullable<ReturnType<ModelRuntime["getModel"]>>; modelRuntime: ModelRuntime }
+    | undefined;
+  if (step.model !== undefined) {
+    const modelRuntime = await sdk.ModelRuntime.create({
+      authPath: join(agentDir, "auth.json"),
+      modelsPath: join(agentDir, "models.json"),
+    });
+    const slash = step.model.indexOf("/");
+    const model = modelRuntime.getModel(step.model.slice(0, slash), step.model.slice(slash + 1));
+    if (!model)
+      return {
+        ok: false as const,
+        message: `model ${step.model} is not one Pi knows (check ${join(agentDir, "models.json")})`,
+      };
+    pinned = { model, modelRuntime };
+  }
+  // A focused session: the user's context files and skills, none of their extensions (piw's own
+  // among them, whose workflow tool would collide with this session's submit tool).
+  const resourceLoader = new sdk.DefaultResourceLoader({
+    cwd,
+    agentDir,
+    noExtensions: true,
+    ...(step.systemPrompt === undefined ? {} : { appendSystemPrompt: [step.systemPrompt] }),
+  });
+  await resourceLoader.reload();
+  const { session } = await sdk.createAgentSession({
+    cwd,
+    agentDir,
+    sessionManager: sdk.SessionManager.inMemory(cwd),
+    settingsManager: sdk.SettingsManager.create(cwd, agentDir),
+    resourceLoader,
+    tools: [...step.tools, SUBMIT_TOOL],
+    customTools: [tool],
+    ...(pinned ?? {}),
+    ...(step.thinking === undefined ? {} : { thinkingLevel: step.thinking }),
+  });
+  if (!session.model) {
+    session.dispose();
+    return { ok: false as const, message: `Pi has no model configured (set one with pi, in ${agentDir})` };
+  }
+  return { ok: true as const, session };
+}
+
+/**
+ * Isolated agent steps in Pi SDK sessions: one fresh in-memory session per visit attempt, with the
+ * user's Pi settings, models and credentials found as Pi finds them (`PI_CODING_AGENT_DIR`, else
+ * `~/.pi/agent`). The step contract drives it through `IsolatedAgentSession`; Pi is loaded on first use.
+ */
+export function createPiAgentSessions(options: PiAgentSessionsOptions = {}): IsolatedAgentSessions {
+  const env = options.env ?? process.env;
+  return {
+    async open(step) {
+      let sdk: PiSdk;
+      try {
+        sdk = await loadPiSdk(env);
+      } catch (error) {
+        return refused(error instanceof PiSdkMissing ? error.message : "Pi's SDK failed to load.");
+      }
+      const queue = new AgentEventQueue();
+      const tool = submitTool(step, queue);
+      let created: Awaited<ReturnType<typeof createSession>>;
+      try {
+        created = await createSession(sdk, step, env, tool);
+      } catch {
+        // Pi's own error may quote settings or paths with secrets in them: say only where it failed.
+        return refused(`The isolated Pi session of ${step.path} could not be created.`);
+      }
+      if (!created.ok)
+        return refused(`The isolated Pi session of ${step.path} could not start: ${created.message}.`);
+      return { ok: true, session: liveSession(step, created.session, queue, options) };
+    },
+  };
+}
+
+function liveSession(
+  step: IsolatedStep,
+  session: AgentSession,
+  queue: AgentEventQueue,
+  options: PiAgentSessionsOptions,
+): IsolatedAgentSession {
+  const startedAt = Date.now();
+  let closing: Promise<IsolatedAgentReport> | undefined;
+  const unsubscribe = session.subscribe((event) => {
+    if (event.type === "tool_execution_start") options.onProgress?.(step, `tool ${event.toolName}`);
+  });
+  return {
+    deliver(body) {
+      session.prompt(body).then(
+        () => queue.push({ type: "turn_ended", ending: endingOf(session) }),
+        () => queue.push({ type: "turn_ended", ending: "error" }),
+      );
+    },
+    next: (signal) => queue.next(signal),
+    close() {
+      closing ??= (async () => {
+        unsubscribe();
+        await session.abort().catch(() => undefined);
+        const model = session.model ? `${session.model.provider}/${session.model.id}` : null;
+        const report: IsolatedAgentReport = {
+          model,
+          ...usageOf(session.messages),
+          durationMs: Date.now() - startedAt,
+          ...boundedTranscript(session.messages),
+        };
+        session.dispose();
+        return report;
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,92 @@
+import type { IsolatedAgentReport } from "@piw/engine";
+import type { TranscriptEntry } from "@piw/protocol";
+
+/** The longest text one transcript entry keeps. */
+export const TRANSCRIPT_TEXT_MAX = 2_000;
+/** The most entries a saved transcript keeps: the last ones, the ones that led to the outcome. */
+export const TRANSCRIPT_ENTRIES_MAX = 60;
+
+function cut(text: string): string {
+  return text.length <= TRANSCRIPT_TEXT_MAX ? text : `${text.slice(0, TRANSCRIPT_TEXT_MAX)}… (cut)`;
+}
+
+type Part = { type?: unknown; text?: unknown; name?: unknown; arguments?: unknown };
+
+function textOf(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return (content as Part[])
+    .filter((part) => part?.type === "text" && typeof part.text === "string")
+    .map((part) => part.text as string)
+    .join("\n");
+}
+
+/** One Pi message as transcript entries: its text, and each tool call it made. */
+function entriesOf(message: unknown): TranscriptEntry[] {
+  if (typeof message !== "object" || message === null) return [];
+  const m = message as { role?: unknown; content?: unknown; toolName?: unknown; isError?: unknown };
+  switch (m.role) {
+    case "user":
+      return [{ role: "user", text: cut(textOf(m.content)) }];
+    case "assistant": {
+      const entries: TranscriptEntry[] = [];
+      const text = textOf(m.content);
+      if (text !== "") entries.push({ role: "assistant", text: cut(text) });
+      for (const part of Array.isArray(m.content) ? (m.content as Part[]) : []) {
+        if (part?.type !== "toolCall") continue;
+        entries.push({
+          role: "tool_call",
+          tool: String(part.name),
+          arguments: cut(JSON.stringify(part.arguments ?? {})),
+        });
+      }
+      return entries;
+    }
+    case "toolResult":
+      return [
+        {
+          role: "tool_result",
+          tool: String(m.toolName),
+          text: cut(textOf(m.content)),
+          isError: m.isError === true,
+        },
+      ];
+    default:
+      return [];
+  }
+}
+
+/** The bounded transcript of a session's messages: the last TRANSCRIPT_ENTRIES_MAX entries. */
+export function boundedTranscript(
+  messages: readonly unknown[],
+): Pick<IsolatedAgentReport, "transcript" | "transcriptOmitted"> {
+  const all = messages.flatMap(entriesOf);
+  const omitted = Math.max(0, all.length - TRANSCRIPT_ENTRIES_MAX);
+  return { transcript: all.slice(omitted), transcriptOmitted: omitted };
+}
+
+/** Tokens and cost summed over the session's model replies. */
+export function usageOf(
+  messages: readonly unknown[],
+): Pick<IsolatedAgentReport, "tokensIn" | "tokensOut" | "cost"> {
+  let tokensIn = 0;
+  let tokensOut = 0;
+  let cost = 0;
+  let priced = false;
+  for (const message of messages) {
+    const m = message as {
+      role?: unknown;
+      usage?: { input?: unknown; output?: unknown; cost?: { total?: unknown } };
+    };
+    if (m?.role !== "assistant" || !m.usage) continue;
+    if (typeof m.usage.input === "number") tokensIn += m.usage.input;
+    if (typeof m.usage.output === "number") tokensOut += m.usage.output;
+    const total = m.usage.cost?.total;
+    if (typeof total === "number" && total > 0) {
+      cost += total;
+      priced = true;
+    }
+  }
+  // A model with no price in its catalog entry reports 0: say "not reported", not "free".
+  return { tokensIn, tokensOut, cost: priced ? cost : null };
+}

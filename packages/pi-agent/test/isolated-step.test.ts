@@ -1,0 +1,234 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  agent,
+  compileWorkflow,
+  defineWorkflow,
+  executeRun,
+  type IsolatedAgentReport,
+  MemoryRunPort,
+} from "@piw/engine";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { z } from "zod";
+import {
+  type FakeModel,
+  lastMessageText,
+  lastToolResultText,
+  startFakeModel,
+  text,
+  toolCall,
+} from "../../../tests/e2e/src/fake-model.ts";
+import { createPiAgentSessions } from "../src/index.js";
+
+let model: FakeModel;
+let home: string;
+let env: NodeJS.ProcessEnv;
+let project: string;
+
+/** A temp HOME whose Pi agent dir points at the fake model, as a user's `~/.pi/agent` would. */
+function writeAgentDir(agentDir: string, fake: FakeModel): void {
+  mkdirSync(agentDir, { recursive: true });
+  const models = {
+    providers: {
+      fake: {
+        baseUrl: fake.baseUrl,
+        api: "openai-completions",
+        apiKey: "fake-key",
+        models: [
+          {
+            id: fake.modelId,
+            name: "Fake scripted model",
+            reasoning: false,
+            input: ["text"],
+            contextWindow: 128_000,
+            maxTokens: 4_096,
+            cost: { input: 1, output: 2, cacheRead: 0, cacheWrite: 0 },
+          },
+        ],
+      },
+    },
+  };
+  writeFileSync(join(agentDir, "models.json"), JSON.stringify(models));
+  writeFileSync(
+    join(agentDir, "settings.json"),
+    JSON.stringify({ defaultProvider: "fake", defaultModel: fake.modelId, defaultProjectTrust: "always" }),
+  );
+}
+
+beforeAll(async () => {
+  model = await startFakeModel();
+  home = mkdtempSync(join(tmpdir(), "piw-pi-agent-"));
+  writeAgentDir(join(home, "agent"), model);
+  project = join(home, "project");
+  mkdirSync(project);
+  writeFileSync(join(project, "NOTES.md"), "The secret word is PELICAN.\n");
+  // Pi's SDK reads these from the process: no network, no telemetry, no version check.
+  for (const [key, value] of Object.entries({
+    PI_OFFLINE: "1",
+    PI_TELEMETRY: "0",
+    PI_SKIP_VERSION_CHECK: "1",
+  }))
+    process.env[key] = value;
+  env = { ...process.env, HOME: home, PI_CODING_AGENT_DIR: join(home, "agent") };
+});
+
+afterAll(async () => {
+  await model?.close();
+  rmSync(home, { recursive: true, force: true });
+});
+
+function isolatedRun(nodes: Parameters<typeof defineWorkflow>[0]["nodes"]) {
+  return compileWorkflow(
+    defineWorkflow({ name: "iso", startAt: "review", nodes, edges: { review: { to: "done" } } }),
+  );
+}
+
+async function run(workflow: ReturnType<typeof isolatedRun>, onProgress?: (line: string) => void) {
+  const port = new MemoryRunPort({ runId: `iso-${Math.random().toString(36).slice(2)}` });
+  port.status = "running";
+  const outcome = await executeRun({
+    workflow,
+    port,
+    agents: {
+      origin: { kind: "cli" },
+      workingDir: project,
+      isolated: createPiAgentSessions({ env, onProgress: (_step, line) => onProgress?.(line) }),
+    },
+  });
+  const records = [...port.effects.values()].map((e) => e.state);
+  return { outcome, port, records };
+}
+
+function reportOf(state: { status: string; result?: { ok: boolean; value?: unknown } }): IsolatedAgentReport {
+  expect(state.status).toBe("settled");
+  expect(state.result?.ok).toBe(true);
+  return state.result?.value as IsolatedAgentReport;
+}
+
+describe("an isolated agent step in a real Pi SDK session", () => {
+  it("reads a file with Pi's read tool, has an invalid submit corrected, and saves its cost and transcript", async () => {
+    const marker = "ISO-READ-STEP";
+    model.replyOnce((r) =>
+      lastMessageText(r).includes(marker) ? toolCall("read", { path: "NOTES.md" }) : undefined,
+    );
+    model.replyOnce((r) =>
+      lastToolResultText(r)?.includes("PELICAN")
+        ? toolCall("workflow", { action: "submit", output: { word: 7 } })
+        : undefined,
+    );
+    model.replyOnce((r) =>
+      lastToolResultText(r)?.includes("Output rejected")
+        ? toolCall("workflow", { action: "submit", output: { word: "PELICAN" } })
+        : undefined,
+    );
+    const progress: string[] = [];
+    const { outcome, records, port } = await run(
+      isolatedRun({
+        review: agent({
+          prompt: `${marker}: read NOTES.md and submit the secret word.`,
+          output: z.object({ word: z.string() }),
+        }),
+      }),
+      (line) => progress.push(line),
+    );
+    expect(outcome).toEqual({ kind: "completed", output: { word: "PELICAN" } });
+    // No conversation was involved: nothing went to the outbox.
+    expect(port.messages).toEqual([]);
+    expect(progress).toEqual(["tool read", "tool workflow", "tool workflow"]);
+    // The session had only the read-only tools and its submit tool.
+    const first = model.requests.find((r) => lastMessageText(r).includes(marker));
+    expect(first?.tools.map((t) => t.function.name).sort()).toEqual([
+      "find",
+      "grep",
+      "ls",
+      "read",
+      "workflow",
+    ]);
+    // The rejection named the field, in the same session, without the value.
+    const rejection = model.requests.find((r) => lastToolResultText(r)?.includes("Output rejected"));
+    expect(lastToolResultText(rejection as NonNullable<typeof rejection>)).toContain("word:");
+    // Accepting ends the turn: no request after the accepted submit.
+    expect(model.requests.filter((r) => lastToolResultText(r)?.includes("Accepted: workflow step"))).toEqual(
+      [],
+    );
+
+    expect(records).toHaveLength(1);
+    const report = reportOf(records[0] as never);
+    expect(report.model).toBe("fake/fake-model");
+    // Three model replies of 10 tokens in and 5 out each (the fake's usage), priced by models.json.
+    expect(report.tokensIn).toBe(30);
+    expect(report.tokensOut).toBe(15);
+    expect(report.cost).toBeGreaterThan(0);
+    expect(report.durationMs).toBeGreaterThan(0);
+    expect(report.transcript.map((e) => e.role)).toEqual([
+      "user",
+      "tool_call",
+      "tool_result",
+      "tool_call",
+      "tool_result",
+      "tool_call",
+      "tool_result",
+    ]);
+    expect(report.transcript[2]).toMatchObject({ role: "tool_result", tool: "read", isError: false });
+    expect(report.transcriptOmitted).toBe(0);
+    model.assertNoErrors();
+  }, 60_000);
+
+  it("reminds a model that ends its turn without submitting, within the same session", async () => {
+    const marker = "ISO-NUDGE-STEP";
+    model.replyOnce((r) => (lastMessageText(r).includes(marker) ? text("I think it is fine.") : undefined));
+    model.replyOnce((r) =>
+      lastMessageText(r).includes("is still open")
+        ? toolCall("workflow", { action: "submit", output: "ok" })
+        : undefined,
+    );
+    const { outcome } = await run(
+      isolatedRun({ review: agent({ prompt: `${marker}: say ok.`, output: z.string() }) }),
+    );
+    expect(outcome).toEqual({ kind: "completed", output: "ok" });
+    const reminder = model.requests.find((r) => lastMessageText(r).includes("is still open"));
+    // The reminder went to the same session: the first prompt is still in its context.
+    expect(reminder?.messages.some((m) => JSON.stringify(m.content).includes(marker))).toBe(true);
+    model.assertNoErrors();
+  }, 60_000);
+
+  it("times the step out and aborts a model that never submits", async () => {
+    const marker = "ISO-SLOW-STEP";
+    // A reply that would stream for a minute: the deadline has to stop it.
+    model.replyOnce((r) =>
+      lastMessageText(r).includes(marker) ? text("x".repeat(600), { chunkSize: 1, delayMs: 100 }) : undefined,
+    );
+    const { outcome, port } = await run(
+      isolatedRun({
+        review: agent({ prompt: `${marker}: take your time.`, output: z.string(), timeoutMs: 1_500 }),
+      }),
+    );
+    expect(outcome).toMatchObject({
+      kind: "timed_out",
+      error: { code: "node_timed_out", message: "Step review timed out after 1500 ms." },
+    });
+    expect(port.visits[0]?.status).toBe("timed_out");
+    const slow = await model.waitForRequest((r) => lastMessageText(r).includes(marker));
+    // The session hung up on the model: the fake saw its client close mid-stream.
+    await expect.poll(() => slow.outcome, { timeout: 10_000 }).toBe("client_closed");
+    // The visit ended before the aborted session was closed: its record stays reserved, with no
+    // figures (the run's fence refuses a late write), as docs/workflows.md says.
+    expect([...port.effects.values()].map((e) => e.state.status)).toEqual(["reserved"]);
+  }, 60_000);
+
+  it("fails the step with a clear message when the pinned model is not one Pi knows", async () => {
+    const { outcome, port } = await run(
+      isolatedRun({ review: agent({ prompt: "p", output: z.string(), model: "fake/no-such-model" }) }),
+    );
+    expect(outcome).toMatchObject({
+      kind: "failed",
+      error: {
+        code: "node_failed",
+        message: expect.stringContaining("could not start: model fake/no-such-model is not one Pi knows"),
+      },
+    });
+    const state = [...port.effects.values()][0]?.state;
+    expect(state).toMatchObject({ status: "settled", result: { ok: false } });
+  }, 60_000);
+});
