@@ -167,10 +167,10 @@ describe("kill -9 of the host while runs wait", () => {
     const retried = await reserve(c, FLAKY, "flaky", { log, initialMs: 1_000 });
     const dueTimes: number[] = [];
     for (const runId of waits) {
-      const view = await c.view(runId, parkedOn("waiting"), 30_000);
+      const view = await c.view(runId, parkedOn("waiting"), 60_000);
       if (view.recoveryReason?.code === "waiting") dueTimes.push(view.recoveryReason.until);
     }
-    const retry = await c.view(retried, parkedOn("retry_waiting"), 30_000);
+    const retry = await c.view(retried, parkedOn("retry_waiting"), 60_000);
     if (retry.recoveryReason?.code === "retry_waiting") {
       expect(retry.recoveryReason).toMatchObject({ attempt: 2, attempts: 3, lastError: "node_failed" });
       dueTimes.push(retry.recoveryReason.at);
@@ -184,12 +184,12 @@ describe("kill -9 of the host while runs wait", () => {
     client = await TestClient.connect(host.socketPath);
     for (const runId of [...waits, retried]) {
       await client.call("runs.subscribe", { runId });
-      expect((await client.view(runId, (v) => v.status === "done", 30_000)).outcome).toBe("completed");
+      expect((await client.view(runId, (v) => v.status === "done", 60_000)).outcome).toBe("completed");
       expect(launches(host, runId)).toBe(2);
     }
     expect(lines(files.before)).toEqual(["mark", "mark", "mark"]);
     expect(lines(files.after)).toEqual(["after", "after", "after"]);
     expect(lines(log)).toEqual(["try", "try"]);
     expect(host.reader.readRunFinalOutput(retried)).toBe(2);
-  }, 120_000);
+  }, 240_000);
 });
