@@ -175,7 +175,15 @@ export {
   TERMINAL_STATUSES,
   terminalOutcomeSchema,
 } from "./run-status.js";
-export type { CheckpointView, CurrentWork, NodeView, RunSummary, RunView, TurnAbort } from "./run-view.js";
+export type {
+  CheckpointView,
+  CurrentWork,
+  NodeView,
+  RunSummary,
+  RunView,
+  TurnAbort,
+  ViewValue,
+} from "./run-view.js";
 export {
   checkpointViewSchema,
   currentWorkSchema,
@@ -183,6 +191,8 @@ export {
   runSummarySchema,
   runViewSchema,
   turnAbortSchema,
+  VIEW_VALUE_MAX_BYTES,
+  viewValueSchema,
 } from "./run-view.js";
 export type { ErrorCode, SafeError } from "./safe-error.js";
 export {

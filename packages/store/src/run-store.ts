@@ -225,6 +225,9 @@ export class RunStore {
   findSessionReservation(sessionId: string) {
     return readers.findSessionReservation(this.use(), sessionId);
   }
+  findContinuation(runId: string) {
+    return readers.findContinuation(this.use(), runId);
+  }
   readRunInput(runId: string) {
     return readers.readRunInput(this.use(), runId);
   }
@@ -279,6 +282,7 @@ export type RunReader = Pick<
   | "getRun"
   | "listRuns"
   | "findSessionReservation"
+  | "findContinuation"
   | "readRunInput"
   | "readRunFinalOutput"
   | "readRunError"
