@@ -40,12 +40,14 @@ const controlFields = { runId: runIdSchema, run: runSummarySchema };
 const workflowSchema = z.object({
   name: z.string(),
   title: z.string().nullable(),
-  description: z.string().nullable(),
+  /** Where the name finds it: the project's `.pi/workflows/`, the agent folder's, or the built-ins. */
   source: z.object({ kind: z.enum(["project", "global", "builtin"]), path: z.string().nullable() }),
-  /** The input's top-level keys, and which of them are required; null when it is not an object. */
-  input: z
-    .object({ keys: z.array(z.string()), required: z.array(z.string()) })
-    .nullable(),
+  /** The input's top-level keys, and which of them are required; null when it is not a plain object. */
+  input: z.object({ keys: z.array(z.string()), required: z.array(z.string()) }).nullable(),
+  /** Whether it takes input at all; null when it cannot be loaded. */
+  takesInput: z.boolean().nullable(),
+  /** Agent steps need a Pi session: such a workflow starts from Pi, not from `piw run`. */
+  agentSteps: z.array(z.string()),
   /** Why a workflow file that was found cannot be started (it does not compile); null when it can. */
   problem: z.string().nullable(),
 });

@@ -45,7 +45,7 @@ async function refusingWith<T>(step: () => Promise<T>): Promise<T> {
  * How to start the preflight child: `PIW_PREFLIGHT_COMMAND` (a JSON argv), else the built worker app's
  * `dist/preflight.js`; `PIW_PREFLIGHT_TIMEOUT_MS` bounds it (default 10 s).
  */
-async function preflightOptions(env: NodeJS.ProcessEnv): Promise<PreflightOptions> {
+export async function preflightOptions(env: NodeJS.ProcessEnv): Promise<PreflightOptions> {
   const settings = (await engine()).readPreflightEnv(env);
   if (settings.kind === "invalid") throw new CliError(settings.message, ExitCode.usage);
   return {

@@ -62,7 +62,13 @@ export {
 export { runMessageId, visitMessageId } from "./message-ids.js";
 export type { AdvanceNodeVisit, NodeVisitAdvance } from "./node-advance.js";
 export { advanceNodeVisitSchema, nodeVisitAdvanceSchema } from "./node-advance.js";
-export type { PreflightLaunch, PreflightRefusal, PreflightReply, PreflightRequest } from "./preflight.js";
+export type {
+  PreflightLaunch,
+  PreflightRefusal,
+  PreflightReply,
+  PreflightRequest,
+  WorkflowDescription,
+} from "./preflight.js";
 export {
   PREFLIGHT_MAX_PROBLEMS,
   PREFLIGHT_MAX_TEXT,
@@ -70,6 +76,7 @@ export {
   preflightRefusalSchema,
   preflightReplySchema,
   preflightRequestSchema,
+  workflowDescriptionSchema,
 } from "./preflight.js";
 export type {
   Handler,

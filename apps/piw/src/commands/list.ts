@@ -1,22 +1,17 @@
 import type { CliContext } from "../cli-context.js";
 import { usageError } from "../cli-error.js";
 import { ExitCode } from "../exit-codes.js";
-import { HELP_OPTION, JSON_OPTION, parseCommandLine } from "../parse-command-line.js";
+import { COMMAND_TABLE } from "../command-table.js";
+import { parseCommandLine } from "../parse-command-line.js";
 import { listOutput } from "../output-schemas.js";
 import { renderRunList } from "../render-list.js";
 import { parseStateFilter } from "../state-filter.js";
 import { COMMAND_USAGE } from "../usage.js";
 
-const LIST_OPTIONS = {
-  ...HELP_OPTION,
-  ...JSON_OPTION,
-  status: { type: "string", multiple: true },
-  limit: { type: "string" },
-} as const;
 
 /** `piw list`. */
 export async function listCommand(ctx: CliContext, args: string[]): Promise<ExitCode> {
-  const { values, positionals } = parseCommandLine("list", args, LIST_OPTIONS);
+  const { values, positionals } = parseCommandLine("list", args, COMMAND_TABLE.list.options);
   if (values.help) {
     ctx.print(COMMAND_USAGE.list);
     return ExitCode.ok;
