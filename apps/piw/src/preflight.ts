@@ -23,9 +23,11 @@ export type PreparedRun = PreflightLaunch;
 const engine = () => import("@piw/engine");
 
 function refusal(error: LaunchRefused): CliError {
+  // A name that finds no workflow is a mistake in the command, like bad input.
+  const usage = error.usage || error.code === "workflow_not_found";
   return new CliError(
     error.message,
-    error.usage ? ExitCode.usage : ExitCode.failed,
+    usage ? ExitCode.usage : ExitCode.failed,
     error.problems.map((problem) => `  ${problem}`),
   );
 }

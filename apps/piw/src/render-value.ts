@@ -4,11 +4,13 @@ import type { Style } from "./style.js";
 /** How many lines of a value `piw run` and `piw status` show before folding the rest. */
 export const FOLD_LINES = 20;
 const MAX_LINE = 200;
+const ONE_LINE = 80;
 
-/** A value as people read it: text as it is, anything else as indented JSON. */
+/** A value as people read it: text as it is, short JSON on one line, longer JSON indented. */
 function prettyLines(value: unknown): string[] {
-  const text = typeof value === "string" ? value : JSON.stringify(value, null, 2);
-  return text.split("\n");
+  if (typeof value === "string") return value.split("\n");
+  const compact = JSON.stringify(value);
+  return compact.length <= ONE_LINE ? [compact] : JSON.stringify(value, null, 2).split("\n");
 }
 
 /**

@@ -203,6 +203,7 @@ export {
 } from "./run-view.js";
 export type { ErrorCode, SafeError } from "./safe-error.js";
 export {
+  asSentence,
   boundSafeMessage,
   errorCodeSchema,
   SAFE_MESSAGE_MAX_BYTES,

@@ -1,5 +1,6 @@
 import {
   adopted,
+  asSentence,
   applied,
   conflict,
   type EnqueueMessage,
@@ -242,7 +243,7 @@ function terminalMessages(run: TerminalFact, instructions: string | null): NewMe
             messageId: runMessageId(run.runId, "launch_failure"),
             kind: "launch_failure",
             triggerTurn: true,
-            body: `${name} failed to start ${id}: ${run.error.message}. Inspect the error and call workflow start again only after you correct the cause.`,
+            body: `${name} failed to start ${id}: ${asSentence(run.error.message)} Inspect the error and call workflow start again only after you correct the cause.`,
           },
         ];
       }
