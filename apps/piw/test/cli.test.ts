@@ -77,6 +77,25 @@ describe("piw preflight: nothing is recorded when it fails", () => {
   );
 
   it(
+    "refuses input keys the workflow's schema does not have, naming the keys it has",
+    async () => {
+      const [taskWords, misspelled] = await Promise.all([
+        piwInProcess(home, ["run", example("approval"), "bump", "zod"]),
+        piwInProcess(home, ["run", example("hello"), "--input-json", '{"tsak": "hi"}']),
+      ]);
+      expect(taskWords.code).toBe(64);
+      expect(taskWords.stderr).toBe(
+        "piw: workflow approval takes no task words; its input keys are: change (required)\n" +
+          "  give the whole input as JSON instead\n",
+      );
+      expect(misspelled.code).toBe(64);
+      expect(misspelled.stderr).toContain(`workflow hello's input has no "tsak"; its input keys are: task`);
+      nothingRecorded();
+    },
+    SLOW,
+  );
+
+  it(
     "names a workflow it cannot find, and unknown commands and options, in one short line",
     async () => {
       const [notFound, unknown, option] = await Promise.all([
@@ -84,7 +103,8 @@ describe("piw preflight: nothing is recorded when it fails", () => {
         piwInProcess(home, ["frobnicate"]),
         piwInProcess(home, ["list", "--nope"]),
       ]);
-      expect(notFound.code).toBe(1);
+      // A name that finds no workflow is a mistake in the command: a usage error like bad input.
+      expect(notFound.code).toBe(64);
       expect(notFound.stderr).toContain('workflow "no-such-workflow" not found');
       expect(unknown.code).toBe(64);
       expect(option.code).toBe(64);
@@ -188,9 +208,9 @@ describe("piw with a host", () => {
         piw(home, ["list"]),
       ]);
       expect(list.code).toBe(0);
-      const runs = JSON.parse(list.stdout) as RunSummary[];
+      const runs = (JSON.parse(list.stdout) as { runs: RunSummary[] }).runs;
       expect(runs.find((r) => r.runId === helloRun)).toMatchObject({ status: "done", outcome: "completed" });
-      expect(JSON.parse(filteredList.stdout)).toEqual([]);
+      expect(JSON.parse(filteredList.stdout).runs).toEqual([]);
 
       expect(status.code).toBe(0);
       const view = JSON.parse(status.stdout) as RunView;
@@ -305,6 +325,13 @@ describe("piw with a host", () => {
       expect(result.stdout).toMatch(/^■ slow cancelled/m);
       const view = JSON.parse((await piw(home, ["status", runId, "--json"])).stdout) as RunView;
       expect(view.status).toBe("cancelled");
+      // The step under way when the run was cancelled says so, not `pending`.
+      expect(view.nodes.map((node) => [node.path, node.state])).toEqual([
+        ["first", "succeeded"],
+        ["wait", "cancelled"],
+      ]);
+      const text = await piw(home, ["status", runId]);
+      expect(text.stdout).toMatch(/^ {2}■ wait +shell +#1 +.*cancelled$/m);
     },
     SLOW,
   );
