@@ -18,7 +18,8 @@ export function inputKeysOf(schema: ZodType): InputKeys | undefined {
   };
   if (def.type !== "object" || def.shape === undefined || def.catchall !== undefined) return undefined;
   const keys = Object.keys(def.shape);
-  const required = keys.filter((key) => def.shape?.[key]?._zod.optin !== "optional");
+  // A key with a default or marked optional may be left out (zod sets `optin` for both).
+  const required = keys.filter((key) => def.shape?.[key]?._zod.optin === undefined);
   return { keys, required };
 }
 
