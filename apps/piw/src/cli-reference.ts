@@ -6,6 +6,16 @@ import { COMMAND_USAGE, flagText, MAIN_USAGE } from "./usage.js";
 /** A table cell: one line, with `|` escaped. */
 const cell = (text: string) => text.replaceAll("\n", " ").replaceAll("|", "\\|");
 
+/** A Markdown table with its columns padded, as the formatter (biome) lays it out. */
+function table(header: readonly string[], rows: ReadonlyArray<readonly string[]>): string[] {
+  const widths = header.map((title, i) =>
+    Math.max(title.length, 3, ...rows.map((row) => (row[i] ?? "").length)),
+  );
+  const line = (cells: readonly string[]) =>
+    `| ${cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join(" | ")} |`;
+  return [line(header), line(widths.map((w) => "-".repeat(w))), ...rows.map(line)];
+}
+
 /**
  * docs/cli.md: every command and flag, the environment, the exit codes and the `--json` schema
  * versions, all from the tables the CLI itself uses (`pnpm docs:cli` writes it; a test checks it).
@@ -24,22 +34,33 @@ export function renderCliReference(): string {
     "",
   ];
   for (const [name, spec] of Object.entries(COMMAND_TABLE)) {
-    lines.push(`### piw ${name}`, "", spec.summary.charAt(0).toUpperCase() + spec.summary.slice(1) + ".", "");
-    lines.push("| flag | what it does |", "| --- | --- |");
-    for (const [flag, option] of Object.entries(spec.options)) {
-      const repeat = option.multiple === true ? " (repeatable)" : "";
-      lines.push(`| \`${cell(flagText(flag, option))}\` | ${cell(option.help)}${repeat} |`);
-    }
+    lines.push(`### piw ${name}`, "", `${spec.summary.charAt(0).toUpperCase()}${spec.summary.slice(1)}.`, "");
+    const flags = Object.entries(spec.options).map(([flag, option]) => [
+      `\`${cell(flagText(flag, option))}\``,
+      `${cell(option.help)}${option.multiple === true ? " (repeatable)" : ""}`,
+    ]);
+    lines.push(...table(["flag", "what it does"], flags));
     const schema = Object.hasOwn(OUTPUT_SCHEMA_VERSIONS, name)
       ? OUTPUT_SCHEMA_VERSIONS[name as keyof typeof OUTPUT_SCHEMA_VERSIONS]
       : undefined;
-    if (spec.json && schema !== undefined) lines.push("", `\`--json\` prints one object with \`"schema": "${schema}"\`.`);
+    if (spec.json && schema !== undefined)
+      lines.push("", `\`--json\` prints one object with \`"schema": "${schema}"\`.`);
     lines.push("", "```text", COMMAND_USAGE[name as keyof typeof COMMAND_USAGE], "```", "");
   }
-  lines.push("## Environment", "", "| variable | meaning |", "| --- | --- |");
-  for (const { name, help } of ENVIRONMENT) lines.push(`| \`${name}\` | ${cell(help)} |`);
-  lines.push("", "## Exit codes", "", "| code | meaning |", "| --- | --- |");
-  for (const { code, meaning } of EXIT_CODE_TABLE) lines.push(`| ${code} | ${cell(meaning)} |`);
+  lines.push("## Environment", "");
+  lines.push(
+    ...table(
+      ["variable", "meaning"],
+      ENVIRONMENT.map(({ name, help }) => [`\`${name}\``, cell(help)]),
+    ),
+  );
+  lines.push("", "## Exit codes", "");
+  lines.push(
+    ...table(
+      ["code", "meaning"],
+      EXIT_CODE_TABLE.map(({ code, meaning }) => [String(code), cell(meaning)]),
+    ),
+  );
   lines.push(
     "",
     "## JSON output",
@@ -49,10 +70,11 @@ export function renderCliReference(): string {
     "added within a version). A command that fails with `--json` prints a `piw.error.v1` object (and",
     "the same message on stderr) and exits with the code from the table above.",
     "",
-    "| output | schema |",
-    "| --- | --- |",
+    ...table(
+      ["output", "schema"],
+      Object.entries(OUTPUT_SCHEMA_VERSIONS).map(([name, version]) => [name, `\`${version}\``]),
+    ),
+    "",
   );
-  for (const [name, version] of Object.entries(OUTPUT_SCHEMA_VERSIONS)) lines.push(`| ${name} | \`${version}\` |`);
-  lines.push("");
   return lines.join("\n");
 }

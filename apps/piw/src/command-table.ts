@@ -28,11 +28,13 @@ export interface CommandSpec {
   readonly json: boolean;
 }
 
-export const USER_WORKFLOWS = `${DEFAULT_AGENT_DIR_DISPLAY}/workflows`;
+const USER_WORKFLOWS = `${DEFAULT_AGENT_DIR_DISPLAY}/workflows`;
 
 const HELP = { help: { type: "boolean", short: "h", help: "this help" } } as const;
 const JSON_FLAG = { json: { type: "boolean", help: "print one JSON object (see docs/cli.md)" } } as const;
-const DETACH = { detach: { type: "boolean", help: "print the run ID and exit instead of following" } } as const;
+const DETACH = {
+  detach: { type: "boolean", help: "print the run ID and exit instead of following" },
+} as const;
 
 const FOLLOWING = `While following: one line per node change (state, path, kind, visit, duration), then the
 outcome and a completed run's output; the exit code says how the run ended (see piw --help). Ctrl-C
@@ -50,7 +52,11 @@ the run's recorded events; enter opens the inspector of a node; ? lists every ke
       ...HELP,
       once: { type: "boolean", help: "print one snapshot (the run's graph, or the run list) and exit" },
       json: { type: "boolean", help: "print the run's view (or the run list) as JSON" },
-      width: { type: "string", value: "<n>", help: "snapshot width in columns (default: the terminal's, else 100)" },
+      width: {
+        type: "string",
+        value: "<n>",
+        help: "snapshot width in columns (default: the terminal's, else 100)",
+      },
     },
     json: false,
   },

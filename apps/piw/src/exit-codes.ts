@@ -6,8 +6,16 @@ import { NODE_TOO_OLD_EXIT } from "@piw/node-version";
  */
 export const EXIT_CODE_TABLE = [
   { name: "ok", code: 0, meaning: "the command worked; a followed run completed" },
-  { name: "failed", code: 1, meaning: "the run failed or timed out, or the command failed (unknown run, refused change)" },
-  { name: "waiting", code: 3, meaning: "the run stopped at a checkpoint and waits for an answer (piw answer)" },
+  {
+    name: "failed",
+    code: 1,
+    meaning: "the run failed or timed out, or the command failed (unknown run, refused change)",
+  },
+  {
+    name: "waiting",
+    code: 3,
+    meaning: "the run stopped at a checkpoint and waits for an answer (piw answer)",
+  },
   { name: "cancelled", code: 4, meaning: "the run was cancelled" },
   { name: "parked", code: 5, meaning: "the run is parked and needs a person: see its recovery reason" },
   { name: "usage", code: 64, meaning: "bad arguments or input, or no such workflow; nothing was started" },

@@ -80,7 +80,11 @@ export function followedOutput<K extends FollowedCommand>(
   return { schema: OUTPUT_SCHEMA_VERSIONS[name], ...fields } as Output<FollowedCommand>;
 }
 
-export function controlOutput(name: "cancel" | "pause", runId: string, run: RunSummary): Output<"cancel" | "pause"> {
+export function controlOutput(
+  name: "cancel" | "pause",
+  runId: string,
+  run: RunSummary,
+): Output<"cancel" | "pause"> {
   return { schema: OUTPUT_SCHEMA_VERSIONS[name], runId, run } as Output<"cancel" | "pause">;
 }
 

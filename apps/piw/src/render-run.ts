@@ -183,7 +183,10 @@ export function renderRunStatus(view: RunView, style: Style, now: number = Date.
   const rows: [string, string][] = [
     ["run", view.runId],
     ["workflow", view.title === null ? view.workflowName : `${view.workflowName} (${view.title})`],
-    ["status", `${runStateLabel(runStateWord(view), style, runStateText(view))}${view.paused ? " (paused)" : ""}`],
+    [
+      "status",
+      `${runStateLabel(runStateWord(view), style, runStateText(view))}${view.paused ? " (paused)" : ""}`,
+    ],
     ["origin", describeOrigin(view)],
     ["created", formatAge(view.createdAt, now)],
   ];

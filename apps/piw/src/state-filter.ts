@@ -23,7 +23,7 @@ const STATE_WORDS: Readonly<Record<string, StateMatch>> = {
   cancelled: { status: "cancelled" },
 };
 
-export const ACCEPTED_STATE_WORDS: readonly string[] = Object.keys(STATE_WORDS).filter(
+const ACCEPTED_STATE_WORDS: readonly string[] = Object.keys(STATE_WORDS).filter(
   (word) => word !== "timed-out" && word !== "timed out",
 );
 
@@ -39,7 +39,10 @@ export function parseStateFilter(raw: readonly string[], command: string): State
     if (word === "") continue;
     const match = Object.hasOwn(STATE_WORDS, word) ? STATE_WORDS[word] : undefined;
     if (match === undefined) {
-      throw usageError(`unknown status ${JSON.stringify(word)}; use ${ACCEPTED_STATE_WORDS.join(", ")}`, command);
+      throw usageError(
+        `unknown status ${JSON.stringify(word)}; use ${ACCEPTED_STATE_WORDS.join(", ")}`,
+        command,
+      );
     }
     if ("status" in match) {
       if (!filter.statuses.includes(match.status)) filter.statuses.push(match.status);

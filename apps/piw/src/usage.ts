@@ -1,5 +1,11 @@
 /** Help texts, rendered from the command table: what `piw --help` and `piw <command> --help` print. */
-import { COMMAND_TABLE, type CommandName, type CommandSpec, ENVIRONMENT, type OptionSpec } from "./command-table.js";
+import {
+  COMMAND_TABLE,
+  type CommandName,
+  type CommandSpec,
+  ENVIRONMENT,
+  type OptionSpec,
+} from "./command-table.js";
 import { EXIT_CODE_TABLE } from "./exit-codes.js";
 
 export type { CommandName } from "./command-table.js";
@@ -18,10 +24,13 @@ function columns(rows: ReadonlyArray<readonly [string, string]>, indent = "  "):
 function commandUsage(spec: CommandSpec): string {
   const [first, ...rest] = spec.usage;
   const lines = [`Usage: piw ${first}`, ...rest.map((line) => `       piw ${line}`), "", spec.about];
-  const options = Object.entries(spec.options).map(([flag, option]) => [flagText(flag, option), option.help] as const);
+  const options = Object.entries(spec.options).map(
+    ([flag, option]) => [flagText(flag, option), option.help] as const,
+  );
   lines.push("", "Options:", ...columns(options));
   if (spec.notes !== undefined) lines.push("", spec.notes);
-  if (spec.examples !== undefined) lines.push("", "Examples:", ...spec.examples.map((example) => `  ${example}`));
+  if (spec.examples !== undefined)
+    lines.push("", "Examples:", ...spec.examples.map((example) => `  ${example}`));
   return lines.join("\n");
 }
 

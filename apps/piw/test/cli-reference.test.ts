@@ -24,7 +24,8 @@ describe("the CLI reference comes from the command table", () => {
     }
     for (const flag of ["--limit <n>", "--width <n>", "--happened <json>"]) expect(reference).toContain(flag);
     for (const { code } of EXIT_CODE_TABLE) expect(reference).toMatch(new RegExp(`^\\| ${code} \\|`, "m"));
-    for (const version of Object.values(OUTPUT_SCHEMA_VERSIONS)) expect(reference).toContain(`\`${version}\``);
+    for (const version of Object.values(OUTPUT_SCHEMA_VERSIONS))
+      expect(reference).toContain(`\`${version}\``);
   });
 
   it("README's exit codes are the table's", () => {

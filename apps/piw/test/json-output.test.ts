@@ -80,7 +80,13 @@ describe("piw --json, exit codes and what the CLI says about a run", () => {
   it(
     "a waiting run exits 3 and its JSON says what it waits for; once answered it names the continuation",
     async () => {
-      const waiting = await piw(home, ["run", example("approval"), "--input-json", '{"change":"x"}', "--json"]);
+      const waiting = await piw(home, [
+        "run",
+        example("approval"),
+        "--input-json",
+        '{"change":"x"}',
+        "--json",
+      ]);
       expect(waiting.code).toBe(ExitCode.waiting);
       const out = parsed("run", waiting.stdout);
       expect(out.state).toBe("waiting");

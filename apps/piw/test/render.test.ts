@@ -260,7 +260,11 @@ describe("a run's output, interrupted nodes and answered checkpoints", () => {
     );
     expect(lines.at(-1)).toBe("  ■ wait  shell  #1  cancelled");
     const paused = renderRunStatus(
-      view({ status: "parked", paused: true, nodes: [node("work", { state: "paused", visits: 1, attempt: 1 })] }),
+      view({
+        status: "parked",
+        paused: true,
+        nodes: [node("work", { state: "paused", visits: 1, attempt: 1 })],
+      }),
       plain,
     );
     expect(paused.at(-1)).toBe("  ⏸ work  compute  #1  paused");

@@ -21,7 +21,9 @@ describe("input keys the workflow's schema does not have", () => {
     const words = await refusal({ ref: example("approval"), cwd: repo, task: "bump zod" });
     expect(words.code).toBe("input_invalid");
     expect(words.usage).toBe(true);
-    expect(words.message).toBe("workflow approval takes no task words; its input keys are: change (required)");
+    expect(words.message).toBe(
+      "workflow approval takes no task words; its input keys are: change (required)",
+    );
 
     const typo = await refusal({ ref: example("hello"), cwd: repo, input: { tsak: "hi" } });
     expect(typo.message).toBe(`workflow hello's input has no "tsak"; its input keys are: task (required)`);
@@ -34,7 +36,9 @@ describe("input keys the workflow's schema does not have", () => {
   });
 
   it("are only named for plain objects: strict and loose objects and other schemas decide for themselves", () => {
-    expect(inputKeysOf(z.object({ a: z.string(), b: z.number().optional(), c: z.string().default("x") }))).toEqual({
+    expect(
+      inputKeysOf(z.object({ a: z.string(), b: z.number().optional(), c: z.string().default("x") })),
+    ).toEqual({
       keys: ["a", "b", "c"],
       required: ["a"],
     });

@@ -1,5 +1,12 @@
 import { type CallParams, HostConnection, HostUnavailable } from "@piw/client";
-import { asSentence, type ClientMethod, type ClientResult, RpcError, type RunView, type Transition } from "@piw/protocol";
+import {
+  asSentence,
+  type ClientMethod,
+  type ClientResult,
+  RpcError,
+  type RunView,
+  type Transition,
+} from "@piw/protocol";
 import { describeConflict } from "@piw/viewer";
 
 export interface HostLinkOptions {
@@ -124,7 +131,9 @@ export function savedOrThrow<T>(result: Transition<T>, subject: string): T {
     case "conflict":
       throw new WorkflowError(asSentence(`${subject}: ${describeConflict(result.evidence)}`));
     case "recoveryRequired":
-      throw new WorkflowError(`${subject}: the run must be recovered first (${result.reason.message.replace(/\.$/, "")}).`);
+      throw new WorkflowError(
+        `${subject}: the run must be recovered first (${result.reason.message.replace(/\.$/, "")}).`,
+      );
     default:
       return result satisfies never;
   }

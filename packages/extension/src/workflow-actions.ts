@@ -5,7 +5,14 @@ import {
   preflightLaunch,
   workflowSearchDirs,
 } from "@piw/engine";
-import { type Answerer, asSentence, type JsonValue, jsonValueSchema, type RunSummary, type RunView } from "@piw/protocol";
+import {
+  type Answerer,
+  asSentence,
+  type JsonValue,
+  jsonValueSchema,
+  type RunSummary,
+  type RunView,
+} from "@piw/protocol";
 import { renderWidgetLines, runStateWord } from "@piw/viewer";
 import { z } from "zod";
 import { currentRunId } from "./current-run.js";

@@ -107,7 +107,15 @@ export const ASCII_GLYPHS: Glyphs = {
     "timed out": "T",
     cancelled: "#",
   },
-  node: { pending: ".", running: ">", succeeded: "v", failed: "x", timed_out: "T", cancelled: "#", paused: "=" },
+  node: {
+    pending: ".",
+    running: ">",
+    succeeded: "v",
+    failed: "x",
+    timed_out: "T",
+    cancelled: "#",
+    paused: "=",
+  },
   kind: {
     agent: "*",
     compute: "f",

@@ -100,7 +100,6 @@ export async function restartCommand(ctx: CliContext, args: string[]): Promise<E
   return followOrDetach(ctx, host, { command: "restart", runId: next.runId, fromRunId: runId, detach, json });
 }
 
-
 /**
  * `piw resume <runId>`: a parked run goes on, followed. A run parked at an unsettled manual effect
  * first needs `--happened <json>` or `--not-happened`: only a person knows whether it took place.

@@ -8,7 +8,6 @@ import { renderRunList } from "../render-list.js";
 import { parseStateFilter } from "../state-filter.js";
 import { COMMAND_USAGE } from "../usage.js";
 
-
 /** `piw list`. */
 export async function listCommand(ctx: CliContext, args: string[]): Promise<ExitCode> {
   const { values, positionals } = parseCommandLine("list", args, COMMAND_TABLE.list.options);

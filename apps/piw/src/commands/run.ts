@@ -8,7 +8,6 @@ import { preflight, reserveParams } from "../preflight.js";
 import { COMMAND_USAGE } from "../usage.js";
 import { savedValue } from "./run-arguments.js";
 
-
 /** `piw run`: preflight, reserve (origin cli), then follow. */
 export async function runCommand(ctx: CliContext, args: string[]): Promise<ExitCode> {
   const { values, positionals } = parseCommandLine("run", args, COMMAND_TABLE.run.options);

@@ -8,7 +8,6 @@ import { renderRunStatus } from "../render-run.js";
 import { COMMAND_USAGE } from "../usage.js";
 import { runIdArgument } from "./run-arguments.js";
 
-
 /** `piw status <runId>`. */
 export async function statusCommand(ctx: CliContext, args: string[]): Promise<ExitCode> {
   const { values, positionals } = parseCommandLine("status", args, COMMAND_TABLE.status.options);

@@ -15,7 +15,6 @@ import { parseCommandLine } from "../parse-command-line.js";
 import { COMMAND_USAGE } from "../usage.js";
 import { runIdArgument } from "./run-arguments.js";
 
-
 /** The viewer's window onto the host: every read and every update goes through the host client. */
 function hostViewerSource(connection: HostConnection): ViewerSource {
   return {

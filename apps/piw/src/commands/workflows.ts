@@ -8,7 +8,6 @@ import { parseCommandLine } from "../parse-command-line.js";
 import { preflightOptions } from "../preflight.js";
 import { COMMAND_USAGE } from "../usage.js";
 
-
 /** `piw workflows`: what a name starts here, found as `piw run <name>` finds it. */
 export async function workflowsCommand(ctx: CliContext, args: string[]): Promise<ExitCode> {
   const { values, positionals } = parseCommandLine("workflows", args, COMMAND_TABLE.workflows.options);
@@ -43,9 +42,7 @@ function inputSummary(entry: WorkflowEntry): string {
   if (entry.takesInput === false) return "none";
   if (entry.input === null) return "JSON";
   if (entry.input.keys.length === 0) return "{}";
-  return entry.input.keys
-    .map((key) => (entry.input?.required.includes(key) ? key : `${key}?`))
-    .join(", ");
+  return entry.input.keys.map((key) => (entry.input?.required.includes(key) ? key : `${key}?`)).join(", ");
 }
 
 function renderWorkflows(entries: readonly WorkflowEntry[]): string[] {
@@ -59,7 +56,9 @@ function renderWorkflows(entries: readonly WorkflowEntry[]): string[] {
     entry.agentSteps.length > 0 ? `${entry.source.kind}, needs Pi` : entry.source.kind,
   ]);
   const header = ["NAME", "TITLE", "INPUT", "SOURCE"];
-  const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => (row[i] ?? "").length)));
+  const widths = header.map((title, i) =>
+    Math.max(title.length, ...rows.map((row) => (row[i] ?? "").length)),
+  );
   const line = (cells: string[]) =>
     cells.map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join("  ");
   const lines = [line(header), ...rows.map(line)];

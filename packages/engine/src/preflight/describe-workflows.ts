@@ -49,7 +49,9 @@ async function describeOne(
   ref: string,
   cwd: string,
   options: PreflightOptions,
-): Promise<{ kind: "described"; workflow: WorkflowDescription } | { kind: "refused"; refusal: LaunchRefused }> {
+): Promise<
+  { kind: "described"; workflow: WorkflowDescription } | { kind: "refused"; refusal: LaunchRefused }
+> {
   const what = `workflow ${ref}`;
   const outcome = await evaluatePreflight({ type: "describe", requestId: randomUUID(), ref, cwd }, options);
   if (outcome.kind !== "replied") return { kind: "refused", refusal: refusalFor(outcome, what) };

@@ -122,7 +122,10 @@ export function evaluatePreflight(
 }
 
 /** The refusal for an outcome without a reply; `what` names the workflow (`workflow hello`). */
-export function refusalFor(outcome: Exclude<PreflightOutcome, { kind: "replied" }>, what: string): LaunchRefused {
+export function refusalFor(
+  outcome: Exclude<PreflightOutcome, { kind: "replied" }>,
+  what: string,
+): LaunchRefused {
   switch (outcome.kind) {
     case "exited": {
       const how = outcome.signal === null ? `exit code ${outcome.exitCode}` : `signal ${outcome.signal}`;

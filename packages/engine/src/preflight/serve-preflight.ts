@@ -31,7 +31,9 @@ function answer(request: PreflightRequest): Promise<PreflightReply> {
   }
 }
 
-async function answerDescribe(request: Extract<PreflightRequest, { type: "describe" }>): Promise<PreflightReply> {
+async function answerDescribe(
+  request: Extract<PreflightRequest, { type: "describe" }>,
+): Promise<PreflightReply> {
   const { requestId } = request;
   try {
     const loaded = await loadForLaunch(request.ref, request.cwd);
