@@ -3,6 +3,7 @@
  * `piw <command> --help` prints them (usage.ts), and `pnpm docs:cli` writes docs/cli.md from them.
  */
 import { DEFAULT_AGENT_DIR_DISPLAY } from "@piw/state-dir";
+import { ACCEPTED_STATE_WORDS } from "./state-filter.js";
 
 export interface OptionSpec {
   readonly type: "string" | "boolean";
@@ -110,7 +111,7 @@ that does not load is listed with its problem.`,
         type: "string",
         multiple: true,
         value: "<state>",
-        help: "only runs in this state (queued, starting, running, parked, done, completed, waiting, failed, timed_out, cancelled); repeat or separate with commas",
+        help: `only runs in this state (${ACCEPTED_STATE_WORDS.join(", ")}); separate several with commas`,
       },
       limit: { type: "string", value: "<n>", help: "at most n runs, 1 to 1000 (default 50)" },
     },

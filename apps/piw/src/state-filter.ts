@@ -23,7 +23,7 @@ const STATE_WORDS: Readonly<Record<string, StateMatch>> = {
   cancelled: { status: "cancelled" },
 };
 
-const ACCEPTED_STATE_WORDS: readonly string[] = Object.keys(STATE_WORDS).filter(
+export const ACCEPTED_STATE_WORDS: readonly string[] = Object.keys(STATE_WORDS).filter(
   (word) => word !== "timed-out" && word !== "timed out",
 );
 
