@@ -3,6 +3,7 @@ import { RpcError } from "@piw/protocol";
 import { CliContext, type CliIo } from "./cli-context.js";
 import { CliError, usageError } from "./cli-error.js";
 import { ExitCode } from "./exit-codes.js";
+import { errorOutput } from "./output-schemas.js";
 import { packageVersion } from "./package-version.js";
 import { COMMAND_USAGE, type CommandName, MAIN_USAGE } from "./usage.js";
 
@@ -24,6 +25,7 @@ const COMMANDS: { [K in CommandName]: () => Promise<CommandHandler> } = {
   resume: async () => (await import("./commands/control.js")).resumeCommand,
   host: async () => (await import("./commands/host.js")).hostCommand,
   view: async () => (await import("./commands/view.js")).viewCommand,
+  workflows: async () => (await import("./commands/workflows.js")).workflowsCommand,
 };
 
 function isCommand(name: string): name is CommandName {
@@ -51,18 +53,35 @@ export async function runCli(argv: string[], io: CliIo): Promise<ExitCode> {
     if (!isCommand(name)) throw usageError(`unknown command ${JSON.stringify(name)}`);
     return await (await COMMANDS[name]())(ctx, args);
   } catch (error) {
-    return report(ctx, error);
+    const lines: string[] = [];
+    const code = report(ctx, error, lines);
+    // A script that asked for JSON gets the failure as JSON too (the same lines stay on stderr).
+    if (wantsJson(argv)) ctx.printJson(errorOutput(code, lines[0] ?? "", lines.slice(1)));
+    return code;
   } finally {
     ctx.close();
   }
 }
 
-function report(ctx: CliContext, error: unknown): ExitCode {
+/** `--json` among the options (not after `--`, where task words start). */
+function wantsJson(argv: readonly string[]): boolean {
+  const end = argv.indexOf("--");
+  return (end < 0 ? argv : argv.slice(0, end)).includes("--json");
+}
+
+/** Print a failure as short lines on stderr (and into `said`); returns the exit code it means. */
+function report(ctx: CliContext, error: unknown, said: string[]): ExitCode {
   const style = ctx.errStyle;
-  const say = (line: string) => ctx.warn(`${style.red("piw:")} ${line}`);
+  const say = (line: string) => {
+    said.push(line);
+    ctx.warn(`${style.red("piw:")} ${line}`);
+  };
   if (error instanceof CliError) {
     say(error.message);
-    for (const line of error.details) ctx.warn(line);
+    for (const line of error.details) {
+      said.push(line);
+      ctx.warn(line);
+    }
     return error.exitCode;
   }
   if (error instanceof HostUnavailable) {

@@ -25,17 +25,33 @@ type FollowPhase =
   | { kind: "asking"; held: string[]; question: Question }
   | { kind: "ended" };
 
+/** How a followed run ended for `piw`: the exit code, and the last view seen (if any). */
+export interface FollowResult {
+  code: ExitCode;
+  view: RunView | undefined;
+}
+
 /**
  * Follow a run live: one line per node change, then the closing lines; resolves with the exit code
  * for how the run ended. Ctrl-C asks whether to cancel or detach (detaches at once without a TTY).
+ * `quiet` prints nothing on stdout (for --json, which prints the result instead).
  */
-export function followRun(ctx: CliContext, host: HostConnection, runId: string): Promise<ExitCode> {
+export async function followRun(ctx: CliContext, host: HostConnection, runId: string): Promise<ExitCode> {
+  return (await followRunResult(ctx, host, runId, false)).code;
+}
+
+export function followRunResult(
+  ctx: CliContext,
+  host: HostConnection,
+  runId: string,
+  quiet: boolean,
+): Promise<FollowResult> {
   const tracker = new NodeChangeTracker(ctx.style);
   let phase: FollowPhase = { kind: "watching" };
   let latest: RunView | undefined;
   let unsubscribe: (() => Promise<void>) | undefined;
 
-  return new Promise<ExitCode>((resolve) => {
+  return new Promise<FollowResult>((resolve) => {
     const end = (code: ExitCode, lines: string[], toStderr = false): void => {
       if (phase.kind === "ended") return;
       if (phase.kind === "asking") {
@@ -46,12 +62,16 @@ export function followRun(ctx: CliContext, host: HostConnection, runId: string):
       process.off("SIGINT", onSigint);
       host.off("disconnect", onDisconnect);
       host.off("unavailable", onUnavailable);
-      for (const line of lines) toStderr ? ctx.warn(line) : ctx.print(line);
+      for (const line of lines) {
+        if (toStderr) ctx.warn(line);
+        else if (!quiet) ctx.print(line);
+      }
       void unsubscribe?.();
-      resolve(code);
+      resolve({ code, view: latest });
     };
 
     const show = (line: string): void => {
+      if (quiet) return;
       if (phase.kind === "asking") phase.held.push(line);
       else if (phase.kind === "watching") ctx.print(line);
     };

@@ -23,9 +23,11 @@ export type PreparedRun = PreflightLaunch;
 const engine = () => import("@piw/engine");
 
 function refusal(error: LaunchRefused): CliError {
+  // A name that finds no workflow is a mistake in the command, like bad input.
+  const usage = error.usage || error.code === "workflow_not_found";
   return new CliError(
     error.message,
-    error.usage ? ExitCode.usage : ExitCode.failed,
+    usage ? ExitCode.usage : ExitCode.failed,
     error.problems.map((problem) => `  ${problem}`),
   );
 }
@@ -45,7 +47,7 @@ async function refusingWith<T>(step: () => Promise<T>): Promise<T> {
  * How to start the preflight child: `PIW_PREFLIGHT_COMMAND` (a JSON argv), else the built worker app's
  * `dist/preflight.js`; `PIW_PREFLIGHT_TIMEOUT_MS` bounds it (default 10 s).
  */
-async function preflightOptions(env: NodeJS.ProcessEnv): Promise<PreflightOptions> {
+export async function preflightOptions(env: NodeJS.ProcessEnv): Promise<PreflightOptions> {
   const settings = (await engine()).readPreflightEnv(env);
   if (settings.kind === "invalid") throw new CliError(settings.message, ExitCode.usage);
   return {

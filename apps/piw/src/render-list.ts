@@ -1,6 +1,6 @@
 import type { ClientResult, RunSummary } from "@piw/protocol";
 import { formatAge, formatDuration } from "./render-run.js";
-import { runStateLabel, runStateWord } from "./render-words.js";
+import { runStateLabel, runStateText, runStateWord } from "./render-words.js";
 import type { Style } from "./style.js";
 
 /** Pads a cell by its visible width, so colour codes do not skew the columns. */
@@ -24,11 +24,12 @@ export function renderRunList(runs: readonly RunSummary[], style: Style, now: nu
   if (runs.length === 0) return ["no runs"];
   const rows = runs.map((run) => {
     const word = runStateWord(run);
+    const text = runStateText(run);
     const took = run.startedAt === null ? "-" : formatDuration((run.finishedAt ?? now) - run.startedAt);
     return [
       plain(run.runId),
       plain(run.workflowName),
-      { text: runStateLabel(word, style), width: word.length + 2 },
+      { text: runStateLabel(word, style, text), width: text.length + 2 },
       plain(formatAge(run.createdAt, now)),
       plain(took),
     ];

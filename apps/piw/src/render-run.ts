@@ -19,8 +19,10 @@ import {
   type RunStateWord,
   runGlyph,
   runStateLabel,
+  runStateText,
   runStateWord,
 } from "./render-words.js";
+import { renderValueLines } from "./render-value.js";
 import type { Style } from "./style.js";
 
 export { formatAge, formatDuration } from "@piw/viewer";
@@ -68,7 +70,8 @@ function renderNodeLine(node: NodeView, columns: NodeColumns, style: Style, now:
     }
     if (node.state !== "succeeded") {
       const word = NODE_STATE_WORDS[node.state];
-      parts.push(style.red(node.errorCode === null ? word : `${word}: ${node.errorCode}`));
+      const paint = node.state === "cancelled" || node.state === "paused" ? style.yellow : style.red;
+      parts.push(paint(node.errorCode === null ? word : `${word}: ${node.errorCode}`));
     }
   }
   return parts.join("  ");
@@ -130,6 +133,10 @@ export function renderFinalLines(view: RunView, style: Style, now: number = Date
   const head = `${runGlyph(word, style)} ${style.bold(view.workflowName)} ${word}`;
   switch (word) {
     case "completed":
+      return [
+        `${head}${took === undefined ? "" : ` in ${took}`}  ${style.dim(view.runId)}`,
+        ...outputLines(view, style),
+      ];
     case "cancelled":
       return [`${head}${took === undefined ? "" : ` in ${took}`}  ${style.dim(view.runId)}`];
     case "waiting": {
@@ -192,7 +199,10 @@ export function renderRunStatus(view: RunView, style: Style, now: number = Date.
   const rows: [string, string][] = [
     ["run", view.runId],
     ["workflow", view.title === null ? view.workflowName : `${view.workflowName} (${view.title})`],
-    ["status", `${runStateLabel(runStateWord(view), style)}${view.paused ? " (paused)" : ""}`],
+    [
+      "status",
+      `${runStateLabel(runStateWord(view), style, runStateText(view))}${view.paused ? " (paused)" : ""}`,
+    ],
     ["origin", describeOrigin(view)],
     ["created", formatAge(view.createdAt, now)],
   ];
@@ -205,11 +215,19 @@ export function renderRunStatus(view: RunView, style: Style, now: number = Date.
     rows.push(["recovery", style.yellow(describeRecovery(view.recoveryReason))]);
   if (view.error !== null) rows.push(["error", style.red(`${view.error.code}: ${view.error.message}`)]);
   const lines = rows.map(([label, value]) => `${label.padEnd(9)} ${value}`);
+  if (view.input !== undefined) lines.push(...renderValueLines("input", view.input, view.runId, style));
+  lines.push(...outputLines(view, style));
   lines.push(...checkpointLines(view, style));
   const columns = nodeColumns(view);
   lines.push(`nodes`);
   for (const node of view.nodes) lines.push(`  ${renderNodeLine(node, columns, style, now)}`);
   return lines;
+}
+
+/** A completed run's final output, pretty and folded when long. */
+function outputLines(view: RunView, style: Style): string[] {
+  if (view.output === undefined || view.output === null) return [];
+  return renderValueLines("output", view.output, view.runId, style);
 }
 
 /** How to answer a waiting run, with an answer that fits the checkpoint's schema. */
@@ -224,7 +242,8 @@ function answerHint(view: RunView): string {
 /** A waiting run's checkpoint: what it asks, who may answer, and the answer's JSON Schema. */
 function checkpointLines(view: RunView, style: Style): string[] {
   const checkpoint = view.checkpoint;
-  if (view.outcome !== "waiting" || !checkpoint) return [];
+  // An answered checkpoint waits no more: the status line names the continuation.
+  if (view.outcome !== "waiting" || !checkpoint || view.continuedAs) return [];
   const lines = [
     `${"asks".padEnd(9)} ${checkpoint.prompt.split("\n").join(`\n${" ".repeat(10)}`)}`,
     `${"answers".padEnd(9)} ${ANSWERED_BY_WORDS[checkpoint.answeredBy]}`,

@@ -6,7 +6,7 @@ import type { Style } from "./style.js";
 // thing; this file only paints them with the CLI's style.
 
 export type { RunStateWord } from "@piw/viewer";
-export { NODE_STATE_WORDS, runStateWord } from "@piw/viewer";
+export { NODE_STATE_WORDS, runStateText, runStateWord } from "@piw/viewer";
 
 function paint(tint: Tint, text: string, style: Style): string {
   switch (tint) {
@@ -24,9 +24,9 @@ function paint(tint: Tint, text: string, style: Style): string {
   }
 }
 
-/** `✓ completed`, coloured by what it means. */
-export function runStateLabel(word: RunStateWord, style: Style): string {
-  return paint(RUN_TINTS[word], `${RUN_GLYPHS[word]} ${word}`, style);
+/** `✓ completed`, coloured by what it means; `text` replaces the word (`answered → <run>`). */
+export function runStateLabel(word: RunStateWord, style: Style, text: string = word): string {
+  return paint(RUN_TINTS[word], `${RUN_GLYPHS[word]} ${text}`, style);
 }
 
 export function runGlyph(word: RunStateWord, style: Style): string {

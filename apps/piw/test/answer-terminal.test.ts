@@ -14,7 +14,7 @@ describe("piw answer runs only with a controlling terminal", () => {
   afterAll(() => cleanUp(home));
 
   const approvalRuns = async () =>
-    (JSON.parse((await piw(home, ["list", "--json"])).stdout) as RunSummary[]).filter(
+    (JSON.parse((await piw(home, ["list", "--json"])).stdout) as { runs: RunSummary[] }).runs.filter(
       (run) => run.workflowName === "approval",
     );
 

@@ -79,6 +79,25 @@ describe("piw preflight: nothing is recorded when it fails", () => {
   );
 
   it(
+    "refuses input keys the workflow's schema does not have, naming the keys it has",
+    async () => {
+      const [taskWords, misspelled] = await Promise.all([
+        piwInProcess(home, ["run", example("approval"), "bump", "zod"]),
+        piwInProcess(home, ["run", example("hello"), "--input-json", '{"tsak": "hi"}']),
+      ]);
+      expect(taskWords.code).toBe(64);
+      expect(taskWords.stderr).toBe(
+        "piw: workflow approval takes no task words; its input keys are: change (required)\n" +
+          "  give the whole input as JSON instead\n",
+      );
+      expect(misspelled.code).toBe(64);
+      expect(misspelled.stderr).toContain(`workflow hello's input has no "tsak"; its input keys are: task`);
+      nothingRecorded();
+    },
+    SLOW,
+  );
+
+  it(
     "names a workflow it cannot find, and unknown commands and options, in one short line",
     async () => {
       const [notFound, unknown, option] = await Promise.all([
@@ -86,7 +105,8 @@ describe("piw preflight: nothing is recorded when it fails", () => {
         piwInProcess(home, ["frobnicate"]),
         piwInProcess(home, ["list", "--nope"]),
       ]);
-      expect(notFound.code).toBe(1);
+      // A name that finds no workflow is a mistake in the command: a usage error like bad input.
+      expect(notFound.code).toBe(64);
       expect(notFound.stderr).toContain('workflow "no-such-workflow" not found');
       expect(unknown.code).toBe(64);
       expect(option.code).toBe(64);
@@ -171,7 +191,9 @@ describe("piw with a host", () => {
       expect(lines[0]).toMatch(/^hello \(Say hello\) {2}run hello-/);
       expect(lines).toContainEqual(expect.stringMatching(/^ {2}✓ greet +compute +#1 +\d+ms$/));
       expect(lines).toContainEqual(expect.stringMatching(/^ {2}✓ echo +shell +#1 +\d+(ms|\.\ds)$/));
-      expect(lines.at(-1)).toMatch(new RegExp(`^✓ hello completed in \\S+ {2}${helloRun}$`));
+      expect(lines.at(-2)).toMatch(new RegExp(`^✓ hello completed in \\S+ {2}${helloRun}$`));
+      // The run's final output closes it, on one line when it is short.
+      expect(lines.at(-1)).toBe('output    {"said":"hello from piw: say hi"}');
       expect(hasColour(result.stdout)).toBe(false);
       const pid = hostPid(home);
       expect(pid !== undefined && isAlive(pid)).toBe(true);
@@ -190,9 +212,9 @@ describe("piw with a host", () => {
         piw(home, ["list"]),
       ]);
       expect(list.code).toBe(0);
-      const runs = JSON.parse(list.stdout) as RunSummary[];
+      const runs = (JSON.parse(list.stdout) as { runs: RunSummary[] }).runs;
       expect(runs.find((r) => r.runId === helloRun)).toMatchObject({ status: "done", outcome: "completed" });
-      expect(JSON.parse(filteredList.stdout)).toEqual([]);
+      expect(JSON.parse(filteredList.stdout).runs).toEqual([]);
 
       expect(status.code).toBe(0);
       const view = JSON.parse(status.stdout) as RunView;
@@ -307,6 +329,13 @@ describe("piw with a host", () => {
       expect(result.stdout).toMatch(/^■ slow cancelled/m);
       const view = JSON.parse((await piw(home, ["status", runId, "--json"])).stdout) as RunView;
       expect(view.status).toBe("cancelled");
+      // The step under way when the run was cancelled says so, not `pending`.
+      expect(view.nodes.map((node) => [node.path, node.state])).toEqual([
+        ["first", "succeeded"],
+        ["wait", "cancelled"],
+      ]);
+      const text = await piw(home, ["status", runId]);
+      expect(text.stdout).toMatch(/^ {2}■ wait +shell +#1 +.*cancelled$/m);
     },
     SLOW,
   );

@@ -181,7 +181,7 @@ describe("piw preflight runs workflow code in a child process with a time limit"
       expect(wrong.code).toBe(64);
       expect(wrong.stderr).toContain("ok");
       const list = await piw(home, ["list", "--json"]);
-      const runs = JSON.parse(list.stdout) as RunSummary[];
+      const { runs } = JSON.parse(list.stdout) as { runs: RunSummary[] };
       expect(runs.filter((run) => run.workflowName === "asks").map((run) => run.runId)).toEqual([runId]);
     },
     SLOW,

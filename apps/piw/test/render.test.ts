@@ -228,3 +228,51 @@ describe("closing lines", () => {
     expect(renderRunList([], plain)).toEqual(["no runs"]);
   });
 });
+
+describe("a run's output, interrupted nodes and answered checkpoints", () => {
+  it("shows a short output on one line and folds a long one after 20 lines", () => {
+    const short = renderFinalLines(
+      view({ status: "done", outcome: "completed", output: { kind: "json", value: { ok: true } } }),
+      plain,
+    );
+    expect(short.at(-1)).toBe('output    {"ok":true}');
+
+    const items = Array.from({ length: 30 }, (_, i) => `item number ${i} of a long list`);
+    const long = renderRunStatus(
+      view({ status: "done", outcome: "completed", output: { kind: "json", value: { items } } }),
+      plain,
+    );
+    const at = long.indexOf("output");
+    expect(long.slice(at + 1, at + 3)).toEqual(["  {", '    "items": [']);
+    expect(long[at + 21]).toBe("  … 14 more lines (piw status hello-1 --json)");
+    const huge = renderRunStatus(view({ input: { kind: "omitted", bytes: 99_000 } }), plain);
+    expect(huge).toContain("input     99000 bytes, too large to show");
+  });
+
+  it("says why a node that was under way stopped", () => {
+    const lines = renderRunStatus(
+      view({
+        status: "cancelled",
+        outcome: "cancelled",
+        nodes: [node("wait", { kind: "shell", state: "cancelled", visits: 1, attempt: 1, startedAt: 1 })],
+      }),
+      plain,
+    );
+    expect(lines.at(-1)).toBe("  ■ wait  shell  #1  cancelled");
+    const paused = renderRunStatus(
+      view({
+        status: "parked",
+        paused: true,
+        nodes: [node("work", { state: "paused", visits: 1, attempt: 1 })],
+      }),
+      plain,
+    );
+    expect(paused.at(-1)).toBe("  ⏸ work  compute  #1  paused");
+  });
+
+  it("names the continuation of an answered checkpoint in status and list", () => {
+    const answered = { status: "done", outcome: "waiting", continuedAs: "hello-2" } as const;
+    expect(renderRunStatus(view(answered), plain)).toContain("status    ⏸ answered → hello-2");
+    expect(renderRunList([view(answered)], plain, 0)[1]).toContain("⏸ answered → hello-2");
+  });
+});

@@ -129,6 +129,8 @@ export {
 } from "./loader/resolve-workflow.js";
 export type { WorkflowLoadErrorCode } from "./loader/workflow-load-error.js";
 export { WorkflowLoadError } from "./loader/workflow-load-error.js";
+export type { StartableWorkflow, WorkflowOrigin } from "./preflight/describe-workflows.js";
+export { describeStartableWorkflows } from "./preflight/describe-workflows.js";
 export type {
   LaunchPreflight,
   PreflightEnv,

@@ -1,5 +1,12 @@
 import { type CallParams, HostConnection, HostUnavailable } from "@piw/client";
-import { type ClientMethod, type ClientResult, RpcError, type RunView, type Transition } from "@piw/protocol";
+import {
+  asSentence,
+  type ClientMethod,
+  type ClientResult,
+  RpcError,
+  type RunView,
+  type Transition,
+} from "@piw/protocol";
 import { describeConflict } from "@piw/viewer";
 
 export interface HostLinkOptions {
@@ -122,9 +129,11 @@ export function savedOrThrow<T>(result: Transition<T>, subject: string): T {
     case "adopted":
       return result.value;
     case "conflict":
-      throw new WorkflowError(`${subject}: ${describeConflict(result.evidence)}.`);
+      throw new WorkflowError(asSentence(`${subject}: ${describeConflict(result.evidence)}`));
     case "recoveryRequired":
-      throw new WorkflowError(`${subject}: the run must be recovered first (${result.reason.message}).`);
+      throw new WorkflowError(
+        `${subject}: the run must be recovered first (${result.reason.message.replace(/\.$/, "")}).`,
+      );
     default:
       return result satisfies never;
   }

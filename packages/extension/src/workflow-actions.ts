@@ -5,7 +5,14 @@ import {
   preflightLaunch,
   workflowSearchDirs,
 } from "@piw/engine";
-import { type Answerer, type JsonValue, jsonValueSchema, type RunSummary, type RunView } from "@piw/protocol";
+import {
+  type Answerer,
+  asSentence,
+  type JsonValue,
+  jsonValueSchema,
+  type RunSummary,
+  type RunView,
+} from "@piw/protocol";
 import { renderWidgetLines, runStateWord } from "@piw/viewer";
 import { z } from "zod";
 import { currentRunId } from "./current-run.js";
@@ -94,11 +101,16 @@ function stripUndefined(raw: unknown): unknown {
   return Object.fromEntries(Object.entries(raw).filter(([, value]) => value !== undefined && value !== null));
 }
 
+/** When a queued run of this session starts: at the end of the turn under way, or now when idle. */
+function whenItStarts(bridge: SessionBridge): string {
+  return bridge.isIdle() ? "it starts now" : "it starts when this turn ends";
+}
+
 function describeRun(view: RunView | RunSummary): string {
   const word = runStateWord(view);
   const reason = view.recoveryReason ? ` (${view.recoveryReason.message})` : "";
   const error = view.error ? `: [${view.error.code}] ${view.error.message}` : "";
-  return `Workflow ${view.workflowName} run ${view.runId} is ${word}${reason}${error}.`;
+  return asSentence(`Workflow ${view.workflowName} run ${view.runId} is ${word}${reason}${error}`);
 }
 
 /**
@@ -164,7 +176,7 @@ export async function runAction(
       );
       bridge.follow(child.runId);
       return {
-        text: `Workflow ${child.workflowName} queued (run ${child.runId}): a restart of run ${action.runId}; it starts when this turn ends.`,
+        text: `Workflow ${child.workflowName} queued (run ${child.runId}): a restart of run ${action.runId}; ${whenItStarts(bridge)}.`,
         details: { action: "restart", runId: child.runId, parentRunId: action.runId, queued: true },
       };
     }
@@ -251,7 +263,7 @@ async function startAction(
   const agentSteps = prepared.agentSteps.length > 0;
   return {
     text: `Workflow ${name} queued (run ${reserved.runId}).${notes}${
-      agentSteps ? " It starts when this turn ends; its steps arrive as messages." : ""
+      agentSteps ? ` ${whenItStarts(bridge).replace(/^i/, "I")}; its steps arrive as messages.` : ""
     }`,
     details: { action: "start", workflow: name, runId: reserved.runId, queued: true },
   };

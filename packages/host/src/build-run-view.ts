@@ -3,6 +3,7 @@ import {
   type CheckpointView,
   type CurrentWork,
   type GraphManifest,
+  type JsonValue,
   graphManifestSchema,
   type NodeView,
   nodeKindSchema,
@@ -11,6 +12,8 @@ import {
   type RunView,
   type SafeError,
   safeErrorSchema,
+  VIEW_VALUE_MAX_BYTES,
+  type ViewValue,
 } from "@piw/protocol";
 import type { RunReader, StepRecord } from "@piw/store";
 import { turnToAbort } from "./turn-abort.js";
@@ -26,6 +29,9 @@ export type ViewReader = Pick<
   | "readRunManifest"
   | "listRunSteps"
   | "readRunError"
+  | "readRunInput"
+  | "readRunFinalOutput"
+  | "findContinuation"
   | "listOpenTurns"
   | "readAnswerCheck"
   | "latestSettledTurn"
@@ -63,6 +69,24 @@ function errorOf(reader: ViewReader, run: RunRecord): SafeError | null {
   return parsed.success ? parsed.data : { code: "internal_error", message: boundSafeMessage(saved.message) };
 }
 
+/** A run's input or output as the view carries it: the JSON when it is small enough, else its size. */
+function viewValue(value: JsonValue): ViewValue {
+  const bytes = Buffer.byteLength(JSON.stringify(value));
+  return bytes <= VIEW_VALUE_MAX_BYTES ? { kind: "json", value } : { kind: "omitted", bytes };
+}
+
+function nullableViewValue(value: JsonValue | null): ViewValue | null {
+  return value === null ? null : viewValue(value);
+}
+
+/** What a visit under way shows once nobody works on it: why its run stopped, else not started. */
+function interruptedState(run: RunRecord): NodeView["state"] {
+  if (run.outcome === "cancelled" || run.status === "cancelled") return "cancelled";
+  if (run.outcome === "timed_out") return "timed_out";
+  if (run.status === "parked" && run.paused) return "paused";
+  return "pending";
+}
+
 /** The path of the visit that is open right now, if any. */
 function openPath(steps: StepRecord[]): string | null {
   for (let i = steps.length - 1; i >= 0; i -= 1) {
@@ -91,6 +115,7 @@ function currentWorkOf(
 }
 
 function summaryOf(
+  reader: ViewReader,
   run: RunRecord,
   title: string | null,
   error: SafeError | null,
@@ -117,11 +142,17 @@ function summaryOf(
     finishedAt: run.finishedAt,
     currentWork: work,
     cursor: run.cursor,
+    continuedAs: run.outcome === "waiting" ? reader.findContinuation(run.runId) : null,
   };
 }
 
 /** One node per manifest node, merged with the latest saved visit of its path. */
-function nodesOf(manifest: GraphManifest, steps: StepRecord[], active: boolean): NodeView[] {
+function nodesOf(
+  manifest: GraphManifest,
+  steps: StepRecord[],
+  active: boolean,
+  interrupted: NodeView["state"],
+): NodeView[] {
   const latest = new Map<string, StepRecord>();
   const visits = new Map<string, Set<number>>();
   for (const step of steps) {
@@ -149,7 +180,7 @@ function nodesOf(manifest: GraphManifest, steps: StepRecord[], active: boolean):
       };
     }
     // An open visit with nobody working on it is interrupted, not running.
-    const state = step.status === "running" && !active ? "pending" : step.status;
+    const state = step.status === "running" && !active ? interrupted : step.status;
     return {
       path,
       kind,
@@ -181,8 +212,10 @@ export function buildRunView(reader: ViewReader, runId: string, workers: LiveWor
   const steps = reader.listRunSteps(runId);
   const work = currentWorkOf(reader, run, workers, () => steps);
   return {
-    ...summaryOf(run, manifest.title ?? null, errorOf(reader, run), work),
-    nodes: nodesOf(manifest, steps, work.kind !== "none"),
+    ...summaryOf(reader, run, manifest.title ?? null, errorOf(reader, run), work),
+    input: viewValue(reader.readRunInput(runId)),
+    output: run.outcome === "completed" ? nullableViewValue(reader.readRunFinalOutput(runId)) : null,
+    nodes: nodesOf(manifest, steps, work.kind !== "none", interruptedState(run)),
     manifest,
     checkpoint: checkpointOf(reader, run),
     abortTurn: run.origin.kind === "pi" ? turnToAbort(reader, run, steps) : null,
@@ -200,5 +233,5 @@ export function buildRunSummary(reader: ViewReader, run: RunRecord, workers: Liv
       ? manifest.title
       : null;
   const work = currentWorkOf(reader, run, workers, () => reader.listRunSteps(run.runId));
-  return summaryOf(run, title, errorOf(reader, run), work);
+  return summaryOf(reader, run, title, errorOf(reader, run), work);
 }

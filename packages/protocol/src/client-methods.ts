@@ -15,7 +15,7 @@ import {
   turnOwnershipSchema,
   turnRecordSchema,
 } from "./run-records.js";
-import { runStatusSchema } from "./run-status.js";
+import { runStatusSchema, terminalOutcomeSchema } from "./run-status.js";
 import { runSummarySchema, runViewSchema } from "./run-view.js";
 import { transitionSchema } from "./transition.js";
 
@@ -63,6 +63,8 @@ export const clientMethods = {
   "runs.list": {
     params: z.object({
       statuses: z.array(runStatusSchema).optional(),
+      /** With statuses, a run matches when its status or its outcome is listed. */
+      outcomes: z.array(terminalOutcomeSchema).optional(),
       sessionId: opaqueIdSchema.optional(),
       limit: z.number().int().min(1).max(1000).optional(),
     }),

@@ -64,7 +64,13 @@ export {
 export { isReminderMessageId, reminderKind, runMessageId, visitMessageId } from "./message-ids.js";
 export type { AdvanceNodeVisit, NodeVisitAdvance } from "./node-advance.js";
 export { advanceNodeVisitSchema, nodeVisitAdvanceSchema } from "./node-advance.js";
-export type { PreflightLaunch, PreflightRefusal, PreflightReply, PreflightRequest } from "./preflight.js";
+export type {
+  PreflightLaunch,
+  PreflightRefusal,
+  PreflightReply,
+  PreflightRequest,
+  WorkflowDescription,
+} from "./preflight.js";
 export {
   PREFLIGHT_MAX_PROBLEMS,
   PREFLIGHT_MAX_TEXT,
@@ -72,6 +78,7 @@ export {
   preflightRefusalSchema,
   preflightReplySchema,
   preflightRequestSchema,
+  workflowDescriptionSchema,
 } from "./preflight.js";
 export type {
   Handler,
@@ -181,7 +188,15 @@ export {
   TERMINAL_STATUSES,
   terminalOutcomeSchema,
 } from "./run-status.js";
-export type { CheckpointView, CurrentWork, NodeView, RunSummary, RunView, TurnAbort } from "./run-view.js";
+export type {
+  CheckpointView,
+  CurrentWork,
+  NodeView,
+  RunSummary,
+  RunView,
+  TurnAbort,
+  ViewValue,
+} from "./run-view.js";
 export {
   checkpointViewSchema,
   currentWorkSchema,
@@ -189,9 +204,12 @@ export {
   runSummarySchema,
   runViewSchema,
   turnAbortSchema,
+  VIEW_VALUE_MAX_BYTES,
+  viewValueSchema,
 } from "./run-view.js";
 export type { ErrorCode, SafeError } from "./safe-error.js";
 export {
+  asSentence,
   boundSafeMessage,
   errorCodeSchema,
   SAFE_MESSAGE_MAX_BYTES,

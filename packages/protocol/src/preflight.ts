@@ -26,6 +26,13 @@ export const preflightRequestSchema = z.discriminatedUnion("type", [
     /** False for a run started without a Pi session (the CLI): agent steps are refused. */
     piSession: z.boolean(),
   }),
+  /** What a workflow is, for a list of the workflows one can start: nothing is checked or saved. */
+  z.object({
+    type: z.literal("describe"),
+    requestId: requestIdSchema,
+    ref: z.string().min(1).max(4096),
+    cwd: z.string().min(1).max(4096),
+  }),
 ]);
 export type PreflightRequest = z.infer<typeof preflightRequestSchema>;
 
@@ -56,7 +63,27 @@ export const preflightRefusalSchema = z.object({
 });
 export type PreflightRefusal = z.infer<typeof preflightRefusalSchema>;
 
+/** A workflow as a list shows it: its title and input keys (null: its input is not a plain object). */
+export const workflowDescriptionSchema = z.object({
+  name: z.string().max(PREFLIGHT_MAX_TEXT),
+  title: z.string().max(PREFLIGHT_MAX_TEXT).nullable(),
+  input: z
+    .object({
+      keys: z.array(z.string().max(PREFLIGHT_MAX_TEXT)).max(PREFLIGHT_MAX_PROBLEMS),
+      required: z.array(z.string().max(PREFLIGHT_MAX_TEXT)).max(PREFLIGHT_MAX_PROBLEMS),
+    })
+    .nullable(),
+  takesInput: z.boolean(),
+  agentSteps: z.array(z.string().max(4096)),
+});
+export type WorkflowDescription = z.infer<typeof workflowDescriptionSchema>;
+
 export const preflightReplySchema = z.discriminatedUnion("type", [
+  z.object({
+    type: z.literal("described"),
+    requestId: requestIdSchema,
+    workflow: workflowDescriptionSchema,
+  }),
   z.object({ type: z.literal("launch.prepared"), requestId: requestIdSchema, launch: preflightLaunchSchema }),
   z.object({ type: z.literal("refused"), requestId: requestIdSchema, refusal: preflightRefusalSchema }),
   /** Workflow code threw outside any await of the load (a timer, a stray rejection). */

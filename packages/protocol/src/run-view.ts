@@ -7,12 +7,15 @@ import { runStatusSchema, terminalOutcomeSchema } from "./run-status.js";
 import { safeErrorSchema } from "./safe-error.js";
 import { recoveryReasonSchema } from "./transition.js";
 
-/** One node as every renderer shows it. `pending` means not visited yet. */
+/**
+ * One node as every renderer shows it. `pending` means not visited yet; `cancelled`, `timed_out` and
+ * `paused` also name a visit that was under way when its run was cancelled, timed out or paused.
+ */
 export const nodeViewSchema = z.object({
   path: nodePathSchema,
   kind: nodeKindSchema,
   title: z.string(),
-  state: z.enum(["pending", "running", "succeeded", "failed", "timed_out"]),
+  state: z.enum(["pending", "running", "succeeded", "failed", "timed_out", "cancelled", "paused"]),
   visits: z.number().int().min(0),
   attempt: z.number().int().min(0),
   startedAt: z.number().nullable(),
@@ -48,6 +51,16 @@ export const checkpointViewSchema = z.object({
 });
 export type CheckpointView = z.infer<typeof checkpointViewSchema>;
 
+/** The largest input or output a view carries (canonical JSON bytes); a larger one is only sized. */
+export const VIEW_VALUE_MAX_BYTES = 16 * 1024;
+
+/** A run's input or final output in a view: the JSON itself, or its size when it is too large. */
+export const viewValueSchema = z.discriminatedUnion("kind", [
+  z.object({ kind: z.literal("json"), value: jsonValueSchema }),
+  z.object({ kind: z.literal("omitted"), bytes: z.number().int().min(0) }),
+]);
+export type ViewValue = z.infer<typeof viewValueSchema>;
+
 /** Which open Pi turn must be aborted, and why (one bounded sentence the user may see). */
 export const turnAbortSchema = z.object({
   turnId: z.string(),
@@ -82,6 +95,12 @@ export const runViewSchema = z.object({
   finishedAt: z.number().nullable(),
   currentWork: currentWorkSchema,
   cursor: z.object({ path: nodePathSchema, visit: z.number().int() }).nullable(),
+  /** The continuation run an answered checkpoint started; absent or null when there is none. */
+  continuedAs: runIdSchema.nullable().optional(),
+  /** The run's input (bounded); absent in views built without it. */
+  input: viewValueSchema.optional(),
+  /** The completed run's final output (bounded); null while it has none. */
+  output: viewValueSchema.nullable().optional(),
   nodes: z.array(nodeViewSchema),
   manifest: graphManifestSchema,
   /** Set while the run waits at a checkpoint; absent or null otherwise. */
@@ -102,5 +121,7 @@ export const runSummarySchema = runViewSchema.omit({
   manifest: true,
   checkpoint: true,
   abortTurn: true,
+  input: true,
+  output: true,
 });
 export type RunSummary = z.infer<typeof runSummarySchema>;

@@ -75,3 +75,12 @@ export function boundSafeMessage(text: string, maxBytes: number = SAFE_MESSAGE_M
 export function safeError(code: ErrorCode, message: string): SafeError {
   return { code, message: boundSafeMessage(message) };
 }
+
+/**
+ * `text` closed as one sentence: a period is added unless it already ends in `.`, `!`, `?` or `…`,
+ * so a message that ends in a period never gets a second one when quoted in another.
+ */
+export function asSentence(text: string): string {
+  const trimmed = text.trimEnd();
+  return /[.!?…]$/.test(trimmed) ? trimmed : `${trimmed}.`;
+}

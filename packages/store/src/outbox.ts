@@ -1,5 +1,6 @@
 import {
   adopted,
+  asSentence,
   applied,
   conflict,
   type EnqueueMessage,

@@ -8,6 +8,7 @@ import {
   type RunStatus,
   type TerminalFact,
   type TerminalFacts,
+  type TerminalOutcome,
   type TraceEvent,
 } from "@piw/protocol";
 import type { StoreContext } from "./context.js";
@@ -165,6 +166,8 @@ export function getRun(ctx: StoreContext, runId: string): RunRecord | null {
 
 export interface ListRunsQuery {
   statuses?: RunStatus[];
+  /** With statuses, a run matches when its status or its outcome is listed. */
+  outcomes?: TerminalOutcome[];
   sessionId?: string;
   limit?: number;
 }
@@ -173,10 +176,16 @@ export function listRuns(ctx: StoreContext, query: ListRunsQuery = {}): RunRecor
   return ctx.read(() => {
     const where: string[] = [];
     const values: (string | number)[] = [];
+    const states: string[] = [];
     if (query.statuses && query.statuses.length > 0) {
-      where.push(`status IN (${query.statuses.map(() => "?").join(", ")})`);
+      states.push(`status IN (${query.statuses.map(() => "?").join(", ")})`);
       values.push(...query.statuses);
     }
+    if (query.outcomes && query.outcomes.length > 0) {
+      states.push(`outcome IN (${query.outcomes.map(() => "?").join(", ")})`);
+      values.push(...query.outcomes);
+    }
+    if (states.length > 0) where.push(`(${states.join(" OR ")})`);
     if (query.sessionId !== undefined) {
       where.push("origin_session = ?");
       values.push(query.sessionId);
@@ -184,6 +193,18 @@ export function listRuns(ctx: StoreContext, query: ListRunsQuery = {}): RunRecor
     const limit = Math.max(1, Math.min(query.limit ?? 100, 10_000));
     const sql = `SELECT * FROM runs ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY created_at DESC, run_id LIMIT ${limit}`;
     return (ctx.stmt(sql).all(...values) as RunRow[]).map(mapRunRow);
+  });
+}
+
+/** The continuation run that an answer to this run's checkpoint started, if any. */
+export function findContinuation(ctx: StoreContext, runId: string): string | null {
+  return ctx.read(() => {
+    const row = ctx
+      .stmt(
+        "SELECT run_id FROM runs WHERE parent_run_id = ? AND origin_command = 'continue' AND error_code IS NOT 'answer_invalid'",
+      )
+      .get(runId) as { run_id: string } | undefined;
+    return row?.run_id ?? null;
   });
 }
 

@@ -238,6 +238,9 @@ export class RunStore {
   findSessionReservation(sessionId: string) {
     return readers.findSessionReservation(this.use(), sessionId);
   }
+  findContinuation(runId: string) {
+    return readers.findContinuation(this.use(), runId);
+  }
   readRunInput(runId: string) {
     return readers.readRunInput(this.use(), runId);
   }
@@ -300,6 +303,7 @@ export type RunReader = Pick<
   | "getRun"
   | "listRuns"
   | "findSessionReservation"
+  | "findContinuation"
   | "readRunInput"
   | "readRunFinalOutput"
   | "readRunError"

@@ -1,4 +1,4 @@
-import { type MessageKind, type ModelNotices, runMessageId, type TerminalFact } from "@piw/protocol";
+import { asSentence, type MessageKind, type ModelNotices, runMessageId, type TerminalFact } from "@piw/protocol";
 import type { RunRow } from "./rows.js";
 
 // The messages a run's end leaves for its Pi session, written from its saved terminal facts.
@@ -56,7 +56,7 @@ export function terminalMessages(run: TerminalFact, instructions: string | null,
             messageId: runMessageId(run.runId, "launch_failure"),
             kind: "launch_failure",
             triggerTurn: true,
-            body: `${name} failed to start ${id}: ${run.error.message}. Inspect the error and call workflow start again only after you correct the cause.`,
+            body: `${name} failed to start ${id}: ${asSentence(run.error.message)} Inspect the error and call workflow start again only after you correct the cause.`,
           },
         ];
       }

@@ -56,7 +56,15 @@ export const UNICODE_GLYPHS: Glyphs = {
     "timed out": "⏱",
     cancelled: "■",
   },
-  node: { pending: "·", running: "▶", succeeded: "✓", failed: "✗", timed_out: "⏱" },
+  node: {
+    pending: "·",
+    running: "▶",
+    succeeded: "✓",
+    failed: "✗",
+    timed_out: "⏱",
+    cancelled: "■",
+    paused: "⏸",
+  },
   kind: {
     agent: "✦",
     compute: "λ",
@@ -100,7 +108,15 @@ export const ASCII_GLYPHS: Glyphs = {
     "timed out": "T",
     cancelled: "#",
   },
-  node: { pending: ".", running: ">", succeeded: "v", failed: "x", timed_out: "T" },
+  node: {
+    pending: ".",
+    running: ">",
+    succeeded: "v",
+    failed: "x",
+    timed_out: "T",
+    cancelled: "#",
+    paused: "=",
+  },
   kind: {
     agent: "*",
     compute: "f",

@@ -54,4 +54,4 @@ export { focusPath, initialState, reduceViewer, SPLIT_STEP } from "./viewer-stat
 export type { WidgetOptions } from "./widget.js";
 export { DEFAULT_WIDGET_LINES, renderFooterStatus, renderWidgetLines } from "./widget.js";
 export type { ElementKind, NodeState, NodeStateWord, RunStateWord } from "./words.js";
-export { NODE_STATE_WORDS, NODE_TINTS, RUN_TINTS, runStateWord } from "./words.js";
+export { NODE_STATE_WORDS, NODE_TINTS, RUN_TINTS, runStateText, runStateWord } from "./words.js";

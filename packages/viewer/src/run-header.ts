@@ -4,7 +4,7 @@ import type { Glyphs } from "./glyphs.js";
 import { describeEvent } from "./replay.js";
 import type { Theme } from "./theme.js";
 import type { OpenRun } from "./viewer-state.js";
-import { RUN_TINTS, runStateWord } from "./words.js";
+import { RUN_TINTS, runStateText, runStateWord } from "./words.js";
 import { recoveryWords } from "./clock-words.js";
 
 const TERMINAL_STATUSES: ReadonlySet<RunView["status"]> = new Set(["done", "failed", "cancelled"]);
@@ -32,7 +32,7 @@ export function runHeader(view: RunView, now: number, theme: Theme, g: Glyphs): 
     view.error !== null && word !== "completed" && word !== "waiting"
       ? ` ${g.dot} ${theme("red", `${view.error.code}: ${view.error.message}`)}`
       : "";
-  const state = theme(RUN_TINTS[word], `${g.run[word]} ${word}`);
+  const state = theme(RUN_TINTS[word], `${g.run[word]} ${runStateText(view)}`);
   return `${theme("bold", `piw ${g.dot} ${title}`)} ${g.dot} ${view.runId} ${g.dot} ${state}${took}${error}`;
 }
 

@@ -4,7 +4,7 @@ import { formatAge, formatDuration } from "./format.js";
 import { detectGlyphs, type Glyphs } from "./glyphs.js";
 import { clipToWidth } from "./text-width.js";
 import { plainTheme, type Theme } from "./theme.js";
-import { RUN_TINTS, runStateWord } from "./words.js";
+import { RUN_TINTS, runStateText, runStateWord } from "./words.js";
 import { clockWords } from "./clock-words.js";
 
 /** The run list's status filters, in the order `tab` cycles through them. */
@@ -72,7 +72,7 @@ export function renderRunTable(runs: readonly RunSummary[], options: RunTableOpt
     return {
       word,
       cells: [
-        `${g.run[word]} ${word}`,
+        `${g.run[word]} ${runStateText(run)}`,
         run.workflowName,
         run.startedAt === null
           ? formatAge(run.createdAt, options.now)

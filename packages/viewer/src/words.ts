@@ -42,6 +42,19 @@ export function runStateWord(run: { status: RunStatus; outcome: TerminalOutcome 
   return STATUS_WORDS[run.status];
 }
 
+/**
+ * A run's state as people read it: its word, except that a waiting run whose checkpoint was answered
+ * names the continuation run that goes on from it.
+ */
+export function runStateText(run: {
+  status: RunStatus;
+  outcome: TerminalOutcome | null;
+  continuedAs?: string | null | undefined;
+}): string {
+  const word = runStateWord(run);
+  return word === "waiting" && run.continuedAs ? `answered → ${run.continuedAs}` : word;
+}
+
 export const RUN_TINTS: Readonly<Record<RunStateWord, Tint>> = {
   queued: "dim",
   starting: "cyan",
@@ -55,7 +68,14 @@ export const RUN_TINTS: Readonly<Record<RunStateWord, Tint>> = {
 };
 
 export type NodeState = NodeView["state"];
-export type NodeStateWord = "pending" | "running" | "succeeded" | "failed" | "timed out";
+export type NodeStateWord =
+  | "pending"
+  | "running"
+  | "succeeded"
+  | "failed"
+  | "timed out"
+  | "cancelled"
+  | "paused";
 
 export const NODE_STATE_WORDS: Readonly<Record<NodeState, NodeStateWord>> = {
   pending: "pending",
@@ -63,6 +83,8 @@ export const NODE_STATE_WORDS: Readonly<Record<NodeState, NodeStateWord>> = {
   succeeded: "succeeded",
   failed: "failed",
   timed_out: "timed out",
+  cancelled: "cancelled",
+  paused: "paused",
 };
 
 export const NODE_TINTS: Readonly<Record<NodeState, Tint>> = {
@@ -71,6 +93,8 @@ export const NODE_TINTS: Readonly<Record<NodeState, Tint>> = {
   succeeded: "green",
   failed: "red",
   timed_out: "red",
+  cancelled: "yellow",
+  paused: "yellow",
 };
 
 /** What a graph element is: a node kind, or an included child workflow. */

@@ -65,8 +65,8 @@ describe("Escape during an agent step", () => {
     await pi.abort();
     const parked = await world.waitForRun(runId, (view) => view.status === "parked", 30_000);
     expect(parked.recoveryReason?.code).toBe("paused");
-    // The open visit is not running any more (nothing works on it) and was never finished.
-    expect(parked.nodes[0]).toMatchObject({ path: "question", state: "pending", visits: 1 });
+    // The open visit is not running any more (nothing works on it) and was never finished: it was paused.
+    expect(parked.nodes[0]).toMatchObject({ path: "question", state: "paused", visits: 1 });
 
     // Resume from the command line: the step prompt is delivered again and the model acts on it.
     const since = pi.mark();

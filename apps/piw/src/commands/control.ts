@@ -2,15 +2,15 @@ import type { RunSummary } from "@piw/protocol";
 import type { CliContext } from "../cli-context.js";
 import { CliError, usageError } from "../cli-error.js";
 import { ExitCode } from "../exit-codes.js";
-import { followRun } from "../follow-run.js";
-import { HELP_OPTION, parseCommandLine } from "../parse-command-line.js";
+import { followOrDetach } from "../follow-or-detach.js";
+import { controlOutput } from "../output-schemas.js";
+import { COMMAND_TABLE } from "../command-table.js";
+import { parseCommandLine } from "../parse-command-line.js";
 import { hasControllingTerminal } from "../person-at-terminal.js";
 import { parseJsonArgument } from "../preflight.js";
 import { runStateWord } from "../render-words.js";
 import { COMMAND_USAGE } from "../usage.js";
 import { runIdArgument, savedValue } from "./run-arguments.js";
-
-const DETACH_OPTIONS = { ...HELP_OPTION, detach: { type: "boolean" } } as const;
 
 /** `piw cancel <runId>`. */
 export function cancelCommand(ctx: CliContext, args: string[]): Promise<ExitCode> {
@@ -40,7 +40,7 @@ async function controlRun(
   command: "cancel" | "pause",
   said: (run: RunSummary, runId: string) => string,
 ): Promise<ExitCode> {
-  const { values, positionals } = parseCommandLine(command, args, HELP_OPTION);
+  const { values, positionals } = parseCommandLine(command, args, COMMAND_TABLE[command].options);
   if (values.help) {
     ctx.print(COMMAND_USAGE[command]);
     return ExitCode.ok;
@@ -48,7 +48,9 @@ async function controlRun(
   const runId = runIdArgument(command, positionals);
   const host = await ctx.host();
   const method = command === "cancel" ? "runs.cancel" : "runs.pause";
-  ctx.print(said(savedValue(await host.call(method, { runId }), runId), runId));
+  const run = savedValue(await host.call(method, { runId }), runId);
+  if (values.json) ctx.printJson(controlOutput(command, runId, run));
+  else ctx.print(said(run, runId));
   return ExitCode.ok;
 }
 
@@ -58,32 +60,33 @@ const NO_TERMINAL =
 
 /** `piw answer <runId> <json>`: the continuation is a new run, followed like `piw run`. */
 export async function answerCommand(ctx: CliContext, args: string[]): Promise<ExitCode> {
-  const { values, positionals } = parseCommandLine("answer", args, DETACH_OPTIONS);
+  const { values, positionals } = parseCommandLine("answer", args, COMMAND_TABLE.answer.options);
   if (values.help) {
     ctx.print(COMMAND_USAGE.answer);
     return ExitCode.ok;
   }
-  const [first, json, ...extra] = positionals;
-  if (json === undefined) throw usageError("piw answer needs a run ID and a JSON answer", "answer");
+  const [first, answerText, ...extra] = positionals;
+  if (answerText === undefined) throw usageError("piw answer needs a run ID and a JSON answer", "answer");
   if (extra.length > 0) {
     throw usageError(`unexpected argument ${JSON.stringify(extra[0])} (quote the JSON answer)`, "answer");
   }
   const runId = runIdArgument("answer", first === undefined ? [] : [first]);
-  const answer = parseJsonArgument(json, "the answer");
+  const answer = parseJsonArgument(answerText, "the answer");
   // `piw answer` gives a person's answer, so it asks for a person's terminal. The check is here, not in
   // the host: only this process can see whether it has one. Nothing skips it, or the model could too.
   if (!hasControllingTerminal()) throw new CliError(NO_TERMINAL, ExitCode.usage);
   const host = await ctx.host();
   // The host checks the answer against the checkpoint's saved schema before it saves anything.
   const next = savedValue(await host.call("runs.answer", { runId, answer, answerer: "human" }), runId);
-  ctx.print(ctx.style.dim(`continuing ${runId} as run ${next.runId}`));
-  if (values.detach) return ExitCode.ok;
-  return followRun(ctx, host, next.runId);
+  const json = values.json === true;
+  if (!json) ctx.print(ctx.style.dim(`continuing ${runId} as run ${next.runId}`));
+  const detach = values.detach === true;
+  return followOrDetach(ctx, host, { command: "answer", runId: next.runId, fromRunId: runId, detach, json });
 }
 
 /** `piw restart <runId>`: a new run of the same workflow and input, followed. */
 export async function restartCommand(ctx: CliContext, args: string[]): Promise<ExitCode> {
-  const { values, positionals } = parseCommandLine("restart", args, DETACH_OPTIONS);
+  const { values, positionals } = parseCommandLine("restart", args, COMMAND_TABLE.restart.options);
   if (values.help) {
     ctx.print(COMMAND_USAGE.restart);
     return ExitCode.ok;
@@ -91,24 +94,18 @@ export async function restartCommand(ctx: CliContext, args: string[]): Promise<E
   const runId = runIdArgument("restart", positionals);
   const host = await ctx.host();
   const next = savedValue(await host.call("runs.restart", { runId }), runId);
-  ctx.print(ctx.style.dim(`restarting ${runId} as run ${next.runId}`));
-  if (values.detach) return ExitCode.ok;
-  return followRun(ctx, host, next.runId);
+  const json = values.json === true;
+  if (!json) ctx.print(ctx.style.dim(`restarting ${runId} as run ${next.runId}`));
+  const detach = values.detach === true;
+  return followOrDetach(ctx, host, { command: "restart", runId: next.runId, fromRunId: runId, detach, json });
 }
-
-const RESUME_OPTIONS = {
-  ...DETACH_OPTIONS,
-  happened: { type: "string" },
-  "not-happened": { type: "boolean" },
-  "accept-changes": { type: "boolean" },
-} as const;
 
 /**
  * `piw resume <runId>`: a parked run goes on, followed. A run parked at an unsettled manual effect
  * first needs `--happened <json>` or `--not-happened`: only a person knows whether it took place.
  */
 export async function resumeCommand(ctx: CliContext, args: string[]): Promise<ExitCode> {
-  const { values, positionals } = parseCommandLine("resume", args, RESUME_OPTIONS);
+  const { values, positionals } = parseCommandLine("resume", args, COMMAND_TABLE.resume.options);
   if (values.help) {
     ctx.print(COMMAND_USAGE.resume);
     return ExitCode.ok;
@@ -123,6 +120,8 @@ export async function resumeCommand(ctx: CliContext, args: string[]): Promise<Ex
       : values["not-happened"]
         ? { happened: false as const }
         : undefined;
+  const json = values.json === true;
+  const note = (line: string) => (json ? undefined : ctx.print(line));
   const host = await ctx.host();
   const run = await host.call("runs.get", { runId });
   const reason = run?.recoveryReason;
@@ -135,7 +134,7 @@ export async function resumeCommand(ctx: CliContext, args: string[]): Promise<Ex
       );
     }
     savedValue(await host.call("runs.resolveEffect", { runId, effectId: reason.effectId, ...said }), runId);
-    ctx.print(
+    note(
       ctx.style.dim(
         `settled manual effect ${reason.effectId} (${said.happened ? "it happened" : "it did not happen"}); resumed ${runId}`,
       ),
@@ -149,8 +148,8 @@ export async function resumeCommand(ctx: CliContext, args: string[]): Promise<Ex
     }
     const acceptChanges = values["accept-changes"] === true;
     savedValue(await host.call("runs.resume", { runId, ...(acceptChanges ? { acceptChanges } : {}) }), runId);
-    ctx.print(ctx.style.dim(`resumed ${runId}${acceptChanges ? " on its workflow file as it is now" : ""}`));
+    note(ctx.style.dim(`resumed ${runId}${acceptChanges ? " on its workflow file as it is now" : ""}`));
   }
-  if (values.detach) return ExitCode.ok;
-  return followRun(ctx, host, runId);
+  const detach = values.detach === true;
+  return followOrDetach(ctx, host, { command: "resume", runId, fromRunId: runId, detach, json });
 }

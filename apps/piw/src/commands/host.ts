@@ -2,16 +2,16 @@ import { HostUnavailable } from "@piw/client";
 import type { CliContext } from "../cli-context.js";
 import { usageError } from "../cli-error.js";
 import { ExitCode } from "../exit-codes.js";
-import { HELP_OPTION, JSON_OPTION, parseCommandLine } from "../parse-command-line.js";
+import { COMMAND_TABLE } from "../command-table.js";
+import { parseCommandLine } from "../parse-command-line.js";
 import { renderHostStatus } from "../render-list.js";
 import { COMMAND_USAGE } from "../usage.js";
 
-const OPTIONS = { ...HELP_OPTION, ...JSON_OPTION } as const;
 const STOP_WAIT_MS = 5_000;
 
 /** `piw host status|stop`: these never start a host. */
 export async function hostCommand(ctx: CliContext, args: string[]): Promise<ExitCode> {
-  const { values, positionals } = parseCommandLine("host", args, OPTIONS);
+  const { values, positionals } = parseCommandLine("host", args, COMMAND_TABLE.host.options);
   const [action, ...extra] = positionals;
   if (values.help || action === undefined) {
     ctx.print(COMMAND_USAGE.host);

@@ -1,21 +1,16 @@
 import type { CliContext } from "../cli-context.js";
 import { usageError } from "../cli-error.js";
 import { ExitCode } from "../exit-codes.js";
-import { followRun } from "../follow-run.js";
-import { HELP_OPTION, parseCommandLine } from "../parse-command-line.js";
+import { followOrDetach } from "../follow-or-detach.js";
+import { COMMAND_TABLE } from "../command-table.js";
+import { parseCommandLine } from "../parse-command-line.js";
 import { preflight, reserveParams } from "../preflight.js";
 import { COMMAND_USAGE } from "../usage.js";
 import { savedValue } from "./run-arguments.js";
 
-const OPTIONS = {
-  ...HELP_OPTION,
-  "input-json": { type: "string" },
-  detach: { type: "boolean" },
-} as const;
-
 /** `piw run`: preflight, reserve (origin cli), then follow. */
 export async function runCommand(ctx: CliContext, args: string[]): Promise<ExitCode> {
-  const { values, positionals } = parseCommandLine("run", args, OPTIONS);
+  const { values, positionals } = parseCommandLine("run", args, COMMAND_TABLE.run.options);
   if (values.help) {
     ctx.print(COMMAND_USAGE.run);
     return ExitCode.ok;
@@ -36,13 +31,21 @@ export async function runCommand(ctx: CliContext, args: string[]): Promise<ExitC
     await host.call("runs.reserve", reserveParams(prepared, ctx.io.cwd)),
     prepared.workflowName,
   );
-  const title = prepared.title;
-  ctx.print(
-    `${ctx.style.bold(prepared.workflowName)}${title === undefined ? "" : ` (${title})`}  ${ctx.style.dim(`run ${reserved.runId}`)}`,
-  );
-  if (values.detach) {
-    ctx.print(`follow it with: piw status ${reserved.runId}`);
+  const runId = reserved.runId;
+  const json = values.json === true;
+  const detach = values.detach === true;
+  if (detach && !json && ctx.io.stdout.isTTY !== true) {
+    // A script reads the run ID alone from stdout; the hint is for whoever watches stderr.
+    ctx.print(runId);
+    ctx.warn(`follow it with: piw status ${runId}`);
     return ExitCode.ok;
   }
-  return followRun(ctx, host, reserved.runId);
+  if (!json) {
+    const title = prepared.title;
+    ctx.print(
+      `${ctx.style.bold(prepared.workflowName)}${title === undefined ? "" : ` (${title})`}  ${ctx.style.dim(`run ${runId}`)}`,
+    );
+    if (detach) ctx.print(`follow it with: piw status ${runId}`);
+  }
+  return followOrDetach(ctx, host, { command: "run", runId, fromRunId: null, detach, json });
 }

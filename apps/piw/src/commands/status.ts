@@ -2,16 +2,16 @@ import type { CliContext } from "../cli-context.js";
 import { agentCostLines, agentSessions, stepTranscriptLines } from "@piw/viewer";
 import { CliError } from "../cli-error.js";
 import { ExitCode } from "../exit-codes.js";
-import { HELP_OPTION, JSON_OPTION, parseCommandLine } from "../parse-command-line.js";
+import { COMMAND_TABLE } from "../command-table.js";
+import { parseCommandLine } from "../parse-command-line.js";
+import { statusOutput } from "../output-schemas.js";
 import { renderRunStatus } from "../render-run.js";
 import { COMMAND_USAGE } from "../usage.js";
 import { runIdArgument } from "./run-arguments.js";
 
-const STATUS_OPTIONS = { ...HELP_OPTION, ...JSON_OPTION, step: { type: "string" } } as const;
-
 /** `piw status <runId>`. */
 export async function statusCommand(ctx: CliContext, args: string[]): Promise<ExitCode> {
-  const { values, positionals } = parseCommandLine("status", args, STATUS_OPTIONS);
+  const { values, positionals } = parseCommandLine("status", args, COMMAND_TABLE.status.options);
   if (values.help) {
     ctx.print(COMMAND_USAGE.status);
     return ExitCode.ok;
@@ -30,7 +30,7 @@ export async function statusCommand(ctx: CliContext, args: string[]): Promise<Ex
     else for (const line of stepTranscriptLines(history, step)) ctx.print(line);
     return ExitCode.ok;
   }
-  if (values.json) ctx.printJson(view);
+  if (values.json) ctx.printJson(statusOutput(view));
   else {
     for (const line of renderRunStatus(view, ctx.style)) ctx.print(line);
     // What isolated agent steps cost; only a run with agent steps is asked for its history.

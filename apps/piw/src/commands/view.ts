@@ -10,16 +10,10 @@ import {
 import type { CliContext } from "../cli-context.js";
 import { CliError, usageError } from "../cli-error.js";
 import { ExitCode } from "../exit-codes.js";
-import { HELP_OPTION, JSON_OPTION, parseCommandLine } from "../parse-command-line.js";
+import { COMMAND_TABLE } from "../command-table.js";
+import { parseCommandLine } from "../parse-command-line.js";
 import { COMMAND_USAGE } from "../usage.js";
 import { runIdArgument } from "./run-arguments.js";
-
-const VIEW_OPTIONS = {
-  ...HELP_OPTION,
-  ...JSON_OPTION,
-  once: { type: "boolean" },
-  width: { type: "string" },
-} as const;
 
 /** The viewer's window onto the host: every read and every update goes through the host client. */
 function hostViewerSource(connection: HostConnection): ViewerSource {
@@ -55,7 +49,7 @@ function parseWidth(raw: string | undefined, fallback: number | undefined): numb
 
 /** `piw view [runId] [--once] [--json]`, and `piw` with no arguments in a terminal. */
 export async function viewCommand(ctx: CliContext, args: string[]): Promise<ExitCode> {
-  const { values, positionals } = parseCommandLine("view", args, VIEW_OPTIONS);
+  const { values, positionals } = parseCommandLine("view", args, COMMAND_TABLE.view.options);
   if (values.help) {
     ctx.print(COMMAND_USAGE.view);
     return ExitCode.ok;

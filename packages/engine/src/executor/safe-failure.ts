@@ -1,4 +1,4 @@
-import { boundSafeMessage, type ErrorCode, type SafeError, safeError } from "@piw/protocol";
+import { asSentence, boundSafeMessage, type ErrorCode, type SafeError, safeError } from "@piw/protocol";
 import { isWorkflowError } from "../authoring/workflow-error.js";
 import { RoutingError, ScopeInputError } from "../compiler/runtime-errors.js";
 import { describeIssues } from "../compiler/schema-issues.js";
@@ -51,7 +51,7 @@ function zodIssuesOf(error: Error): readonly unknown[] | undefined {
 
 function savedMessage(thrown: unknown, subject: string): string {
   if (isWorkflowError(thrown)) return `${subject} failed: ${thrown.message}`;
-  if (thrown instanceof RoutingError) return `${subject} could not route: ${thrown.message}.`;
+  if (thrown instanceof RoutingError) return asSentence(`${subject} could not route: ${thrown.message}`);
   if (!(thrown instanceof Error)) {
     return `${subject} threw ${thrown === null ? "null" : withArticle(typeof thrown)}, not an Error.`;
   }

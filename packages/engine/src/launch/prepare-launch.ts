@@ -1,9 +1,12 @@
 import { readdirSync } from "node:fs";
 import type { ErrorCode, JsonValue, ReservePreparedRun } from "@piw/protocol";
+import type { ZodType } from "zod";
 import type { LoadedWorkflow } from "../loader/load-workflow-file.js";
 import { WORKFLOW_FILE_SUFFIX } from "../loader/load-workflow-file.js";
 import { resolveWorkflow, workflowSearchDirs } from "../loader/resolve-workflow.js";
 import { WorkflowLoadError } from "../loader/workflow-load-error.js";
+import { fieldName } from "../compiler/known-fields.js";
+import { describeInputKeys, inputKeysOf, unknownInputKeys } from "./input-keys.js";
 
 /**
  * A launch that must not be saved, with every reason: the caller shows `message` and `problems`
@@ -88,12 +91,15 @@ export async function prepareInput(
   if (request.input !== undefined) {
     input = request.input;
   } else if (workflow.inputSchema === undefined) {
-    if (task !== undefined) notes.push(`workflow ${loaded.name} takes no input; the task was ignored`);
+    if (task !== undefined) {
+      throw new LaunchRefused("input_invalid", `workflow ${loaded.name} takes no input; give no task words`);
+    }
     input = null;
   } else {
     input = task !== undefined ? { task } : {};
   }
   if (workflow.inputSchema !== undefined) {
+    refuseUnknownKeys(loaded.name, workflow.inputSchema, input, request.input === undefined);
     const checked = await workflow.inputSchema.safeParseAsync(input);
     if (!checked.success) {
       const problems = checked.error.issues.map(
@@ -110,6 +116,27 @@ export async function prepareInput(
     }
   }
   return { loaded, input, notes };
+}
+
+/**
+ * A key the input schema does not have would be dropped without a word: refuse it, naming the keys
+ * the workflow takes. Task words become `task`, so a workflow without that key refuses them here.
+ */
+function refuseUnknownKeys(name: string, schema: ZodType, input: JsonValue, fromTask: boolean): void {
+  const known = inputKeysOf(schema);
+  if (known === undefined) return;
+  const unknown = unknownInputKeys(input, known);
+  if (unknown.length === 0) return;
+  const keys = `its input keys are: ${describeInputKeys(known)}`;
+  if (fromTask) {
+    throw new LaunchRefused("input_invalid", `workflow ${name} takes no task words; ${keys}`, [
+      "give the whole input as JSON instead",
+    ]);
+  }
+  throw new LaunchRefused(
+    "input_invalid",
+    `workflow ${name}'s input has no ${unknown.map((key) => fieldName(key)).join(", ")}; ${keys}`,
+  );
 }
 
 /** The agent steps of a prepared workflow (they need a Pi session to run). */

@@ -30,3 +30,8 @@ export function registerBuiltinWorkflow(
 export function findBuiltinWorkflow(name: string): BuiltinWorkflow | undefined {
   return builtins.get(name);
 }
+
+/** The names of the registered built-ins, sorted. */
+export function listBuiltinWorkflowNames(): string[] {
+  return [...builtins.keys()].sort();
+}

@@ -122,7 +122,10 @@ export function evaluatePreflight(
 }
 
 /** The refusal for an outcome without a reply; `what` names the workflow (`workflow hello`). */
-function refusalFor(outcome: Exclude<PreflightOutcome, { kind: "replied" }>, what: string): LaunchRefused {
+export function refusalFor(
+  outcome: Exclude<PreflightOutcome, { kind: "replied" }>,
+  what: string,
+): LaunchRefused {
   switch (outcome.kind) {
     case "exited": {
       const how = outcome.signal === null ? `exit code ${outcome.exitCode}` : `signal ${outcome.signal}`;
@@ -161,7 +164,7 @@ function refusalFor(outcome: Exclude<PreflightOutcome, { kind: "replied" }>, wha
   }
 }
 
-function crashed(what: string): LaunchRefused {
+export function crashed(what: string): LaunchRefused {
   return new LaunchRefused(
     "workflow_crashed_at_load",
     `${what} crashed while loading (its code threw outside the import, e.g. in a timer)`,
@@ -206,6 +209,8 @@ export async function preflightLaunch(
   switch (reply.type) {
     case "launch.prepared":
       return reply.launch;
+    case "described":
+      throw refusalFor({ kind: "reply_invalid" }, what);
     case "refused":
       throw new LaunchRefused(
         reply.refusal.code,

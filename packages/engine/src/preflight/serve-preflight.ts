@@ -7,7 +7,9 @@ import {
   type PreflightRequest,
   preflightReplySchema,
   preflightRequestSchema,
+  type WorkflowDescription,
 } from "@piw/protocol";
+import { inputKeysOf } from "../launch/input-keys.js";
 import {
   agentStepPaths,
   LaunchRefused,
@@ -18,7 +20,39 @@ import {
 } from "../launch/prepare-launch.js";
 
 /** What the child does with one request; a refusal is a reply, anything else thrown is a bug. */
-async function answer(request: PreflightRequest): Promise<PreflightReply> {
+function answer(request: PreflightRequest): Promise<PreflightReply> {
+  switch (request.type) {
+    case "launch":
+      return answerLaunch(request);
+    case "describe":
+      return answerDescribe(request);
+    default:
+      return request satisfies never;
+  }
+}
+
+async function answerDescribe(
+  request: Extract<PreflightRequest, { type: "describe" }>,
+): Promise<PreflightReply> {
+  const { requestId } = request;
+  try {
+    const loaded = await loadForLaunch(request.ref, request.cwd);
+    const schema = loaded.workflow.inputSchema;
+    const workflow: WorkflowDescription = {
+      name: loaded.name,
+      title: loaded.workflow.title ?? null,
+      input: schema === undefined ? null : (inputKeysOf(schema) ?? null),
+      takesInput: schema !== undefined,
+      agentSteps: agentStepPaths(loaded),
+    };
+    return { type: "described", requestId, workflow };
+  } catch (error) {
+    if (!(error instanceof LaunchRefused)) throw error;
+    return { type: "refused", requestId, refusal: boundedRefusal(error) };
+  }
+}
+
+async function answerLaunch(request: Extract<PreflightRequest, { type: "launch" }>): Promise<PreflightReply> {
   const { requestId } = request;
   try {
     const loaded = await loadForLaunch(request.ref, request.cwd);

@@ -1,0 +1,105 @@
+/**
+ * What every `piw <command> --json` prints: one zod schema per output, each object tagged with its
+ * `schema` version. A version changes only when a field changes meaning or goes away; new fields may
+ * be added within one. docs/cli.md lists these versions.
+ */
+import { runIdSchema, runSummarySchema, runViewSchema, type RunSummary, type RunView } from "@piw/protocol";
+import { z } from "zod";
+
+export const OUTPUT_SCHEMA_VERSIONS = {
+  run: "piw.run.v1",
+  answer: "piw.answer.v1",
+  restart: "piw.restart.v1",
+  resume: "piw.resume.v1",
+  cancel: "piw.cancel.v1",
+  pause: "piw.pause.v1",
+  list: "piw.list.v1",
+  status: "piw.status.v1",
+  workflows: "piw.workflows.v1",
+  error: "piw.error.v1",
+} as const;
+type OutputName = keyof typeof OUTPUT_SCHEMA_VERSIONS;
+
+const tag = <K extends OutputName>(name: K) => z.literal(OUTPUT_SCHEMA_VERSIONS[name]);
+
+/**
+ * A command that starts or resumes a run and follows it: the run it acts on, the run it came from,
+ * and once followed to its end, its state word, exit code and last view. Detached: `view` is null.
+ */
+const followedFields = {
+  runId: runIdSchema,
+  fromRunId: runIdSchema.nullable(),
+  detached: z.boolean(),
+  state: z.string().nullable(),
+  exitCode: z.number().int(),
+  view: runViewSchema.nullable(),
+};
+
+const controlFields = { runId: runIdSchema, run: runSummarySchema };
+
+const workflowSchema = z.object({
+  name: z.string(),
+  title: z.string().nullable(),
+  /** Where the name finds it: the project's `.pi/workflows/`, the agent folder's, or the built-ins. */
+  source: z.object({ kind: z.enum(["project", "global", "builtin"]), path: z.string().nullable() }),
+  /** The input's top-level keys, and which of them are required; null when it is not a plain object. */
+  input: z.object({ keys: z.array(z.string()), required: z.array(z.string()) }).nullable(),
+  /** Whether it takes input at all; null when it cannot be loaded. */
+  takesInput: z.boolean().nullable(),
+  /** Agent steps need a Pi session: such a workflow starts from Pi, not from `piw run`. */
+  agentSteps: z.array(z.string()),
+  /** Why a workflow file that was found cannot be started (it does not compile); null when it can. */
+  problem: z.string().nullable(),
+});
+
+export const OUTPUT_SCHEMAS = {
+  run: z.object({ schema: tag("run"), ...followedFields }),
+  answer: z.object({ schema: tag("answer"), ...followedFields }),
+  restart: z.object({ schema: tag("restart"), ...followedFields }),
+  resume: z.object({ schema: tag("resume"), ...followedFields }),
+  cancel: z.object({ schema: tag("cancel"), ...controlFields }),
+  pause: z.object({ schema: tag("pause"), ...controlFields }),
+  list: z.object({ schema: tag("list"), runs: z.array(runSummarySchema) }),
+  status: runViewSchema.extend({ schema: tag("status") }),
+  workflows: z.object({ schema: tag("workflows"), workflows: z.array(workflowSchema) }),
+  error: z.object({
+    schema: tag("error"),
+    exitCode: z.number().int(),
+    error: z.object({ message: z.string(), details: z.array(z.string()) }),
+  }),
+} as const satisfies { [K in OutputName]: z.ZodType };
+
+export type Output<K extends OutputName> = z.infer<(typeof OUTPUT_SCHEMAS)[K]>;
+export type FollowedCommand = "run" | "answer" | "restart" | "resume";
+export type WorkflowEntry = z.infer<typeof workflowSchema>;
+
+export function followedOutput<K extends FollowedCommand>(
+  name: K,
+  fields: Omit<Output<K>, "schema">,
+): Output<FollowedCommand> {
+  return { schema: OUTPUT_SCHEMA_VERSIONS[name], ...fields } as Output<FollowedCommand>;
+}
+
+export function controlOutput(
+  name: "cancel" | "pause",
+  runId: string,
+  run: RunSummary,
+): Output<"cancel" | "pause"> {
+  return { schema: OUTPUT_SCHEMA_VERSIONS[name], runId, run } as Output<"cancel" | "pause">;
+}
+
+export function listOutput(runs: RunSummary[]): Output<"list"> {
+  return { schema: OUTPUT_SCHEMA_VERSIONS.list, runs };
+}
+
+export function statusOutput(view: RunView): Output<"status"> {
+  return { schema: OUTPUT_SCHEMA_VERSIONS.status, ...view };
+}
+
+export function workflowsOutput(workflows: WorkflowEntry[]): Output<"workflows"> {
+  return { schema: OUTPUT_SCHEMA_VERSIONS.workflows, workflows };
+}
+
+export function errorOutput(exitCode: number, message: string, details: readonly string[]): Output<"error"> {
+  return { schema: OUTPUT_SCHEMA_VERSIONS.error, exitCode, error: { message, details: [...details] } };
+}

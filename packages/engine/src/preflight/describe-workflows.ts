@@ -1,0 +1,73 @@
+import { randomUUID } from "node:crypto";
+import { join } from "node:path";
+import type { WorkflowDescription } from "@piw/protocol";
+import { LaunchRefused, listWorkflowFiles } from "../launch/prepare-launch.js";
+import { listBuiltinWorkflowNames } from "../loader/builtin-registry.js";
+import { WORKFLOW_FILE_SUFFIX } from "../loader/load-workflow-file.js";
+import { workflowSearchDirs } from "../loader/resolve-workflow.js";
+import { crashed, evaluatePreflight, type PreflightOptions, refusalFor } from "./evaluate-preflight.js";
+
+/** Where a workflow one can start by name comes from. */
+export type WorkflowOrigin = { kind: "project" | "global"; path: string } | { kind: "builtin"; path: null };
+
+/** One workflow a name starts here: what it is, or why it cannot be started. */
+export type StartableWorkflow = {
+  name: string;
+  origin: WorkflowOrigin;
+} & ({ kind: "described"; workflow: WorkflowDescription } | { kind: "refused"; refusal: LaunchRefused });
+
+/**
+ * The workflows a name starts from `cwd`, found as `resolveWorkflow` finds them (project
+ * `.pi/workflows/`, then the agent folder's `workflows/`, then the built-ins; a name found first
+ * shadows the later ones), each described in its own preflight child, so no workflow code runs here.
+ */
+export async function describeStartableWorkflows(
+  cwd: string,
+  options: PreflightOptions,
+): Promise<StartableWorkflow[]> {
+  const [projectDir] = workflowSearchDirs({ cwd });
+  const found: Array<{ name: string; ref: string; origin: WorkflowOrigin }> = [];
+  for (const { name, dir } of listWorkflowFiles(cwd)) {
+    const path = join(dir, `${name}${WORKFLOW_FILE_SUFFIX}`);
+    found.push({ name, ref: path, origin: { kind: dir === projectDir ? "project" : "global", path } });
+  }
+  for (const name of listBuiltinWorkflowNames()) {
+    if (!found.some((entry) => entry.name === name)) {
+      found.push({ name, ref: name, origin: { kind: "builtin", path: null } });
+    }
+  }
+  const described: StartableWorkflow[] = [];
+  // One child at a time: a machine with few cores is not worth flooding for a listing.
+  for (const entry of found) {
+    const outcome = await describeOne(entry.ref, cwd, options);
+    described.push({ name: entry.name, origin: entry.origin, ...outcome });
+  }
+  return described;
+}
+
+async function describeOne(
+  ref: string,
+  cwd: string,
+  options: PreflightOptions,
+): Promise<
+  { kind: "described"; workflow: WorkflowDescription } | { kind: "refused"; refusal: LaunchRefused }
+> {
+  const what = `workflow ${ref}`;
+  const outcome = await evaluatePreflight({ type: "describe", requestId: randomUUID(), ref, cwd }, options);
+  if (outcome.kind !== "replied") return { kind: "refused", refusal: refusalFor(outcome, what) };
+  const { reply } = outcome;
+  switch (reply.type) {
+    case "described":
+      return { kind: "described", workflow: reply.workflow };
+    case "refused": {
+      const { code, message, problems, usage } = reply.refusal;
+      return { kind: "refused", refusal: new LaunchRefused(code, message, problems, usage) };
+    }
+    case "crashed":
+      return { kind: "refused", refusal: crashed(what) };
+    case "launch.prepared":
+      return { kind: "refused", refusal: refusalFor({ kind: "reply_invalid" }, what) };
+    default:
+      return reply satisfies never;
+  }
+}
