@@ -1,4 +1,10 @@
-import { asSentence, type MessageKind, type ModelNotices, runMessageId, type TerminalFact } from "@piw/protocol";
+import {
+  asSentence,
+  type MessageKind,
+  type ModelNotices,
+  runMessageId,
+  type TerminalFact,
+} from "@piw/protocol";
 import type { RunRow } from "./rows.js";
 
 // The messages a run's end leaves for its Pi session, written from its saved terminal facts.
