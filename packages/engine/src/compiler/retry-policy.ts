@@ -2,8 +2,8 @@ import { type ErrorCode, errorCodeSchema, type NodeVisitResult } from "@piw/prot
 import { fieldName, unknownFields } from "./known-fields.js";
 
 /** The most attempts a retry policy may allow, and the longest pause between two of them (7 days). */
-export const MAX_RETRY_ATTEMPTS = 100;
-export const MAX_RETRY_DELAY_MS = 7 * 24 * 60 * 60_000;
+const MAX_RETRY_ATTEMPTS = 100;
+const MAX_RETRY_DELAY_MS = 7 * 24 * 60 * 60_000;
 
 /** A checked retry policy: every field filled in. */
 export interface CompiledRetry {
