@@ -1,6 +1,5 @@
 import {
   adopted,
-  asSentence,
   applied,
   conflict,
   type EnqueueMessage,

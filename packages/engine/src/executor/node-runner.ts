@@ -4,7 +4,6 @@ import {
   type SafeError,
   safeError,
   type VisitDeadline,
-  reminderKind,
   visitMessageId,
 } from "@piw/protocol";
 import type {
