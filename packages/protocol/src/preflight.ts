@@ -30,7 +30,7 @@ export const preflightRequestSchema = z.discriminatedUnion("type", [
 export type PreflightRequest = z.infer<typeof preflightRequestSchema>;
 
 /** What a launch needs from its workflow, as plain data: the `runs.reserve` fields the workflow decides. */
-export const preflightLaunchSchema = reservePreparedRunSchema
+const preflightLaunchSchema = reservePreparedRunSchema
   .omit({ runId: true, origin: true, workingDir: true })
   .extend({
     title: z.string().optional(),
@@ -45,7 +45,7 @@ export type PreflightLaunch = z.infer<typeof preflightLaunchSchema>;
 export const PREFLIGHT_MAX_PROBLEMS = 200;
 export const PREFLIGHT_MAX_TEXT = 4096;
 
-export const preflightRefusalSchema = z.object({
+const preflightRefusalSchema = z.object({
   code: errorCodeSchema,
   message: z.string().max(PREFLIGHT_MAX_TEXT),
   problems: z.array(z.string().max(PREFLIGHT_MAX_TEXT)).max(PREFLIGHT_MAX_PROBLEMS),

@@ -8,7 +8,7 @@ import { openStdioChannel } from "./stdio-channel.js";
  * workers ahead of time without it and names the launch in the `assign` push instead; either way the
  * host expects it back in `worker.hello`.
  */
-export const LAUNCH_ID_ENV = "PIW_LAUNCH_ID";
+const LAUNCH_ID_ENV = "PIW_LAUNCH_ID";
 
 type Assignment = { launchId: string; workingDir: string | null };
 
