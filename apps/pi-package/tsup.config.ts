@@ -1,4 +1,4 @@
-import { defineConfig, type Options } from "tsup";
+import { defineConfig } from "tsup";
 import { splitBarrels } from "../piw/split-barrel.ts";
 
 // The published `piw` package: every process entry and the Pi extension as bundles of this monorepo's
@@ -6,35 +6,22 @@ import { splitBarrels } from "../piw/split-barrel.ts";
 // is what package.json lists: better-sqlite3 (a native addon), zod and jiti (workflow files resolve
 // `zod` to the engine's copy, and jiti loads its transform by path), and Pi's packages (peers: a
 // second physical copy would break Pi's module mapping).
-const shared = {
+export default defineConfig({
+  entry: {
+    extension: "src/extension.ts",
+    piw: "src/piw.ts",
+    "piw-host": "src/piw-host.ts",
+    "piw-worker": "src/piw-worker.ts",
+    "piw-preflight": "src/piw-preflight.ts",
+    index: "src/index.ts",
+  },
+  // Declarations only for the authoring API: the other entries are programs.
+  dts: { entry: { index: "src/index.ts" } },
   format: ["esm"],
-  // The two builds run at once into one folder, so neither cleans it: the build script does first.
-  clean: false,
+  clean: true,
   sourcemap: true,
   target: "node22",
   platform: "node",
   // Each command of the CLI loads only the viewer files it uses (`piw list` never loads Pi's TUI).
   esbuildPlugins: [splitBarrels(["viewer"])],
-} satisfies Options;
-
-export default defineConfig([
-  {
-    ...shared,
-    entry: {
-      extension: "src/extension.ts",
-      "piw-host": "src/piw-host.ts",
-      "piw-worker": "src/piw-worker.ts",
-      "piw-preflight": "src/piw-preflight.ts",
-      index: "src/index.ts",
-    },
-    // Declarations only for the authoring API: the other entries are programs.
-    dts: { entry: { index: "src/index.ts" } },
-  },
-  {
-    ...shared,
-    // The `piw` bin on its own, with zod inlined: one module to load instead of a hundred on every
-    // command's start. The CLI never loads a workflow file, so no schema needs the worker's zod.
-    entry: { piw: "src/piw.ts" },
-    noExternal: ["zod"],
-  },
-]);
+});
