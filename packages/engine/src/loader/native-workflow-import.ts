@@ -5,6 +5,7 @@ import { extname } from "node:path";
 import { pathToFileURL } from "node:url";
 import * as authoring from "../authoring/index.js";
 import { nodeImport } from "./node-import.js";
+import { strippedModuleSource } from "./stripped-source.js";
 
 /**
  * Workflow files through Node's own module loader and its built-in TypeScript type stripping, which is
@@ -77,6 +78,10 @@ function registerWorkflowHooks(): void {
       const format = TYPESCRIPT_FORMATS[extname(fileUrl.pathname)];
       if (format === undefined) return nextLoad(url, context);
       const source = rootSources.get(url) ?? readFileSync(fileUrl);
+      // ES modules get their types stripped here, through a cache that spares most runs the stripper.
+      if (format === "module-typescript") {
+        return { format: "module", source: strippedModuleSource(source), shortCircuit: true };
+      }
       return { format, source, shortCircuit: true };
     },
   });
