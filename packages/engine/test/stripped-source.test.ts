@@ -1,4 +1,4 @@
-import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { enableCompileCache, getCompileCacheDir } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -57,4 +57,27 @@ it("strips a TypeScript workflow once and loads the same bytes again from the st
   const changed = await loadWorkflowFile(file);
   expect(changed.workflow.title).toBe("second");
   expect((await readdir(stripped)).filter((name) => name.endsWith(".js"))).toHaveLength(2);
+});
+
+it("does not use stripped copies from a folder that others may write to", async () => {
+  await mkdir(join(root, "other"));
+  const file = join(root, "other", "cached.workflow.ts");
+  await writeFile(file, source("own"));
+  expect((await loadWorkflowFile(file)).workflow.title).toBe("own");
+  const before = new Set(await readdir(stripped));
+  const copy = [...before].find((name) => name.endsWith(".js") && !name.startsWith("."));
+  expect(copy).toBeDefined();
+  for (const name of before) {
+    const path = join(stripped, name);
+    const text = await readFile(path, "utf8");
+    await writeFile(path, text.replace('"own"', '"planted"'));
+  }
+  await chmod(stripped, 0o777);
+  try {
+    expect((await loadWorkflowFile(file)).workflow.title).toBe("own");
+  } finally {
+    await chmod(stripped, 0o700);
+  }
+  // Back to this user's alone: the (planted) copy is used again, so the check above was the folder's mode.
+  expect((await loadWorkflowFile(file)).workflow.title).toBe("planted");
 });

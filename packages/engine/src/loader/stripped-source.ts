@@ -2,6 +2,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { getCompileCacheDir, stripTypeScriptTypes } from "node:module";
 import { join } from "node:path";
+import { isPrivateDir } from "@piw/state-dir";
 
 /**
  * A TypeScript module's JavaScript, its types stripped (erased to spaces, so lines and columns stay).
@@ -13,8 +14,7 @@ import { join } from "node:path";
 const DIR_NAME = "piw-stripped";
 
 export function strippedModuleSource(source: Buffer): string {
-  const compileCache = getCompileCacheDir();
-  const dir = compileCache === undefined ? undefined : join(compileCache, DIR_NAME);
+  const dir = privateCacheDir();
   // The stripper's output may change with Node, so Node's version is part of the key.
   const key = createHash("sha256").update(`${process.version}\0`).update(source).digest("hex");
   if (dir !== undefined) {
@@ -27,6 +27,22 @@ export function strippedModuleSource(source: Buffer): string {
   const stripped = strip(source.toString("utf8"));
   if (dir !== undefined) save(dir, key, stripped);
   return stripped;
+}
+
+/**
+ * The folder for stripped modules, when this process has a compile cache and the folder is this user's
+ * alone: what is read from it runs as workflow code, so a folder others may write to is not used.
+ */
+function privateCacheDir(): string | undefined {
+  const compileCache = getCompileCacheDir();
+  if (compileCache === undefined) return undefined;
+  const dir = join(compileCache, DIR_NAME);
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+  } catch {
+    return undefined;
+  }
+  return isPrivateDir(dir) ? dir : undefined;
 }
 
 /** Node flags this API as experimental; its one warning would only be noise in the host's log. */
@@ -44,7 +60,6 @@ function strip(code: string): string {
 function save(dir: string, key: string, stripped: string): void {
   const temp = join(dir, `.${key}.${randomBytes(4).toString("hex")}.tmp`);
   try {
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
     writeFileSync(temp, stripped, { mode: 0o600, flag: "wx" });
     renameSync(temp, join(dir, `${key}.js`));
   } catch {
