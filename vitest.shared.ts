@@ -31,6 +31,9 @@ export function definePackageProject(dir: string): ViteUserConfig {
         tsconfig: join(workspaceRoot, "tsconfig.type-tests.json"),
       },
       pool: "forks",
+      // Node itself runs the engine's `import()` of workflow files, as in production, so its module
+      // hooks (`piw`, `zod`, per-load URLs) see them; vitest's own module graph knows nothing of them.
+      server: { deps: { external: [/\/packages\/engine\/src\/loader\/node-import\.ts$/] } },
       testTimeout: 30_000,
     },
   });

@@ -6,7 +6,7 @@ import type { CallArgs, HostClient, Unsubscribe, ViewListener, ViewTarget } from
 import { HostUnavailable } from "./host-unavailable.js";
 import { withRequestKey } from "./request-key.js";
 
-export interface ReconnectPolicy {
+interface ReconnectPolicy {
   /** Delay before the second attempt; doubles up to `maxDelayMs`. The first attempt is immediate. */
   initialDelayMs?: number;
   maxDelayMs?: number;

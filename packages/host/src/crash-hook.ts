@@ -4,15 +4,15 @@ import { closeSync, openSync } from "node:fs";
  * TEST HOOK, off by default. The points at which `PIW_HOST_CRASH_AT` makes the host SIGKILL itself, so
  * a test can lose a reply at an exact point instead of racing a timer (the worker has its own hook).
  */
-export const HOST_CRASH_BOUNDARIES = [
+const HOST_CRASH_BOUNDARIES = [
   // A request that creates a run (reserve, answer, restart) is committed; its reply was not sent.
   "after-create",
 ] as const;
-export type HostCrashBoundary = (typeof HOST_CRASH_BOUNDARIES)[number];
+type HostCrashBoundary = (typeof HOST_CRASH_BOUNDARIES)[number];
 
-export const HOST_CRASH_AT_ENV = "PIW_HOST_CRASH_AT";
+const HOST_CRASH_AT_ENV = "PIW_HOST_CRASH_AT";
 /** Optional: crash only in the host that creates this file first, so the next host (same env) serves. */
-export const HOST_CRASH_ONCE_FILE_ENV = "PIW_HOST_CRASH_ONCE_FILE";
+const HOST_CRASH_ONCE_FILE_ENV = "PIW_HOST_CRASH_ONCE_FILE";
 
 export interface HostCrashHook {
   /** Die here if this is the configured boundary; return at once otherwise. */

@@ -13,7 +13,7 @@ export class HostAlreadyRunning extends Error {
  * The one normalizer at the host's RPC boundary: store failures become typed protocol errors whose
  * messages were already written to be safe; anything else is a bug and says only `internal`.
  */
-export function toRpcError(error: unknown): RpcError {
+function toRpcError(error: unknown): RpcError {
   if (error instanceof RpcError) return error;
   if (error instanceof StoreError) {
     switch (error.code) {

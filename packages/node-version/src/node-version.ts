@@ -3,10 +3,10 @@
  * type stripping without a flag. Every process entry checks this before it imports anything else, so an
  * older Node says so in one line instead of failing on a missing export.
  */
-export const MINIMUM_NODE = [22, 19] as const;
+const MINIMUM_NODE = [22, 19] as const;
 
 /** EX_CONFIG: this Node cannot run piw. Distinct from the CLI's run outcomes and 69 (no host). */
-export const NODE_TOO_OLD_EXIT = 78;
+const NODE_TOO_OLD_EXIT = 78;
 
 /** The one-line refusal for `version` (such as "v20.11.1"), or undefined when it is new enough. */
 export function nodeVersionProblem(process: string, version: string): string | undefined {

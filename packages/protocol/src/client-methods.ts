@@ -30,7 +30,7 @@ const runTransition = transitionSchema(runSummarySchema);
 const reservedManifestSchema = graphManifestSchema as unknown as z.ZodType<GraphManifest, JsonValue>;
 
 /** Who is talking to the host; the host adapts nothing to it, but logs and `host.status` show it. */
-export const clientKindSchema = z.enum(["cli", "extension", "viewer", "test"]);
+const clientKindSchema = z.enum(["cli", "extension", "viewer", "test"]);
 
 /**
  * Client protocol v1: every method's params and result. The host parses params with these schemas

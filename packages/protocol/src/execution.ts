@@ -41,7 +41,7 @@ export const effectStateSchema = z.discriminatedUnion("status", [
 export type EffectState = z.infer<typeof effectStateSchema>;
 
 /** One saved node visit, with its output when it succeeded. */
-export const savedVisitSchema = z.object({
+const savedVisitSchema = z.object({
   path: nodePathSchema,
   visit: visitNumberSchema,
   nodeKind: nodeKindSchema,

@@ -1,5 +1,5 @@
 /** What a frame claims to be, read from its top-level members without parsing it. */
-export type FrameKind = "request" | "reply" | "push" | "unknown";
+type FrameKind = "request" | "reply" | "push" | "unknown";
 
 export interface FrameShape {
   /** The top-level `id`, when it is a short string or an integer. */

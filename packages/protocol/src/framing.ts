@@ -18,7 +18,7 @@ export interface FrameLimits {
 }
 
 /** Codes of protocol-level errors in replies. Store conflicts travel as `Transition` results, not errors. */
-export const protocolErrorCodeSchema = z.enum([
+const protocolErrorCodeSchema = z.enum([
   "bad_frame", // not JSON, or not a request object
   "frame_too_large", // over MAX_FRAME_BYTES; nothing was handled
   "frame_too_deep", // nested deeper than MAX_FRAME_DEPTH; nothing was handled
@@ -59,9 +59,6 @@ export const pushFrameSchema = z.object({
   data: z.unknown(),
 });
 export type PushFrame = z.infer<typeof pushFrameSchema>;
-
-/** Frames arriving at a client: replies to its requests and pushes it subscribed to. */
-export const clientInboundSchema = z.union([replyFrameSchema, pushFrameSchema]);
 
 /** One piece of the stream: a complete line, or a line too long to keep, of which only its start is kept. */
 export type SplitItem = { kind: "line"; line: string } | { kind: "oversized"; head: string };
@@ -112,10 +109,6 @@ export class LineSplitter {
     }
     return items;
   }
-}
-
-export function encodeFrame(frame: RequestFrame | ReplyFrame | PushFrame): string {
-  return `${JSON.stringify(frame)}\n`;
 }
 
 export type EncodedFrame = { ok: true; line: string } | { ok: false; error: ProtocolError };

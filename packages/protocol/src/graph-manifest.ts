@@ -4,7 +4,7 @@ import { nodePathSchema } from "./ids.js";
 import { nodeKindSchema } from "./run-records.js";
 
 /** Where a manifest edge leads: a node by full path, or an exit of the root workflow. */
-export const manifestTargetSchema = z.discriminatedUnion("kind", [
+const manifestTargetSchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("node"), path: nodePathSchema }),
   z.object({ kind: z.literal("exit"), exit: z.string().min(1) }),
 ]);

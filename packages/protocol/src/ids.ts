@@ -6,7 +6,6 @@ export const runIdSchema = z
   .min(1)
   .max(200)
   .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, "run IDs use letters, digits, '.', '_' and '-'");
-export type RunId = z.infer<typeof runIdSchema>;
 
 /** A compiled node path such as `documentation/workspace/inspect`. */
 export const nodePathSchema = z
@@ -14,7 +13,6 @@ export const nodePathSchema = z
   .min(1)
   .max(500)
   .regex(/^[A-Za-z0-9_-]+(\/[A-Za-z0-9_-]+)*$/, "node paths are '/'-joined node names");
-export type NodePath = z.infer<typeof nodePathSchema>;
 
 /** Opaque IDs (turns, messages, launches, claim tokens, sessions): printable, bounded. */
 export const opaqueIdSchema = z

@@ -5,7 +5,6 @@ export {
   ANSWER_SCHEMA_MAX_BYTES,
   answerCheckSchema,
   answeredBySchema,
-  answererSchema,
   checkAnswer,
   mayAnswer,
 } from "./answer-check.js";
@@ -16,50 +15,23 @@ export type {
   ClientParams,
   ClientResult,
   KeyedMethod,
-  LostReplyPolicy,
 } from "./client-methods.js";
-export { clientKindSchema, clientMethods, clientPushes, lostReplyPolicy } from "./client-methods.js";
+export { clientMethods, clientPushes, lostReplyPolicy } from "./client-methods.js";
 export type { EffectState, NodeVisitState, RunSnapshot, SavedVisit } from "./execution.js";
-export { effectStateSchema, nodeVisitStateSchema, runSnapshotSchema, savedVisitSchema } from "./execution.js";
-export type { FrameKind, FrameShape } from "./frame-shape.js";
-export { inspectFrame, utf8ByteLength } from "./frame-shape.js";
-export type {
-  EncodedFrame,
-  FrameLimits,
-  ProtocolError,
-  ProtocolErrorCode,
-  PushFrame,
-  ReplyFrame,
-  RequestFrame,
-  SplitItem,
-} from "./framing.js";
+export { inspectFrame } from "./frame-shape.js";
 export {
-  clientInboundSchema,
-  encodeFrame,
-  encodeFrameWithin,
-  LineSplitter,
   MAX_FRAME_BYTES,
   MAX_FRAME_DEPTH,
   PROTOCOL_VERSION,
-  protocolErrorCodeSchema,
-  protocolErrorSchema,
-  pushFrameSchema,
-  replyFrameSchema,
-  requestFrameSchema,
 } from "./framing.js";
 export type { GraphManifest, ManifestTarget } from "./graph-manifest.js";
-export { graphManifestSchema, manifestTargetSchema } from "./graph-manifest.js";
-export type { JsonValue, NodePath, RequestKey, RunId } from "./ids.js";
+export { graphManifestSchema } from "./graph-manifest.js";
+export type { JsonValue, RequestKey } from "./ids.js";
 export {
-  generationSchema,
   jsonValueSchema,
   newRunId,
   nodePathSchema,
-  opaqueIdSchema,
-  requestKeySchema,
-  revisionSchema,
   runIdSchema,
-  visitNumberSchema,
 } from "./ids.js";
 export { isReminderMessageId, reminderKind, runMessageId, visitMessageId } from "./message-ids.js";
 export type { AdvanceNodeVisit, NodeVisitAdvance } from "./node-advance.js";
@@ -74,24 +46,17 @@ export type {
 export {
   PREFLIGHT_MAX_PROBLEMS,
   PREFLIGHT_MAX_TEXT,
-  preflightLaunchSchema,
-  preflightRefusalSchema,
   preflightReplySchema,
   preflightRequestSchema,
   workflowDescriptionSchema,
 } from "./preflight.js";
 export type {
-  Handler,
   Handlers,
   MethodTable,
   PushHandlers,
-  PushOutcome,
-  PushTable,
-  RpcPeerOptions,
 } from "./rpc-peer.js";
-export { dispatchPushes, RpcError, RpcPeer, toProtocolError } from "./rpc-peer.js";
+export { dispatchPushes, RpcError, RpcPeer } from "./rpc-peer.js";
 export type { CheckpointAnswer, RunCommand, RunCommandType } from "./run-command.js";
-export { assertNever, checkpointAnswerSchema, runCommandSchema } from "./run-command.js";
 export type {
   HistoryEffect,
   HistoryEvent,
@@ -100,16 +65,8 @@ export type {
   HistoryTurn,
   RunHistory,
 } from "./run-history.js";
-export {
-  historyEffectSchema,
-  historyEventSchema,
-  historyMessageSchema,
-  historyStepSchema,
-  historyTurnSchema,
-  runHistorySchema,
-} from "./run-history.js";
+export { historyEventSchema } from "./run-history.js";
 export type {
-  EffectMode,
   EffectResult,
   EndTurn,
   EnqueueMessage,
@@ -142,8 +99,6 @@ export type {
   WorkerExitDecision,
 } from "./run-records.js";
 export {
-  effectModeSchema,
-  effectResultSchema,
   endTurnSchema,
   enqueueMessageSchema,
   fenceSchema,
@@ -152,7 +107,6 @@ export {
   modelNoticesSchema,
   messageRecordSchema,
   nodeKindSchema,
-  nodeVisitResultSchema,
   prepareContinuationSchema,
   prepareRestartSchema,
   reserveEffectSchema,
@@ -160,33 +114,18 @@ export {
   reservePreparedRunSchema,
   resolveManualEffectSchema,
   runEndingSchema,
-  runRecordSchema,
   settleEffectSchema,
-  sourceIdentitySchema,
-  MAX_NODE_TIMEOUT_MS,
   startNodeVisitSchema,
   startTurnSchema,
-  submissionVerdictSchema,
-  submitOutputSchema,
-  turnEndReasonSchema,
-  turnOwnershipSchema,
-  turnRecordSchema,
-  visitDeadlineSchema,
-  workerExitDecisionSchema,
-  workerExitSchema,
 } from "./run-records.js";
-export type { RunOrigin, RunOriginCommand, RunStatus, TerminalOutcome } from "./run-status.js";
+export type { RunOrigin, RunStatus, TerminalOutcome } from "./run-status.js";
 export {
   ACTIVE_STATUSES,
   isActiveStatus,
   isAllowedTransition,
   isTerminalStatus,
   RUN_TRANSITIONS,
-  runOriginCommandSchema,
-  runOriginSchema,
   runStatusSchema,
-  TERMINAL_STATUSES,
-  terminalOutcomeSchema,
 } from "./run-status.js";
 export type {
   CheckpointView,
@@ -211,7 +150,6 @@ export type { ErrorCode, SafeError } from "./safe-error.js";
 export {
   asSentence,
   boundSafeMessage,
-  errorCodeSchema,
   SAFE_MESSAGE_MAX_BYTES,
   safeError,
   safeErrorSchema,
@@ -225,12 +163,9 @@ export {
   adopted,
   applied,
   conflict,
-  conflictSchema,
   isSaved,
   recoveryReasonSchema,
   recoveryRequired,
-  resourceKindSchema,
-  transitionSchema,
 } from "./transition.js";
-export type { AgentTurnEnding, WorkerMethod, WorkerParams, WorkerResult } from "./worker-methods.js";
-export { agentTurnEndingSchema, workerMethods, workerPushes } from "./worker-methods.js";
+export type { AgentTurnEnding, WorkerResult } from "./worker-methods.js";
+export { workerMethods, workerPushes } from "./worker-methods.js";

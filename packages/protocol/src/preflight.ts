@@ -54,7 +54,7 @@ export type PreflightLaunch = z.infer<typeof preflightLaunchSchema>;
 export const PREFLIGHT_MAX_PROBLEMS = 200;
 export const PREFLIGHT_MAX_TEXT = 4096;
 
-export const preflightRefusalSchema = z.object({
+const preflightRefusalSchema = z.object({
   code: errorCodeSchema,
   message: z.string().max(PREFLIGHT_MAX_TEXT),
   problems: z.array(z.string().max(PREFLIGHT_MAX_TEXT)).max(PREFLIGHT_MAX_PROBLEMS),

@@ -30,7 +30,7 @@ export class RpcError extends Error {
 /** One side's methods: params arrive already parsed by the method's schema. */
 export type MethodTable = Record<string, { params: z.ZodType; result: z.ZodType }>;
 /** The handler of one method: its params already parsed, its result checked by the caller's schema. */
-export type Handler<T extends MethodTable, M extends keyof T> = (
+type Handler<T extends MethodTable, M extends keyof T> = (
   params: z.infer<T[M]["params"]>,
 ) => Promise<z.input<T[M]["result"]>> | z.input<T[M]["result"]>;
 /** Every method of the table has its handler: a forgotten one is a compile error, not `unknown_method`. */
@@ -79,7 +79,7 @@ export interface RpcPeerOptions<Local extends MethodTable, Remote extends Method
 export type PushOutcome = { ok: true } | { ok: false; error: ProtocolError };
 
 /** The one normalizer at the RPC boundary: a handler's throw becomes a typed, bounded error. */
-export function toProtocolError(error: unknown): ProtocolError {
+function toProtocolError(error: unknown): ProtocolError {
   if (error instanceof RpcError) return { code: error.code, message: error.message.slice(0, 2048) };
   return { code: "internal", message: "The host failed to handle the request; see the host log." };
 }

@@ -46,8 +46,3 @@ export const runCommandSchema = z.discriminatedUnion("type", [
 ]);
 export type RunCommand = z.infer<typeof runCommandSchema>;
 export type RunCommandType = RunCommand["type"];
-
-/** Exhaustiveness guard for switches over tagged unions. */
-export function assertNever(value: never, what = "value"): never {
-  throw new Error(`Unhandled ${what}: ${JSON.stringify(value)}`);
-}

@@ -12,7 +12,7 @@ export const historyEventSchema = z.object({ seq: z.number().int(), at: z.number
 export type HistoryEvent = z.infer<typeof historyEventSchema>;
 
 /** One saved attempt-visit of a node, with its output (JSON, folded) or its error (text, bounded). */
-export const historyStepSchema = z.object({
+const historyStepSchema = z.object({
   path: nodePathSchema,
   visit: z.number().int(),
   attempt: z.number().int(),
@@ -25,7 +25,7 @@ export const historyStepSchema = z.object({
 });
 export type HistoryStep = z.infer<typeof historyStepSchema>;
 
-export const historyEffectSchema = z.object({
+const historyEffectSchema = z.object({
   effectId: z.string(),
   path: nodePathSchema,
   visit: z.number().int(),
@@ -43,7 +43,7 @@ export const historyEffectSchema = z.object({
 export type HistoryEffect = z.infer<typeof historyEffectSchema>;
 
 /** A message the run sent towards Pi: step prompts, notifications, terminal and launch reports. */
-export const historyMessageSchema = z.object({
+const historyMessageSchema = z.object({
   messageId: z.string(),
   kind: messageKindSchema,
   path: nodePathSchema.nullable(),
@@ -55,7 +55,7 @@ export const historyMessageSchema = z.object({
 });
 export type HistoryMessage = z.infer<typeof historyMessageSchema>;
 
-export const historyTurnSchema = z.object({
+const historyTurnSchema = z.object({
   turnId: z.string(),
   path: nodePathSchema.nullable(),
   visit: z.number().int().nullable(),

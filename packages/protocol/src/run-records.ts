@@ -134,7 +134,7 @@ export const nodeKindSchema = z.enum([
 export type NodeKind = z.infer<typeof nodeKindSchema>;
 
 /** The longest node deadline the store accepts (7 days, the engine's limit). */
-export const MAX_NODE_TIMEOUT_MS = 7 * 24 * 60 * 60_000;
+const MAX_NODE_TIMEOUT_MS = 7 * 24 * 60 * 60_000;
 
 export const startNodeVisitSchema = z.object({
   path: nodePathSchema,
@@ -175,7 +175,6 @@ export const finishNodeVisitSchema = z.object({
 export type FinishNodeVisit = z.infer<typeof finishNodeVisitSchema>;
 
 export const effectModeSchema = z.enum(["idempotent", "manual"]);
-export type EffectMode = z.infer<typeof effectModeSchema>;
 
 /** The engine derives `effectId` from the node visit, the effect type and its ordinal. */
 export const reserveEffectSchema = z.object({

@@ -18,7 +18,7 @@ export type TerminalOutcome = z.infer<typeof terminalOutcomeSchema>;
 
 /** The statuses that hold the one-per-session reservation. */
 export const ACTIVE_STATUSES = ["queued", "starting", "running"] as const satisfies readonly RunStatus[];
-export const TERMINAL_STATUSES = ["done", "failed", "cancelled"] as const satisfies readonly RunStatus[];
+const TERMINAL_STATUSES = ["done", "failed", "cancelled"] as const satisfies readonly RunStatus[];
 
 export function isTerminalStatus(status: RunStatus): boolean {
   return (TERMINAL_STATUSES as readonly RunStatus[]).includes(status);
@@ -51,7 +51,6 @@ export function isAllowedTransition(from: RunStatus, to: RunStatus): boolean {
 
 /** The command that created a run row. `resume` never creates a row: it reuses one. */
 export const runOriginCommandSchema = z.enum(["start", "continue", "restart"]);
-export type RunOriginCommand = z.infer<typeof runOriginCommandSchema>;
 
 /** Where a run was started from: a Pi session (which it reserves) or the CLI. */
 export const runOriginSchema = z.discriminatedUnion("kind", [

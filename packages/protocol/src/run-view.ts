@@ -30,7 +30,7 @@ export type NodeView = z.infer<typeof nodeViewSchema>;
  * What is doing the run's current work. `running` is shown only while an accepted worker or an
  * accepted Pi turn is doing it; a live process alone proves nothing.
  */
-export const currentWorkSchema = z.discriminatedUnion("kind", [
+const currentWorkSchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("none") }),
   z.object({ kind: z.literal("worker"), launchId: z.string(), path: nodePathSchema.nullable() }),
   z.object({ kind: z.literal("turn"), turnId: z.string(), path: nodePathSchema.nullable() }),
@@ -42,7 +42,7 @@ export type CurrentWork = z.infer<typeof currentWorkSchema>;
  * The checkpoint a waiting run stopped at, as people see it: what it asks, who may answer, and the
  * answer's JSON Schema (null when none was saved or it was too large to show).
  */
-export const checkpointViewSchema = z.object({
+const checkpointViewSchema = z.object({
   path: nodePathSchema,
   visit: z.number().int(),
   prompt: z.string(),
@@ -62,7 +62,7 @@ export const viewValueSchema = z.discriminatedUnion("kind", [
 export type ViewValue = z.infer<typeof viewValueSchema>;
 
 /** Which open Pi turn must be aborted, and why (one bounded sentence the user may see). */
-export const turnAbortSchema = z.object({
+const turnAbortSchema = z.object({
   turnId: z.string(),
   requestId: z.string(),
   reason: z.string().max(500),

@@ -56,11 +56,10 @@ export const recoveryReasonSchema = z.discriminatedUnion("code", [
 export type RecoveryReason = z.infer<typeof recoveryReasonSchema>;
 export type RecoveryCode = RecoveryReason["code"];
 
-export const resourceKindSchema = z.enum(["run", "step", "effect", "turn", "message", "launch", "blob"]);
-export type ResourceKind = z.infer<typeof resourceKindSchema>;
+const resourceKindSchema = z.enum(["run", "step", "effect", "turn", "message", "launch", "blob"]);
 
 /** What a refused change collided with. Each variant names the exact resource. */
-export const conflictSchema = z.discriminatedUnion("kind", [
+const conflictSchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("not_found"), resource: resourceKindSchema, id: z.string() }),
   z.object({
     kind: z.literal("invalid_transition"),

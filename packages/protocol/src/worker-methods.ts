@@ -23,7 +23,7 @@ import { recoveryReasonSchema, transitionSchema } from "./transition.js";
  * assistant message) and `lost` (Pi crashed, the session ended or the host settled the turn as
  * unproved) are not the model's doing and have their own bound.
  */
-export const agentTurnEndingSchema = z.enum(["completed", "error", "lost"]);
+const agentTurnEndingSchema = z.enum(["completed", "error", "lost"]);
 export type AgentTurnEnding = z.infer<typeof agentTurnEndingSchema>;
 
 /**
@@ -87,8 +87,7 @@ export const workerMethods = {
   "worker.exit": { params: workerExitSchema, result: z.object({ ok: z.literal(true) }) },
 } as const;
 
-export type WorkerMethod = keyof typeof workerMethods;
-export type WorkerParams<M extends WorkerMethod> = z.input<(typeof workerMethods)[M]["params"]>;
+type WorkerMethod = keyof typeof workerMethods;
 export type WorkerResult<M extends WorkerMethod> = z.infer<(typeof workerMethods)[M]["result"]>;
 
 /**

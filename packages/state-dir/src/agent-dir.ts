@@ -3,11 +3,11 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 /** Pi's variable for its agent folder (Pi's `ENV_AGENT_DIR` for the app name `pi`). */
-export const PI_AGENT_DIR_ENV = "PI_CODING_AGENT_DIR";
+const PI_AGENT_DIR_ENV = "PI_CODING_AGENT_DIR";
 /** piw's own override of the state folder; it wins over Pi's agent folder. */
-export const PIW_HOME_ENV = "PIW_HOME";
+const PIW_HOME_ENV = "PIW_HOME";
 /** The folder under Pi's agent folder that holds user workflows and piw's state. */
-export const WORKFLOWS_DIR_NAME = "workflows";
+const WORKFLOWS_DIR_NAME = "workflows";
 /** How the docs and the usage text name the default agent folder. */
 export const DEFAULT_AGENT_DIR_DISPLAY = "~/.pi/agent";
 

@@ -1,8 +1,8 @@
 import { join, resolve } from "node:path";
 
 export const STATE_DB_NAME = "state.db";
-export const HOST_SOCKET_NAME = "host.sock";
-export const HOST_LOCK_NAME = "host.lock";
+const HOST_SOCKET_NAME = "host.sock";
+const HOST_LOCK_NAME = "host.lock";
 /** Files SQLite keeps beside the database; they hold committed data too, so they get the same checks. */
 export const STATE_DB_SIDE_SUFFIXES = ["-wal", "-shm", "-journal"] as const;
 

@@ -63,7 +63,7 @@ export interface OpenStoreOptions {
   now?: () => number;
 }
 
-export const DEFAULT_MAX_BLOB_BYTES = 1024 * 1024;
+const DEFAULT_MAX_BLOB_BYTES = 1024 * 1024;
 
 type RunRef = { runId: string };
 type SessionRef = { sessionId: string };

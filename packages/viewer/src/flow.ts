@@ -4,7 +4,7 @@ import type { NodeState } from "./words.js";
 export type MountManifest = GraphManifest["mounts"][number];
 
 /** An included child workflow as renderers show it: its state is derived from its nodes. */
-export interface MountView {
+interface MountView {
   path: string;
   workflow: string;
   title: string;
@@ -29,7 +29,7 @@ export function enclosingMounts(path: string, mounts: readonly MountManifest[]):
 }
 
 /** A mount's state from its nodes: running or failing wins, untouched is pending, else succeeded. */
-export function mountView(mount: MountManifest, nodes: readonly NodeView[]): MountView {
+function mountView(mount: MountManifest, nodes: readonly NodeView[]): MountView {
   const inside = nodes.filter((node) => isInside(node.path, mount.path));
   const has = (state: NodeState) => inside.some((node) => node.state === state);
   let state: NodeState = "succeeded";

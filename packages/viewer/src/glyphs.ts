@@ -33,7 +33,7 @@ export interface Glyphs {
   bar: { full: string; partial: readonly string[] };
 }
 
-export interface BoxGlyphs {
+interface BoxGlyphs {
   tl: string;
   tr: string;
   bl: string;
@@ -150,8 +150,6 @@ export const ASCII_GLYPHS: Glyphs = {
 /** The Unicode glyphs by name, for surfaces that always draw Unicode (`piw status`). */
 export const RUN_GLYPHS: Readonly<Record<RunStateWord, string>> = UNICODE_GLYPHS.run;
 export const NODE_GLYPHS: Readonly<Record<NodeState, string>> = UNICODE_GLYPHS.node;
-/** One single-width glyph per kind, so columns line up in any terminal. */
-export const KIND_GLYPHS: Readonly<Record<ElementKind, string>> = UNICODE_GLYPHS.kind;
 
 /**
  * Which set this terminal can show. `PIW_ASCII=1` forces ASCII and `PIW_ASCII=0` Unicode; otherwise

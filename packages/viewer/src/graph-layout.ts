@@ -23,9 +23,7 @@ export interface CardLayout {
   height: number;
 }
 
-export type EdgeRoute =
-  | { kind: "main" }
-  | { kind: "right" | "left"; lane: number; fromRow: number; toRow: number };
+type EdgeRoute = { kind: "main" } | { kind: "right" | "left"; lane: number; fromRow: number; toRow: number };
 
 export interface EdgeLayout {
   from: number;
@@ -35,7 +33,7 @@ export interface EdgeLayout {
 }
 
 /** Rows between two cards: one for the line (and its label), one for the arrowhead. */
-export const CARD_GAP = 2;
+const CARD_GAP = 2;
 /** A card's two content rows: title, then state. */
 const CARD_CONTENT_ROWS = 2;
 

@@ -31,7 +31,7 @@ export interface RenderedGraph {
   cards: { id: string; top: number; height: number }[];
 }
 
-export const MIN_CARD_WIDTH = 12;
+const MIN_CARD_WIDTH = 12;
 const MAX_CARD_WIDTH = 48;
 
 interface CardText {

@@ -10,7 +10,7 @@ import { recoveryWords } from "./clock-words.js";
 const TERMINAL_STATUSES: ReadonlySet<RunView["status"]> = new Set(["done", "failed", "cancelled"]);
 
 /** Whether the run can still change: a finished run is not live, whatever the connection says. */
-export function isRunLive(view: RunView): boolean {
+function isRunLive(view: RunView): boolean {
   return !TERMINAL_STATUSES.has(view.status);
 }
 

@@ -35,10 +35,10 @@ export interface RunTableOptions {
 }
 
 /** Columns of the duration bar: the longest run listed fills it. */
-export const DURATION_BAR_WIDTH = 10;
+const DURATION_BAR_WIDTH = 10;
 
 /** A bar `ms / longest` of `width` columns long, in eighths where the glyphs allow. */
-export function durationBar(ms: number, longest: number, width: number, g: Glyphs): string {
+function durationBar(ms: number, longest: number, width: number, g: Glyphs): string {
   if (longest <= 0 || ms <= 0) return "";
   const eighths = Math.max(1, Math.round((Math.min(ms, longest) / longest) * width * 8));
   const full = Math.floor(eighths / 8);

@@ -11,7 +11,7 @@ import { clipToWidth } from "./text-width.js";
 import { plainTheme, type Theme } from "./theme.js";
 import { focusPath, type OpenRun, type ViewerState } from "./viewer-state.js";
 
-export interface ScreenSize {
+interface ScreenSize {
   width: number;
   height: number;
 }
@@ -24,16 +24,16 @@ export interface ScreenOptions extends ScreenSize {
 }
 
 /** Below this the graph cannot be drawn; the viewer says so instead. */
-export const MIN_SCREEN: ScreenSize = { width: 40, height: 10 };
+const MIN_SCREEN: ScreenSize = { width: 40, height: 10 };
 
 /** From this width on, the run screen shows the graph and the inspector side by side. */
-export const SPLIT_MIN_WIDTH = 100;
+const SPLIT_MIN_WIDTH = 100;
 /** Neither side of the split layout gets fewer columns than this. */
 export const SPLIT_MIN_PANE = 32;
 const DIVIDER_COLUMNS = 3;
 
 /** The keys, as `?` lists them and docs/viewer.md shows them. */
-export const KEY_MAP: ReadonlyArray<{ keys: string; where: string; does: string }> = [
+const KEY_MAP: ReadonlyArray<{ keys: string; where: string; does: string }> = [
   { keys: "↑ ↓  k j", where: "list", does: "choose a run" },
   { keys: "enter", where: "list", does: "open the run" },
   { keys: "tab", where: "list", does: "cycle the status filter" },

@@ -127,7 +127,7 @@ export function focusPath(run: OpenRun, shown: RunView | null): string | null {
 
 const PAGE = 10;
 /** Columns one `<` or `>` moves the split layout's divider. */
-export const SPLIT_STEP = 4;
+const SPLIT_STEP = 4;
 const WHEEL = 3;
 
 function visibleRuns(state: ViewerState): RunSummary[] {

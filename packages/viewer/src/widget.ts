@@ -21,7 +21,7 @@ export interface WidgetOptions {
   glyphs?: Glyphs;
 }
 
-export const DEFAULT_WIDGET_LINES = 8;
+const DEFAULT_WIDGET_LINES = 8;
 
 interface Timed {
   state: NodeState;

@@ -31,13 +31,13 @@ export const CRASH_BOUNDARIES = [
 ] as const;
 export type CrashBoundary = (typeof CRASH_BOUNDARIES)[number];
 
-export const CRASH_AT_ENV = "PIW_WORKER_CRASH_AT";
+const CRASH_AT_ENV = "PIW_WORKER_CRASH_AT";
 /** Optional: crash only in the worker that creates this file first, so a relaunched worker survives. */
-export const CRASH_ONCE_FILE_ENV = "PIW_WORKER_CRASH_ONCE_FILE";
+const CRASH_ONCE_FILE_ENV = "PIW_WORKER_CRASH_ONCE_FILE";
 /** Hang (never return) at this boundary instead of dying; the host's death is what the test then tests. */
-export const HANG_AT_ENV = "PIW_WORKER_HANG_AT";
+const HANG_AT_ENV = "PIW_WORKER_HANG_AT";
 /** Optional: a file the hanging worker appends `<pid> <boundary>` to, once it stands at the boundary. */
-export const HANG_MARKER_ENV = "PIW_WORKER_HANG_MARKER";
+const HANG_MARKER_ENV = "PIW_WORKER_HANG_MARKER";
 
 export interface CrashHook {
   /** Die, or hang forever, here if this is the configured boundary; resolve at once otherwise. */
@@ -46,7 +46,7 @@ export interface CrashHook {
   stopsAt(boundary: CrashBoundary): boolean;
 }
 
-export const noCrash: CrashHook = { reach: async () => {}, stopsAt: () => false };
+const noCrash: CrashHook = { reach: async () => {}, stopsAt: () => false };
 
 function isCrashBoundary(value: string): value is CrashBoundary {
   return (CRASH_BOUNDARIES as readonly string[]).includes(value);

@@ -2,14 +2,13 @@ import { dispatchPushes, workerPushes } from "@piw/protocol";
 import { type CrashHook, crashHookFromEnv } from "./crash-hook.js";
 import { WORKER_EXIT_CODES, WorkerRun } from "./run-worker.js";
 import { openStdioChannel } from "./stdio-channel.js";
-import { warmWorkflowLoader } from "./warm-loader.js";
 
 /**
  * The launch this process is, when it is started for one launch (test harnesses). The host starts its
  * workers ahead of time without it and names the launch in the `assign` push instead; either way the
  * host expects it back in `worker.hello`.
  */
-export const LAUNCH_ID_ENV = "PIW_LAUNCH_ID";
+const LAUNCH_ID_ENV = "PIW_LAUNCH_ID";
 
 type Assignment = { launchId: string; workingDir: string | null };
 
@@ -81,9 +80,8 @@ export async function runWorkerProcess(): Promise<never> {
   });
   for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"] as const) process.on(signal, abandon);
 
-  // Idle until the host hands this process a launch (the channel's loss exits it meanwhile); the wait
-  // is used to warm the workflow loader.
-  if (!envLaunchId) warmWorkflowLoader();
+  // Idle until the host hands this process a launch (the channel's loss exits it meanwhile). Node's
+  // TypeScript stripper (15 MiB resident) is not warmed here: it loads with the run's workflow file.
   const { launchId, workingDir } = await assigned;
   enterWorkingDir(workingDir);
   // As if started for this launch: workflow code and the commands it runs see which launch they are in.

@@ -10,23 +10,23 @@ export interface ChatMessage {
   name?: string;
 }
 
-export interface ChatContentPart {
+interface ChatContentPart {
   type: string;
   text?: string;
 }
 
-export interface ChatToolCall {
+interface ChatToolCall {
   id: string;
   type: "function";
   function: { name: string; arguments: string };
 }
 
-export interface ChatTool {
+interface ChatTool {
   type: "function";
   function: { name: string; description?: string; parameters?: unknown };
 }
 
-export interface ChatCompletionBody {
+interface ChatCompletionBody {
   model: string;
   messages: ChatMessage[];
   tools?: ChatTool[];
@@ -52,7 +52,7 @@ export type ModelReply =
   | { type: "tool_calls"; calls: ToolCallSpec[]; text?: string; stream?: StreamPacing }
   | { type: "http_error"; status: number; message: string };
 
-export interface ToolCallSpec {
+interface ToolCallSpec {
   name: string;
   arguments: Record<string, unknown>;
   id?: string;
@@ -89,7 +89,7 @@ export interface FakeModel {
   close(): Promise<void>;
 }
 
-export const FAKE_MODEL_ID = "fake-model";
+const FAKE_MODEL_ID = "fake-model";
 
 export function text(value: string, stream?: StreamPacing): ModelReply {
   return stream ? { type: "text", text: value, stream } : { type: "text", text: value };
@@ -97,10 +97,6 @@ export function text(value: string, stream?: StreamPacing): ModelReply {
 
 export function toolCall(name: string, args: Record<string, unknown>, id?: string): ModelReply {
   return { type: "tool_calls", calls: [id ? { name, arguments: args, id } : { name, arguments: args }] };
-}
-
-export function toolCalls(calls: ToolCallSpec[]): ModelReply {
-  return { type: "tool_calls", calls };
 }
 
 /** The plain text of a message: a string content, or its text parts joined. */

@@ -8,7 +8,7 @@ import type { FakeModel } from "./fake-model.ts";
 /** The `pi` binary installed as this package's devDependency. */
 export const PI_BIN = resolve(import.meta.dirname, "..", "node_modules", ".bin", "pi");
 
-export const FAKE_PROVIDER = "fake";
+const FAKE_PROVIDER = "fake";
 
 /** Any stdout record from `pi --mode rpc`: a response, a session event or an extension UI request. */
 export interface RpcRecord {

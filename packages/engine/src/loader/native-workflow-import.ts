@@ -3,8 +3,9 @@ import { readFileSync } from "node:fs";
 import { type LoadFnOutput, type ModuleFormat, type ResolveFnOutput, registerHooks } from "node:module";
 import { extname } from "node:path";
 import { pathToFileURL } from "node:url";
-import { Script, constants as vmConstants } from "node:vm";
 import * as authoring from "../authoring/index.js";
+import { nodeImport } from "./node-import.js";
+import { strippedModuleSource } from "./stripped-source.js";
 
 /**
  * Workflow files through Node's own module loader and its built-in TypeScript type stripping, which is
@@ -36,8 +37,6 @@ let loads = 0;
 const rootSources = new Map<string, Buffer>();
 /** `piw-workflow:<tag>` → the root file's tagged URL, while its load runs. */
 const rootUrls = new Map<string, string>();
-/** Root specifiers that reached the resolve hook: proof that `import()` here is Node's own. */
-const rootsSeen = new Set<string>();
 
 function loadTagOf(url: string | undefined): string | undefined {
   if (url === undefined || !(url.startsWith("file:") || url.startsWith("piw:"))) return undefined;
@@ -58,10 +57,7 @@ function registerWorkflowHooks(): void {
   registerHooks({
     resolve(specifier, context, nextResolve): ResolveFnOutput {
       const root = rootUrls.get(specifier);
-      if (root !== undefined) {
-        rootsSeen.add(specifier);
-        return { url: root, shortCircuit: true };
-      }
+      if (root !== undefined) return { url: root, shortCircuit: true };
       const tag = loadTagOf(context.parentURL);
       if (tag === undefined) return nextResolve(specifier, context);
       if (specifier === "piw") return { url: AUTHORING_URL, format: "module", shortCircuit: true };
@@ -82,36 +78,13 @@ function registerWorkflowHooks(): void {
       const format = TYPESCRIPT_FORMATS[extname(fileUrl.pathname)];
       if (format === undefined) return nextLoad(url, context);
       const source = rootSources.get(url) ?? readFileSync(fileUrl);
+      // ES modules get their types stripped here, through a cache that spares most runs the stripper.
+      if (format === "module-typescript") {
+        return { format: "module", source: strippedModuleSource(source), shortCircuit: true };
+      }
       return { format, source, shortCircuit: true };
     },
   });
-}
-
-const plainImport = (specifier: string): Promise<unknown> => import(specifier);
-
-/**
- * An `import()` that reaches Node's loader even where a test runner rewrites this module's own `import()`
- * into its module graph (vitest does; it knows nothing of `piw`). Only used when the plain one was seen
- * not to reach the hooks, since Node flags this loader option as experimental with a warning.
- */
-let hostImport: ((specifier: string) => Promise<unknown>) | undefined;
-function mainContextImport(): (specifier: string) => Promise<unknown> {
-  hostImport ??= new Script("(specifier) => import(specifier)", {
-    filename: "piw-workflow-import",
-    importModuleDynamically: vmConstants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
-  }).runInThisContext() as (specifier: string) => Promise<unknown>;
-  return hostImport;
-}
-
-async function importRoot(specifier: string): Promise<unknown> {
-  if (hostImport !== undefined) return hostImport(specifier);
-  try {
-    return await plainImport(specifier);
-  } catch (error) {
-    // Nothing was evaluated: the root itself never reached our resolve hook.
-    if (rootsSeen.has(specifier)) throw error;
-    return mainContextImport()(specifier);
-  }
 }
 
 /** Evaluates `bytes` as the module at `file` (imports resolve from there); returns its namespace. */
@@ -124,9 +97,8 @@ export async function importWorkflowModule(file: string, bytes: Buffer): Promise
   const specifier = `piw-workflow:${INSTANCE}.${loads}`;
   rootUrls.set(specifier, url.href);
   try {
-    return (await importRoot(specifier)) as { default?: unknown };
+    return (await nodeImport(specifier)) as { default?: unknown };
   } finally {
-    rootsSeen.delete(specifier);
     rootSources.delete(url.href);
     rootUrls.delete(specifier);
   }
