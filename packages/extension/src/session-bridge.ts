@@ -15,7 +15,7 @@ import {
 } from "./session-phase.js";
 
 /** The custom message type of everything piw puts into a Pi session. */
-const PIW_MESSAGE_TYPE = "piw";
+export const PIW_MESSAGE_TYPE = "piw";
 
 /**
  * What piw writes into a custom message's `details`: the host outbox ID proves delivery later; the

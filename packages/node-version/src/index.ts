@@ -1,1 +1,1 @@
-export { exitUnlessNodeFits, nodeVersionProblem } from "./node-version.js";
+export { exitUnlessNodeFits, NODE_TOO_OLD_EXIT, nodeVersionProblem } from "./node-version.js";

@@ -6,7 +6,7 @@
 const MINIMUM_NODE = [22, 19] as const;
 
 /** EX_CONFIG: this Node cannot run piw. Distinct from the CLI's run outcomes and 69 (no host). */
-const NODE_TOO_OLD_EXIT = 78;
+export const NODE_TOO_OLD_EXIT = 78;
 
 /** The one-line refusal for `version` (such as "v20.11.1"), or undefined when it is new enough. */
 export function nodeVersionProblem(process: string, version: string): string | undefined {

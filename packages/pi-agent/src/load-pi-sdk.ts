@@ -4,13 +4,13 @@ import { pathToFileURL } from "node:url";
 export type PiSdk = typeof import("@earendil-works/pi-coding-agent");
 
 /** The package that carries Pi's SDK. */
-export const PI_SDK_PACKAGE = "@earendil-works/pi-coding-agent";
+const PI_SDK_PACKAGE = "@earendil-works/pi-coding-agent";
 
 /**
  * Where to load Pi's SDK from when it is not installed beside piw (a global `npm i -g piw` next to a
  * separately installed Pi): the path of the package's folder or of its entry file.
  */
-export const PI_SDK_ENV = "PIW_PI_SDK";
+const PI_SDK_ENV = "PIW_PI_SDK";
 
 /** Pi's SDK could not be loaded: isolated agent steps need it; nothing else does. */
 export class PiSdkMissing extends Error {

@@ -2,9 +2,9 @@ import type { IsolatedAgentReport } from "@piw/engine";
 import type { TranscriptEntry } from "@piw/protocol";
 
 /** The longest text one transcript entry keeps. */
-export const TRANSCRIPT_TEXT_MAX = 2_000;
+const TRANSCRIPT_TEXT_MAX = 2_000;
 /** The most entries a saved transcript keeps: the last ones, the ones that led to the outcome. */
-export const TRANSCRIPT_ENTRIES_MAX = 60;
+const TRANSCRIPT_ENTRIES_MAX = 60;
 
 function cut(text: string): string {
   return text.length <= TRANSCRIPT_TEXT_MAX ? text : `${text.slice(0, TRANSCRIPT_TEXT_MAX)}… (cut)`;

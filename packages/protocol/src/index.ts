@@ -1,6 +1,6 @@
 export type { AgentSessionReport, TranscriptEntry } from "./agent-session.js";
-export { AGENT_SESSION_EFFECT, agentSessionReportSchema, transcriptEntrySchema } from "./agent-session.js";
-export type { AnswerCheck, AnsweredBy, Answerer, AnswerVerdict } from "./answer-check.js";
+export { AGENT_SESSION_EFFECT, agentSessionReportSchema } from "./agent-session.js";
+export type { AnswerCheck, AnsweredBy, Answerer } from "./answer-check.js";
 export {
   ANSWER_SCHEMA_MAX_BYTES,
   answerCheckSchema,
@@ -35,7 +35,7 @@ export {
 } from "./ids.js";
 export { isReminderMessageId, reminderKind, runMessageId, visitMessageId } from "./message-ids.js";
 export type { AdvanceNodeVisit, NodeVisitAdvance } from "./node-advance.js";
-export { advanceNodeVisitSchema, nodeVisitAdvanceSchema } from "./node-advance.js";
+export { advanceNodeVisitSchema } from "./node-advance.js";
 export type {
   PreflightLaunch,
   PreflightRefusal,
@@ -48,7 +48,6 @@ export {
   PREFLIGHT_MAX_TEXT,
   preflightReplySchema,
   preflightRequestSchema,
-  workflowDescriptionSchema,
 } from "./preflight.js";
 export type {
   Handlers,
@@ -104,13 +103,10 @@ export {
   fenceSchema,
   finishNodeVisitSchema,
   messageKindSchema,
-  modelNoticesSchema,
-  messageRecordSchema,
   nodeKindSchema,
   prepareContinuationSchema,
   prepareRestartSchema,
   reserveEffectSchema,
-  redefineRunSchema,
   reservePreparedRunSchema,
   resolveManualEffectSchema,
   runEndingSchema,
@@ -137,26 +133,22 @@ export type {
   ViewValue,
 } from "./run-view.js";
 export {
-  checkpointViewSchema,
-  currentWorkSchema,
-  nodeViewSchema,
   runSummarySchema,
   runViewSchema,
-  turnAbortSchema,
   VIEW_VALUE_MAX_BYTES,
-  viewValueSchema,
 } from "./run-view.js";
 export type { ErrorCode, SafeError } from "./safe-error.js";
 export {
   asSentence,
   boundSafeMessage,
+  errorCodeSchema,
   SAFE_MESSAGE_MAX_BYTES,
   safeError,
   safeErrorSchema,
 } from "./safe-error.js";
 export type { TraceEvent, TraceEventInput, TraceEventType } from "./trace-events.js";
 export { TRACE_EVENT_TYPES, traceEventSchema } from "./trace-events.js";
-export type { Conflict, RecoveryCode, RecoveryReason, ResourceKind, Transition } from "./transition.js";
+export type { Conflict, RecoveryReason, Transition } from "./transition.js";
 export type { ClockReason } from "./clock-reasons.js";
 export { clockDueAt, isClockReason } from "./clock-reasons.js";
 export {

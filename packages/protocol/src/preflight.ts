@@ -37,7 +37,7 @@ export const preflightRequestSchema = z.discriminatedUnion("type", [
 export type PreflightRequest = z.infer<typeof preflightRequestSchema>;
 
 /** What a launch needs from its workflow, as plain data: the `runs.reserve` fields the workflow decides. */
-export const preflightLaunchSchema = reservePreparedRunSchema
+const preflightLaunchSchema = reservePreparedRunSchema
   .omit({ runId: true, origin: true, workingDir: true, notifyModel: true })
   .extend({
     /** The workflow's `notifyModel`; the caller reserves with it only when the model starts the run. */
@@ -64,7 +64,7 @@ const preflightRefusalSchema = z.object({
 export type PreflightRefusal = z.infer<typeof preflightRefusalSchema>;
 
 /** A workflow as a list shows it: its title and input keys (null: its input is not a plain object). */
-export const workflowDescriptionSchema = z.object({
+const workflowDescriptionSchema = z.object({
   name: z.string().max(PREFLIGHT_MAX_TEXT),
   title: z.string().max(PREFLIGHT_MAX_TEXT).nullable(),
   input: z

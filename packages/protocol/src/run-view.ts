@@ -11,7 +11,7 @@ import { recoveryReasonSchema } from "./transition.js";
  * One node as every renderer shows it. `pending` means not visited yet; `cancelled`, `timed_out` and
  * `paused` also name a visit that was under way when its run was cancelled, timed out or paused.
  */
-export const nodeViewSchema = z.object({
+const nodeViewSchema = z.object({
   path: nodePathSchema,
   kind: nodeKindSchema,
   title: z.string(),
@@ -55,7 +55,7 @@ export type CheckpointView = z.infer<typeof checkpointViewSchema>;
 export const VIEW_VALUE_MAX_BYTES = 16 * 1024;
 
 /** A run's input or final output in a view: the JSON itself, or its size when it is too large. */
-export const viewValueSchema = z.discriminatedUnion("kind", [
+const viewValueSchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("json"), value: jsonValueSchema }),
   z.object({ kind: z.literal("omitted"), bytes: z.number().int().min(0) }),
 ]);

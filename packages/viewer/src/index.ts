@@ -1,6 +1,6 @@
 export { agentCostLines, agentSessions, stepTranscriptLines } from "./agent-session-lines.js";
 export { ANSWERED_BY_WORDS, answerExample, quotedExample } from "./answer-example.js";
-export { clockWords, formatDueTime, recoveryWords } from "./clock-words.js";
+export { recoveryWords } from "./clock-words.js";
 export { describeConflict } from "./conflict.js";
 export { flowEntries } from "./flow.js";
 export { formatAge, formatDuration, formatTimeLeft } from "./format.js";
@@ -33,8 +33,7 @@ export type {
   ViewerRequest,
   ViewerState,
 } from "./viewer-state.js";
-export { focusPath, initialState, reduceViewer, SPLIT_STEP } from "./viewer-state.js";
-export type { WidgetOptions } from "./widget.js";
-export { DEFAULT_WIDGET_LINES, renderFooterStatus, renderWidgetLines } from "./widget.js";
-export type { ElementKind, NodeState, NodeStateWord, RunStateWord } from "./words.js";
+export { initialState, reduceViewer } from "./viewer-state.js";
+export { renderFooterStatus, renderWidgetLines } from "./widget.js";
+export type { RunStateWord } from "./words.js";
 export { NODE_STATE_WORDS, NODE_TINTS, RUN_TINTS, runStateText, runStateWord } from "./words.js";

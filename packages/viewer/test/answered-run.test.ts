@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { plainTheme, renderRunTable, runHeader, runStateText, UNICODE_GLYPHS } from "../src/index.js";
+import { plainTheme, renderRunTable, runStateText, UNICODE_GLYPHS } from "../src/index.js";
+import { runHeader } from "../src/run-header.js";
 import { manifestNode, runViewOf } from "./run-view-fixture.js";
 
 const manifest = {
