@@ -197,7 +197,7 @@ describe("piw viewer in tmux", () => {
         return position !== undefined && position.at <= position.of - 2;
       });
       const position = replayPosition(replay);
-      expect(position && position.at).toBe(position && position.of - 2);
+      expect(position?.at).toBe(position && position.of - 2);
       // Two events before the end, the run has not finished yet.
       expect(replay).not.toContain("✓ completed");
 
