@@ -30,7 +30,13 @@ describe("outcome routing through piw run", () => {
         expect.stringMatching(/^ {2}▶ fix +shell +#1 +running$/),
       );
       expect(lines).toContainEqual(expect.stringMatching(/^ {2}✓ test +shell +#2 /));
-      expect(lines.at(-1)).toMatch(new RegExp(`^✓ flaky-tests completed in \\S+ {2}${runId}$`));
+      const doneAt = lines.findIndex((line) =>
+        new RegExp(`^✓ flaky-tests completed in \\S+ {2}${runId}$`).test(line),
+      );
+      expect(doneAt).toBeGreaterThan(failedAt);
+      // After the outcome, the run's output.
+      expect(lines[doneAt + 1]).toBe("output");
+      expect(lines.slice(doneAt + 2).join("\n")).toContain('"passed": true');
       const status = await piw(home, ["status", runId, "--json"]);
       const view = JSON.parse(status.stdout) as RunView;
       expect(view).toMatchObject({ status: "done", outcome: "completed" });

@@ -285,8 +285,7 @@ export function reduceViewer(state: ViewerState, action: ViewerAction): ViewerSt
       const open = state.run !== null && state.run.runId === view.runId ? state.run : null;
       const run = open === null ? state.run : { ...open, view };
       // An open inspector follows the run live: its data is read again once the run moved on.
-      const refresh =
-        open?.inspector && open.history !== null && open.history.revision < view.revision;
+      const refresh = open?.inspector && open.history !== null && open.history.revision < view.revision;
       return {
         state: { ...state, runs, run },
         requests: refresh ? [{ type: "history", runId: view.runId }] : [],
