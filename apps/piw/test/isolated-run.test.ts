@@ -203,7 +203,9 @@ describe("piw run with an isolated agent step, from a shell", () => {
         env,
       });
       expect(started.code, started.stderr).toBe(0);
-      const runId = runIdIn(started.stdout);
+      // Not a terminal: --detach prints just the run ID.
+      const runId = started.stdout.trim();
+      expect(runId).toMatch(/^review-[a-z0-9]+-[a-f0-9]+$/);
       // The model is streaming its first answer: the worker is mid-step.
       await model.waitForRequest(
         (r) =>

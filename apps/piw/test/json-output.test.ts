@@ -184,7 +184,7 @@ describe("piw --json, exit codes and what the CLI says about a run", () => {
       expect(text.code).toBe(0);
       const out = parsed("workflows", json.stdout);
       const byName = new Map(out.workflows.map((workflow) => [workflow.name, workflow]));
-      expect([...byName.keys()].sort()).toEqual(["bad", "broken", "mine", "slow", "steps"]);
+      expect([...byName.keys()].sort()).toEqual(["bad", "broken", "chat", "mine", "slow", "steps"]);
       expect(byName.get("mine")).toMatchObject({
         title: "My own",
         source: { kind: "global", path: join(agentDir, "workflows", "mine.workflow.ts") },
