@@ -176,6 +176,9 @@ export async function cleanUp(home: string): Promise<void> {
 
 /** The run ID `piw run` printed in its first line. */
 export function runIdIn(output: string): string {
+  // `--detach` without a terminal prints just the ID.
+  const bare = /^([a-z0-9][a-z0-9._-]*-[a-z0-9]+-[a-f0-9]{8})\n?$/.exec(output);
+  if (bare?.[1]) return bare[1];
   const match = /run ([A-Za-z0-9][A-Za-z0-9._-]*)/.exec(output);
   if (!match?.[1]) throw new Error(`no run ID in: ${output}`);
   return match[1];
