@@ -130,8 +130,8 @@ async function createSession(sdk: PiSdk, step: IsolatedStep, env: NodeJS.Process
 
 /**
  * Isolated agent steps in Pi SDK sessions: one fresh in-memory session per visit attempt, with the
- * user's Pi settings, models and credentials found as Pi finds them (`PI_CODING_AGENT_DIR`, else
- * `~/.pi/agent`). The step contract drives it through `IsolatedAgentSession`; Pi is loaded on first use.
+ * user's Pi settings, models and credentials found in Pi's agent folder as @piw/state-dir computes
+ * it (`piAgentDir`). The step contract drives it through `IsolatedAgentSession`; Pi is loaded on first use.
  */
 export function createPiAgentSessions(options: PiAgentSessionsOptions = {}): IsolatedAgentSessions {
   const env = options.env ?? process.env;
