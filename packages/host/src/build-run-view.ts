@@ -12,6 +12,7 @@ import {
   type RunView,
   type SafeError,
   safeErrorSchema,
+  UNVISITED_NODE,
   VIEW_VALUE_MAX_BYTES,
   type ViewValue,
 } from "@piw/protocol";
@@ -167,17 +168,7 @@ function nodesOf(
   const view = (path: string, kind: NodeView["kind"], title: string): NodeView => {
     const step = latest.get(path);
     if (!step) {
-      return {
-        path,
-        kind,
-        title,
-        state: "pending",
-        visits: 0,
-        attempt: 0,
-        startedAt: null,
-        finishedAt: null,
-        errorCode: null,
-      };
+      return { path, kind, title, ...UNVISITED_NODE };
     }
     // An open visit with nobody working on it is interrupted, not running.
     const state = step.status === "running" && !active ? interrupted : step.status;

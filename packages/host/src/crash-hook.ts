@@ -1,4 +1,4 @@
-import { closeSync, openSync } from "node:fs";
+import { claimOnce } from "@piw/state-dir";
 
 /**
  * TEST HOOK, off by default. The points at which `PIW_HOST_CRASH_AT` makes the host SIGKILL itself, so
@@ -23,15 +23,6 @@ export const noHostCrash: HostCrashHook = { reach: () => {} };
 
 function isHostCrashBoundary(value: string): value is HostCrashBoundary {
   return (HOST_CRASH_BOUNDARIES as readonly string[]).includes(value);
-}
-
-function claimOnce(file: string): boolean {
-  try {
-    closeSync(openSync(file, "wx"));
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** The hook the environment asks for. An unknown boundary is a mistake in a test, so it throws. */

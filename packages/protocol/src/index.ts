@@ -135,6 +135,7 @@ export type {
 export {
   runSummarySchema,
   runViewSchema,
+  UNVISITED_NODE,
   VIEW_VALUE_MAX_BYTES,
 } from "./run-view.js";
 export type { ErrorCode, SafeError } from "./safe-error.js";

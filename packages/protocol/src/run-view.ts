@@ -26,6 +26,16 @@ const nodeViewSchema = z.object({
 });
 export type NodeView = z.infer<typeof nodeViewSchema>;
 
+/** What a node shows before any visit reached it: pending, with no visit, times or error. */
+export const UNVISITED_NODE = {
+  state: "pending",
+  visits: 0,
+  attempt: 0,
+  startedAt: null,
+  finishedAt: null,
+  errorCode: null,
+} as const satisfies Partial<NodeView>;
+
 /**
  * What is doing the run's current work. `running` is shown only while an accepted worker or an
  * accepted Pi turn is doing it; a live process alone proves nothing.

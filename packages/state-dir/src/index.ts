@@ -16,6 +16,7 @@ export {
   securePrivateFile,
   verifyHostSocketForClient,
 } from "./private-state.js";
+export { claimOnce } from "./once-file.js";
 export { isProcessAlive, readProcessStat } from "./process-liveness.js";
 export {
   hostLockPath,

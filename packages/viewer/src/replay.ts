@@ -1,4 +1,12 @@
-import type { HistoryEvent, NodeView, RunHistory, RunStatus, RunView, TerminalOutcome } from "@piw/protocol";
+import {
+  type HistoryEvent,
+  type NodeView,
+  type RunHistory,
+  type RunStatus,
+  type RunView,
+  type TerminalOutcome,
+  UNVISITED_NODE,
+} from "@piw/protocol";
 
 /** The replayed run at one point of its trace. */
 interface ReplayState {
@@ -139,20 +147,7 @@ export function replayView(view: RunView, history: RunHistory, position: number)
     startedAt: null,
     finishedAt: null,
     visits: new Map(),
-    nodes: new Map(
-      view.nodes.map((node) => [
-        node.path,
-        {
-          ...node,
-          state: "pending",
-          visits: 0,
-          attempt: 0,
-          startedAt: null,
-          finishedAt: null,
-          errorCode: null,
-        },
-      ]),
-    ),
+    nodes: new Map(view.nodes.map((node) => [node.path, { ...node, ...UNVISITED_NODE }])),
   };
   for (let i = 0; i <= last; i += 1) applyEvent(state, history.events[i] as HistoryEvent);
   return {

@@ -9,7 +9,7 @@ import { runHeader, timelineLine } from "./run-header.js";
 import { filterRuns, renderRunTable } from "./run-list.js";
 import { clipToWidth } from "./text-width.js";
 import { plainTheme, type Theme } from "./theme.js";
-import { focusPath, type OpenRun, type ViewerState } from "./viewer-state.js";
+import { focusPath, type OpenRun, openRun, type ViewerState } from "./viewer-state.js";
 
 interface ScreenSize {
   width: number;
@@ -280,16 +280,7 @@ export function renderSnapshot(
 ): string[] {
   const theme = options.theme ?? plainTheme;
   const g = options.glyphs ?? detectGlyphs();
-  const run: OpenRun = {
-    runId: view.runId,
-    view,
-    history: null,
-    replay: null,
-    selected: null,
-    inspector: false,
-    pending: null,
-    scroll: 0,
-  };
+  const run = openRun(view.runId, view);
   const focus = focusPath(run, view);
   const graph = renderGraph(view, {
     width: options.width,

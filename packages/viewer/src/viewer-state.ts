@@ -93,10 +93,11 @@ export function initialState(runId?: string): ViewerState {
   };
 }
 
-function openRun(runId: string): OpenRun {
+/** A run opened on the run screen, with nothing selected yet; `view` when it is already known. */
+export function openRun(runId: string, view: RunView | null = null): OpenRun {
   return {
     runId,
-    view: null,
+    view,
     history: null,
     replay: null,
     selected: null,

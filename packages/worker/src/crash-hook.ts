@@ -1,4 +1,4 @@
-import { appendFileSync, closeSync, openSync } from "node:fs";
+import { appendFileSync } from "node:fs";
 import type { AgentEvent, RunPort } from "@piw/engine";
 import type {
   AdvanceNodeVisit,
@@ -12,6 +12,7 @@ import type {
   StartNodeVisit,
 } from "@piw/protocol";
 import { adopted, applied } from "@piw/protocol";
+import { claimOnce } from "@piw/state-dir";
 
 /**
  * TEST HOOK, off by default. The durable boundaries at which `PIW_WORKER_CRASH_AT` makes the worker
@@ -50,16 +51,6 @@ const noCrash: CrashHook = { reach: async () => {}, stopsAt: () => false };
 
 function isCrashBoundary(value: string): value is CrashBoundary {
   return (CRASH_BOUNDARIES as readonly string[]).includes(value);
-}
-
-/** Claims the once-file atomically; false when another worker already crashed through it. */
-function claimOnce(file: string): boolean {
-  try {
-    closeSync(openSync(file, "wx"));
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 function boundaryFromEnv(env: NodeJS.ProcessEnv, name: string): CrashBoundary | undefined {
