@@ -4,7 +4,9 @@ const ELLIPSIS = "…";
 
 /** A string as JSON on one line, cut first so a huge input costs no more than the summary. */
 function quoted(text: string): string {
-  return JSON.stringify(text.length > INPUT_SUMMARY_MAX_CHARS ? text.slice(0, INPUT_SUMMARY_MAX_CHARS) : text);
+  return JSON.stringify(
+    text.length > INPUT_SUMMARY_MAX_CHARS ? text.slice(0, INPUT_SUMMARY_MAX_CHARS) : text,
+  );
 }
 
 /** A value inside the summary: scalars as JSON, strings quoted, nested objects and lists folded. */
@@ -21,8 +23,11 @@ function keyText(key: string): string {
 }
 
 function cut(text: string): string {
-  const flat = text.replace(/[\u0000-\u001f\u007f]/g, " ");
-  return flat.length <= INPUT_SUMMARY_MAX_CHARS ? flat : `${flat.slice(0, INPUT_SUMMARY_MAX_CHARS - 1)}${ELLIPSIS}`;
+  // JSON escapes control characters already; these two would still break a line in some terminals.
+  const flat = text.replace(/[\u2028\u2029]/g, " ");
+  return flat.length <= INPUT_SUMMARY_MAX_CHARS
+    ? flat
+    : `${flat.slice(0, INPUT_SUMMARY_MAX_CHARS - 1)}${ELLIPSIS}`;
 }
 
 /**
@@ -32,7 +37,11 @@ function cut(text: string): string {
  */
 export function summarizeInput(input: JsonValue): string {
   if (input === null || typeof input !== "object" || Array.isArray(input)) {
-    return cut(Array.isArray(input) ? `[${input.slice(0, 8).map(inner).join(", ")}${input.length > 8 ? ", …" : ""}]` : inner(input));
+    return cut(
+      Array.isArray(input)
+        ? `[${input.slice(0, 8).map(inner).join(", ")}${input.length > 8 ? ", …" : ""}]`
+        : inner(input),
+    );
   }
   const entries = Object.entries(input);
   if (entries.length === 0) return "{}";

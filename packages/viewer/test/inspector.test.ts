@@ -181,7 +181,10 @@ describe("renderRunTable's input column", () => {
       finishedAt: 3_500,
       inputSummary,
     });
-  const runs = [run("a-1", 'task: "fix the login bug"'), run("b-2", `{change: "${"z".repeat(60)}", dryRun: true}`)];
+  const runs = [
+    run("a-1", 'task: "fix the login bug"'),
+    run("b-2", `{change: "${"z".repeat(60)}", dryRun: true}`),
+  ];
 
   it("gets its own column on a wide terminal, cut to the column with an ellipsis", () => {
     const lines = renderRunTable(runs, { width: 140, now: 61_000 });
