@@ -3,7 +3,15 @@
  * `schema` version. A version changes only when a field changes meaning or goes away; new fields may
  * be added within one. docs/cli.md lists these versions.
  */
-import { runIdSchema, runSummarySchema, runViewSchema, type RunSummary, type RunView } from "@piw/protocol";
+import {
+  type ClientResult,
+  clientMethods,
+  runIdSchema,
+  runSummarySchema,
+  runViewSchema,
+  type RunSummary,
+  type RunView,
+} from "@piw/protocol";
 import { z } from "zod";
 
 export const OUTPUT_SCHEMA_VERSIONS = {
@@ -16,6 +24,8 @@ export const OUTPUT_SCHEMA_VERSIONS = {
   list: "piw.list.v1",
   status: "piw.status.v1",
   workflows: "piw.workflows.v1",
+  view: "piw.view.v1",
+  host: "piw.host-status.v1",
   error: "piw.error.v1",
 } as const;
 type OutputName = keyof typeof OUTPUT_SCHEMA_VERSIONS;
@@ -62,6 +72,16 @@ export const OUTPUT_SCHEMAS = {
   list: z.object({ schema: tag("list"), runs: z.array(runSummarySchema) }),
   status: runViewSchema.extend({ schema: tag("status") }),
   workflows: z.object({ schema: tag("workflows"), workflows: z.array(workflowSchema) }),
+  /** `piw view <run> --json`: the run's view; `piw view --json`: the run list. */
+  view: z.union([
+    runViewSchema.extend({ schema: tag("view") }),
+    z.object({ schema: tag("view"), runs: z.array(runSummarySchema) }),
+  ]),
+  /** `piw host status --json`: the running host's status, or where no host runs. */
+  host: z.union([
+    clientMethods["host.status"].result.extend({ schema: tag("host"), running: z.literal(true) }),
+    z.object({ schema: tag("host"), running: z.literal(false), stateDir: z.string() }),
+  ]),
   error: z.object({
     schema: tag("error"),
     exitCode: z.number().int(),
@@ -94,6 +114,20 @@ export function listOutput(runs: RunSummary[]): Output<"list"> {
 
 export function statusOutput(view: RunView): Output<"status"> {
   return { schema: OUTPUT_SCHEMA_VERSIONS.status, ...view };
+}
+
+export function viewOutput(of: RunView | RunSummary[]): Output<"view"> {
+  const schema = OUTPUT_SCHEMA_VERSIONS.view;
+  return Array.isArray(of) ? { schema, runs: of } : { schema, ...of };
+}
+
+export function hostStatusOutput(
+  of: { running: true; status: ClientResult<"host.status"> } | { running: false; stateDir: string },
+): Output<"host"> {
+  const schema = OUTPUT_SCHEMA_VERSIONS.host;
+  return of.running
+    ? { schema, running: true, ...of.status }
+    : { schema, running: false, stateDir: of.stateDir };
 }
 
 export function workflowsOutput(workflows: WorkflowEntry[]): Output<"workflows"> {

@@ -32,9 +32,10 @@ export function renderRunList(runs: readonly RunSummary[], style: Style, now: nu
       { text: runStateLabel(word, style, text), width: text.length + 2 },
       plain(formatAge(run.createdAt, now)),
       plain(took),
+      plain(run.inputSummary ?? ""),
     ];
   });
-  return table(["RUN", "WORKFLOW", "STATUS", "CREATED", "DURATION"], rows, style);
+  return table(["RUN", "WORKFLOW", "STATUS", "CREATED", "DURATION", "INPUT"], rows, style);
 }
 
 export type HostStatus = ClientResult<"host.status">;

@@ -464,7 +464,11 @@ describe("piw with a host", () => {
 
       const after = await piw(home, ["host", "status", "--json"]);
       expect(after.code).toBe(69);
-      expect(JSON.parse(after.stdout)).toEqual({ running: false, stateDir: home });
+      expect(JSON.parse(after.stdout)).toEqual({
+        schema: "piw.host-status.v1",
+        running: false,
+        stateDir: home,
+      });
       expect(existsSync(join(home, "state.db"))).toBe(true);
     },
     SLOW,

@@ -37,6 +37,31 @@ describe("piw --json, exit codes and what the CLI says about a run", () => {
   });
 
   it(
+    "view --json and host status --json carry their schema, with the run list's input summaries",
+    async () => {
+      const run = await piw(home, ["run", example("hello"), "fix", "the", "login", "bug", "--json"]);
+      const { runId } = parsed("run", run.stdout);
+      const one = await piw(home, ["view", runId, "--json"]);
+      expect(one.code).toBe(ExitCode.ok);
+      const view = parsed("view", one.stdout);
+      expect(view).toMatchObject({ schema: "piw.view.v1", runId, inputSummary: 'task: "fix the login bug"' });
+
+      const all = await piw(home, ["view", "--json"]);
+      const list = parsed("view", all.stdout);
+      expect(list.schema).toBe("piw.view.v1");
+      const row = "runs" in list ? list.runs.find((r) => r.runId === runId) : undefined;
+      expect(row?.inputSummary).toBe('task: "fix the login bug"');
+      const listed = parsed("list", (await piw(home, ["list", "--json"])).stdout);
+      expect(listed.runs.find((r) => r.runId === runId)?.inputSummary).toBe('task: "fix the login bug"');
+
+      const host = await piw(home, ["host", "status", "--json"]);
+      expect(host.code).toBe(ExitCode.ok);
+      expect(parsed("host", host.stdout)).toMatchObject({ schema: "piw.host-status.v1", running: true });
+    },
+    SLOW,
+  );
+
+  it(
     "run --json prints one object with the final view, input and output; status shows them as text",
     async () => {
       const run = await piw(home, ["run", example("hello"), "say", "hi", "--json"]);

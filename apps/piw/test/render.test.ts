@@ -222,9 +222,9 @@ describe("closing lines", () => {
     expect(status).toContain("status    ✓ completed");
     expect(status).toContain("duration  1.0s");
     expect(status.join("\n")).not.toContain("\u001b[");
-    const list = renderRunList([done], plain, 5_000);
-    expect(list[0]).toMatch(/^RUN +WORKFLOW +STATUS +CREATED +DURATION$/);
-    expect(list[1]).toMatch(/^hello-1 +hello +✓ completed +4s ago +1\.0s$/);
+    const list = renderRunList([{ ...done, inputSummary: 'task: "say hi"' }], plain, 5_000);
+    expect(list[0]).toMatch(/^RUN +WORKFLOW +STATUS +CREATED +DURATION +INPUT$/);
+    expect(list[1]).toMatch(/^hello-1 +hello +✓ completed +4s ago +1\.0s +task: "say hi"$/);
     expect(renderRunList([], plain)).toEqual(["no runs"]);
   });
 });

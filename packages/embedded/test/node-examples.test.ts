@@ -8,11 +8,12 @@ import { type Harness, openRuntime } from "./harness.js";
 /**
  * The examples of the node pages (docs/nodes/<kind>.md): each is a real workflow file, loaded and
  * compiled by the engine's loader and run against the real store, and each page shows its file as it is.
+ * The wait example needs the host's clock: apps/piw/test/wait-example.test.ts runs it through the CLI.
  */
 
 const NODES_DOCS = resolve(import.meta.dirname, "../../../docs/nodes");
 const EXAMPLES = join(NODES_DOCS, "examples");
-const KINDS = ["agent", "compute", "shell", "action", "notify", "checkpoint", "decision", "include"];
+const KINDS = ["agent", "compute", "shell", "action", "notify", "checkpoint", "decision", "include", "wait"];
 
 let h: Harness;
 afterEach(() => h?.cleanup());

@@ -17,6 +17,7 @@ import {
   type ViewValue,
 } from "@piw/protocol";
 import type { RunReader, StepRecord } from "@piw/store";
+import { summarizeInput } from "./input-summary.js";
 import { turnToAbort } from "./turn-abort.js";
 
 /** What the view needs to know about live workers: only an accepted worker of the current claim counts. */
@@ -121,6 +122,7 @@ function summaryOf(
   title: string | null,
   error: SafeError | null,
   work: CurrentWork,
+  input: JsonValue,
 ): RunSummary {
   return {
     runId: run.runId,
@@ -143,6 +145,7 @@ function summaryOf(
     finishedAt: run.finishedAt,
     currentWork: work,
     cursor: run.cursor,
+    inputSummary: summarizeInput(input),
     continuedAs: run.outcome === "waiting" ? reader.findContinuation(run.runId) : null,
   };
 }
@@ -202,9 +205,10 @@ export function buildRunView(reader: ViewReader, runId: string, workers: LiveWor
   const manifest = manifestOf(reader, run);
   const steps = reader.listRunSteps(runId);
   const work = currentWorkOf(reader, run, workers, () => steps);
+  const input = reader.readRunInput(runId);
   return {
-    ...summaryOf(reader, run, manifest.title ?? null, errorOf(reader, run), work),
-    input: viewValue(reader.readRunInput(runId)),
+    ...summaryOf(reader, run, manifest.title ?? null, errorOf(reader, run), work, input),
+    input: viewValue(input),
     output: run.outcome === "completed" ? nullableViewValue(reader.readRunFinalOutput(runId)) : null,
     nodes: nodesOf(manifest, steps, work.kind !== "none", interruptedState(run)),
     manifest,
@@ -224,5 +228,5 @@ export function buildRunSummary(reader: ViewReader, run: RunRecord, workers: Liv
       ? manifest.title
       : null;
   const work = currentWorkOf(reader, run, workers, () => reader.listRunSteps(run.runId));
-  return summaryOf(reader, run, title, errorOf(reader, run), work);
+  return summaryOf(reader, run, title, errorOf(reader, run), work, reader.readRunInput(run.runId));
 }

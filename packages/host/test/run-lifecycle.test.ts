@@ -57,6 +57,8 @@ describe("reserve and activate", () => {
     expect(host.reader.readRunFinalOutput(runId)).toBe(42);
     const list = await client.call("runs.list", { statuses: ["done"] });
     expect(list.map((r) => r.runId)).toEqual([runId]);
+    // Each row carries its input as one short line, computed by the host.
+    expect(list[0]?.inputSummary).toBe("n: 20");
     const status = await client.call("host.status", {});
     expect(status.runs).toMatchObject({ done: 1, queued: 0, running: 0 });
   });

@@ -133,6 +133,7 @@ export type {
   ViewValue,
 } from "./run-view.js";
 export {
+  INPUT_SUMMARY_MAX_CHARS,
   runSummarySchema,
   runViewSchema,
   UNVISITED_NODE,

@@ -61,6 +61,9 @@ const checkpointViewSchema = z.object({
 });
 export type CheckpointView = z.infer<typeof checkpointViewSchema>;
 
+/** The longest input summary a run-list row carries (characters, ellipsis included). */
+export const INPUT_SUMMARY_MAX_CHARS = 120;
+
 /** The largest input or output a view carries (canonical JSON bytes); a larger one is only sized. */
 export const VIEW_VALUE_MAX_BYTES = 16 * 1024;
 
@@ -107,6 +110,8 @@ export const runViewSchema = z.object({
   cursor: z.object({ path: nodePathSchema, visit: z.number().int() }).nullable(),
   /** The continuation run an answered checkpoint started; absent or null when there is none. */
   continuedAs: runIdSchema.nullable().optional(),
+  /** The run's input on one line, cut to INPUT_SUMMARY_MAX_CHARS; absent in views built without it. */
+  inputSummary: z.string().max(INPUT_SUMMARY_MAX_CHARS).optional(),
   /** The run's input (bounded); absent in views built without it. */
   input: viewValueSchema.optional(),
   /** The completed run's final output (bounded); null while it has none. */

@@ -34,6 +34,11 @@ export interface RunTableOptions {
   glyphs?: Glyphs;
 }
 
+/** The input column's widest and narrowest: narrower than that, the column is dropped first. */
+const INPUT_COLUMN_MAX = 40;
+const INPUT_COLUMN_MIN = 12;
+const INPUT_COLUMN = 6;
+
 /** Columns of the duration bar: the longest run listed fills it. */
 const DURATION_BAR_WIDTH = 10;
 
@@ -58,7 +63,7 @@ function origin(run: RunSummary): string {
 
 /**
  * The run list: status, workflow, started, duration with a bar against the longest run listed,
- * origin, and for a parked run why. The header is the first line; each run is one line after it.
+ * origin, the input where the width leaves room for it, and for a parked run why. The header is the first line; each run is one line after it.
  */
 export function renderRunTable(runs: readonly RunSummary[], options: RunTableOptions): string[] {
   const theme = options.theme ?? plainTheme;
@@ -80,6 +85,7 @@ export function renderRunTable(runs: readonly RunSummary[], options: RunTableOpt
         took === null ? "-" : formatDuration(took),
         took === null ? "" : durationBar(took, longest, DURATION_BAR_WIDTH, g),
         origin(run),
+        run.inputSummary ?? "",
         run.status === "parked" && run.recoveryReason !== null
           ? isClockReason(run.recoveryReason)
             ? clockWords(run.recoveryReason)
@@ -88,12 +94,21 @@ export function renderRunTable(runs: readonly RunSummary[], options: RunTableOpt
       ],
     };
   });
-  const header = ["STATUS", "WORKFLOW", "STARTED", "DURATION", "", "ORIGIN", "RUN / REASON"];
+  const header = ["STATUS", "WORKFLOW", "STARTED", "DURATION", "", "ORIGIN", "INPUT", "RUN / REASON"];
   const widths = header.map((title, i) =>
     Math.max(visibleWidth(title), ...rows.map((row) => visibleWidth(row.cells[i] ?? ""))),
   );
   widths[1] = Math.min(widths[1] ?? 0, 28);
   widths[4] = DURATION_BAR_WIDTH;
+  // The input takes what the other columns leave, up to its widest; with too little left it goes.
+  const others = widths.reduce((sum, w, i) => (i === INPUT_COLUMN ? sum : sum + w + 2), 2) - 2;
+  const room = Math.min(widths[INPUT_COLUMN] ?? 0, INPUT_COLUMN_MAX, width - others - 2);
+  const hasInput = rows.some((row) => row.cells[INPUT_COLUMN] !== "");
+  if (hasInput && room >= INPUT_COLUMN_MIN) widths[INPUT_COLUMN] = room;
+  else {
+    for (const cells of [header, ...rows.map((row) => row.cells)]) cells.splice(INPUT_COLUMN, 1);
+    widths.splice(INPUT_COLUMN, 1);
+  }
   const line = (cells: string[]) =>
     cells
       .map((cell, i) => {

@@ -89,6 +89,7 @@ const shipping = viewWith(
     status: "running",
     currentWork: { kind: "worker", launchId: "l1", path: "ship" },
     cursor: { path: "ship", visit: 1 },
+    inputSummary: 'version: "1.4.0"',
   },
 );
 
@@ -114,6 +115,7 @@ const failed = viewWith(
     outcome: "failed",
     finishedAt: 3_000,
     error: { code: "node_failed", message: "ship exited with code 2" },
+    inputSummary: '{version: "1.3.9", notes: "the long list of every change since the last release"}',
   },
 );
 

@@ -171,6 +171,36 @@ describe("renderRunTable", () => {
   });
 });
 
+describe("renderRunTable's input column", () => {
+  const run = (runId: string, inputSummary: string) =>
+    runViewOf(chainManifest(1), {
+      runId,
+      status: "done",
+      outcome: "completed",
+      startedAt: 1_000,
+      finishedAt: 3_500,
+      inputSummary,
+    });
+  const runs = [
+    run("a-1", 'task: "fix the login bug"'),
+    run("b-2", `{change: "${"z".repeat(60)}", dryRun: true}`),
+  ];
+
+  it("gets its own column on a wide terminal, cut to the column with an ellipsis", () => {
+    const lines = renderRunTable(runs, { width: 140, now: 61_000 });
+    expect(lines[0]).toMatch(/ORIGIN {2}INPUT {37}RUN \/ REASON$/);
+    expect(lines[1]).toContain(`cli     task: "fix the login bug"${" ".repeat(17)}a-1`);
+    expect(lines[2]).toContain(`cli     {change: "${"z".repeat(29)}…  b-2`);
+  });
+
+  it("is the first column dropped when the terminal is narrow", () => {
+    const lines = renderRunTable(runs, { width: 70, now: 61_000 });
+    expect(lines[0]).not.toContain("INPUT");
+    expect(lines[1]).toMatch(/cli {5}a-1$/);
+    expect(lines.join("\n")).not.toContain("login");
+  });
+});
+
 describe("renderInspector of an isolated agent step", () => {
   const view = withNode(runViewOf(chainManifest(3)), "n1", {
     state: "succeeded",

@@ -121,7 +121,7 @@ describe("the docs", () => {
       expect(intro, `README names ${kind}`).toContain(`\`${kind}\``);
       expect(nodesSection, `the guide's list names ${kind}`).toContain(`\`${kind}\``);
     }
-    for (const kind of ["agent", "compute", "shell", "action", "notify", "checkpoint", "decision"]) {
+    for (const kind of ["agent", "compute", "shell", "action", "notify", "checkpoint", "decision", "wait"]) {
       expect(existsSync(join(REPO, "docs", "nodes", `${kind}.md`)), `docs/nodes/${kind}.md`).toBe(true);
     }
     expect(intro).toMatch(/includes/);

@@ -2,6 +2,7 @@ import { HostUnavailable } from "@piw/client";
 import type { CliContext } from "../cli-context.js";
 import { usageError } from "../cli-error.js";
 import { ExitCode } from "../exit-codes.js";
+import { hostStatusOutput } from "../output-schemas.js";
 import { COMMAND_TABLE } from "../command-table.js";
 import { parseCommandLine } from "../parse-command-line.js";
 import { renderHostStatus } from "../render-list.js";
@@ -31,13 +32,13 @@ export async function hostCommand(ctx: CliContext, args: string[]): Promise<Exit
 async function hostStatus(ctx: CliContext, json: boolean): Promise<ExitCode> {
   const client = await ctx.runningHost();
   if (client === undefined) {
-    if (json) ctx.printJson({ running: false, stateDir: ctx.stateDir });
+    if (json) ctx.printJson(hostStatusOutput({ running: false, stateDir: ctx.stateDir }));
     else ctx.print(`host      not running (state ${ctx.stateDir})`);
     return ExitCode.hostUnavailable;
   }
   try {
     const status = await client.call("host.status");
-    if (json) ctx.printJson({ running: true, ...status });
+    if (json) ctx.printJson(hostStatusOutput({ running: true, status }));
     else for (const line of renderHostStatus(status, ctx.style)) ctx.print(line);
     return ExitCode.ok;
   } finally {

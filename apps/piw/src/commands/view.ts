@@ -10,6 +10,7 @@ import {
 import type { CliContext } from "../cli-context.js";
 import { CliError, usageError } from "../cli-error.js";
 import { ExitCode } from "../exit-codes.js";
+import { viewOutput } from "../output-schemas.js";
 import { COMMAND_TABLE } from "../command-table.js";
 import { parseCommandLine } from "../parse-command-line.js";
 import { COMMAND_USAGE } from "../usage.js";
@@ -64,7 +65,7 @@ export async function viewCommand(ctx: CliContext, args: string[]): Promise<Exit
     const view = await host.call("runs.get", { runId });
     if (view === null) throw new CliError(`no run ${runId}`);
     if (values.json) {
-      ctx.printJson(view);
+      ctx.printJson(viewOutput(view));
       return ExitCode.ok;
     }
     if (snapshot) {
@@ -76,7 +77,7 @@ export async function viewCommand(ctx: CliContext, args: string[]): Promise<Exit
     }
   } else if (snapshot) {
     const runs = await host.call("runs.list", { limit: 500 });
-    if (values.json) ctx.printJson(runs);
+    if (values.json) ctx.printJson(viewOutput(runs));
     else {
       const columns = (ctx.io.stdout as { columns?: number }).columns;
       const theme = ctx.style.enabled ? ansiTheme : plainTheme;
