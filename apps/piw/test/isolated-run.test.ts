@@ -256,4 +256,58 @@ describe("piw run with an isolated agent step, from a shell", () => {
     },
     SLOW,
   );
+
+  it(
+    "settles the session record with the tokens so far and ended: timed_out when the step's deadline passes",
+    async () => {
+      const file = join(project, "slow-review.workflow.ts");
+      writeFileSync(
+        file,
+        `import { agent, defineWorkflow } from "piw";
+import { z } from "zod";
+
+export default defineWorkflow({
+  name: "slow-review",
+  input: z.object({ task: z.string() }),
+  startAt: "review",
+  nodes: {
+    review: agent({
+      session: "isolated",
+      timeoutMs: 15_000,
+      prompt: "SLOW-REVIEW: read README.md, then submit { ok: boolean }.",
+      output: z.object({ ok: z.boolean() }),
+    }),
+  },
+  edges: { review: { to: "done" } },
+});
+`,
+      );
+      model.replyOnce((r) =>
+        lastMessageText(r).includes("SLOW-REVIEW") ? toolCall("read", { path: "README.md" }) : undefined,
+      );
+      // After the read, the model talks on and never submits: the deadline stops it.
+      model.replyOnce((r) =>
+        lastToolResultText(r)?.includes("The widget spins")
+          ? text("pondering ".repeat(2_000), { chunkSize: 5, delayMs: 50 })
+          : undefined,
+      );
+      const result = await piw(home, ["run", file, "x"], { cwd: project, env });
+      expect(result.code, result.stderr).not.toBe(0);
+      const runId = runIdIn(result.stdout + result.stderr);
+      const saved = await history(runId);
+      expect(saved.steps.find((s) => s.path === "review")?.status).toBe("timed_out");
+      const sessions = saved.effects.filter((e) => e.effectType === "agent.session");
+      expect(sessions).toHaveLength(1);
+      // The cost so far is kept: the first reply's tokens, the model, how long the session ran.
+      expect(sessions[0]).toMatchObject({
+        status: "settled",
+        result: { model: "fake/fake-model", tokensIn: 10, tokensOut: 5, ended: "timed_out" },
+      });
+      const report = sessions[0]?.result as { durationMs: number; transcript: { role: string }[] };
+      expect(report.durationMs).toBeGreaterThan(0);
+      expect(report.transcript.map((e) => e.role)).toContain("tool_call");
+      model.assertNoErrors();
+    },
+    SLOW,
+  );
 });
