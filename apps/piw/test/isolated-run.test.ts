@@ -25,6 +25,8 @@ import { cleanUp, example, hostPid, makeHome, piw, runIdIn, waitFor } from "./cl
 // `piw run` of a workflow with an isolated agent step, from a shell: the real CLI, host and worker,
 // and a real Pi SDK session in the worker, talking to a scripted model on 127.0.0.1.
 const SLOW = 180_000;
+/** The store's AGENT_ATTEMPTS_MAX: isolated attempts of a visit that may lose their worker. */
+const AGENT_ATTEMPTS_MAX = 3;
 
 let model: FakeModel;
 let home: string;
@@ -203,7 +205,8 @@ describe("piw run with an isolated agent step, from a shell", () => {
         env,
       });
       expect(started.code, started.stderr).toBe(0);
-      const runId = runIdIn(started.stdout);
+      // Without a terminal, a detached run prints just its ID.
+      const runId = started.stdout.trim();
       // The model is streaming its first answer: the worker is mid-step.
       await model.waitForRequest(
         (r) =>
@@ -309,5 +312,52 @@ export default defineWorkflow({
       model.assertNoErrors();
     },
     SLOW,
+  );
+
+  it(
+    "parks the run with agent_attempts_exhausted after AGENT_ATTEMPTS_MAX attempts lost their worker, instead of relaunching it again",
+    async () => {
+      const attempt = (n: number) => (r: Parameters<Parameters<FakeModel["replyOnce"]>[0]>[0]) =>
+        lastMessageText(r).includes("Review the license") && lastMessageText(r).includes(`attempt ${n},`);
+      for (let n = 1; n <= AGENT_ATTEMPTS_MAX; n++) {
+        const slow = text("thinking ".repeat(200), { chunkSize: 9, delayMs: 100 });
+        model.replyOnce((r) => (attempt(n)(r) ? slow : undefined));
+      }
+      const started = await piw(home, ["run", example("review"), "the license", "--detach"], {
+        cwd: project,
+        env,
+      });
+      expect(started.code, started.stderr).toBe(0);
+      // Without a terminal, a detached run prints just its ID.
+      const runId = started.stdout.trim();
+      for (let n = 1; n <= AGENT_ATTEMPTS_MAX; n++) {
+        // Each attempt's model call is streaming: its worker is mid-step. Kill it.
+        await model.waitForRequest(attempt(n), 90_000);
+        const [worker, ...others] = workersIn(project);
+        expect(others).toEqual([]);
+        process.kill(worker as number, "SIGKILL");
+      }
+      let view: RunView | undefined;
+      for (let i = 0; i < 200; i++) {
+        view = JSON.parse((await piw(home, ["status", runId, "--json"], { env })).stdout) as RunView;
+        if (view.status === "parked") break;
+        await new Promise((r) => setTimeout(r, 300));
+      }
+      expect(view?.status).toBe("parked");
+      expect(view?.recoveryReason).toMatchObject({
+        code: "agent_attempts_exhausted",
+        path: "review",
+        message: `Agent step review lost its worker in ${AGENT_ATTEMPTS_MAX} isolated attempts; resume the run after fixing the cause to try again.`,
+      });
+      // No further attempt was launched: the model saw exactly AGENT_ATTEMPTS_MAX calls for the step.
+      expect(workersIn(project)).toEqual([]);
+      expect(model.requests.filter((r) => lastMessageText(r).includes("Review the license"))).toHaveLength(
+        AGENT_ATTEMPTS_MAX,
+      );
+      const sessions = (await history(runId)).effects.filter((e) => e.effectType === "agent.session");
+      expect(sessions.map((e) => e.status)).toEqual(Array(AGENT_ATTEMPTS_MAX).fill("reserved"));
+      model.assertNoErrors();
+    },
+    SLOW * 2,
   );
 });
