@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type FakeModel,
   lastMessageText,
+  type ModelRequest,
   lastToolResultText,
   startFakeModel,
   text,
@@ -317,7 +318,7 @@ export default defineWorkflow({
   it(
     "parks the run with agent_attempts_exhausted after AGENT_ATTEMPTS_MAX attempts lost their worker, instead of relaunching it again",
     async () => {
-      const attempt = (n: number) => (r: Parameters<Parameters<FakeModel["replyOnce"]>[0]>[0]) =>
+      const attempt = (n: number) => (r: ModelRequest) =>
         lastMessageText(r).includes("Review the license") && lastMessageText(r).includes(`attempt ${n},`);
       for (let n = 1; n <= AGENT_ATTEMPTS_MAX; n++) {
         const slow = text("thinking ".repeat(200), { chunkSize: 9, delayMs: 100 });

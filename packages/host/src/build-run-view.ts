@@ -1,4 +1,5 @@
 import {
+  type AgentProgress,
   boundSafeMessage,
   type CheckpointView,
   type CurrentWork,
@@ -19,8 +20,13 @@ import type { RunReader, StepRecord } from "@piw/store";
 import { turnToAbort } from "./turn-abort.js";
 
 /** What the view needs to know about live workers: only an accepted worker of the current claim counts. */
+export interface AcceptedWorker {
+  launchId: string;
+  agentProgress?: AgentProgress | undefined;
+}
+
 export interface LiveWorkerIndex {
-  acceptedWorker(runId: string, generation: number): { launchId: string } | undefined;
+  acceptedWorker(runId: string, generation: number): AcceptedWorker | undefined;
 }
 
 export type ViewReader = Pick<
@@ -108,7 +114,15 @@ function currentWorkOf(
 ): CurrentWork {
   if (run.status !== "starting" && run.status !== "running") return { kind: "none" };
   const worker = workers.acceptedWorker(run.runId, run.generation);
-  if (worker) return { kind: "worker", launchId: worker.launchId, path: openPath(steps()) ?? null };
+  if (worker) {
+    const { agentProgress } = worker;
+    return {
+      kind: "worker",
+      launchId: worker.launchId,
+      path: openPath(steps()) ?? null,
+      ...(agentProgress === undefined ? {} : { agentProgress }),
+    };
+  }
   if (run.status !== "running") return { kind: "none" };
   const turn = reader.listOpenTurns(run.runId)[0];
   return turn ? { kind: "turn", turnId: turn.turnId, path: turn.path } : { kind: "none" };

@@ -12,7 +12,7 @@ import {
 import type { Claim, RunStore } from "@piw/store";
 import { agentTurnEnding } from "./agent-channel.js";
 import { turnStopReason } from "./turn-abort.js";
-import type { LiveWorkerIndex } from "./build-run-view.js";
+import type { AcceptedWorker, LiveWorkerIndex } from "./build-run-view.js";
 import { describeBug } from "./host-errors.js";
 import type { HostLog } from "./host-log.js";
 import { killProcessGroups } from "./process-groups.js";
@@ -82,10 +82,10 @@ export class Supervisor implements LiveWorkerIndex {
     return this.warm.idlePid();
   }
 
-  acceptedWorker(runId: string, generation: number): { launchId: string } | undefined {
+  acceptedWorker(runId: string, generation: number): AcceptedWorker | undefined {
     for (const worker of this.workers.values()) {
       if (worker.runId === runId && worker.generation === generation && worker.accepted) {
-        return { launchId: worker.launchId };
+        return { launchId: worker.launchId, agentProgress: worker.agentProgress };
       }
     }
     return undefined;

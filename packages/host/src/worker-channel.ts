@@ -53,6 +53,11 @@ export function workerHandlers(deps: WorkerChannelDeps, worker: LiveWorker): Han
       worker.agent.verdict(submissionId, verdict);
       return { ok: true as const };
     },
+    "agent.progress": (progress) => {
+      worker.agentProgress = progress;
+      deps.runChanged(runId);
+      return { ok: true as const };
+    },
     "worker.processGroup": ({ pgid, alive }) => {
       if (!alive) {
         worker.processGroups.delete(pgid);

@@ -93,7 +93,10 @@ async function run(workflow: ReturnType<typeof isolatedRun>, onProgress?: (line:
     agents: {
       origin: { kind: "cli" },
       workingDir: project,
-      isolated: createPiAgentSessions({ env, onProgress: (_step, line) => onProgress?.(line) }),
+      isolated: createPiAgentSessions({
+        env,
+        onProgress: (_step, event) => onProgress?.(`${event.kind} ${event.text}`),
+      }),
     },
   });
   const records = [...port.effects.values()].map((e) => e.state);

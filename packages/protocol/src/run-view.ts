@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { agentProgressSchema } from "./agent-progress.js";
 import { graphManifestSchema } from "./graph-manifest.js";
 import { answeredBySchema } from "./answer-check.js";
 import { jsonValueSchema, nodePathSchema, runIdSchema } from "./ids.js";
@@ -32,7 +33,13 @@ export type NodeView = z.infer<typeof nodeViewSchema>;
  */
 export const currentWorkSchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("none") }),
-  z.object({ kind: z.literal("worker"), launchId: z.string(), path: nodePathSchema.nullable() }),
+  z.object({
+    kind: z.literal("worker"),
+    launchId: z.string(),
+    path: nodePathSchema.nullable(),
+    /** The worker's latest isolated agent step progress, while it has any. */
+    agentProgress: agentProgressSchema.optional(),
+  }),
   z.object({ kind: z.literal("turn"), turnId: z.string(), path: nodePathSchema.nullable() }),
   z.object({ kind: z.literal("waiting_for_model"), path: nodePathSchema }),
 ]);
