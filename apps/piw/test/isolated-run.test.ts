@@ -361,4 +361,36 @@ export default defineWorkflow({
     },
     SLOW * 2,
   );
+
+  it(
+    "prints the step's tool calls live, before the step completes, and its submitted output",
+    async () => {
+      model.replyOnce((r) =>
+        lastMessageText(r).includes("Review the widget")
+          ? toolCall("read", { path: "README.md" })
+          : undefined,
+      );
+      model.replyOnce((r) =>
+        lastToolResultText(r)?.includes("The widget spins") &&
+        JSON.stringify(r.messages).includes("Review the widget")
+          ? toolCall("workflow", { action: "submit", output: { verdict: "approve", findings: [] } })
+          : undefined,
+      );
+      const result = await piw(home, ["run", example("review"), "the widget"], { cwd: project, env });
+      expect(result.code, result.stderr).toBe(0);
+      const lines = result.stdout.split("\n");
+      const read = lines.findIndex((l) => l.includes("review: → read README.md"));
+      const submitted = lines.findIndex((l) =>
+        l.includes('review: submitted {"verdict":"approve","findings":[]}'),
+      );
+      const succeeded = lines.findIndex((l) => /^ {2}✓ review\b/.test(l));
+      expect(read, result.stdout).toBeGreaterThanOrEqual(0);
+      expect(submitted, result.stdout).toBeGreaterThan(read);
+      expect(succeeded, result.stdout).toBeGreaterThan(read);
+      // Not a terminal: no spinner, nothing redrawn.
+      expect(result.stdout).not.toMatch(/[\r\u2800-\u28ff]/);
+      model.assertNoErrors();
+    },
+    SLOW,
+  );
 });

@@ -20,13 +20,10 @@ import type { RunReader, StepRecord } from "@piw/store";
 import { turnToAbort } from "./turn-abort.js";
 
 /** What the view needs to know about live workers: only an accepted worker of the current claim counts. */
-export interface AcceptedWorker {
-  launchId: string;
-  agentProgress?: AgentProgress | undefined;
-}
-
 export interface LiveWorkerIndex {
-  acceptedWorker(runId: string, generation: number): AcceptedWorker | undefined;
+  acceptedWorker(runId: string, generation: number): { launchId: string } | undefined;
+  /** The latest isolated agent step progress a worker of the run reported, if any. */
+  agentProgress?(runId: string): AgentProgress | undefined;
 }
 
 export type ViewReader = Pick<
@@ -114,15 +111,7 @@ function currentWorkOf(
 ): CurrentWork {
   if (run.status !== "starting" && run.status !== "running") return { kind: "none" };
   const worker = workers.acceptedWorker(run.runId, run.generation);
-  if (worker) {
-    const { agentProgress } = worker;
-    return {
-      kind: "worker",
-      launchId: worker.launchId,
-      path: openPath(steps()) ?? null,
-      ...(agentProgress === undefined ? {} : { agentProgress }),
-    };
-  }
+  if (worker) return { kind: "worker", launchId: worker.launchId, path: openPath(steps()) ?? null };
   if (run.status !== "running") return { kind: "none" };
   const turn = reader.listOpenTurns(run.runId)[0];
   return turn ? { kind: "turn", turnId: turn.turnId, path: turn.path } : { kind: "none" };
@@ -233,7 +222,13 @@ export function buildRunView(reader: ViewReader, runId: string, workers: LiveWor
     manifest,
     checkpoint: checkpointOf(reader, run),
     abortTurn: run.origin.kind === "pi" ? turnToAbort(reader, run, steps) : null,
+    ...progressOf(workers, runId),
   };
+}
+
+function progressOf(workers: LiveWorkerIndex, runId: string): { agentProgress?: AgentProgress } {
+  const agentProgress = workers.agentProgress?.(runId);
+  return agentProgress === undefined ? {} : { agentProgress };
 }
 
 /** A run-list row: the view without the graph, built without reading every step. */

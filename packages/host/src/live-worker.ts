@@ -1,4 +1,4 @@
-import type { AgentProgress, Fence, RpcPeer, RunCommand, WorkerExitDecision, workerMethods } from "@piw/protocol";
+import type { Fence, RpcPeer, RunCommand, WorkerExitDecision, workerMethods } from "@piw/protocol";
 import { AgentChannel } from "./agent-channel.js";
 import type { WorkerProcess } from "./worker-process.js";
 
@@ -53,8 +53,6 @@ export class LiveWorker {
   readonly agent: AgentChannel;
   /** Process groups of the worker's shell commands that are still running, as the worker reported them. */
   readonly processGroups = new Set<number>();
-  /** The latest isolated agent step progress the worker reported; live only, shown in the run view. */
-  agentProgress: AgentProgress | undefined;
   readonly peer: RpcPeer<typeof workerMethods>;
   private current: WorkerPhase = { kind: "launching" };
 

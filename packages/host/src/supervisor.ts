@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { statSync } from "node:fs";
 import {
+  type AgentProgress,
   isTerminalStatus,
   RpcError,
   RpcPeer,
@@ -12,7 +13,8 @@ import {
 import type { Claim, RunStore } from "@piw/store";
 import { agentTurnEnding } from "./agent-channel.js";
 import { turnStopReason } from "./turn-abort.js";
-import type { AcceptedWorker, LiveWorkerIndex } from "./build-run-view.js";
+import { AgentProgressBoard } from "./agent-progress-board.js";
+import type { LiveWorkerIndex } from "./build-run-view.js";
 import { describeBug } from "./host-errors.js";
 import type { HostLog } from "./host-log.js";
 import { killProcessGroups } from "./process-groups.js";
@@ -64,6 +66,8 @@ function workerEnv(options: SupervisorOptions): Record<string, string> {
  */
 export class Supervisor implements LiveWorkerIndex {
   private readonly workers = new Map<string, LiveWorker>();
+  /** Isolated agent steps' latest progress, per run, as workers report it. */
+  readonly progress = new AgentProgressBoard();
   private readonly warm: WarmWorker;
   private stopping = false;
 
@@ -82,10 +86,14 @@ export class Supervisor implements LiveWorkerIndex {
     return this.warm.idlePid();
   }
 
-  acceptedWorker(runId: string, generation: number): AcceptedWorker | undefined {
+  agentProgress(runId: string): AgentProgress | undefined {
+    return this.progress.get(runId);
+  }
+
+  acceptedWorker(runId: string, generation: number): { launchId: string } | undefined {
     for (const worker of this.workers.values()) {
       if (worker.runId === runId && worker.generation === generation && worker.accepted) {
-        return { launchId: worker.launchId, agentProgress: worker.agentProgress };
+        return { launchId: worker.launchId };
       }
     }
     return undefined;
@@ -273,7 +281,7 @@ export class Supervisor implements LiveWorkerIndex {
     // exactly like a worker spawned for it.
     const spare = this.warm.take();
     const proc = spare.process;
-    const deps = { store, log, runChanged: (id: string) => this.runChanged(id) };
+    const deps = { store, log, progress: this.progress, runChanged: (id: string) => this.runChanged(id) };
     const worker = new LiveWorker(
       launchId,
       command,

@@ -33,13 +33,7 @@ export type NodeView = z.infer<typeof nodeViewSchema>;
  */
 export const currentWorkSchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("none") }),
-  z.object({
-    kind: z.literal("worker"),
-    launchId: z.string(),
-    path: nodePathSchema.nullable(),
-    /** The worker's latest isolated agent step progress, while it has any. */
-    agentProgress: agentProgressSchema.optional(),
-  }),
+  z.object({ kind: z.literal("worker"), launchId: z.string(), path: nodePathSchema.nullable() }),
   z.object({ kind: z.literal("turn"), turnId: z.string(), path: nodePathSchema.nullable() }),
   z.object({ kind: z.literal("waiting_for_model"), path: nodePathSchema }),
 ]);
@@ -110,6 +104,11 @@ export const runViewSchema = z.object({
   output: viewValueSchema.nullable().optional(),
   nodes: z.array(nodeViewSchema),
   manifest: graphManifestSchema,
+  /**
+   * The latest progress of the run's isolated agent step this host has seen (a tool call, the
+   * accepted output): live only, kept in the host's memory, absent when it has none.
+   */
+  agentProgress: agentProgressSchema.optional(),
   /** Set while the run waits at a checkpoint; absent or null otherwise. */
   checkpoint: checkpointViewSchema.nullable().optional(),
 
