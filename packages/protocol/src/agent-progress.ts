@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { nodePathSchema, visitNumberSchema } from "./ids.js";
+import { boundSafeMessage } from "./safe-error.js";
 
 /** The longest text one progress fact carries: a tool call's summary or the submitted output. */
 export const AGENT_PROGRESS_TEXT_MAX = 300;
@@ -23,8 +24,7 @@ export const agentProgressSchema = z.object({
 });
 export type AgentProgress = z.infer<typeof agentProgressSchema>;
 
-/** `text` cut to AGENT_PROGRESS_TEXT_MAX, on one line. */
+/** `text` on one line, cut to AGENT_PROGRESS_TEXT_MAX (UTF-8 bytes, so characters too). */
 export function progressText(text: string): string {
-  const line = text.replace(/[\u0000-\u001f\u007f]+/g, " ");
-  return line.length <= AGENT_PROGRESS_TEXT_MAX ? line : `${line.slice(0, AGENT_PROGRESS_TEXT_MAX - 1)}…`;
+  return boundSafeMessage(text, AGENT_PROGRESS_TEXT_MAX);
 }

@@ -118,7 +118,8 @@ export class WorkerRun {
         workingDir: assignment.run.workingDir,
         isolated: createPiAgentSessions({
           onProgress: (step, event) => {
-            if (event.kind === "tool") this.options.log(`run ${command.runId}: ${step.path}: tool ${event.text}`);
+            if (event.kind === "tool")
+              this.options.log(`run ${command.runId}: ${step.path}: tool ${event.text}`);
             progress.report(step, event);
           },
         }),

@@ -130,7 +130,9 @@ async function openIsolated(
       // A deadline or a cancel stops the session midway: the record keeps what it cost so far.
       const ended = !signal.aborted
         ? {}
-        : { ended: signal.reason instanceof DeadlinePassed ? ("timed_out" as const) : ("cancelled" as const) };
+        : {
+            ended: signal.reason instanceof DeadlinePassed ? ("timed_out" as const) : ("cancelled" as const),
+          };
       const report = { ...(await session.close()), ...ended };
       // The record is bookkeeping: a run whose claim moved on (a cancel) may refuse it.
       await run.port
