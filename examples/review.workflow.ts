@@ -16,7 +16,7 @@ export default defineWorkflow({
   input: z.object({ task: z.string().min(1) }),
   startAt: "files",
   nodes: {
-    files: shell({ exec: ["ls", "-1"], timeoutMs: 10_000 }),
+    files: shell({ exec: ["ls", "-1"], timeoutMs: 10_000, parse: ({ stdout }) => stdout }),
     review: agent({
       session: "isolated",
       tools: ["read", "grep", "find", "ls"],
