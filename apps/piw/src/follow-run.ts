@@ -1,6 +1,7 @@
 import { createInterface } from "node:readline";
 import type { HostConnection, HostUnavailable } from "@piw/client";
 import type { RunView } from "@piw/protocol";
+import { AgentProgressLines, StepSpinner } from "./agent-progress-lines.js";
 import type { CliContext } from "./cli-context.js";
 import { ExitCode } from "./exit-codes.js";
 import { NodeChangeTracker, renderFinalLines, settledWord } from "./render-run.js";
@@ -47,6 +48,8 @@ export function followRunResult(
   quiet: boolean,
 ): Promise<FollowResult> {
   const tracker = new NodeChangeTracker(ctx.style);
+  const progress = new AgentProgressLines(ctx.style);
+  const spinner = new StepSpinner(ctx.io.stdout, !quiet && ctx.style.enabled);
   let phase: FollowPhase = { kind: "watching" };
   let latest: RunView | undefined;
   let unsubscribe: (() => Promise<void>) | undefined;
@@ -59,6 +62,7 @@ export function followRunResult(
         for (const line of phase.held) ctx.print(line);
       }
       phase = { kind: "ended" };
+      spinner.stop();
       process.off("SIGINT", onSigint);
       host.off("disconnect", onDisconnect);
       host.off("unavailable", onUnavailable);
@@ -73,7 +77,10 @@ export function followRunResult(
     const show = (line: string): void => {
       if (quiet) return;
       if (phase.kind === "asking") phase.held.push(line);
-      else if (phase.kind === "watching") ctx.print(line);
+      else if (phase.kind === "watching") {
+        spinner.clear();
+        ctx.print(line);
+      }
     };
 
     const onView = (view: RunView): void => {
@@ -81,6 +88,8 @@ export function followRunResult(
       if (phase.kind === "ended" || (latest !== undefined && view.revision < latest.revision)) return;
       latest = view;
       for (const line of tracker.changes(view)) show(line);
+      for (const line of progress.changes(view)) show(line);
+      if (phase.kind === "watching") spinner.update(view);
       const word = settledWord(view);
       const code = word === undefined ? undefined : EXIT_CODES[word];
       if (code !== undefined) end(code, renderFinalLines(view, ctx.style));
@@ -104,6 +113,7 @@ export function followRunResult(
         detach();
         return;
       }
+      spinner.stop();
       const question = askCancelOrDetach(ctx);
       phase = { kind: "asking", held: [], question };
       question.choice.then((choice) => {

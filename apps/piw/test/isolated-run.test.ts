@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type FakeModel,
   lastMessageText,
+  type ModelRequest,
   lastToolResultText,
   startFakeModel,
   text,
@@ -25,6 +26,8 @@ import { cleanUp, example, hostPid, makeHome, piw, runIdIn, waitFor } from "./cl
 // `piw run` of a workflow with an isolated agent step, from a shell: the real CLI, host and worker,
 // and a real Pi SDK session in the worker, talking to a scripted model on 127.0.0.1.
 const SLOW = 180_000;
+/** The store's AGENT_ATTEMPTS_MAX: isolated attempts of a visit that may lose their worker. */
+const AGENT_ATTEMPTS_MAX = 3;
 
 let model: FakeModel;
 let home: string;
@@ -254,6 +257,139 @@ describe("piw run with an isolated agent step, from a shell", () => {
         (r) => lastMessageText(r).includes("attempt 1,") && lastMessageText(r).includes("changelog"),
       );
       expect(cut?.outcome).toBe("client_closed");
+      model.assertNoErrors();
+    },
+    SLOW,
+  );
+
+  it(
+    "settles the session record with the tokens so far and ended: timed_out when the step's deadline passes",
+    async () => {
+      const file = join(project, "slow-review.workflow.ts");
+      writeFileSync(
+        file,
+        `import { agent, defineWorkflow } from "piw";
+import { z } from "zod";
+
+export default defineWorkflow({
+  name: "slow-review",
+  input: z.object({ task: z.string() }),
+  startAt: "review",
+  nodes: {
+    review: agent({
+      session: "isolated",
+      timeoutMs: 15_000,
+      prompt: "SLOW-REVIEW: read README.md, then submit { ok: boolean }.",
+      output: z.object({ ok: z.boolean() }),
+    }),
+  },
+  edges: { review: { to: "done" } },
+});
+`,
+      );
+      model.replyOnce((r) =>
+        lastMessageText(r).includes("SLOW-REVIEW") ? toolCall("read", { path: "README.md" }) : undefined,
+      );
+      // After the read, the model talks on and never submits: the deadline stops it.
+      model.replyOnce((r) =>
+        lastToolResultText(r)?.includes("The widget spins")
+          ? text("pondering ".repeat(2_000), { chunkSize: 5, delayMs: 50 })
+          : undefined,
+      );
+      const result = await piw(home, ["run", file, "x"], { cwd: project, env });
+      expect(result.code, result.stderr).not.toBe(0);
+      const runId = runIdIn(result.stdout + result.stderr);
+      const saved = await history(runId);
+      expect(saved.steps.find((s) => s.path === "review")?.status).toBe("timed_out");
+      const sessions = saved.effects.filter((e) => e.effectType === "agent.session");
+      expect(sessions).toHaveLength(1);
+      // The cost so far is kept: the first reply's tokens, the model, how long the session ran.
+      expect(sessions[0]).toMatchObject({
+        status: "settled",
+        result: { model: "fake/fake-model", tokensIn: 10, tokensOut: 5, ended: "timed_out" },
+      });
+      const report = sessions[0]?.result as { durationMs: number; transcript: { role: string }[] };
+      expect(report.durationMs).toBeGreaterThan(0);
+      expect(report.transcript.map((e) => e.role)).toContain("tool_call");
+      model.assertNoErrors();
+    },
+    SLOW,
+  );
+
+  it(
+    "parks the run with agent_attempts_exhausted after AGENT_ATTEMPTS_MAX attempts lost their worker, instead of relaunching it again",
+    async () => {
+      const attempt = (n: number) => (r: ModelRequest) =>
+        lastMessageText(r).includes("Review the license") && lastMessageText(r).includes(`attempt ${n},`);
+      for (let n = 1; n <= AGENT_ATTEMPTS_MAX; n++) {
+        const slow = text("thinking ".repeat(200), { chunkSize: 9, delayMs: 100 });
+        model.replyOnce((r) => (attempt(n)(r) ? slow : undefined));
+      }
+      const started = await piw(home, ["run", example("review"), "the license", "--detach"], {
+        cwd: project,
+        env,
+      });
+      expect(started.code, started.stderr).toBe(0);
+      // Without a terminal, a detached run prints just its ID.
+      const runId = started.stdout.trim();
+      for (let n = 1; n <= AGENT_ATTEMPTS_MAX; n++) {
+        // Each attempt's model call is streaming: its worker is mid-step. Kill it.
+        await model.waitForRequest(attempt(n), 90_000);
+        const [worker, ...others] = workersIn(project);
+        expect(others).toEqual([]);
+        process.kill(worker as number, "SIGKILL");
+      }
+      let view: RunView | undefined;
+      for (let i = 0; i < 200; i++) {
+        view = JSON.parse((await piw(home, ["status", runId, "--json"], { env })).stdout) as RunView;
+        if (view.status === "parked") break;
+        await new Promise((r) => setTimeout(r, 300));
+      }
+      expect(view?.status).toBe("parked");
+      expect(view?.recoveryReason).toMatchObject({
+        code: "agent_attempts_exhausted",
+        path: "review",
+        message: `Agent step review lost its worker in ${AGENT_ATTEMPTS_MAX} isolated attempts; resume the run after fixing the cause to try again.`,
+      });
+      // No further attempt was launched: the model saw exactly AGENT_ATTEMPTS_MAX calls for the step.
+      expect(workersIn(project)).toEqual([]);
+      expect(model.requests.filter((r) => lastMessageText(r).includes("Review the license"))).toHaveLength(
+        AGENT_ATTEMPTS_MAX,
+      );
+      const sessions = (await history(runId)).effects.filter((e) => e.effectType === "agent.session");
+      expect(sessions.map((e) => e.status)).toEqual(Array(AGENT_ATTEMPTS_MAX).fill("reserved"));
+      model.assertNoErrors();
+    },
+    SLOW * 2,
+  );
+
+  it(
+    "prints the step's tool calls live, before the step completes, and its submitted output",
+    async () => {
+      model.replyOnce((r) =>
+        lastMessageText(r).includes("Review the widget")
+          ? toolCall("read", { path: "README.md" })
+          : undefined,
+      );
+      model.replyOnce((r) =>
+        lastToolResultText(r)?.includes("The widget spins") &&
+        JSON.stringify(r.messages).includes("Review the widget")
+          ? toolCall("workflow", { action: "submit", output: { verdict: "approve", findings: [] } })
+          : undefined,
+      );
+      const result = await piw(home, ["run", example("review"), "the widget"], { cwd: project, env });
+      expect(result.code, result.stderr).toBe(0);
+      const lines = result.stdout.split("\n");
+      const read = lines.findIndex((l) => l.includes("review: → read README.md"));
+      const submitted = lines.findIndex((l) =>
+        l.includes('review: submitted {"verdict":"approve","findings":[]}'),
+      );
+      const succeeded = lines.findIndex((l) => /^ {2}✓ review\b/.test(l));
+      expect(read, result.stdout).toBeGreaterThanOrEqual(0);
+      expect(submitted, result.stdout).toBeGreaterThan(read);
+      expect(succeeded, result.stdout).toBeGreaterThan(read);
+      // Not a terminal: no spinner, nothing redrawn.
+      expect(result.stdout).not.toMatch(/[\r\u2800-\u28ff]/);
       model.assertNoErrors();
     },
     SLOW,

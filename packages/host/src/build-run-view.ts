@@ -1,4 +1,5 @@
 import {
+  type AgentProgress,
   boundSafeMessage,
   type CheckpointView,
   type CurrentWork,
@@ -23,6 +24,8 @@ import { turnToAbort } from "./turn-abort.js";
 /** What the view needs to know about live workers: only an accepted worker of the current claim counts. */
 export interface LiveWorkerIndex {
   acceptedWorker(runId: string, generation: number): { launchId: string } | undefined;
+  /** The latest isolated agent step progress a worker of the run reported, if any. */
+  agentProgress?(runId: string): AgentProgress | undefined;
 }
 
 export type ViewReader = Pick<
@@ -214,7 +217,13 @@ export function buildRunView(reader: ViewReader, runId: string, workers: LiveWor
     manifest,
     checkpoint: checkpointOf(reader, run),
     abortTurn: run.origin.kind === "pi" ? turnToAbort(reader, run, steps) : null,
+    ...progressOf(workers, runId),
   };
+}
+
+function progressOf(workers: LiveWorkerIndex, runId: string): { agentProgress?: AgentProgress } {
+  const agentProgress = workers.agentProgress?.(runId);
+  return agentProgress === undefined ? {} : { agentProgress };
 }
 
 /** A run-list row: the view without the graph, built without reading every step. */

@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { statSync } from "node:fs";
 import {
+  type AgentProgress,
   isTerminalStatus,
   RpcError,
   RpcPeer,
@@ -12,6 +13,7 @@ import {
 import type { Claim, RunStore } from "@piw/store";
 import { agentTurnEnding } from "./agent-channel.js";
 import { turnStopReason } from "./turn-abort.js";
+import { AgentProgressBoard } from "./agent-progress-board.js";
 import type { LiveWorkerIndex } from "./build-run-view.js";
 import { describeBug } from "./host-errors.js";
 import type { HostLog } from "./host-log.js";
@@ -64,6 +66,8 @@ function workerEnv(options: SupervisorOptions): Record<string, string> {
  */
 export class Supervisor implements LiveWorkerIndex {
   private readonly workers = new Map<string, LiveWorker>();
+  /** Isolated agent steps' latest progress, per run, as workers report it. */
+  readonly progress = new AgentProgressBoard();
   private readonly warm: WarmWorker;
   private stopping = false;
 
@@ -80,6 +84,10 @@ export class Supervisor implements LiveWorkerIndex {
   /** The pre-started worker waiting for the next activation, if any; it belongs to no run. */
   idleWorkerPid(): number | null {
     return this.warm.idlePid();
+  }
+
+  agentProgress(runId: string): AgentProgress | undefined {
+    return this.progress.get(runId);
   }
 
   acceptedWorker(runId: string, generation: number): { launchId: string } | undefined {
@@ -273,7 +281,7 @@ export class Supervisor implements LiveWorkerIndex {
     // exactly like a worker spawned for it.
     const spare = this.warm.take();
     const proc = spare.process;
-    const deps = { store, log, runChanged: (id: string) => this.runChanged(id) };
+    const deps = { store, log, progress: this.progress, runChanged: (id: string) => this.runChanged(id) };
     const worker = new LiveWorker(
       launchId,
       command,

@@ -1,5 +1,6 @@
 import { type Handlers, RpcError, type workerMethods } from "@piw/protocol";
 import type { RunStore } from "@piw/store";
+import type { AgentProgressBoard } from "./agent-progress-board.js";
 import { describeBug, guardHandlers } from "./host-errors.js";
 import type { HostLog } from "./host-log.js";
 import type { LiveWorker } from "./live-worker.js";
@@ -8,6 +9,8 @@ import { groupLeaderOf } from "./process-groups.js";
 export interface WorkerChannelDeps {
   store: RunStore;
   log: HostLog;
+  /** Where isolated agent steps' latest progress is kept for the run views. */
+  progress: AgentProgressBoard;
   /** The run changed: reconcile presentation and waits, publish its view. */
   runChanged(runId: string): void;
 }
@@ -51,6 +54,11 @@ export function workerHandlers(deps: WorkerChannelDeps, worker: LiveWorker): Han
     "agent.next": (key) => worker.agent.next(key),
     "agent.verdict": ({ submissionId, verdict }) => {
       worker.agent.verdict(submissionId, verdict);
+      return { ok: true as const };
+    },
+    "agent.progress": (progress) => {
+      deps.progress.set(runId, progress);
+      deps.runChanged(runId);
       return { ok: true as const };
     },
     "worker.processGroup": ({ pgid, alive }) => {

@@ -9,7 +9,7 @@ import {
 import { safeError } from "@piw/protocol";
 import { piAgentDir } from "@piw/state-dir";
 import { loadPiSdk, PiSdkMissing, type PiSdk } from "./load-pi-sdk.js";
-import { boundedTranscript, usageOf } from "./session-record.js";
+import { boundedTranscript, toolCallSummary, usageOf } from "./session-record.js";
 
 type AgentSession = Awaited<ReturnType<PiSdk["createAgentSession"]>>["session"];
 type ToolDefinition = NonNullable<Parameters<PiSdk["createAgentSession"]>[0]>["customTools"] extends
@@ -20,11 +20,20 @@ type ToolDefinition = NonNullable<Parameters<PiSdk["createAgentSession"]>[0]>["c
 type ModelRuntime = Awaited<ReturnType<PiSdk["ModelRuntime"]["create"]>>;
 type TurnEnding = "completed" | "error" | "lost";
 
+/** One progress fact of an isolated session. */
+export interface IsolatedProgress {
+  kind: "tool" | "submitted";
+  text: string;
+}
+
 export interface PiAgentSessionsOptions {
   /** Whose Pi settings, models and credentials: `PI_CODING_AGENT_DIR` and `HOME` are read from it. */
   env?: NodeJS.ProcessEnv;
-  /** One line per tool call and submission, for the worker's log; never arguments or outputs. */
-  onProgress?(step: IsolatedStep, line: string): void;
+  /**
+   * Each tool call as it starts (`text`: the tool's name and a secret-free summary, see
+   * `toolCallSummary`) and the accepted output (`text`: its JSON), for the worker to relay.
+   */
+  onProgress?(step: IsolatedStep, event: IsolatedProgress): void;
 }
 
 /** The name of the submit tool: the step contract tells the model to call it. */
@@ -44,7 +53,11 @@ function endingOf(session: AgentSession): TurnEnding {
   return "completed";
 }
 
-function submitTool(step: IsolatedStep, queue: AgentEventQueue): ToolDefinition {
+function submitTool(
+  step: IsolatedStep,
+  queue: AgentEventQueue,
+  options: PiAgentSessionsOptions,
+): ToolDefinition {
   return {
     name: SUBMIT_TOOL,
     label: "workflow",
@@ -65,6 +78,8 @@ function submitTool(step: IsolatedStep, queue: AgentEventQueue): ToolDefinition 
           type: "submission",
           output: params.output,
           respond(verdict) {
+            if (verdict.accepted)
+              options.onProgress?.(step, { kind: "submitted", text: JSON.stringify(params.output ?? null) });
             // An accepted output ends the session's work: `terminate` stops the model's turn here.
             resolve(
               verdict.accepted
@@ -144,7 +159,7 @@ export function createPiAgentSessions(options: PiAgentSessionsOptions = {}): Iso
         return refused(error instanceof PiSdkMissing ? error.message : "Pi's SDK failed to load.");
       }
       const queue = new AgentEventQueue();
-      const tool = submitTool(step, queue);
+      const tool = submitTool(step, queue, options);
       let created: Awaited<ReturnType<typeof createSession>>;
       try {
         created = await createSession(sdk, step, env, tool);
@@ -168,7 +183,8 @@ function liveSession(
   const startedAt = Date.now();
   let closing: Promise<IsolatedAgentReport> | undefined;
   const unsubscribe = session.subscribe((event) => {
-    if (event.type === "tool_execution_start") options.onProgress?.(step, `tool ${event.toolName}`);
+    if (event.type === "tool_execution_start" && event.toolName !== SUBMIT_TOOL)
+      options.onProgress?.(step, { kind: "tool", text: toolCallSummary(event.toolName, event.args) });
   });
   return {
     deliver(body) {

@@ -90,3 +90,25 @@ export function usageOf(
   // A model with no price in its catalog entry reports 0: say "not reported", not "free".
   return { tokensIn, tokensOut, cost: priced ? cost : null };
 }
+
+/** The arguments a tool call's summary may show: where it looks, never what it writes or runs. */
+const SUMMARY_ARGUMENTS = ["path", "pattern"] as const;
+/** The longest argument a summary shows. */
+const SUMMARY_ARGUMENT_MAX = 120;
+
+/**
+ * A tool call in one line for live progress: the tool's name and, for the arguments that say where
+ * it looks (a path, a search pattern), their values, cut. Contents, commands and anything else a
+ * call carries are left out, so no secret a model passes to a tool shows.
+ */
+export function toolCallSummary(tool: string, args: unknown): string {
+  const shown: string[] = [];
+  if (typeof args === "object" && args !== null) {
+    for (const key of SUMMARY_ARGUMENTS) {
+      const value = (args as Record<string, unknown>)[key];
+      if (typeof value !== "string" || value === "") continue;
+      shown.push(value.length <= SUMMARY_ARGUMENT_MAX ? value : `${value.slice(0, SUMMARY_ARGUMENT_MAX)}…`);
+    }
+  }
+  return [tool.slice(0, 64), ...shown].join(" ");
+}

@@ -27,5 +27,7 @@ export const agentSessionReportSchema = z.object({
   transcript: z.array(transcriptEntrySchema),
   /** Entries left out at the start to keep the transcript within its bound. */
   transcriptOmitted: z.number().int().min(0),
+  /** Set when the session was stopped before the step ended: its deadline passed or it was cancelled. */
+  ended: z.enum(["timed_out", "cancelled"]).optional(),
 });
 export type AgentSessionReport = z.infer<typeof agentSessionReportSchema>;

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { agentProgressSchema } from "./agent-progress.js";
 import { graphManifestSchema } from "./graph-manifest.js";
 import { answeredBySchema } from "./answer-check.js";
 import { jsonValueSchema, nodePathSchema, runIdSchema } from "./ids.js";
@@ -118,6 +119,11 @@ export const runViewSchema = z.object({
   output: viewValueSchema.nullable().optional(),
   nodes: z.array(nodeViewSchema),
   manifest: graphManifestSchema,
+  /**
+   * The latest progress of the run's isolated agent step this host has seen (a tool call, the
+   * accepted output): live only, kept in the host's memory, absent when it has none.
+   */
+  agentProgress: agentProgressSchema.optional(),
   /** Set while the run waits at a checkpoint; absent or null otherwise. */
   checkpoint: checkpointViewSchema.nullable().optional(),
 

@@ -22,6 +22,7 @@ const recoveryCodeSchema = z.enum({
   worker_lost: "worker_lost",
   worker_lost_no_progress: "worker_lost_no_progress",
   agent_turns_lost: "agent_turns_lost",
+  agent_attempts_exhausted: "agent_attempts_exhausted",
   manual_effect_unsettled: "manual_effect_unsettled",
   changes_refused: "changes_refused",
   waiting: "waiting",

@@ -23,6 +23,14 @@ export const recoveryReasonSchema = z.discriminatedUnion("code", [
     message: z.string().max(512),
     path: nodePathSchema,
   }),
+  // Isolated attempts of one agent step visit ended AGENT_ATTEMPTS_MAX times in a row with their worker
+  // lost mid-step: relaunching would call the model again and again, so a person resumes the run.
+  z.object({
+    code: z.literal("agent_attempts_exhausted"),
+    message: z.string().max(512),
+    path: nodePathSchema,
+    launchId: opaqueIdSchema.optional(),
+  }),
   // A resume that accepted the workflow's changes found the saved position does not fit the changed
   // workflow: nothing ran, and a resume on the restored file (or a fixed one) continues the run.
   z.object({ code: z.literal("changes_refused"), message: z.string().max(512) }),

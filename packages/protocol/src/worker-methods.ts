@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { agentProgressSchema } from "./agent-progress.js";
 import { effectStateSchema, nodeVisitStateSchema, runSnapshotSchema } from "./execution.js";
 import { nodePathSchema, visitNumberSchema } from "./ids.js";
 import { advanceNodeVisitSchema, nodeVisitAdvanceSchema } from "./node-advance.js";
@@ -74,6 +75,8 @@ export const workerMethods = {
     }),
     result: z.object({ ok: z.literal(true) }),
   },
+  /** An isolated agent step's latest progress (rate-limited by the worker); the host relays it. */
+  "agent.progress": { params: agentProgressSchema, result: z.object({ ok: z.literal(true) }) },
   /**
    * A runtime-owned command's process group started (`alive: true`) or its leader exited. The host
    * kills the groups a worker still had running when that worker is gone (killed, crashed), so a

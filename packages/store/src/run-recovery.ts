@@ -112,6 +112,7 @@ export function recoverExpiredStarting(ctx: StoreContext, req: { runId: string }
       report: { kind: "none" },
       runStatus: "starting",
       hostAlive: false,
+      lostAgentAttempts: null,
     });
     applyWorkerExitVerdict(ctx, row, verdict, null);
     return applied(mapRunRow(row));

@@ -1,4 +1,5 @@
 import type { RunCommandType, SafeError, WorkerExitDecision } from "@piw/protocol";
+import { AGENT_ATTEMPTS_MAX, type LostAgentAttempts } from "./agent-attempts.js";
 
 /** What a worker said about its own end. */
 export type WorkerReport =
@@ -21,6 +22,8 @@ export interface WorkerExitFacts {
   runStatus: LaunchRunStatus;
   /** False when the host that launched the worker died with it (a new host judges the launch). */
   hostAlive: boolean;
+  /** The open visit's isolated agent attempts whose worker was lost mid-step, if any. */
+  lostAgentAttempts: LostAgentAttempts | null;
 }
 
 /** What follows a worker's end. A park carries its reason; the store adds the launch it names. */
@@ -29,7 +32,12 @@ export type WorkerExitVerdict =
   | { kind: "fail"; error: SafeError }
   | { kind: "requeue" }
   | { kind: "relaunch"; reason: { code: "worker_lost"; message: string } }
-  | { kind: "park"; reason: { code: "worker_lost_no_progress"; message: string } };
+  | {
+      kind: "park";
+      reason:
+        | { code: "worker_lost_no_progress"; message: string }
+        | { code: "agent_attempts_exhausted"; message: string; path: string };
+    };
 
 /** Whether the command runs a run that has never executed: no saved visits, nothing to lose. */
 function neverRan(command: RunCommandType): boolean {
@@ -56,6 +64,19 @@ export function decideWorkerExit(facts: WorkerExitFacts): WorkerExitVerdict {
   if (facts.runStatus === "moved_on") return { kind: "record_only" };
   if (facts.report.kind === "failure") return { kind: "fail", error: facts.report.error };
   if (facts.progressSinceLaunch) {
+    // Each isolated attempt saves progress, so progress alone would relaunch a worker that dies on
+    // every attempt for ever, each time calling the model again: bound it.
+    const lost = facts.lostAgentAttempts;
+    if (facts.report.kind === "none" && lost !== null && lost.count >= AGENT_ATTEMPTS_MAX) {
+      return {
+        kind: "park",
+        reason: {
+          code: "agent_attempts_exhausted",
+          message: `Agent step ${lost.path} lost its worker in ${lost.count} isolated attempts; resume the run after fixing the cause to try again.`,
+          path: lost.path,
+        },
+      };
+    }
     return {
       kind: "relaunch",
       reason: { code: "worker_lost", message: "The worker stopped after saving progress; relaunching." },

@@ -8,6 +8,7 @@ import {
   type WorkerExit,
   type WorkerExitDecision,
 } from "@piw/protocol";
+import { lostAgentAttempts } from "./agent-attempts.js";
 import { isConflict, type StoreContext } from "./context.js";
 import type { LaunchRow } from "./rows.js";
 import type { RunRow } from "./rows.js";
@@ -122,6 +123,7 @@ export function recordWorkerExit(
       report: reportOf(exit),
       runStatus,
       hostAlive: exit.kind !== "orphaned",
+      lostAgentAttempts: runStatus === "moved_on" ? null : lostAgentAttempts(ctx, run.run_id),
     });
     applyWorkerExitVerdict(ctx, run, verdict, launch.launch_id);
     const decision = savedDecision(verdict);

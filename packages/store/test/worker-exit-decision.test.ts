@@ -1,5 +1,6 @@
 import type { RunCommandType } from "@piw/protocol";
 import { describe, expect, it } from "vitest";
+import { AGENT_ATTEMPTS_MAX } from "../src/agent-attempts.js";
 import {
   decideWorkerExit,
   type LaunchRunStatus,
@@ -103,6 +104,7 @@ describe("decideWorkerExit", () => {
         report: REPORTS[report],
         progressSinceLaunch,
         hostAlive,
+        lostAgentAttempts: null,
       });
       expect(verdict.kind).toBe(want);
       expect(savedDecision(verdict)).toBe(SAVED[want]);
@@ -141,8 +143,51 @@ describe("decideWorkerExit", () => {
         report: REPORTS[report],
         progressSinceLaunch: progress,
         hostAlive,
+        lostAgentAttempts: { path: "review", count: AGENT_ATTEMPTS_MAX },
       });
       expect(verdict.kind).not.toBe("fail");
     }
+  });
+});
+
+describe("a worker lost in isolated agent attempts", () => {
+  const facts = {
+    command: "resume" as const,
+    runStatus: "running" as const,
+    report: { kind: "none" as const },
+    progressSinceLaunch: true,
+    hostAlive: true,
+  };
+
+  it("is relaunched while fewer than AGENT_ATTEMPTS_MAX attempts of the visit were lost", () => {
+    const verdict = decideWorkerExit({
+      ...facts,
+      lostAgentAttempts: { path: "review", count: AGENT_ATTEMPTS_MAX - 1 },
+    });
+    expect(verdict.kind).toBe("relaunch");
+  });
+
+  it("parks the run with agent_attempts_exhausted, naming the step and the count, at the bound", () => {
+    const verdict = decideWorkerExit({
+      ...facts,
+      lostAgentAttempts: { path: "review", count: AGENT_ATTEMPTS_MAX },
+    });
+    expect(verdict).toEqual({
+      kind: "park",
+      reason: {
+        code: "agent_attempts_exhausted",
+        message: `Agent step review lost its worker in ${AGENT_ATTEMPTS_MAX} isolated attempts; resume the run after fixing the cause to try again.`,
+        path: "review",
+      },
+    });
+  });
+
+  it("fails, not parks, when the worker reported its failure", () => {
+    const verdict = decideWorkerExit({
+      ...facts,
+      report: { kind: "failure", error: STARTUP_ERROR },
+      lostAgentAttempts: { path: "review", count: AGENT_ATTEMPTS_MAX },
+    });
+    expect(verdict.kind).toBe("fail");
   });
 });

@@ -1,5 +1,6 @@
 import { acceptRunCommand, agentSessionFor, executeRun, toSafeError } from "@piw/engine";
 import { createPiAgentSessions, loadPiSdk } from "@piw/pi-agent";
+import { AgentProgressRelay } from "./agent-progress-relay.js";
 import type { WorkerExit } from "@piw/protocol";
 import { type CrashHook, CrashingPort } from "./crash-hook.js";
 import { type HostPeer, HostRunPort } from "./host-run-port.js";
@@ -100,6 +101,12 @@ export class WorkerRun {
       (node) => node.kind === "agent" && agentSessionFor(node, origin) === "isolated",
     );
     if (isolated) loadPiSdk().catch(() => undefined);
+    // An isolated step's tool calls and output, live to the host (which shows them in the run's view).
+    const progress = new AgentProgressRelay((fact) => {
+      peer.call("agent.progress", fact).catch(() => {
+        // Progress is live only: a lost channel ends this worker anyway.
+      });
+    });
     const outcome = await executeRun({
       workflow: accepted.workflow,
       port,
@@ -110,7 +117,11 @@ export class WorkerRun {
         origin: assignment.run.origin,
         workingDir: assignment.run.workingDir,
         isolated: createPiAgentSessions({
-          onProgress: (step, line) => this.options.log(`run ${command.runId}: ${step.path}: ${line}`),
+          onProgress: (step, event) => {
+            if (event.kind === "tool")
+              this.options.log(`run ${command.runId}: ${step.path}: tool ${event.text}`);
+            progress.report(step, event);
+          },
         }),
       },
       // The host keeps these so it can kill a command this process leaves behind if it dies.

@@ -141,6 +141,7 @@ export class TestHost {
       "run.redefine": (req) => store.redefineRun(fence, req),
       "agent.next": () => new Promise(() => {}),
       "agent.verdict": () => ({ ok: true as const }),
+      "agent.progress": () => ({ ok: true as const }),
       "worker.processGroup": () => ({ ok: true as const }),
       "worker.exit": (exit) => {
         reports.push(exit);

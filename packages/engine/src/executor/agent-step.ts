@@ -7,7 +7,7 @@ import {
   type IsolatedAgentSession,
   READ_ONLY_TOOLS,
 } from "./agent-session.js";
-import { expectSaved, NodeFailure, RunParked } from "./execution-signals.js";
+import { DeadlinePassed, expectSaved, NodeFailure, RunParked } from "./execution-signals.js";
 import type { AgentEvent, RunPort } from "./run-port.js";
 import { rejectedOutput, SUBMIT_CALL, stepPrompt } from "./step-contract.js";
 
@@ -75,7 +75,7 @@ async function openIsolated(
   run: AgentStepRun,
   node: CompiledAgentNode,
   placement: AgentPlacement,
-): Promise<{ session: IsolatedAgentSession; settle(): Promise<void> }> {
+): Promise<{ session: IsolatedAgentSession; settle(signal: AbortSignal): Promise<void> }> {
   if (!placement.isolated) {
     throw new NodeFailure(
       "node_failed",
@@ -126,9 +126,15 @@ async function openIsolated(
   const { session } = opened;
   return {
     session,
-    async settle() {
-      const report = await session.close();
-      // The record is bookkeeping: a visit that already ended (a deadline) may refuse it.
+    async settle(signal) {
+      // A deadline or a cancel stops the session midway: the record keeps what it cost so far.
+      const ended = !signal.aborted
+        ? {}
+        : {
+            ended: signal.reason instanceof DeadlinePassed ? ("timed_out" as const) : ("cancelled" as const),
+          };
+      const report = { ...(await session.close()), ...ended };
+      // The record is bookkeeping: a run whose claim moved on (a cancel) may refuse it.
       await run.port
         .settleEffect({ effectId: id, result: { ok: true, value: report as unknown as JsonValue } })
         .catch(() => undefined);
@@ -147,7 +153,7 @@ export async function runAgent(
   try {
     return await stepLoop(run, node, ctx, isolatedChannel(isolated.session));
   } finally {
-    await isolated.settle();
+    await isolated.settle(ctx.signal);
   }
 }
 

@@ -29,6 +29,14 @@ export class NodeFailure extends Error {
   }
 }
 
+/** The reason a node's signal aborts when its visit's deadline passes (a cancel carries another). */
+export class DeadlinePassed extends Error {
+  override readonly name = "DeadlinePassed";
+  constructor() {
+    super("The step's deadline passed.");
+  }
+}
+
 /** A shell command exited with a code its node does not count as ok; `report` is what it said. */
 export class ShellExitFailure extends NodeFailure {
   constructor(

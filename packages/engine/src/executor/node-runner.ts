@@ -15,6 +15,7 @@ import type {
 } from "../compiler/compiled-workflow.js";
 import { effectId, nodeVisitId } from "../identity/execution-identity.js";
 import {
+  DeadlinePassed,
   expectSaved,
   FenceLost,
   NodeFailure,
@@ -147,31 +148,46 @@ function effectsFor(run: NodeRun): ActionContext["effects"] {
   };
 }
 
-/** Run `work` until the visit's saved deadline; the node's signal aborts on timeout or cancel. */
+/**
+ * Run `work` until the visit's saved deadline; the node's signal aborts on timeout or cancel. After
+ * a timeout the work gets up to WIND_DOWN_MS to stop (an isolated agent session saves what it cost)
+ * before the visit is reported timed out.
+ */
 async function withDeadline<T>(run: NodeRun, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
   const { deadline } = run;
   const controller = new AbortController();
   const onCancel = () => controller.abort(run.signal.reason);
   run.signal.addEventListener("abort", onCancel, { once: true });
   let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
+  const timeout = new Promise<typeof TIMED_OUT>((resolve) => {
     if (deadline === null) return;
     // A reopened visit (after a crash or a resume) gets only what is left of its first deadline.
-    timer = setTimeout(
-      () => {
-        controller.abort(new Error("timeout"));
-        reject(new NodeFailure("node_timed_out", timedOutMessage(run.node.path, deadline.timeoutMs), true));
-      },
-      Math.max(0, deadline.at - Date.now()),
-    );
+    timer = setTimeout(() => resolve(TIMED_OUT), Math.max(0, deadline.at - Date.now()));
   });
+  const working = work(controller.signal);
   try {
-    return await Promise.race([work(controller.signal), timeout]);
+    const first = await Promise.race([working, timeout]);
+    if (first !== TIMED_OUT || deadline === null) return first as T;
+    controller.abort(new DeadlinePassed());
+    let windDown: NodeJS.Timeout | undefined;
+    await Promise.race([
+      working.catch(() => undefined),
+      new Promise((resolve) => {
+        windDown = setTimeout(resolve, WIND_DOWN_MS);
+      }),
+    ]);
+    clearTimeout(windDown);
+    throw new NodeFailure("node_timed_out", timedOutMessage(run.node.path, deadline.timeoutMs), true);
   } finally {
     if (timer) clearTimeout(timer);
     run.signal.removeEventListener("abort", onCancel);
   }
 }
+
+const TIMED_OUT = Symbol("timed out");
+
+/** How long a timed-out visit's work may take to stop before the visit is reported timed out. */
+export const WIND_DOWN_MS = 5_000;
 
 async function produce(run: NodeRun, signal: AbortSignal): Promise<unknown> {
   const { node } = run;
