@@ -1,7 +1,7 @@
 import type { AgentProgress } from "@piw/protocol";
 
 /** How many runs' latest progress the host keeps; the oldest reported is forgotten first. */
-export const PROGRESS_RUNS_MAX = 200;
+const PROGRESS_RUNS_MAX = 200;
 
 /**
  * The latest isolated agent step progress per run, in the host's memory only: workers report it

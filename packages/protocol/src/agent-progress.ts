@@ -3,7 +3,7 @@ import { nodePathSchema, visitNumberSchema } from "./ids.js";
 import { boundSafeMessage } from "./safe-error.js";
 
 /** The longest text one progress fact carries: a tool call's summary or the submitted output. */
-export const AGENT_PROGRESS_TEXT_MAX = 300;
+const AGENT_PROGRESS_TEXT_MAX = 300;
 
 /**
  * What an isolated agent step is doing now, as its worker tells the host: its latest tool call

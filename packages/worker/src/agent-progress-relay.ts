@@ -3,7 +3,7 @@ import type { IsolatedProgress } from "@piw/pi-agent";
 import { type AgentProgress, progressText } from "@piw/protocol";
 
 /** The least time between two progress facts the worker sends; the latest waits out the rest. */
-export const PROGRESS_INTERVAL_MS = 200;
+const PROGRESS_INTERVAL_MS = 200;
 
 /**
  * Relays an isolated step's progress to the host as `agent.progress`, rate-limited: at most one

@@ -187,7 +187,7 @@ async function withDeadline<T>(run: NodeRun, work: (signal: AbortSignal) => Prom
 const TIMED_OUT = Symbol("timed out");
 
 /** How long a timed-out visit's work may take to stop before the visit is reported timed out. */
-export const WIND_DOWN_MS = 5_000;
+const WIND_DOWN_MS = 5_000;
 
 async function produce(run: NodeRun, signal: AbortSignal): Promise<unknown> {
   const { node } = run;
