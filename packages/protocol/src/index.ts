@@ -220,7 +220,7 @@ export type { TraceEvent, TraceEventInput, TraceEventType } from "./trace-events
 export { TRACE_EVENT_TYPES, traceEventSchema } from "./trace-events.js";
 export type { Conflict, RecoveryCode, RecoveryReason, ResourceKind, Transition } from "./transition.js";
 export type { ClockReason } from "./clock-reasons.js";
-export { clockDueAt, isClockReason } from "./clock-reasons.js";
+export { clockDueAt, isClockReason, WAKE_LEAD_MS } from "./clock-reasons.js";
 export {
   adopted,
   applied,

@@ -1,4 +1,4 @@
-import type { ClockReason, Conflict } from "@piw/protocol";
+import { type ClockReason, type Conflict, WAKE_LEAD_MS } from "@piw/protocol";
 import type { StoreContext } from "./context.js";
 import type { RunRow } from "./rows.js";
 
@@ -37,9 +37,13 @@ export function scheduleVisit(ctx: StoreContext, row: RunRow, reason: ClockReaso
   return null;
 }
 
-/** The clock's claim rule: the run is parked on a wait or retry, not paused, and due by `now`. */
+/**
+ * The clock's claim rule: the run is parked on a wait or retry, not paused, and due by `now` plus the
+ * wake lead (its worker sleeps out the rest of the lead before it goes on).
+ */
 export function dueRun(row: RunRow, now: number): RunRow | Conflict {
-  if (row.status === "parked" && row.paused === 0 && row.wake_at !== null && row.wake_at <= now) return row;
+  const due = row.wake_at !== null && row.wake_at <= now + WAKE_LEAD_MS;
+  if (row.status === "parked" && row.paused === 0 && due) return row;
   return {
     kind: "state_mismatch",
     resource: "run",

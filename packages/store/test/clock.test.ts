@@ -1,4 +1,4 @@
-import type { ClockReason, Fence } from "@piw/protocol";
+import { type ClockReason, type Fence, WAKE_LEAD_MS } from "@piw/protocol";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   effectIdFor,
@@ -45,6 +45,15 @@ describe("a wait parks the run on the clock", () => {
     expect(h.store.nextWakeAt()).toBe(until);
     expect(h.store.listDueRuns(h.clock.now)).toEqual([]);
     expect(h.store.listDueRuns(until)).toEqual(["w-1"]);
+  });
+
+  it("wakes a run due within the wake lead, but not one due later", () => {
+    const early = openWait("w-lead");
+    saved(h.store.parkRun(early, waiting(h.clock.now + WAKE_LEAD_MS + 1)));
+    const conflict = refusedWithoutChange(h.store, ["w-lead"], () => wake("w-lead"));
+    expect(conflict).toMatchObject({ kind: "state_mismatch", actual: "not due yet" });
+    h.clock.now += 1;
+    expect(saved(wake("w-lead")).command.type).toBe("resume");
   });
 
   it("refuses to wake a run before its time, and changes nothing", () => {
