@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { RunView } from "@piw/protocol";
+import { type RunView, WAKE_LEAD_MS } from "@piw/protocol";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { RunningHost } from "../src/index.js";
 import {
@@ -107,7 +107,8 @@ describe("the host's clock", () => {
     host = await start(box);
     client = await TestClient.connect(host.socketPath);
     const files = { before: join(box.dir, "before"), after: join(box.dir, "after") };
-    const runId = await reserve(client, HOLD, "hold", { ...files, ms: 3_000 });
+    // Due well beyond the wake lead, so that the run is seen parked with no worker first.
+    const runId = await reserve(client, HOLD, "hold", { ...files, ms: WAKE_LEAD_MS + 3_000 });
     const parked = await client.view(runId, parkedOn("waiting"));
     expect(parked.currentWork).toEqual({ kind: "none" });
     // The worker that parked it exits: nothing runs for the run while it waits.
@@ -125,6 +126,28 @@ describe("the host's clock", () => {
     expect(types.indexOf("run.parked")).toBeLessThan(types.lastIndexOf("run.claimed"));
   }, 60_000);
 
+  it("wakes a wait due within the lead at once; its worker starts the next node at the due time", async () => {
+    host = await start(box);
+    client = await TestClient.connect(host.socketPath);
+    const files = { before: join(box.dir, "before"), after: join(box.dir, "after") };
+    const runId = await reserve(client, HOLD, "hold", { ...files, ms: 1_500 });
+    const done = await client.view(runId, (v) => v.status === "done", 30_000);
+    expect(done.outcome).toBe("completed");
+    // One park and one wake: the woken worker slept out the lead instead of parking again.
+    expect(launches(host, runId)).toBe(2);
+    const types = host.reader.listRunEvents(runId, 0, 1000).map((e) => e.type);
+    expect(types.filter((t) => t === "run.parked")).toHaveLength(1);
+    const hold = host.reader.readRunSnapshot(runId).visits.find((v) => v.path === "hold");
+    const until = Date.parse((hold?.output as { until: string }).until);
+    const events = host.reader.listRunEvents(runId, 0, 1000);
+    const claimed = events.findLast((e) => e.type === "run.claimed");
+    const next = events.find((e) => e.type === "node.started" && e.path === "after");
+    // Woken before its time, and the next node not started before it.
+    expect(claimed?.at).toBeLessThan(until);
+    expect(next?.at).toBeGreaterThanOrEqual(until);
+    expect(lines(files.after)).toEqual(["after"]);
+  }, 60_000);
+
   it("pause holds a due wait until resume; resume before the time parks it again; cancel wins", async () => {
     host = await start(box);
     client = await TestClient.connect(host.socketPath);
@@ -140,7 +163,8 @@ describe("the host's clock", () => {
     expect((await client.call("runs.cancel", { runId: long })).kind).toBe("applied");
     expect((await client.call("runs.get", { runId: long }))?.status).toBe("cancelled");
 
-    const short = await reserve(client, HOLD, "hold", { ...files, ms: 300 });
+    // Due beyond the wake lead, so that the pause comes before the clock wakes it.
+    const short = await reserve(client, HOLD, "hold", { ...files, ms: WAKE_LEAD_MS + 2_000 });
     await client.view(short, parkedOn("waiting"));
     expect(await client.call("runs.pause", { runId: short })).toMatchObject({ kind: "applied" });
     const reason = (await client.call("runs.get", { runId: short }))?.recoveryReason;
