@@ -72,3 +72,11 @@ export function listDueRuns(ctx: StoreContext, now: number, limit: number): stri
     .all(now, limit) as { run_id: string }[];
   return rows.map((r) => r.run_id);
 }
+
+/** The due time of the run's open wait or retry visit when it is still ahead of now, else null. */
+export function dueAhead(ctx: StoreContext, runId: string): number | null {
+  const found = ctx
+    .stmt("SELECT MAX(due_at) AS due FROM run_steps WHERE run_id = ? AND status = 'running' AND due_at > ?")
+    .get(runId, ctx.now()) as { due: number | null } | undefined;
+  return found?.due ?? null;
+}

@@ -8,7 +8,7 @@ import {
   type Transition,
 } from "@piw/protocol";
 import { canonicalJson, clockDueAt, isClockReason } from "@piw/protocol";
-import { scheduleVisit } from "./clock.js";
+import { dueAhead, scheduleVisit } from "./clock.js";
 import { isConflict, notRunning, type StoreContext } from "./context.js";
 import { mapRunRow, type RunRow } from "./rows.js";
 import { invalidTransition, transitionRun, updateRun } from "./run-writes.js";
@@ -44,9 +44,14 @@ export function parkRun(ctx: StoreContext, fence: Fence, reason: RecoveryReason)
 }
 
 /** The park write, shared by explicit parks, pauses at a node boundary and worker-loss recovery. */
-export function parkRow(ctx: StoreContext, row: RunRow, reason: RecoveryReason): void {
+export function parkRow(
+  ctx: StoreContext,
+  row: RunRow,
+  reason: RecoveryReason,
+  wakeAt: number | null = clockDueAt(reason),
+): void {
   // A wait or retry pause keeps a pause asked for while its node ran; the clock skips a paused run.
-  const clocked = isClockReason(reason);
+  const clocked = isClockReason(reason) || wakeAt !== null;
   transitionRun(
     ctx,
     row,
@@ -57,7 +62,7 @@ export function parkRow(ctx: StoreContext, row: RunRow, reason: RecoveryReason):
       generation: row.generation + 1,
       recovery_reason: canonicalJson(reason),
       paused: reason.code === "paused" || (clocked && row.paused === 1) ? 1 : 0,
-      wake_at: clockDueAt(reason),
+      wake_at: wakeAt,
     },
     { type: "run.parked", data: { reason: reason.code } },
   );
@@ -156,7 +161,9 @@ export function applyWorkerExitVerdict(
       parkRow(ctx, run, { ...verdict.reason, launchId });
       return;
     case "park":
-      parkRow(ctx, run, { ...verdict.reason, ...launch });
+      // A worker lost while it slept out the wake lead: its wait or retry is still ahead, so the
+      // clock wakes the run again at that time (once it is past, a lost worker parks as any other).
+      parkRow(ctx, run, { ...verdict.reason, ...launch }, dueAhead(ctx, run.run_id));
       return;
     default:
       verdict satisfies never;

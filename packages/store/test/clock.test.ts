@@ -77,6 +77,31 @@ describe("a wait parks the run on the clock", () => {
     expect(reopened).toMatchObject({ status: "running", attempt: 2, dueAt: until });
   });
 
+  it("a worker lost while it slept out the lead puts the run back on the clock; once due, it parks", () => {
+    const fence = openWait("w-lost");
+    const until = h.clock.now + 5_000;
+    saved(h.store.parkRun(fence, waiting(until)));
+    const lose = (launchId: string) => {
+      h.clock.now = Math.max(h.clock.now, until - WAKE_LEAD_MS);
+      const claim = saved(wake("w-lost", launchId));
+      const next = { runId: "w-lost", generation: claim.command.generation, claimToken: launchId };
+      saved(h.store.recordWorkerLaunch(next, { launchId, commandType: "resume", pid: 1 }));
+      saved(h.store.markRunning(next));
+      saved(h.store.startNodeVisit(next, { path: "a", visit: 1, nodeKind: "wait" }));
+      return saved(h.store.recordWorkerExit({ launchId, exit: { kind: "lost", detail: "killed" } }));
+    };
+    // Killed before the due time: parked, and due again at the same time.
+    expect(lose("lead-1").decision).toBe("parked");
+    expect(h.store.getRun("w-lost")).toMatchObject({ status: "parked", paused: false });
+    expect(h.store.nextWakeAt()).toBe(until);
+    expect(h.store.listDueRuns(until)).toEqual(["w-lost"]);
+    // Killed after it: parked for a person, off the clock.
+    h.clock.now = until + 1;
+    expect(lose("lead-2").decision).toBe("parked");
+    expect(h.store.getRun("w-lost")?.recoveryReason?.code).toBe("worker_lost_no_progress");
+    expect(h.store.nextWakeAt()).toBeNull();
+  });
+
   it("refuses a clock park of a visit that is not open, and changes nothing", () => {
     const fence = runningRun(h.store, "w-4", cli);
     expect(refusedWithoutChange(h.store, ["w-4"], () => h.store.parkRun(fence, waiting(1)))).toMatchObject({
