@@ -7,8 +7,8 @@ import {
   type RunRecord,
   type Transition,
 } from "@piw/protocol";
-import { canonicalJson, clockDueAt, isClockReason } from "@piw/protocol";
-import { dueAhead, scheduleVisit } from "./clock.js";
+import { canonicalJson, clockDueAt, isClockReason, WAKE_LEAD_MS } from "@piw/protocol";
+import { dueAfter, scheduleVisit } from "./clock.js";
 import { isConflict, notRunning, type StoreContext } from "./context.js";
 import { mapRunRow, type RunRow } from "./rows.js";
 import { invalidTransition, transitionRun, updateRun } from "./run-writes.js";
@@ -41,6 +41,19 @@ export function parkRun(ctx: StoreContext, fence: Fence, reason: RecoveryReason)
     parkRow(ctx, row, reason);
     return applied(mapRunRow(row));
   });
+}
+
+/**
+ * When the clock wakes a run whose worker it launched early and lost: at its due time, and no sooner
+ * than a lead from now, so that it is claimable at once yet later than every time the host's clock
+ * has already tried (the clock skips those, see WakeClock).
+ */
+function rewakeAt(ctx: StoreContext, run: RunRow, launchId: string): number | null {
+  const launch = ctx.stmt("SELECT started_at FROM worker_launches WHERE launch_id = ?").get(launchId) as
+    | { started_at: number }
+    | undefined;
+  const due = launch === undefined ? null : dueAfter(ctx, run.run_id, launch.started_at);
+  return due === null ? null : Math.max(due, ctx.now() + WAKE_LEAD_MS);
 }
 
 /** The park write, shared by explicit parks, pauses at a node boundary and worker-loss recovery. */
@@ -161,9 +174,9 @@ export function applyWorkerExitVerdict(
       parkRow(ctx, run, { ...verdict.reason, launchId });
       return;
     case "park":
-      // A worker lost while it slept out the wake lead: its wait or retry is still ahead, so the
-      // clock wakes the run again at that time (once it is past, a lost worker parks as any other).
-      parkRow(ctx, run, { ...verdict.reason, ...launch }, dueAhead(ctx, run.run_id));
+      // A worker the clock launched within the wake lead, lost before its wait or retry was due: the
+      // clock wakes the run again (at once if that time has passed). Any other lost worker parks.
+      parkRow(ctx, run, { ...verdict.reason, ...launch }, launchId === null ? null : rewakeAt(ctx, run, launchId));
       return;
     default:
       verdict satisfies never;
