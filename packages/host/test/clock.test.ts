@@ -56,7 +56,7 @@ export default defineWorkflow({
 });
 `;
 
-/** One action whose first attempt fails (counted in a file), retried after `initialMs`. */
+/** One action whose first attempt fails (counted in a file), retried 10 s later. */
 const FLAKY = `import { appendFileSync, existsSync, readFileSync } from "node:fs";
 import { action, defineWorkflow } from "piw";
 import { z } from "zod";
@@ -66,7 +66,7 @@ export default defineWorkflow({
   startAt: "call",
   nodes: {
     call: action({
-      retry: { attempts: 3, backoff: { initialMs: 1000 } },
+      retry: { attempts: 3, backoff: { initialMs: 10_000 } },
       run: ({ input }) => {
         const { log } = input as { log: string };
         appendFileSync(log, "try\\n");
@@ -186,9 +186,12 @@ describe("kill -9 of the host while runs wait", () => {
     const c = await TestClient.connect(join(box.stateDir, "host.sock"));
     const files = { before: join(box.dir, "before"), after: join(box.dir, "after") };
     const waits: string[] = [];
-    for (let i = 0; i < 3; i += 1) waits.push(await reserve(c, HOLD, "hold", { ...files, ms: 1_500 }));
+    // Due well beyond the wake lead, so that the host is killed before its clock wakes any of them.
+    for (let i = 0; i < 3; i += 1) {
+      waits.push(await reserve(c, HOLD, "hold", { ...files, ms: WAKE_LEAD_MS + 8_000 }));
+    }
     const log = join(box.dir, "flaky");
-    const retried = await reserve(c, FLAKY, "flaky", { log, initialMs: 1_000 });
+    const retried = await reserve(c, FLAKY, "flaky", { log, initialMs: 10_000 });
     const dueTimes: number[] = [];
     for (const runId of waits) {
       const view = await c.view(runId, parkedOn("waiting"), 60_000);
