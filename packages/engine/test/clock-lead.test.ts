@@ -1,6 +1,14 @@
 import type { RunRecord } from "@piw/protocol";
 import { describe, expect, it } from "vitest";
-import { action, compileWorkflow, compute, defineWorkflow, executeRun, MemoryRunPort, wait } from "../src/index.js";
+import {
+  action,
+  compileWorkflow,
+  compute,
+  defineWorkflow,
+  executeRun,
+  MemoryRunPort,
+  wait,
+} from "../src/index.js";
 
 // The wake lead: the host's clock wakes a run shortly before its due time, and the woken wait or retry
 // sleeps in its worker until that time. The in-memory port keeps the store's rules for clock parks;

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type RunView, WAKE_LEAD_MS } from "@piw/protocol";
+import { RunStore } from "@piw/store";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { RunningHost } from "../src/index.js";
 import {
@@ -137,8 +138,10 @@ describe("the host's clock", () => {
     expect(launches(host, runId)).toBe(2);
     const types = host.reader.listRunEvents(runId, 0, 1000).map((e) => e.type);
     expect(types.filter((t) => t === "run.parked")).toHaveLength(1);
-    const hold = host.reader.readRunSnapshot(runId).visits.find((v) => v.path === "hold");
-    const until = Date.parse((hold?.output as { until: string }).until);
+    const store = RunStore.open({ stateDir: box.stateDir });
+    const hold = store.readRunSnapshot(runId).visits.find((v) => v.path === "hold");
+    store.close();
+    const until = Date.parse((hold?.output as { until: string } | undefined)?.until ?? "");
     const events = host.reader.listRunEvents(runId, 0, 1000);
     const claimed = events.findLast((e) => e.type === "run.claimed");
     const next = events.find((e) => e.type === "node.started" && e.path === "after");

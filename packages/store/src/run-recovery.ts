@@ -176,7 +176,12 @@ export function applyWorkerExitVerdict(
     case "park":
       // A worker the clock launched within the wake lead, lost before its wait or retry was due: the
       // clock wakes the run again (at once if that time has passed). Any other lost worker parks.
-      parkRow(ctx, run, { ...verdict.reason, ...launch }, launchId === null ? null : rewakeAt(ctx, run, launchId));
+      parkRow(
+        ctx,
+        run,
+        { ...verdict.reason, ...launch },
+        launchId === null ? null : rewakeAt(ctx, run, launchId),
+      );
       return;
     default:
       verdict satisfies never;

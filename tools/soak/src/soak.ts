@@ -492,7 +492,8 @@ function report(completed: number): void {
   process.stdout.write(`${lines.join("\n")}\n`);
   // The runs left behind first: they say more than a repeated per-run problem.
   const ordered = [...violations.filter((v) => v.endsWith("after one resume")), ...violations];
-  for (const violation of [...new Set(ordered)].slice(0, 50)) process.stdout.write(`VIOLATION ${violation}\n`);
+  for (const violation of [...new Set(ordered)].slice(0, 50))
+    process.stdout.write(`VIOLATION ${violation}\n`);
   if (violations.length > 0) process.stdout.write(`scratch kept in ${root} (host log: ${hostLog})\n`);
 }
 
