@@ -1,11 +1,11 @@
-import { WAKE_LEAD_MS } from "@piw/protocol";
+import { clockDueAt, WAKE_LEAD_MS } from "@piw/protocol";
 import type { RunStore } from "@piw/store";
 import { describeBug } from "./host-errors.js";
 import type { HostLog } from "./host-log.js";
 import type { Supervisor } from "./supervisor.js";
 
 export interface WakeClockDeps {
-  store: Pick<RunStore, "nextWakeAt" | "listDueRuns">;
+  store: Pick<RunStore, "nextWakeAt" | "listDueRuns" | "getRun">;
   supervisor: Pick<Supervisor, "activate">;
   log: HostLog;
   now(): number;
@@ -39,8 +39,9 @@ export class WakeClock {
    * Point the timer at the earliest due time not already tried by the last pass (a run its pass could
    * not wake waits for the next firing or a settled session, so a refusal never spins the timer).
    */
-  arm(): void {
+  arm(changedRunId?: string): void {
     if (this.stopped) return;
+    if (changedRunId !== undefined) this.notice(changedRunId);
     const next = this.deps.store.nextWakeAt(this.lastPass);
     if (next === this.armedFor && (this.timer !== null || next === null)) return;
     this.clear();
@@ -85,6 +86,17 @@ export class WakeClock {
       log(`clock: wake pass failed: ${describeBug(error)}`);
     }
     this.arm();
+  }
+
+  /**
+   * A run that parked on the clock after the last pass, due within that pass's horizon, was never
+   * tried by it: move the horizon back so that the timer covers it.
+   */
+  private notice(runId: string): void {
+    const run = this.deps.store.getRun(runId);
+    if (run?.status !== "parked" || run.paused) return;
+    const due = clockDueAt(run.recoveryReason);
+    if (due !== null && due <= this.lastPass) this.lastPass = due - 1;
   }
 
   private clear(): void {

@@ -151,6 +151,20 @@ describe("the host's clock", () => {
     expect(lines(files.after)).toEqual(["after"]);
   }, 60_000);
 
+  it("wakes a wait that parks after a wake pass, due within that pass's lead", async () => {
+    host = await start(box);
+    client = await TestClient.connect(host.socketPath);
+    const files = { before: join(box.dir, "before"), after: join(box.dir, "after") };
+    const first = await reserve(client, HOLD, "hold", { ...files, ms: 1_500 });
+    // The first run's wake is a pass whose horizon reaches past the second run's due time.
+    await until("the first run's wake", () => host && launches(host, first) === 2);
+    const second = await reserve(client, HOLD, "hold", { ...files, ms: 100 });
+    for (const runId of [first, second]) {
+      expect((await client.view(runId, (v) => v.status === "done", 30_000)).outcome).toBe("completed");
+    }
+    expect(lines(files.after)).toEqual(["after", "after"]);
+  }, 60_000);
+
   it("pause holds a due wait until resume; resume before the time parks it again; cancel wins", async () => {
     host = await start(box);
     client = await TestClient.connect(host.socketPath);
