@@ -1,4 +1,5 @@
 import {
+  clockDueAt,
   isClockReason,
   type NodeView,
   type RecoveryReason,
@@ -8,6 +9,7 @@ import {
 import {
   ANSWERED_BY_WORDS,
   formatAge,
+  formatDueTime,
   formatDuration,
   formatTimeLeft,
   quotedExample,
@@ -150,10 +152,13 @@ export function renderFinalLines(view: RunView, style: Style, now: number = Date
     }
     case "parked": {
       const why = view.recoveryReason === null ? "" : `: ${describeRecovery(view.recoveryReason)}`;
-      return [
-        `${head}${why}  ${style.dim(view.runId)}`,
-        `resume it with: piw resume ${view.runId}   or cancel it with: piw cancel ${view.runId}`,
-      ];
+      const due = view.paused ? null : clockDueAt(view.recoveryReason);
+      // A run on the clock goes on by itself: say when, not how to resume it.
+      const hint =
+        due === null
+          ? `resume it with: piw resume ${view.runId}   or cancel it with: piw cancel ${view.runId}`
+          : `it goes on by itself at ${formatDueTime(due)}   or cancel it with: piw cancel ${view.runId}`;
+      return [`${head}${why}  ${style.dim(view.runId)}`, hint];
     }
     case "queued":
     case "starting":

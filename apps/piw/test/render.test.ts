@@ -270,6 +270,20 @@ describe("a run's output, interrupted nodes and answered checkpoints", () => {
     expect(paused.at(-1)).toBe("  ⏸ work  compute  #1  paused");
   });
 
+  it("says when a run on the clock goes on instead of how to resume it, unless it is paused", () => {
+    const until = Date.UTC(2026, 11, 1, 18, 30, 5);
+    const reason = { code: "waiting", message: "w", path: "hold", visit: 1, until } as const;
+    const waiting = view({ status: "parked", recoveryReason: reason });
+    expect(renderFinalLines(waiting, plain)).toEqual([
+      "‼ hello parked: waiting until 2026-12-01 18:30:05 UTC  hello-1",
+      "it goes on by itself at 2026-12-01 18:30:05 UTC   or cancel it with: piw cancel hello-1",
+    ]);
+    const paused = view({ status: "parked", paused: true, recoveryReason: reason });
+    expect(renderFinalLines(paused, plain)[1]).toBe(
+      "resume it with: piw resume hello-1   or cancel it with: piw cancel hello-1",
+    );
+  });
+
   it("names the continuation of an answered checkpoint in status and list", () => {
     const answered = { status: "done", outcome: "waiting", continuedAs: "hello-2" } as const;
     expect(renderRunStatus(view(answered), plain)).toContain("status    ⏸ answered → hello-2");

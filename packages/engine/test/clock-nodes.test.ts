@@ -1,3 +1,4 @@
+import { WAKE_LEAD_MS } from "@piw/protocol";
 import { describe, expect, it } from "vitest";
 import {
   action,
@@ -55,19 +56,24 @@ describe("a wait node", () => {
     expect(until).toBeGreaterThanOrEqual(before + 40);
     expect(first.visits.map((v) => [v.path, v.status])).toEqual([["hold", "running"]]);
 
-    // Woken early (an explicit resume): it parks again for the same saved time, not a new one.
-    const early = started(first.reopen());
-    expect(await executeRun({ workflow, port: early })).toEqual({ kind: "parked", reason: "waiting" });
-    expect(early.parkedReason).toEqual(reason);
-
     await pause(Math.max(0, until - Date.now()) + 20);
-    const woken = started(early.reopen());
+    const woken = started(first.reopen());
     const done = await executeRun({ workflow, port: woken });
     expect(done).toEqual({ kind: "completed", output: { until: new Date(until).toISOString() } });
     expect(woken.visits.map((v) => [v.path, v.visit, v.status])).toEqual([
       ["hold", 1, "succeeded"],
       ["after", 1, "succeeded"],
     ]);
+  });
+
+  it("woken earlier than the wake lead (an explicit resume), parks again for the same saved time", async () => {
+    const workflow = waits(wait({ ms: WAKE_LEAD_MS + 10 * 60_000 }));
+    const first = started(new MemoryRunPort());
+    expect(await executeRun({ workflow, port: first })).toEqual({ kind: "parked", reason: "waiting" });
+    const early = started(first.reopen());
+    expect(await executeRun({ workflow, port: early })).toEqual({ kind: "parked", reason: "waiting" });
+    expect(early.parkedReason).toEqual(first.parkedReason);
+    expect(early.visits.map((v) => [v.path, v.status])).toEqual([["hold", "running"]]);
   });
 
   it("goes straight on when `until` is already past, and fails the node on an invalid date", async () => {
@@ -235,12 +241,16 @@ describe("a retry policy", () => {
     );
     let port = started(new MemoryRunPort());
     const pauses: number[] = [];
+    let due = 0;
     for (let i = 0; i < 3; i += 1) {
-      const lower = Date.now();
+      // A reopen within the wake lead sleeps until its attempt is due; an earlier one runs it at once.
+      const now = Date.now();
+      const lower = due - now <= WAKE_LEAD_MS ? Math.max(now, due) : now;
       await executeRun({ workflow, port });
       const upper = Date.now();
       const reason = port.parkedReason;
       const at = reason?.code === "retry_waiting" ? reason.at : Number.NaN;
+      due = at;
       // The pause lies between (at − upper) and (at − lower); round to the policy's steps.
       expect(at - upper).toBeLessThanOrEqual([1_000, 3_000, 5_000][i] ?? 0);
       pauses.push(Math.round((at - lower) / 1_000) * 1_000);

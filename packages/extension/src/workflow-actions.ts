@@ -8,12 +8,14 @@ import {
 import {
   type Answerer,
   asSentence,
+  isClockReason,
   type JsonValue,
   jsonValueSchema,
+  type RecoveryReason,
   type RunSummary,
   type RunView,
 } from "@piw/protocol";
-import { renderWidgetLines, runStateWord } from "@piw/viewer";
+import { clockWords, renderWidgetLines, runStateWord } from "@piw/viewer";
 import { z } from "zod";
 import { currentRunId } from "./current-run.js";
 import { savedOrThrow, WorkflowError } from "./host-link.js";
@@ -106,9 +108,14 @@ function whenItStarts(bridge: SessionBridge): string {
   return bridge.isIdle() ? "it starts now" : "it starts when this turn ends";
 }
 
+/** A clock park in the words every surface uses; any other reason by its saved message. */
+function describeReason(reason: RecoveryReason): string {
+  return isClockReason(reason) ? clockWords(reason) : reason.message;
+}
+
 function describeRun(view: RunView | RunSummary): string {
   const word = runStateWord(view);
-  const reason = view.recoveryReason ? ` (${view.recoveryReason.message})` : "";
+  const reason = view.recoveryReason ? ` (${describeReason(view.recoveryReason)})` : "";
   const error = view.error ? `: [${view.error.code}] ${view.error.message}` : "";
   return asSentence(`Workflow ${view.workflowName} run ${view.runId} is ${word}${reason}${error}`);
 }

@@ -101,7 +101,7 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
     publish: (runId) => {
       holder.publisher?.changed(runId);
       // A run that parked on a wait or retry, or was paused, resumed or cancelled, moves the clock.
-      holder.clock?.arm();
+      holder.clock?.arm(runId);
     },
   });
   const clock = new WakeClock({ store, supervisor, log, now });

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { RunView } from "@piw/protocol";
+import { type RunView, WAKE_LEAD_MS } from "@piw/protocol";
+import { RunStore } from "@piw/store";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { RunningHost } from "../src/index.js";
 import {
@@ -56,7 +57,7 @@ export default defineWorkflow({
 });
 `;
 
-/** One action whose first attempt fails (counted in a file), retried after `initialMs`. */
+/** One action whose first attempt fails (counted in a file), retried 10 s later. */
 const FLAKY = `import { appendFileSync, existsSync, readFileSync } from "node:fs";
 import { action, defineWorkflow } from "piw";
 import { z } from "zod";
@@ -66,7 +67,7 @@ export default defineWorkflow({
   startAt: "call",
   nodes: {
     call: action({
-      retry: { attempts: 3, backoff: { initialMs: 1000 } },
+      retry: { attempts: 3, backoff: { initialMs: 10_000 } },
       run: ({ input }) => {
         const { log } = input as { log: string };
         appendFileSync(log, "try\\n");
@@ -107,7 +108,8 @@ describe("the host's clock", () => {
     host = await start(box);
     client = await TestClient.connect(host.socketPath);
     const files = { before: join(box.dir, "before"), after: join(box.dir, "after") };
-    const runId = await reserve(client, HOLD, "hold", { ...files, ms: 3_000 });
+    // Due well beyond the wake lead, so that the run is seen parked with no worker first.
+    const runId = await reserve(client, HOLD, "hold", { ...files, ms: WAKE_LEAD_MS + 3_000 });
     const parked = await client.view(runId, parkedOn("waiting"));
     expect(parked.currentWork).toEqual({ kind: "none" });
     // The worker that parked it exits: nothing runs for the run while it waits.
@@ -125,6 +127,44 @@ describe("the host's clock", () => {
     expect(types.indexOf("run.parked")).toBeLessThan(types.lastIndexOf("run.claimed"));
   }, 60_000);
 
+  it("wakes a wait due within the lead at once; its worker starts the next node at the due time", async () => {
+    host = await start(box);
+    client = await TestClient.connect(host.socketPath);
+    const files = { before: join(box.dir, "before"), after: join(box.dir, "after") };
+    const runId = await reserve(client, HOLD, "hold", { ...files, ms: 1_500 });
+    const done = await client.view(runId, (v) => v.status === "done", 30_000);
+    expect(done.outcome).toBe("completed");
+    // One park and one wake: the woken worker slept out the lead instead of parking again.
+    expect(launches(host, runId)).toBe(2);
+    const types = host.reader.listRunEvents(runId, 0, 1000).map((e) => e.type);
+    expect(types.filter((t) => t === "run.parked")).toHaveLength(1);
+    const store = RunStore.open({ stateDir: box.stateDir });
+    const hold = store.readRunSnapshot(runId).visits.find((v) => v.path === "hold");
+    store.close();
+    const until = Date.parse((hold?.output as { until: string } | undefined)?.until ?? "");
+    const events = host.reader.listRunEvents(runId, 0, 1000);
+    const claimed = events.findLast((e) => e.type === "run.claimed");
+    const next = events.find((e) => e.type === "node.started" && e.path === "after");
+    // Woken before its time, and the next node not started before it.
+    expect(claimed?.at).toBeLessThan(until);
+    expect(next?.at).toBeGreaterThanOrEqual(until);
+    expect(lines(files.after)).toEqual(["after"]);
+  }, 60_000);
+
+  it("wakes a wait that parks after a wake pass, due within that pass's lead", async () => {
+    host = await start(box);
+    client = await TestClient.connect(host.socketPath);
+    const files = { before: join(box.dir, "before"), after: join(box.dir, "after") };
+    const first = await reserve(client, HOLD, "hold", { ...files, ms: 1_500 });
+    // The first run's wake is a pass whose horizon reaches past the second run's due time.
+    await until("the first run's wake", () => host && launches(host, first) === 2);
+    const second = await reserve(client, HOLD, "hold", { ...files, ms: 100 });
+    for (const runId of [first, second]) {
+      expect((await client.view(runId, (v) => v.status === "done", 30_000)).outcome).toBe("completed");
+    }
+    expect(lines(files.after)).toEqual(["after", "after"]);
+  }, 60_000);
+
   it("pause holds a due wait until resume; resume before the time parks it again; cancel wins", async () => {
     host = await start(box);
     client = await TestClient.connect(host.socketPath);
@@ -140,7 +180,8 @@ describe("the host's clock", () => {
     expect((await client.call("runs.cancel", { runId: long })).kind).toBe("applied");
     expect((await client.call("runs.get", { runId: long }))?.status).toBe("cancelled");
 
-    const short = await reserve(client, HOLD, "hold", { ...files, ms: 300 });
+    // Due beyond the wake lead, so that the pause comes before the clock wakes it.
+    const short = await reserve(client, HOLD, "hold", { ...files, ms: WAKE_LEAD_MS + 2_000 });
     await client.view(short, parkedOn("waiting"));
     expect(await client.call("runs.pause", { runId: short })).toMatchObject({ kind: "applied" });
     const reason = (await client.call("runs.get", { runId: short }))?.recoveryReason;
@@ -162,9 +203,12 @@ describe("kill -9 of the host while runs wait", () => {
     const c = await TestClient.connect(join(box.stateDir, "host.sock"));
     const files = { before: join(box.dir, "before"), after: join(box.dir, "after") };
     const waits: string[] = [];
-    for (let i = 0; i < 3; i += 1) waits.push(await reserve(c, HOLD, "hold", { ...files, ms: 1_500 }));
+    // Due well beyond the wake lead, so that the host is killed before its clock wakes any of them.
+    for (let i = 0; i < 3; i += 1) {
+      waits.push(await reserve(c, HOLD, "hold", { ...files, ms: WAKE_LEAD_MS + 8_000 }));
+    }
     const log = join(box.dir, "flaky");
-    const retried = await reserve(c, FLAKY, "flaky", { log, initialMs: 1_000 });
+    const retried = await reserve(c, FLAKY, "flaky", { log, initialMs: 10_000 });
     const dueTimes: number[] = [];
     for (const runId of waits) {
       const view = await c.view(runId, parkedOn("waiting"), 60_000);

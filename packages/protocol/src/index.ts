@@ -154,7 +154,7 @@ export type { TraceEvent, TraceEventInput, TraceEventType } from "./trace-events
 export { TRACE_EVENT_TYPES, traceEventSchema } from "./trace-events.js";
 export type { Conflict, RecoveryReason, Transition } from "./transition.js";
 export type { ClockReason } from "./clock-reasons.js";
-export { clockDueAt, isClockReason } from "./clock-reasons.js";
+export { clockDueAt, isClockReason, WAKE_LEAD_MS } from "./clock-reasons.js";
 export {
   adopted,
   applied,

@@ -1,4 +1,4 @@
-import type { ClockReason, Conflict } from "@piw/protocol";
+import { type ClockReason, type Conflict, WAKE_LEAD_MS } from "@piw/protocol";
 import type { StoreContext } from "./context.js";
 import type { RunRow } from "./rows.js";
 
@@ -37,9 +37,13 @@ export function scheduleVisit(ctx: StoreContext, row: RunRow, reason: ClockReaso
   return null;
 }
 
-/** The clock's claim rule: the run is parked on a wait or retry, not paused, and due by `now`. */
+/**
+ * The clock's claim rule: the run is parked on a wait or retry, not paused, and due by `now` plus the
+ * wake lead (its worker sleeps out the rest of the lead before it goes on).
+ */
 export function dueRun(row: RunRow, now: number): RunRow | Conflict {
-  if (row.status === "parked" && row.paused === 0 && row.wake_at !== null && row.wake_at <= now) return row;
+  const due = row.wake_at !== null && row.wake_at <= now + WAKE_LEAD_MS;
+  if (row.status === "parked" && row.paused === 0 && due) return row;
   return {
     kind: "state_mismatch",
     resource: "run",
@@ -67,4 +71,16 @@ export function listDueRuns(ctx: StoreContext, now: number, limit: number): stri
     )
     .all(now, limit) as { run_id: string }[];
   return rows.map((r) => r.run_id);
+}
+
+/**
+ * The due time of the run's open wait or retry visit when it is later than `since` (when the lost
+ * worker was launched: the clock woke it within the lead), else null. A worker launched after the
+ * due time gets no second wake from this, so a worker that keeps dying cannot loop on the clock.
+ */
+export function dueAfter(ctx: StoreContext, runId: string, since: number): number | null {
+  const found = ctx
+    .stmt("SELECT MAX(due_at) AS due FROM run_steps WHERE run_id = ? AND status = 'running' AND due_at > ?")
+    .get(runId, since) as { due: number | null } | undefined;
+  return found?.due ?? null;
 }

@@ -7,8 +7,8 @@ import {
   type RunRecord,
   type Transition,
 } from "@piw/protocol";
-import { canonicalJson, clockDueAt, isClockReason } from "@piw/protocol";
-import { scheduleVisit } from "./clock.js";
+import { canonicalJson, clockDueAt, isClockReason, WAKE_LEAD_MS } from "@piw/protocol";
+import { dueAfter, scheduleVisit } from "./clock.js";
 import { isConflict, notRunning, type StoreContext } from "./context.js";
 import { mapRunRow, type RunRow } from "./rows.js";
 import { invalidTransition, transitionRun, updateRun } from "./run-writes.js";
@@ -43,10 +43,28 @@ export function parkRun(ctx: StoreContext, fence: Fence, reason: RecoveryReason)
   });
 }
 
+/**
+ * When the clock wakes a run whose worker it launched early and lost: at its due time, and no sooner
+ * than a lead from now, so that it is claimable at once yet later than every time the host's clock
+ * has already tried (the clock skips those, see WakeClock).
+ */
+function rewakeAt(ctx: StoreContext, run: RunRow, launchId: string): number | null {
+  const launch = ctx.stmt("SELECT started_at FROM worker_launches WHERE launch_id = ?").get(launchId) as
+    | { started_at: number }
+    | undefined;
+  const due = launch === undefined ? null : dueAfter(ctx, run.run_id, launch.started_at);
+  return due === null ? null : Math.max(due, ctx.now() + WAKE_LEAD_MS);
+}
+
 /** The park write, shared by explicit parks, pauses at a node boundary and worker-loss recovery. */
-export function parkRow(ctx: StoreContext, row: RunRow, reason: RecoveryReason): void {
+export function parkRow(
+  ctx: StoreContext,
+  row: RunRow,
+  reason: RecoveryReason,
+  wakeAt: number | null = clockDueAt(reason),
+): void {
   // A wait or retry pause keeps a pause asked for while its node ran; the clock skips a paused run.
-  const clocked = isClockReason(reason);
+  const clocked = isClockReason(reason) || wakeAt !== null;
   transitionRun(
     ctx,
     row,
@@ -57,7 +75,7 @@ export function parkRow(ctx: StoreContext, row: RunRow, reason: RecoveryReason):
       generation: row.generation + 1,
       recovery_reason: canonicalJson(reason),
       paused: reason.code === "paused" || (clocked && row.paused === 1) ? 1 : 0,
-      wake_at: clockDueAt(reason),
+      wake_at: wakeAt,
     },
     { type: "run.parked", data: { reason: reason.code } },
   );
@@ -157,7 +175,14 @@ export function applyWorkerExitVerdict(
       parkRow(ctx, run, { ...verdict.reason, launchId });
       return;
     case "park":
-      parkRow(ctx, run, { ...verdict.reason, ...launch });
+      // A worker the clock launched within the wake lead, lost before its wait or retry was due: the
+      // clock wakes the run again (at once if that time has passed). Any other lost worker parks.
+      parkRow(
+        ctx,
+        run,
+        { ...verdict.reason, ...launch },
+        launchId === null ? null : rewakeAt(ctx, run, launchId),
+      );
       return;
     default:
       verdict satisfies never;

@@ -1,4 +1,4 @@
-import type { ClockReason, Fence } from "@piw/protocol";
+import { type ClockReason, type Fence, WAKE_LEAD_MS } from "@piw/protocol";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   effectIdFor,
@@ -47,6 +47,15 @@ describe("a wait parks the run on the clock", () => {
     expect(h.store.listDueRuns(until)).toEqual(["w-1"]);
   });
 
+  it("wakes a run due within the wake lead, but not one due later", () => {
+    const early = openWait("w-lead");
+    saved(h.store.parkRun(early, waiting(h.clock.now + WAKE_LEAD_MS + 1)));
+    const conflict = refusedWithoutChange(h.store, ["w-lead"], () => wake("w-lead"));
+    expect(conflict).toMatchObject({ kind: "state_mismatch", actual: "not due yet" });
+    h.clock.now += 1;
+    expect(saved(wake("w-lead")).command.type).toBe("resume");
+  });
+
   it("refuses to wake a run before its time, and changes nothing", () => {
     const fence = openWait("w-2");
     saved(h.store.parkRun(fence, waiting(h.clock.now + 5_000)));
@@ -66,6 +75,38 @@ describe("a wait parks the run on the clock", () => {
     saved(h.store.markRunning(next));
     const reopened = saved(h.store.startNodeVisit(next, { path: "a", visit: 1, nodeKind: "wait" }));
     expect(reopened).toMatchObject({ status: "running", attempt: 2, dueAt: until });
+  });
+
+  it("a worker the clock launched early and lost puts the run back on the clock, once", () => {
+    const fence = openWait("w-lost");
+    const until = h.clock.now + 5_000;
+    saved(h.store.parkRun(fence, waiting(until)));
+    /** The clock wakes the run now; its worker reopens the wait and is lost at `lostAt`. */
+    const lose = (launchId: string, lostAt: number) => {
+      const claim = saved(wake("w-lost", launchId));
+      const next = { runId: "w-lost", generation: claim.command.generation, claimToken: launchId };
+      saved(h.store.recordWorkerLaunch(next, { launchId, commandType: "resume", pid: 1 }));
+      saved(h.store.markRunning(next));
+      saved(h.store.startNodeVisit(next, { path: "a", visit: 1, nodeKind: "wait" }));
+      h.clock.now = lostAt;
+      return saved(h.store.recordWorkerExit({ launchId, exit: { kind: "lost", detail: "killed" } }));
+    };
+    // Launched within the lead and killed before the due time: parked, and on the clock again, to be
+    // claimed at once (later than any time the host's clock already tried).
+    h.clock.now = until - WAKE_LEAD_MS;
+    expect(lose("lead-1", until - 1_000).decision).toBe("parked");
+    expect(h.store.getRun("w-lost")).toMatchObject({ status: "parked", paused: false });
+    expect(h.store.nextWakeAt()).toBe(until - 1_000 + WAKE_LEAD_MS);
+    expect(h.store.listDueRuns(h.clock.now + WAKE_LEAD_MS)).toEqual(["w-lost"]);
+    // Launched early again, and judged long after the due time (host and worker were killed): the
+    // restarted host's clock wakes it at once.
+    h.clock.now = until - 500;
+    expect(lose("lead-2", until + 60_000).decision).toBe("parked");
+    expect(h.store.listDueRuns(h.clock.now + WAKE_LEAD_MS)).toEqual(["w-lost"]);
+    // A worker launched after the due time and lost: parked for a person, off the clock.
+    expect(lose("lead-3", h.clock.now + 1).decision).toBe("parked");
+    expect(h.store.getRun("w-lost")?.recoveryReason?.code).toBe("worker_lost_no_progress");
+    expect(h.store.nextWakeAt()).toBeNull();
   });
 
   it("refuses a clock park of a visit that is not open, and changes nothing", () => {

@@ -12,7 +12,7 @@ import { expectSaved, FenceLost, NodeFailure, RunParked, ValueTooLarge } from ".
 import { nodeContextFor, runNode, tooLarge } from "./node-runner.js";
 import { failureInfoOf, routeOutcome } from "./outcome-route.js";
 import { visitTimeoutMs } from "./visit-deadline.js";
-import { retryIfAllowed } from "./retry-decision.js";
+import { awaitRetryDue, retryIfAllowed } from "./retry-decision.js";
 import type { RunPort } from "./run-port.js";
 import { rebuildPosition } from "./run-position.js";
 import { type DebugLog, toSafeError } from "./safe-failure.js";
@@ -177,6 +177,12 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecutionOutc
                 }),
               );
               return fail(port, error, false);
+            }
+          }
+          // A retry attempt the clock woke within its lead waits here for its due time.
+          if (opened.status === "running" && node.kind !== "wait") {
+            if ((await awaitRetryDue(port, opened, signal)) === "cancelled") {
+              return { kind: "superseded", detail: "The run was cancelled." };
             }
           }
           const ran =

@@ -265,7 +265,7 @@ async function produce(run: NodeRun, signal: AbortSignal): Promise<unknown> {
       return runAgent(run, node, ctx);
     case "wait":
       return runWait(
-        { node, port: run.port, visit: run.visit, dueAt: run.dueAt ?? null, now: Date.now },
+        { node, port: run.port, visit: run.visit, dueAt: run.dueAt ?? null, signal, now: Date.now },
         ctx,
       );
     default:

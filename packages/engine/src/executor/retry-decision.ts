@@ -1,6 +1,7 @@
 import type { ClockReason, NodeVisitResult, NodeVisitState } from "@piw/protocol";
 import type { CompiledNode } from "../compiler/compiled-workflow.js";
 import { retries, retryDelayMs } from "../compiler/retry-policy.js";
+import { type DueHold, holdUntilDue } from "./due-hold.js";
 import { expectSaved, RunParked } from "./execution-signals.js";
 import type { RunPort } from "./run-port.js";
 
@@ -41,5 +42,26 @@ export async function retryIfAllowed(check: RetryCheck): Promise<void> {
     lastError: result.error.code,
   };
   expectSaved(await check.port.parkRun(reason));
+  throw new RunParked(reason);
+}
+
+/**
+ * Before a retry attempt the clock woke within the wake lead: sleep until the attempt is due. A pause
+ * asked for meanwhile parks the run (the visit keeps its due time, and a resume runs the attempt); a
+ * cancel returns `cancelled` at once. An attempt resumed earlier than the lead runs at once.
+ */
+export async function awaitRetryDue(
+  port: RunPort,
+  opened: Extract<NodeVisitState, { status: "running" }>,
+  signal: AbortSignal,
+): Promise<Exclude<DueHold, "paused">> {
+  if (opened.dueAt === undefined || (opened.failedAttempts ?? 0) === 0) return "due";
+  const held = await holdUntilDue({ dueAt: opened.dueAt, port, signal, now: Date.now });
+  if (held !== "paused") return held;
+  const reason = {
+    code: "paused" as const,
+    message: `Paused before attempt ${(opened.failedAttempts ?? 0) + 1} of ${opened.path}.`,
+  };
+  expectSaved(await port.parkRun(reason));
   throw new RunParked(reason);
 }

@@ -1,6 +1,7 @@
 import type { ClockReason } from "@piw/protocol";
 import type { CompiledWaitNode, NodeContext } from "../compiler/compiled-workflow.js";
 import type { WaitOutput } from "../authoring/clock-specs.js";
+import { holdUntilDue } from "./due-hold.js";
 import { expectSaved, NodeFailure, RunParked } from "./execution-signals.js";
 import type { RunPort } from "./run-port.js";
 
@@ -10,6 +11,8 @@ export interface WaitRun {
   visit: number;
   /** The due time saved when the visit first parked; null on the visit's first attempt. */
   dueAt: number | null;
+  /** The node's signal: aborts when the run is cancelled. */
+  signal: AbortSignal;
   now(): number;
 }
 
@@ -36,12 +39,18 @@ function dueTimeOf(run: WaitRun, ctx: NodeContext): number {
 
 /**
  * A wait node: once its time has come, it succeeds with that time; before, it parks the run with the
- * time saved (the host's clock wakes it) and stops the worker. A run resumed early parks again for
- * what is left; one resumed late goes straight on.
+ * time saved (the host's clock wakes it) and stops the worker. A run the clock woke within the wake
+ * lead sleeps here until the time; one resumed earlier, or paused during that sleep, parks again for
+ * the same time; one resumed late goes straight on.
  */
 export async function runWait(run: WaitRun, ctx: NodeContext): Promise<WaitOutput> {
   const until = dueTimeOf(run, ctx);
-  if (until <= run.now()) return { until: new Date(until).toISOString() };
+  const output = { until: new Date(until).toISOString() };
+  if (run.dueAt !== null) {
+    const held = await holdUntilDue({ dueAt: until, port: run.port, signal: run.signal, now: run.now });
+    if (held === "due") return output;
+    if (held === "cancelled") throw new NodeFailure("cancelled", `Wait ${run.node.path} was cancelled.`);
+  } else if (until <= run.now()) return output;
   const reason: ClockReason = {
     code: "waiting",
     message: `waiting until ${new Date(until).toISOString()}`,
