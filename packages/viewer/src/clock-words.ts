@@ -1,7 +1,7 @@
 import { type ClockReason, isClockReason, type RecoveryReason } from "@piw/protocol";
 
 /** A due time as every surface shows it: `2026-12-01 18:30:05 UTC`, the same on any machine. */
-function formatDueTime(at: number): string {
+export function formatDueTime(at: number): string {
   return `${new Date(at).toISOString().slice(0, 19).replace("T", " ")} UTC`;
 }
 
