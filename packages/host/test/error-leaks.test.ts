@@ -205,9 +205,22 @@ function stateBytes(dir = box.stateDir): Buffer {
     entries.map((entry) => {
       const path = join(dir, entry.name);
       if (entry.isDirectory()) return stateBytes(path);
-      return entry.isFile() ? readFileSync(path) : Buffer.alloc(0);
+      return entry.isFile() ? readIfStillThere(path) : Buffer.alloc(0);
     }),
   );
+}
+
+/**
+ * A file's bytes, or none when it went between the listing and the read: Node's compile cache
+ * writes a temporary file and renames it, and a file that is gone holds nothing saved.
+ */
+function readIfStillThere(path: string): Buffer {
+  try {
+    return readFileSync(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return Buffer.alloc(0);
+    throw error;
+  }
 }
 
 function expectNoCanary(canary: string): void {
