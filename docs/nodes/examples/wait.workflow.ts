@@ -9,7 +9,7 @@ export default defineWorkflow({
   input: z.object({ task: z.string() }),
   startAt: "settle",
   nodes: {
-    settle: wait({ ms: 300 }),
+    settle: wait({ ms: 3_000 }),
     finish: compute({ run: ({ input }: NodeContext<Input>) => ({ done: input.task }) }),
   },
   edges: { settle: { to: "finish" }, finish: { to: "done" } },
