@@ -74,11 +74,12 @@ describe("a node deadline across a killed worker", () => {
     expect(retried).toBeDefined();
     const startedAt = (started as { at: number }).at;
     const retriedAt = (retried as { at: number }).at;
-    // (A relaunch takes a new worker process: far more than the 2 ms the event and row times may differ.)
-    expect(retriedAt - startedAt).toBeGreaterThan(50);
+    // (A relaunch takes another worker process, warm or new: more than the 2 ms the event and row
+    // times may differ, though a warm worker can take over in tens of milliseconds.)
+    expect(retriedAt - startedAt).toBeGreaterThan(10);
     // ...and the deadline is still the first one: first start + timeout, not the relaunch + timeout.
     const deadlineAt = step?.deadlineAt ?? 0;
     expect(Math.abs(deadlineAt - (startedAt + TIMEOUT_MS))).toBeLessThanOrEqual(2);
-    expect(deadlineAt).toBeLessThan(retriedAt + TIMEOUT_MS - 40);
+    expect(deadlineAt).toBeLessThan(retriedAt + TIMEOUT_MS - 5);
   }, 120_000);
 });
