@@ -30,23 +30,24 @@ const review = defineWorkflow({
   input: z.object({ topic: z.string() }),
   startAt: "read",
   nodes: {
-    read: compute({ run: ({ input }) => input.topic.length }),
+    read: compute<{ topic: string }>({ run: ({ input }) => input.topic.length }),
     judge: compute({ run: () => "ok" }),
   },
   edges: { read: { to: "judge" }, judge: { to: "done" } },
 });
 
 function checks(branches: Record<string, unknown>, join: unknown = "all", concurrency?: unknown) {
+  // Written without parallel()'s types: these are the mistakes tsc would otherwise catch.
   return defineWorkflow({
     name: "checks",
     startAt: "prepare",
     nodes: {
       prepare: compute({ run: () => ({ topic: "x" }) }),
-      fan: { kind: "parallel", branches, join, concurrency } as never,
+      fan: { kind: "parallel", branches, join, concurrency },
       after: compute({ run: () => 1 }),
     },
     edges: { prepare: { to: "fan" }, fan: { to: "after" }, after: { to: "done" } },
-  });
+  } as never) as WorkflowDefinition;
 }
 
 describe("parallel: compiled paths and manifest", () => {
@@ -96,7 +97,9 @@ describe("parallel: compiled paths and manifest", () => {
     ]);
     expect(manifest.nodes.find((n) => n.path === "fan")?.kind).toBe("parallel");
     expect(manifest.nodes.find((n) => n.path === "fan/review/judge")?.scope).toBe("fan/review");
-    const edges = manifest.edges.map((e) => `${e.from}->${e.to.kind}:${"path" in e.to ? e.to.path : e.to.exit}`);
+    const edges = manifest.edges.map(
+      (e) => `${e.from}->${e.to.kind}:${"path" in e.to ? e.to.path : e.to.exit}`,
+    );
     expect(edges).toContain("fan/lint/lint->join:fan");
     expect(edges).toContain("fan/review/read->node:fan/review/judge");
     expect(edges).toContain("fan/review/judge->join:fan");
@@ -125,7 +128,10 @@ describe("parallel: compiled paths and manifest", () => {
       nodes: {
         outer: parallel({
           branches: {
-            a: parallel({ branches: { x: compute({ run: () => 1 }), y: compute({ run: () => 2 }) }, join: "all" }),
+            a: parallel({
+              branches: { x: compute({ run: () => 1 }), y: compute({ run: () => 2 }) },
+              join: "all",
+            }),
             b: compute({ run: () => 3 }),
           },
           join: "all",
@@ -155,7 +161,9 @@ describe("parallel: compile errors", () => {
       path: "fan/gate/ask",
       message: expect.stringContaining("a checkpoint cannot sit inside a parallel branch"),
     });
-    expect(problemsOf(checks({ a: checkpoint({ prompt: "p", answer: z.boolean() }) }))[0]?.path).toBe("fan/a/a");
+    expect(problemsOf(checks({ a: checkpoint({ prompt: "p", answer: z.boolean() }) }))[0]?.path).toBe(
+      "fan/a/a",
+    );
   });
 
   it("refuses an unknown join, atLeast out of 1..n, concurrency below 1 and empty branches", () => {
@@ -167,8 +175,13 @@ describe("parallel: compile errors", () => {
         "join { atLeast: k } needs an integer k from 1 to the number of branches (2)",
       );
     }
-    expect(problemsOf(checks({ a: ok }, "all", 0))[0]?.message).toContain("concurrency must be an integer of at least 1");
-    expect(problemsOf(checks({}))).toContainEqual({ path: "fan", message: "a parallel node needs at least one branch" });
+    expect(problemsOf(checks({ a: ok }, "all", 0))[0]?.message).toContain(
+      "concurrency must be an integer of at least 1",
+    );
+    expect(problemsOf(checks({}))).toContainEqual({
+      path: "fan",
+      message: "a parallel node needs at least one branch",
+    });
   });
 
   it("refuses a branch that is not a workflow, an include or a node, and a bad branch name", () => {

@@ -5,7 +5,9 @@ import type { JoinOption, NodeOutput, ParallelNode, WorkflowNode } from "./node-
 export type ParallelBranch = WorkflowDefinition | WorkflowInclude | WorkflowNode;
 
 /** What a branch contributes to the join: a node's output, or `unknown` for a sub-workflow. */
-export type BranchOutput<Br> = Br extends { readonly kind: "workflow" | "include" } ? unknown : NodeOutput<Br>;
+export type BranchOutput<Br> = Br extends { readonly kind: "workflow" | "include" }
+  ? unknown
+  : NodeOutput<Br>;
 
 /**
  * The parallel node's output. With `join: "all"` every branch is there; with `"any"` or `atLeast`

@@ -35,7 +35,9 @@ export function collectScopes(root: WorkflowDefinition): CollectedTree {
   const tree: CollectedTree = { scopes: new Map(), nodes: new Map(), problems: [] };
   // Depth first with an explicit stack, children in declaration order: the same order as a
   // recursive walk, which the manifest and the digest depend on.
-  const pending: PendingScope[] = [{ definition: root, path: "", parent: undefined, ancestors: [], lane: "" }];
+  const pending: PendingScope[] = [
+    { definition: root, path: "", parent: undefined, ancestors: [], lane: "" },
+  ];
   for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
     pending.push(...visitScope(tree, next).reverse());
   }
@@ -118,7 +120,9 @@ function visitScope(tree: CollectedTree, visiting: PendingScope): PendingScope[]
       });
     }
     if (compiled?.kind === "parallel" && place.path.length <= MAX_PATH_LENGTH) {
-      branchScopes.push(...forkScopes(spec as unknown as Fields, place.path, path, [...ancestors, definition], problems));
+      branchScopes.push(
+        ...forkScopes(spec as unknown as Fields, place.path, path, [...ancestors, definition], problems),
+      );
     }
     const kind = (spec as Fields | undefined)?.kind;
     const choices = (spec as Fields | undefined)?.choices;
@@ -211,7 +215,15 @@ function forkScopes(
       return [];
     }
     const fork = { path: forkPath, branch: branch.name };
-    return [{ definition: branch.definition, path, parent: { scope, mount: branch.name, include: branch.include, fork }, ancestors, lane: path }];
+    return [
+      {
+        definition: branch.definition,
+        path,
+        parent: { scope, mount: branch.name, include: branch.include, fork },
+        ancestors,
+        lane: path,
+      },
+    ];
   });
 }
 

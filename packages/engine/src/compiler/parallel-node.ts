@@ -113,7 +113,11 @@ export function branchScopesOf(f: Fields): BranchScope[] {
  * Validates a parallel node and returns it compiled (each branch's start path is filled in once every
  * scope is collected), or undefined with the problems reported.
  */
-export function compileParallel(f: Fields, base: ParallelPlace, problem: Check): CompiledParallelNode | undefined {
+export function compileParallel(
+  f: Fields,
+  base: ParallelPlace,
+  problem: Check,
+): CompiledParallelNode | undefined {
   const raw = recordOf(f.branches);
   if (raw === undefined) {
     problem("branches must be an object of branches by name");
@@ -140,6 +144,11 @@ export function compileParallel(f: Fields, base: ParallelPlace, problem: Check):
     ...base,
     join,
     concurrency,
-    branches: branches.map((b) => ({ name: b.name, title: b.title, scope: joinPath(base.path, b.name), startPath: "" })),
+    branches: branches.map((b) => ({
+      name: b.name,
+      title: b.title,
+      scope: joinPath(base.path, b.name),
+      startPath: "",
+    })),
   };
 }
