@@ -33,7 +33,11 @@ async function runFlow(name: string, source: string, input: Record<string, strin
   const reserved = await c.call("runs.reserve", flow.reserve(input));
   if (reserved.kind !== "applied") throw new Error(JSON.stringify(reserved));
   const { runId } = reserved.value;
-  return c.view(runId, (v) => ["done", "failed", "cancelled"].includes(v.status) && v.currentWork.kind === "none", 60_000);
+  return c.view(
+    runId,
+    (v) => ["done", "failed", "cancelled"].includes(v.status) && v.currentWork.kind === "none",
+    60_000,
+  );
 }
 
 function stepOf(runId: string, path: string) {

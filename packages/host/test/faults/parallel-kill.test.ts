@@ -84,7 +84,9 @@ describe("kill -9 of a worker in the middle of a parallel node", () => {
     // The fork is open, a and b have finished, slow hangs after its settled effect.
     await c.view(runId, (v) => {
       const state = (path: string) => v.nodes.find((n) => n.path === path)?.state;
-      return state("fan/a/a") === "succeeded" && state("fan/b/b") === "succeeded" && state("fan") === "running";
+      return (
+        state("fan/a/a") === "succeeded" && state("fan/b/b") === "succeeded" && state("fan") === "running"
+      );
     });
     await until("the slow branch to hang", () => existsSync(pidFile) && lines(log).includes("slow attempt"));
     const workerPid = Number(readFileSync(pidFile, "utf8"));
