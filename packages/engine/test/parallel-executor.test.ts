@@ -345,6 +345,99 @@ describe("parallel: scheduling", () => {
   });
 });
 
+describe("parallel: pause, deadlines and retries in branches", () => {
+  it("pauses at the first node boundary a branch reaches, and the resume runs only what had not finished", async () => {
+    const runs = { a: 0, b: 0 };
+    let port: MemoryRunPort | undefined;
+    const branch = defineWorkflow({
+      name: "two-steps",
+      startAt: "one",
+      nodes: {
+        one: compute({
+          run: () => {
+            runs.a += 1;
+            // Asked while the branch's first node runs: the branch's next boundary parks the run.
+            if (port) port.pauseRequested = true;
+            return 1;
+          },
+        }),
+        two: compute({ run: () => 2 }),
+      },
+      edges: { one: { to: "two" }, two: { to: "done" } },
+    });
+    const other = compute({
+      run: () => {
+        runs.b += 1;
+        return "b";
+      },
+    });
+    const wf = compileWorkflow(
+      around(parallel({ branches: { a: branch, b: other }, join: "all", concurrency: 1 })),
+    );
+    port = started(new MemoryRunPort({ input: { word: "x" } }));
+    expect(await executeRun({ workflow: wf, port })).toEqual({ kind: "parked", reason: "paused" });
+    expect(port.visits.find((v) => v.path === "fan/a/one")?.status).toBe("succeeded");
+    expect(port.visits.find((v) => v.path === "fan/b/b")).toBeUndefined();
+    const resumed = started(port.reopen());
+    port = undefined;
+    expect(await executeRun({ workflow: wf, port: resumed })).toEqual({
+      kind: "completed",
+      output: { a: 2, b: "b" },
+    });
+    expect(runs).toEqual({ a: 1, b: 1 });
+  });
+
+  it("times out a branch's node at its deadline, which fails the join", async () => {
+    const wf = compileWorkflow(
+      around(
+        parallel({
+          branches: {
+            slow: shell({ exec: ["sleep", "30"], timeoutMs: 200 }),
+            fast: compute({ run: () => 1 }),
+          },
+          join: "all",
+        }),
+      ),
+    );
+    const port = started(new MemoryRunPort({ input: { word: "x" } }));
+    const outcome = await executeRun({ workflow: wf, port });
+    expect(outcome).toMatchObject({ kind: "failed", error: { code: "node_timed_out" } });
+    expect(port.visits.find((v) => v.path === "fan/slow/slow")?.status).toBe("timed_out");
+  });
+
+  it("retries a branch's node after its pause: the run parks on the clock once the other branch is done", async () => {
+    let attempts = 0;
+    const flaky = action({
+      retry: { attempts: 2, backoff: { initialMs: 60_000 } },
+      run: () => {
+        attempts += 1;
+        if (attempts === 1) throw new Error("first attempt fails");
+        return "second";
+      },
+    });
+    const wf = compileWorkflow(
+      around(parallel({ branches: { flaky, steady: compute({ run: () => "steady" }) }, join: "all" })),
+    );
+    const first = started(new MemoryRunPort({ input: { word: "x" } }));
+    expect(await executeRun({ workflow: wf, port: first })).toEqual({
+      kind: "parked",
+      reason: "retry_waiting",
+    });
+    expect(first.parkedReason).toMatchObject({ code: "retry_waiting", path: "fan/flaky/flaky", attempt: 2 });
+    expect(first.visits.find((v) => v.path === "fan/steady/steady")?.status).toBe("succeeded");
+    // An explicit resume before the pause is over runs the attempt at once.
+    const resumed = started(first.reopen());
+    expect(await executeRun({ workflow: wf, port: resumed })).toEqual({
+      kind: "completed",
+      output: { flaky: "second", steady: "steady" },
+    });
+    expect(resumed.visits.find((v) => v.path === "fan/flaky/flaky")).toMatchObject({
+      attempt: 2,
+      status: "succeeded",
+    });
+  });
+});
+
 describe("parallel: crash recovery", () => {
   it("re-runs only the branch that had not finished, and never a settled effect", async () => {
     let hang = true;
