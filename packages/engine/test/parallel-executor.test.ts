@@ -438,6 +438,43 @@ describe("parallel: pause, deadlines and retries in branches", () => {
   });
 });
 
+describe("parallel: a loser waiting on the clock", () => {
+  it("cancels a branch whose retry pause waits for the fork, and saves its visit cancelled", async () => {
+    const wf = compileWorkflow(
+      around(
+        parallel({
+          branches: {
+            flaky: action({
+              retry: { attempts: 3, backoff: { initialMs: 60_000 } },
+              run: () => {
+                throw new Error("always fails");
+              },
+            }),
+            winner: action({
+              run: async () => {
+                await new Promise((resolve) => setTimeout(resolve, 30));
+                return "won";
+              },
+            }),
+          },
+          join: "any",
+        }),
+      ),
+    );
+    const port = started(new MemoryRunPort({ input: { word: "x" } }));
+    expect(await executeRun({ workflow: wf, port })).toEqual({
+      kind: "completed",
+      output: { winner: "won" },
+    });
+    expect(port.parkedReason).toBeNull();
+    expect(port.visits.find((v) => v.path === "fan/flaky/flaky")).toMatchObject({
+      status: "failed",
+      error: { code: "cancelled" },
+    });
+    expect(port.visits.filter((v) => v.status === "running")).toEqual([]);
+  });
+});
+
 describe("parallel: crash recovery", () => {
   it("re-runs only the branch that had not finished, and never a settled effect", async () => {
     let hang = true;
