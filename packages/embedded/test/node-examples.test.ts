@@ -13,7 +13,18 @@ import { type Harness, openRuntime } from "./harness.js";
 
 const NODES_DOCS = resolve(import.meta.dirname, "../../../docs/nodes");
 const EXAMPLES = join(NODES_DOCS, "examples");
-const KINDS = ["agent", "compute", "shell", "action", "notify", "checkpoint", "decision", "include", "wait"];
+const KINDS = [
+  "agent",
+  "compute",
+  "shell",
+  "action",
+  "notify",
+  "checkpoint",
+  "decision",
+  "include",
+  "wait",
+  "parallel",
+];
 
 let h: Harness;
 afterEach(() => h?.cleanup());
@@ -98,6 +109,28 @@ describe("the node pages and their examples", () => {
     expect(outcome).toEqual({ kind: "completed", output: { version: "1.2.3" } });
     const queued = h.store.listRunEvents(runId).filter((e) => e.type === "message.queued");
     expect(queued).toHaveLength(1);
+  });
+
+  it("parallel: three branches joined by name, each visit under its branch's path, routed on the join", async () => {
+    const { runId, outcome } = await runExample("parallel", "check these words");
+    expect(outcome).toEqual({
+      kind: "completed",
+      output: { shout: "CHECK THESE WORDS", words: 3, letters: 15 },
+    });
+    const steps = h.store.listRunSteps(runId).map((s) => `${s.path}:${s.status}`);
+    expect(steps.sort()).toEqual(
+      [
+        "checks:succeeded",
+        "checks/shout/shout:succeeded",
+        "checks/words/split:succeeded",
+        "checks/words/tally:succeeded",
+        "checks/letters/letters:succeeded",
+        "report:succeeded",
+      ].sort(),
+    );
+    h.cleanup();
+    const long = await runExample("parallel", "x".repeat(41));
+    expect(long.outcome).toEqual({ kind: "completed", output: "too long to check" });
   });
 
   it("decision: a short task takes the short edge", async () => {

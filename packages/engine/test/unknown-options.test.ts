@@ -13,6 +13,7 @@ import {
   defineWorkflow,
   includeWorkflow,
   notify,
+  parallel,
   shell,
   wait,
   type WorkflowDefinition,
@@ -72,6 +73,10 @@ const NODES: Record<WorkflowNode["kind"], { node: WorkflowNode; options: string[
     options: ["title", "choices", "decide"],
   },
   wait: { node: wait({ ms: 1 }), options: ["title", "ms", "until"] },
+  parallel: {
+    node: parallel({ branches: { a: compute({ run: () => 1 }) }, join: "all" }),
+    options: ["title", "branches", "join", "concurrency"],
+  },
 };
 
 const EVERY_OPTION = [...new Set(Object.values(NODES).flatMap(({ options }) => options))];

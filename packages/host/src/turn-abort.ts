@@ -1,7 +1,7 @@
 import type { RunRecord, TurnAbort, TurnRecord } from "@piw/protocol";
 import type { RunReader, StepRecord } from "@piw/store";
 
-type TurnStep = Pick<StepRecord, "path" | "visit" | "status" | "timeoutMs">;
+type TurnStep = Pick<StepRecord, "path" | "visit" | "status" | "timeoutMs" | "errorCode">;
 
 /**
  * Why the open Pi turn of a step must stop now, or null while its step may still take the model's
@@ -21,6 +21,10 @@ export function turnStopReason(
     return `Step ${turn.path} timed out${length}.`;
   }
   if (run.status === "cancelled") return `Run ${run.runId} was cancelled; step ${turn.path} is over.`;
+  // Its parallel branch was cancelled once the join was decided: the step takes no more work.
+  if (step?.status === "failed" && step.errorCode === "cancelled") {
+    return `Step ${turn.path} was cancelled: its parallel branch is no longer needed.`;
+  }
   if (run.paused || run.status === "parked") return `Run ${run.runId} was paused during step ${turn.path}.`;
   // A step that took its output (or failed on its own) leaves the model's turn alone: it was told to end it.
   if (run.status === "queued" || run.status === "starting") {

@@ -106,6 +106,19 @@ describe("the host's decision to abort a step's Pi turn", () => {
     });
   });
 
+  it("asks to abort the turn of a step whose parallel branch its join cancelled", () => {
+    const { fence, requestId } = openStepTurn();
+    const error = {
+      code: "cancelled" as const,
+      message: "Branch b of fan was cancelled: its join was decided without it.",
+    };
+    saved(store.finishNodeVisit(fence, { path: "work", visit: 1, result: { status: "failed", error } }));
+    expect(view().abortTurn).toMatchObject({
+      requestId,
+      reason: "Step work was cancelled: its parallel branch is no longer needed.",
+    });
+  });
+
   it("leaves the turn alone when its step took its output and when the run then completed", () => {
     const { fence } = openStepTurn();
     saved(

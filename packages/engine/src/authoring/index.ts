@@ -40,6 +40,8 @@ export type {
   NodeOutput,
   NodeText,
   NotifyNode,
+  JoinOption,
+  ParallelNode,
   ShellExec,
   TimeoutOption,
   ShellNode,
@@ -49,5 +51,7 @@ export type {
   WorkflowNode,
 } from "./node-specs.js";
 export { action, agent, checkpoint, compute, decision, notify, shell, wait } from "./node-specs.js";
+export type { BranchOutput, ParallelBranch, ParallelOptions, ParallelOutput } from "./parallel.js";
+export { parallel } from "./parallel.js";
 export type { RetryBackoff, RetryOn, RetryPolicy, WaitOptions, WaitOutput } from "./clock-specs.js";
 export { WorkflowError } from "./workflow-error.js";

@@ -93,6 +93,22 @@ export interface WaitNode<I = unknown> extends NodeBase<WaitOutput> {
   readonly until?: ContextFn<I, Date>;
 }
 
+/** How many branches of a parallel node must succeed: every one, the first one, or at least `atLeast`. */
+export type JoinOption = "all" | "any" | { readonly atLeast: number };
+
+/**
+ * Runs its branches side by side and joins them; its output is the branches' outputs keyed by branch
+ * name (`parallel()` builds it and types `B`). A branch is a workflow, an `includeWorkflow(...)`
+ * with an input projection, or a single node.
+ */
+export interface ParallelNode<B = Readonly<Record<string, unknown>>, O = unknown> extends NodeBase<O> {
+  readonly kind: "parallel";
+  readonly branches: B;
+  readonly join: JoinOption;
+  /** How many branches may run at once; default: all of them. */
+  readonly concurrency?: number;
+}
+
 /** Any node, whatever its input and output types. */
 export type WorkflowNode =
   | AgentNode<unknown, unknown>
@@ -102,7 +118,8 @@ export type WorkflowNode =
   | NotifyNode<unknown>
   | CheckpointNode<unknown, unknown>
   | DecisionNode<unknown, string>
-  | WaitNode<unknown>;
+  | WaitNode<unknown>
+  | ParallelNode;
 
 export type NodeKindName = WorkflowNode["kind"];
 

@@ -55,7 +55,7 @@ export function buildManifest(
   }
   const mounts: GraphManifest["mounts"] = [];
   for (const scope of scopes.values()) {
-    if (scope.parent === undefined) continue;
+    if (scope.parent === undefined || scope.parent.fork !== undefined) continue;
     const { definition, parent } = scope;
     mounts.push({
       path: scope.path,
@@ -82,6 +82,23 @@ export function buildManifest(
     mounts,
     edges,
   };
+  const forks = forksOf(nodes);
+  if (forks.length > 0) manifest.forks = forks;
   if (root.title !== undefined) manifest.title = root.title;
   return manifest;
+}
+
+/** The parallel nodes, with their joins and branches; the fork-to-branch edges are derived from these. */
+function forksOf(nodes: ReadonlyMap<string, CompiledNode>): NonNullable<GraphManifest["forks"]> {
+  const forks: NonNullable<GraphManifest["forks"]> = [];
+  for (const node of nodes.values()) {
+    if (node.kind !== "parallel") continue;
+    forks.push({
+      path: node.path,
+      join: node.join,
+      concurrency: node.concurrency,
+      branches: node.branches.map(({ name, title, startPath }) => ({ name, title, startPath })),
+    });
+  }
+  return forks;
 }

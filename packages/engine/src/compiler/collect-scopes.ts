@@ -11,6 +11,7 @@ import { workflowTimeoutDefaults } from "./deadlines.js";
 import type { CompiledNode } from "./compiled-workflow.js";
 import { fieldName, unknownFields } from "./known-fields.js";
 import { joinPath, localNameProblem, workflowNameProblem } from "./names.js";
+import { branchScopesOf } from "./parallel-node.js";
 import { collectEdges } from "./scope-edges.js";
 import type { OutcomeRoutesModel, ScopeModel } from "./scope-model.js";
 
@@ -34,7 +35,9 @@ export function collectScopes(root: WorkflowDefinition): CollectedTree {
   const tree: CollectedTree = { scopes: new Map(), nodes: new Map(), problems: [] };
   // Depth first with an explicit stack, children in declaration order: the same order as a
   // recursive walk, which the manifest and the digest depend on.
-  const pending: PendingScope[] = [{ definition: root, path: "", parent: undefined, ancestors: [] }];
+  const pending: PendingScope[] = [
+    { definition: root, path: "", parent: undefined, ancestors: [], lane: "" },
+  ];
   for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
     pending.push(...visitScope(tree, next).reverse());
   }
@@ -47,11 +50,13 @@ interface PendingScope {
   path: string;
   parent: ScopeModel["parent"];
   ancestors: readonly WorkflowDefinition[];
+  /** The innermost parallel branch the scope sits in, or '' outside any. */
+  lane: string;
 }
 
 /** Collects one scope into the tree and returns its child scopes. */
 function visitScope(tree: CollectedTree, visiting: PendingScope): PendingScope[] {
-  const { definition, path, parent, ancestors } = visiting;
+  const { definition, path, parent, ancestors, lane } = visiting;
   const problems = tree.problems;
   const at = (field: string) => `${path}:${field}`;
   const nameProblem = workflowNameProblem(definition.name);
@@ -100,12 +105,25 @@ function visitScope(tree: CollectedTree, visiting: PendingScope): PendingScope[]
   const nodeChoices = new Map<string, readonly string[] | undefined>();
   const nodeNames = new Set<string>();
   const shellNodes = new Set<string>();
+  const branchScopes: PendingScope[] = [];
   for (const [name, spec] of Object.entries(nodes)) {
     if (!claim(name, "node")) continue;
-    const place = { path: joinPath(path, name), name, scope: path };
+    const place = { path: joinPath(path, name), name, scope: path, lane };
     const compiled = compileNode(spec as WorkflowNode, place, problems, timeoutDefaults);
     nodeNames.add(name);
     if (compiled !== undefined) tree.nodes.set(place.path, compiled);
+    if (lane !== "" && compiled?.kind === "checkpoint") {
+      problems.push({
+        path: place.path,
+        message:
+          "a checkpoint cannot sit inside a parallel branch: a gate in a branch is not supported yet; put it before or after the parallel node",
+      });
+    }
+    if (compiled?.kind === "parallel" && place.path.length <= MAX_PATH_LENGTH) {
+      branchScopes.push(
+        ...forkScopes(spec as unknown as Fields, place.path, path, [...ancestors, definition], problems),
+      );
+    }
     const kind = (spec as Fields | undefined)?.kind;
     const choices = (spec as Fields | undefined)?.choices;
     if (kind === "shell") shellNodes.add(name);
@@ -166,7 +184,7 @@ function visitScope(tree: CollectedTree, visiting: PendingScope): PendingScope[]
   };
   tree.scopes.set(path, scope);
 
-  return children.map(([name, include]) => {
+  const mounted = children.map(([name, include]) => {
     const childPath = joinPath(path, name);
     if (include.title !== undefined && typeof include.title !== "string") {
       problems.push({ path: childPath, message: "title must be a string" });
@@ -176,7 +194,36 @@ function visitScope(tree: CollectedTree, visiting: PendingScope): PendingScope[]
       path: childPath,
       parent: { scope: path, mount: name, include },
       ancestors: [...ancestors, definition],
+      lane,
     };
+  });
+  return [...branchScopes, ...mounted];
+}
+
+/** The scopes of a parallel node's branches: each is `<fork>/<branch>` and is its own lane. */
+function forkScopes(
+  spec: Fields,
+  forkPath: string,
+  scope: string,
+  ancestors: readonly WorkflowDefinition[],
+  problems: CompileProblem[],
+): PendingScope[] {
+  return branchScopesOf(spec).flatMap((branch) => {
+    const path = joinPath(forkPath, branch.name);
+    if (ancestors.includes(branch.definition)) {
+      problems.push({ path, message: `workflow "${branch.definition.name}" includes itself` });
+      return [];
+    }
+    const fork = { path: forkPath, branch: branch.name };
+    return [
+      {
+        definition: branch.definition,
+        path,
+        parent: { scope, mount: branch.name, include: branch.include, fork },
+        ancestors,
+        lane: path,
+      },
+    ];
   });
 }
 

@@ -10,12 +10,15 @@ import { compileTimeout, type TimedNodeKind } from "./deadlines.js";
 import { fieldName, unknownFields } from "./known-fields.js";
 import { type CompiledRetry, compileRetry } from "./retry-policy.js";
 import { compileWaitDue } from "./wait-due.js";
+import { compileParallel } from "./parallel-node.js";
 
 /** Where a node sits: what every problem about it is reported against. */
 export interface NodePlace {
   path: string;
   name: string;
   scope: string;
+  /** The innermost parallel branch around the node, or '' (see CompiledNode's `lane`). */
+  lane: string;
 }
 
 type Fields = Record<string, unknown>;
@@ -187,6 +190,7 @@ const NODE_FIELDS: { [K in NodeKindName]: FieldsOf<K> } = {
   checkpoint: ["kind", "title", "prompt", "answer", "answeredBy"],
   decision: ["kind", "title", "choices", "decide"],
   wait: ["kind", "title", "ms", "until"],
+  parallel: ["kind", "title", "branches", "join", "concurrency"],
 };
 
 function isNodeKind(kind: unknown): kind is NodeKindName {
@@ -329,9 +333,11 @@ function buildNode(
       const due = compileWaitDue(f.ms, f.until, problem);
       return due === undefined ? undefined : { kind: "wait", ...base, due };
     }
+    case "parallel":
+      return compileParallel(f, base, problem);
     default:
       problem(
-        `unknown node kind ${JSON.stringify(f.kind)}: build nodes with agent(), compute(), action(), shell(), notify(), checkpoint(), decision() or wait()`,
+        `unknown node kind ${JSON.stringify(f.kind)}: build nodes with agent(), compute(), action(), shell(), notify(), checkpoint(), decision(), wait() or parallel()`,
       );
       return undefined;
   }

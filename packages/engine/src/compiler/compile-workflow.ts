@@ -6,7 +6,7 @@ import { buildManifest, resolvedEdges } from "./build-manifest.js";
 import { collectScopes } from "./collect-scopes.js";
 import { CompileError } from "./compile-error.js";
 import { shellCommandOf } from "./compile-node.js";
-import type { CompiledWorkflow, NextStep } from "./compiled-workflow.js";
+import type { CompiledNode, CompiledWorkflow, NextStep } from "./compiled-workflow.js";
 import { schemaJson, sha256Hex } from "./definition-digest.js";
 import { checkGraph } from "./graph-checks.js";
 import type { GraphManifest } from "./graph-manifest.js";
@@ -29,10 +29,17 @@ export function compileWorkflow(definition: WorkflowDefinition): CompiledWorkflo
   }
   const { scopes, nodes, problems } = collectScopes(definition);
   const startPath = startPathOf(scopes, "");
+  placeBranchStarts(nodes, scopes);
   const resolved = resolvedEdges(scopes);
   const successors = new Map(
     [...resolved].map(([from, targets]) => [from, targets.map((t) => t.to)] as const),
   );
+  // A parallel node goes on into each of its branches too (those edges are not in the manifest).
+  for (const node of nodes.values()) {
+    if (node.kind !== "parallel") continue;
+    const starts: NextStep[] = node.branches.map((b) => ({ kind: "node", path: b.startPath }));
+    successors.set(node.path, [...(successors.get(node.path) ?? []), ...starts]);
+  }
   const paths = [...scopes.values()].flatMap((s) => [...s.nodeNames].map((name) => joinPath(s.path, name)));
   checkGraph({ paths, successors, startPath }, problems);
   if (problems.length > 0 || startPath === undefined) {
@@ -99,6 +106,15 @@ export function compileWorkflow(definition: WorkflowDefinition): CompiledWorkflo
   return compiled;
 }
 
+/** Fills in each parallel node's branch start paths, now that every branch scope is collected. */
+function placeBranchStarts(nodes: Map<string, CompiledNode>, scopes: ReadonlyMap<string, ScopeModel>): void {
+  for (const node of nodes.values()) {
+    if (node.kind !== "parallel") continue;
+    const branches = node.branches.map((b) => ({ ...b, startPath: startPathOf(scopes, b.scope) ?? b.scope }));
+    nodes.set(node.path, { ...node, branches });
+  }
+}
+
 function parseInput(schema: ZodType | undefined, value: unknown, scope: string): unknown {
   if (schema === undefined) return value;
   const result = schema.safeParse(value);
@@ -150,6 +166,8 @@ function nodeSettings(spec: WorkflowNode): unknown {
       return { ms: spec.ms, until: text(spec.until) };
     case "compute":
       return {};
+    case "parallel":
+      return { join: spec.join, concurrency: spec.concurrency };
     default:
       return spec satisfies never;
   }

@@ -1,4 +1,4 @@
-import type { AnswerCheck, AnsweredBy, ModelNotices } from "@piw/protocol";
+import type { AnswerCheck, AnsweredBy, JoinPolicy, ModelNotices } from "@piw/protocol";
 import type { ZodType } from "zod";
 import type { AgentSessionKind, IsolatedAgentOptions } from "../authoring/agent-options.js";
 import type { NodeTimeout } from "./deadlines.js";
@@ -67,6 +67,11 @@ interface CompiledNodeBase {
   name: string;
   /** Full path of the mount the node lives in; '' for the root workflow. */
   scope: string;
+  /**
+   * The sequence of visits the node runs in: the innermost parallel branch around it
+   * (`<fork path>/<branch>`), or '' for the run's own sequence.
+   */
+  lane: string;
   title: string;
 }
 
@@ -145,6 +150,23 @@ export interface CompiledWaitNode extends CompiledNodeBase {
   due: { kind: "ms"; ms: number } | { kind: "until"; until(ctx: NodeContext): unknown };
 }
 
+/** One branch of a parallel node: its scope (`<fork path>/<branch>`, also its lane) and first node. */
+export interface CompiledBranch {
+  name: string;
+  title: string;
+  scope: string;
+  startPath: string;
+}
+
+/** Runs its branches side by side; its visit stays open until the join is decided. */
+export interface CompiledParallelNode extends CompiledNodeBase {
+  kind: "parallel";
+  branches: readonly CompiledBranch[];
+  join: JoinPolicy;
+  /** At most this many branches at once; null: all of them. */
+  concurrency: number | null;
+}
+
 export type CompiledNode =
   | CompiledComputeNode
   | CompiledActionNode
@@ -153,13 +175,17 @@ export type CompiledNode =
   | CompiledCheckpointNode
   | CompiledAgentNode
   | CompiledDecisionNode
-  | CompiledWaitNode;
+  | CompiledWaitNode
+  | CompiledParallelNode;
 
 /** A visit's ending that an outcome route can take; `exitCode` only for a shell node's non-ok exit. */
 export type FailureOutcome = { status: "failed"; exitCode?: number } | { status: "timed_out" };
 
-/** Where a node's output leads. */
-export type NextStep = { kind: "node"; path: string } | { kind: "exit"; exit: string };
+/** Where a node's output leads: a node, an exit of the root workflow, or the join of a parallel node. */
+export type NextStep =
+  | { kind: "node"; path: string }
+  | { kind: "exit"; exit: string }
+  | { kind: "join"; path: string };
 
 export interface CompiledWorkflow {
   name: string;

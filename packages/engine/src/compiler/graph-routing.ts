@@ -89,6 +89,9 @@ function resolveLocal(scopes: Scopes, scopePath: string, target: string): LocalS
   }
   if (!scope.exits.has(target)) return undefined;
   if (scope.parent === undefined) return { kind: "resolved", to: { kind: "exit", exit: target } };
+  // A branch that reaches one of its exits is done: the run goes on at its parallel node's join.
+  if (scope.parent.fork !== undefined)
+    return { kind: "resolved", to: { kind: "join", path: scope.parent.fork.path } };
   // Leaving a child through one of its exits continues at the parent's `<mount>.<exit>` edge.
   const local = `${scope.parent.mount}.${target}`;
   const edge = scopes.get(scope.parent.scope)?.edges.get(local);

@@ -22,8 +22,16 @@ export interface OutcomeRoutesModel {
 export interface ScopeModel {
   path: string;
   definition: WorkflowDefinition;
-  /** The mount that created this scope; absent for the root. */
-  parent?: { scope: string; mount: string; include: WorkflowInclude };
+  /**
+   * The mount that created this scope; absent for the root. A parallel branch has `fork` (its node's
+   * path and the branch name): its exits lead to that node's join, not to `<mount>.<exit>` edges.
+   */
+  parent?: {
+    scope: string;
+    mount: string;
+    include: WorkflowInclude;
+    fork?: { path: string; branch: string };
+  };
   /** Local node names, in definition order. */
   nodeNames: ReadonlySet<string>;
   /** Mount name → the child scope's path. */

@@ -268,6 +268,9 @@ async function produce(run: NodeRun, signal: AbortSignal): Promise<unknown> {
         { node, port: run.port, visit: run.visit, dueAt: run.dueAt ?? null, signal, now: Date.now },
         ctx,
       );
+    case "parallel":
+      // Its branches are visits of their own: the executor runs them (fork-runner.ts), never this.
+      throw new Error(`Parallel node ${node.path} reached the single-node runner.`);
     default:
       return node satisfies never;
   }

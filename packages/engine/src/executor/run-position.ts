@@ -1,9 +1,9 @@
-import type { RunSnapshot, SafeError } from "@piw/protocol";
+import type { RunSnapshot, SafeError, SavedVisit } from "@piw/protocol";
 import type { CompiledWorkflow, NodeFailureInfo } from "../compiler/compiled-workflow.js";
 import { failureInfoOf } from "./outcome-route.js";
 
-/** Where a run stands, rebuilt from saved visits only. */
-type NextStep =
+/** Where a sequence of visits stands (the run's own, or one branch's), rebuilt from saved visits only. */
+export type NextStep =
   | { kind: "visit"; path: string; visit: number }
   | { kind: "complete"; output: unknown }
   | { kind: "wait"; path: string; visit: number }
@@ -16,6 +16,8 @@ export interface RunPosition {
   visitCounts: Map<string, number>;
   stepCount: number;
   next: NextStep;
+  /** The saved visits in the order they were opened: a parallel node rebuilds its branches from them. */
+  saved: readonly SavedVisit[];
 }
 
 /** The entry of a run: the accepted checkpoint's successor for a continuation, else the start node. */
@@ -41,27 +43,54 @@ export function rebuildPosition(workflow: CompiledWorkflow, snapshot: RunSnapsho
       failuresByPath.set(v.path, failureInfoOf({ ...v, status: v.status }));
     }
   }
-  const last = snapshot.visits.at(-1);
-  let next: NextStep;
-  if (!last) {
-    next = entry(workflow, snapshot);
-  } else if (last.status === "running") {
+  // Without parallel nodes every visit is in the run's own sequence: the last one says where it stands.
+  const last =
+    workflow.manifest.forks === undefined
+      ? snapshot.visits.at(-1)
+      : lastInLane(workflow, snapshot.visits, "", -1);
+  const next = last ? nextAfter(last, visitCounts) : entry(workflow, snapshot);
+  return {
+    outputsByPath,
+    failuresByPath,
+    visitCounts,
+    stepCount: snapshot.stepCount,
+    next,
+    saved: snapshot.visits,
+  };
+}
+
+/** The last saved visit of `lane` after position `after` in `saved` (-1: from the start). */
+export function lastInLane(
+  workflow: CompiledWorkflow,
+  saved: readonly SavedVisit[],
+  lane: string,
+  after: number,
+): SavedVisit | undefined {
+  for (let i = saved.length - 1; i > after; i -= 1) {
+    const visit = saved[i] as SavedVisit;
+    if ((workflow.nodes.get(visit.path)?.lane ?? "") === lane) return visit;
+  }
+  return undefined;
+}
+
+/** Where a sequence goes after its last saved visit. */
+export function nextAfter(last: SavedVisit, visitCounts: ReadonlyMap<string, number>): NextStep {
+  if (last.status === "running") {
     // A crash retry of the unfinished visit keeps its number (seed 000).
-    next = { kind: "visit", path: last.path, visit: last.visit };
-  } else if ((last.status === "failed" || last.status === "timed_out") && last.nextPath === null) {
-    next = {
+    return { kind: "visit", path: last.path, visit: last.visit };
+  }
+  if ((last.status === "failed" || last.status === "timed_out") && last.nextPath === null) {
+    return {
       kind: "fail",
       path: last.path,
       visit: last.visit,
       status: last.status,
       error: last.error ?? { code: "node_failed", message: "The node failed." },
     };
-  } else if (last.nextPath !== null) {
-    next = { kind: "visit", path: last.nextPath, visit: (visitCounts.get(last.nextPath) ?? 0) + 1 };
-  } else if (last.nodeKind === "checkpoint") {
-    next = { kind: "wait", path: last.path, visit: last.visit };
-  } else {
-    next = { kind: "complete", output: last.output ?? null };
   }
-  return { outputsByPath, failuresByPath, visitCounts, stepCount: snapshot.stepCount, next };
+  if (last.nextPath !== null) {
+    return { kind: "visit", path: last.nextPath, visit: (visitCounts.get(last.nextPath) ?? 0) + 1 };
+  }
+  if (last.nodeKind === "checkpoint") return { kind: "wait", path: last.path, visit: last.visit };
+  return { kind: "complete", output: last.output ?? null };
 }

@@ -1,0 +1,316 @@
+import {
+  type ClockReason,
+  clockDueAt,
+  isClockReason,
+  type JoinPolicy,
+  type NodeVisitResult,
+  type RecoveryReason,
+  type RunRecord,
+  type SafeError,
+  safeError,
+  type SavedVisit,
+  type Transition,
+} from "@piw/protocol";
+import type { CompiledBranch, CompiledParallelNode } from "../compiler/compiled-workflow.js";
+import { expectSaved, FenceLost, NodeFailure, RunParked } from "./execution-signals.js";
+import type { RunPort } from "./run-port.js";
+import { lastInLane, type NextStep, nextAfter } from "./run-position.js";
+import { type Execution, type Lane, runSequence } from "./visit-sequence.js";
+
+/** Why a branch's signal aborted: its join was decided without it (it is saved as cancelled). */
+class JoinDecided extends Error {
+  override readonly name = "JoinDecided";
+}
+
+/** Why a branch's signal aborted: another branch stopped the run (a park, a lost fence): save nothing. */
+class ForkStopping extends Error {
+  override readonly name = "ForkStopping";
+}
+
+/** Where one branch stands; each phase holds what that phase needs. */
+type BranchPhase =
+  | { kind: "queued"; start: NextStep; reopens: boolean }
+  | { kind: "running"; controller: AbortController }
+  /** Its wait or retry pause asks to park the run; held until nothing else of the fork can run. */
+  | {
+      kind: "parking";
+      controller: AbortController;
+      reason: ClockReason;
+      settle(t: Transition<RunRecord>): void;
+    }
+  | { kind: "succeeded"; output: unknown }
+  | { kind: "failed"; error: SafeError }
+  | { kind: "cancelled" }
+  /** It threw: the fork stops the others and throws the same once they have all ended. */
+  | { kind: "stopped"; error: unknown };
+
+type JoinState = "pending" | "satisfied" | "impossible";
+
+function needed(join: JoinPolicy, total: number): number {
+  switch (join.kind) {
+    case "all":
+      return total;
+    case "any":
+      return 1;
+    case "atLeast":
+      return join.count;
+    default:
+      return join satisfies never;
+  }
+}
+
+/** Pure: whether enough branches succeeded, or too many failed for the join ever to be satisfied. */
+export function joinState(join: JoinPolicy, total: number, succeeded: number, failed: number): JoinState {
+  const need = needed(join, total);
+  if (succeeded >= need) return "satisfied";
+  return failed > total - need ? "impossible" : "pending";
+}
+
+function findSaved(saved: readonly SavedVisit[], path: string, visit: number): number {
+  for (let i = saved.length - 1; i >= 0; i -= 1) {
+    const v = saved[i] as SavedVisit;
+    if (v.path === path && v.visit === visit) return i;
+  }
+  return -1;
+}
+
+/** A branch's phase from the visits saved after its fork's visit opened (none: a fresh start). */
+function initialPhase(exec: Execution, branch: CompiledBranch, savedAt: number): BranchPhase {
+  const { workflow, position } = exec;
+  const last = savedAt < 0 ? undefined : lastInLane(workflow, position.saved, branch.scope, savedAt);
+  const fresh = (position.visitCounts.get(branch.startPath) ?? 0) + 1;
+  if (last === undefined) {
+    return { kind: "queued", start: { kind: "visit", path: branch.startPath, visit: fresh }, reopens: false };
+  }
+  const next = nextAfter(last, position.visitCounts);
+  switch (next.kind) {
+    case "complete":
+      return { kind: "succeeded", output: next.output };
+    case "fail":
+      return { kind: "failed", error: next.error };
+    case "visit":
+      return { kind: "queued", start: next, reopens: last.status === "running" };
+    case "wait":
+      return {
+        kind: "failed",
+        error: safeError("internal_error", `Branch ${branch.scope} stopped at a checkpoint.`),
+      };
+    default:
+      return next satisfies never;
+  }
+}
+
+/** A branch's port: the parent's, but a clock park goes through the fork, which parks the run once. */
+function branchPort(parent: RunPort, park: (reason: ClockReason) => Promise<Transition<RunRecord>>): RunPort {
+  const parkRun = (reason: RecoveryReason) => (isClockReason(reason) ? park(reason) : parent.parkRun(reason));
+  return new Proxy(parent, {
+    get(target, prop) {
+      if (prop === "parkRun") return parkRun;
+      const value = Reflect.get(target, prop, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
+
+/**
+ * The error a stopped fork throws. A park first: the other branches' writes are refused because the
+ * run is parked. Then a lost fence (nothing more can be saved), then a failure that ends the run.
+ */
+function firstStop(errors: unknown[]): unknown {
+  return (
+    errors.find((e) => e instanceof RunParked) ??
+    errors.find((e) => e instanceof FenceLost) ??
+    errors.find((e) => e instanceof NodeFailure) ??
+    errors[0]
+  );
+}
+
+/**
+ * Runs one visit of a parallel node: its branches, at most `concurrency` at once, each its own
+ * sequence of visits, until the join is decided; then the branches still running are cancelled and
+ * saved as such. Branches that had finished before a crash are not run again. Never returns or throws
+ * before every branch it started has ended.
+ */
+export async function runFork(
+  exec: Execution,
+  lane: Lane,
+  node: CompiledParallelNode,
+  visit: number,
+): Promise<NodeVisitResult> {
+  const total = node.branches.length;
+  const limit = node.concurrency ?? total;
+  const savedAt = findSaved(exec.position.saved, node.path, visit);
+  const phases = new Map<string, BranchPhase>(
+    node.branches.map((b) => [b.name, initialPhase(exec, b, savedAt)]),
+  );
+  const inFlight = new Set<Promise<void>>();
+  let poke: () => void = () => undefined;
+  let parking = false;
+
+  const count = (kind: BranchPhase["kind"]) => [...phases.values()].filter((p) => p.kind === kind).length;
+  const state = () => joinState(node.join, total, count("succeeded"), count("failed"));
+  const cancelError = (branch: string) =>
+    safeError(
+      "cancelled",
+      `Branch ${branch} of ${node.path} was cancelled: its join was decided without it.`,
+    );
+
+  const park = (branch: string, reason: ClockReason) =>
+    new Promise<Transition<RunRecord>>((resolve, reject) => {
+      const phase = phases.get(branch);
+      if (phase?.kind !== "running") return reject(new ForkStopping());
+      const { controller } = phase;
+      controller.signal.addEventListener("abort", () => reject(controller.signal.reason), { once: true });
+      phases.set(branch, { kind: "parking", controller, reason, settle: resolve });
+      poke();
+    });
+
+  const start = (branch: CompiledBranch, from: NextStep) => {
+    const controller = new AbortController();
+    const onOuter = () => controller.abort(lane.signal.reason);
+    lane.signal.addEventListener("abort", onOuter, { once: true });
+    phases.set(branch.name, { kind: "running", controller });
+    const branchLane: Lane = {
+      name: branch.scope,
+      port: branchPort(lane.port, (reason) => park(branch.name, reason)),
+      signal: controller.signal,
+      cancelledByJoin: () =>
+        controller.signal.reason instanceof JoinDecided ? cancelError(branch.name) : null,
+    };
+    const task = runSequence(exec, branchLane, from).then(
+      (end): BranchPhase => {
+        switch (end.kind) {
+          case "complete":
+            return { kind: "succeeded", output: end.output };
+          case "failed":
+            return { kind: "failed", error: end.error };
+          case "cancelled":
+            return { kind: "cancelled" };
+          case "checkpoint":
+            return {
+              kind: "failed",
+              error: safeError("internal_error", `Branch ${branch.scope} reached a checkpoint.`),
+            };
+          default:
+            return end satisfies never;
+        }
+      },
+      (error: unknown): BranchPhase =>
+        branchLane.cancelledByJoin() !== null && !(error instanceof FenceLost)
+          ? { kind: "cancelled" }
+          : { kind: "stopped", error },
+    );
+    const done = task.then((phase) => {
+      lane.signal.removeEventListener("abort", onOuter);
+      phases.set(branch.name, phase);
+      inFlight.delete(done);
+    });
+    inFlight.add(done);
+  };
+
+  /** Stop what still runs or waits: losers of a decided join are cancelled, otherwise only stopped. */
+  const stopRest = (reason: Error) => {
+    for (const [name, phase] of phases) {
+      if (phase.kind === "running" || phase.kind === "parking") phase.controller.abort(reason);
+      else if (phase.kind === "queued" && !phase.reopens) phases.set(name, { kind: "cancelled" });
+    }
+  };
+
+  const reopenedLosers: { name: string; start: Extract<NextStep, { kind: "visit" }> }[] = [];
+  for (;;) {
+    const stopped = [...phases.values()].some((p) => p.kind === "stopped");
+    const decided = state();
+    if (stopped || lane.signal.aborted) {
+      stopRest(new ForkStopping());
+    } else if (decided !== "pending") {
+      stopRest(new JoinDecided());
+      for (const [name, phase] of phases) {
+        // An unfinished visit of a branch the join no longer needs, from before a crash: saved as cancelled.
+        if (phase.kind === "queued" && phase.start.kind === "visit") {
+          reopenedLosers.push({ name, start: phase.start });
+          phases.set(name, { kind: "cancelled" });
+        }
+      }
+    } else {
+      // A branch parked on the clock holds no slot: it runs nothing until the run wakes.
+      let running = count("running");
+      for (const branch of node.branches) {
+        const phase = phases.get(branch.name);
+        if (running >= limit) break;
+        if (phase?.kind !== "queued") continue;
+        start(branch, phase.start);
+        running += 1;
+      }
+      await parkWhenIdle();
+    }
+    if (inFlight.size === 0) break;
+    const poked = new Promise<void>((resolve) => {
+      poke = resolve;
+    });
+    await Promise.race([...inFlight, poked]);
+  }
+  for (const loser of reopenedLosers) {
+    const result = { status: "failed" as const, error: cancelError(loser.name) };
+    expectSaved(
+      await lane.port.finishNodeVisit({ path: loser.start.path, visit: loser.start.visit, result }),
+    );
+  }
+
+  const errors = [...phases.values()].flatMap((p) => (p.kind === "stopped" ? [p.error] : []));
+  if (errors.length > 0) throw firstStop(errors);
+  if (lane.signal.aborted) {
+    return { status: "failed", error: safeError("cancelled", `Parallel node ${node.path} was cancelled.`) };
+  }
+  return joinResult(exec, node, phases, state());
+
+  /** Every branch that can still run is parked on the clock: park the run once, for the earliest. */
+  async function parkWhenIdle(): Promise<void> {
+    if (parking || count("running") > 0 || count("queued") > 0) return;
+    const waiting = [...phases.values()].flatMap((p) => (p.kind === "parking" ? [p] : []));
+    const earliest = waiting.sort((a, b) => (clockDueAt(a.reason) ?? 0) - (clockDueAt(b.reason) ?? 0))[0];
+    if (earliest === undefined) return;
+    parking = true;
+    const parked = await lane.port.parkRun(earliest.reason);
+    for (const phase of waiting) phase.settle(parked);
+  }
+}
+
+function joinResult(
+  exec: Execution,
+  node: CompiledParallelNode,
+  phases: ReadonlyMap<string, BranchPhase>,
+  state: JoinState,
+): NodeVisitResult {
+  if (state === "satisfied") {
+    const output: Record<string, unknown> = {};
+    for (const branch of node.branches) {
+      const phase = phases.get(branch.name);
+      if (phase?.kind === "succeeded") output[branch.name] = phase.output;
+    }
+    const target = exec.workflow.next(node.path, output);
+    return {
+      status: "succeeded",
+      output: output as never,
+      next: target.kind === "node" ? target.path : null,
+    };
+  }
+  // The first branch, in declaration order, that failed on its own (not cancelled by the join).
+  const failures = node.branches.flatMap((b) => {
+    const phase = phases.get(b.name);
+    return phase?.kind === "failed" ? [{ name: b.name, error: phase.error }] : [];
+  });
+  const failure = failures.find((f) => f.error.code !== "cancelled") ?? failures[0];
+  if (failure === undefined) {
+    return {
+      status: "failed",
+      error: safeError("internal_error", `The join of ${node.path} was not decided.`),
+    };
+  }
+  return {
+    status: "failed",
+    error: safeError(
+      failure.error.code,
+      `Branch ${failure.name} of ${node.path} failed: ${failure.error.message}`,
+    ),
+  };
+}

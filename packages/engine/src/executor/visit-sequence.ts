@@ -1,0 +1,230 @@
+import { type NodeVisitState, type SafeError, safeError, type Transition } from "@piw/protocol";
+import type { CompiledNode, CompiledWorkflow } from "../compiler/compiled-workflow.js";
+import { type AgentPlacement, agentSessionFor } from "./agent-session.js";
+import { expectSaved, NodeFailure, ValueTooLarge } from "./execution-signals.js";
+import { runNode, tooLarge } from "./node-runner.js";
+import type { OneAtATime } from "./one-at-a-time.js";
+import { failureInfoOf, routeOutcome } from "./outcome-route.js";
+import { awaitRetryDue, retryIfAllowed } from "./retry-decision.js";
+import type { RunPort } from "./run-port.js";
+import type { NextStep, RunPosition } from "./run-position.js";
+import type { DebugLog } from "./safe-failure.js";
+import { visitTimeoutMs } from "./visit-deadline.js";
+
+/** What every sequence of one run command shares: the run, its rebuilt position and its step count. */
+export interface Execution {
+  workflow: CompiledWorkflow;
+  runId: string;
+  runInput: unknown;
+  position: RunPosition;
+  /** Visits opened so far (first attempts), against `maxSteps`: every sequence counts here. */
+  steps: { count: number };
+  onProcessGroup?: (pgid: number, alive: boolean) => void;
+  debug?: DebugLog;
+  agents?: AgentPlacement;
+  /** The run's conversation holds one step at a time: branches take turns at it. */
+  conversation: OneAtATime;
+  /** Runs a parallel node's visit (fork-runner.ts); passed in so the two files need not import each other. */
+  runFork(lane: Lane, node: Extract<CompiledNode, { kind: "parallel" }>, visit: number): Promise<RunResult>;
+}
+
+type RunResult = Awaited<ReturnType<typeof runNode>>;
+
+/** One sequence of visits: the run's own (`name` '') or a branch's, with its own port and signal. */
+export interface Lane {
+  name: string;
+  /** A branch's port holds a clock park until its fork has nothing else to run (fork-runner.ts). */
+  port: RunPort;
+  /** Aborts on the run's cancel, and for a branch also when its fork stops it. */
+  signal: AbortSignal;
+  /** The error a branch's unfinished visit is saved with when its join cancelled it; else null. */
+  cancelledByJoin(): SafeError | null;
+}
+
+/** How a sequence ended; its last visit is saved. `cancelled`: its signal aborted. */
+export type SequenceEnd =
+  | { kind: "complete"; output: unknown }
+  | { kind: "checkpoint"; path: string; visit: number }
+  | { kind: "failed"; error: SafeError; timedOut: boolean }
+  | { kind: "cancelled" };
+
+/** The start's `timeoutMs`, only for kinds that have a deadline (the field is optional on the wire). */
+function timeoutField(timeoutMs: number | null | undefined): { timeoutMs?: number | null } {
+  return timeoutMs === undefined ? {} : { timeoutMs };
+}
+
+function startOf(exec: Execution, node: CompiledNode, path: string, visit: number) {
+  const { workflow, runInput, position } = exec;
+  return {
+    path,
+    visit,
+    nodeKind: node.kind,
+    ...timeoutField(visitTimeoutMs(workflow, node, runInput, position.outputsByPath)),
+  };
+}
+
+/** Whether an agent step of a branch needs the run's conversation, which takes one step at a time. */
+function needsConversation(exec: Execution, node: CompiledNode): boolean {
+  if (node.kind !== "agent" || node.lane === "") return false;
+  return exec.agents === undefined || agentSessionFor(node, exec.agents.origin) === "conversation";
+}
+
+async function runOpened(
+  exec: Execution,
+  lane: Lane,
+  node: CompiledNode,
+  visit: number,
+  opened: Extract<NodeVisitState, { status: "running" }>,
+): Promise<RunResult> {
+  if (node.kind === "parallel") return exec.runFork(lane, node, visit);
+  const work = () =>
+    runNode({
+      workflow: exec.workflow,
+      node,
+      port: lane.port,
+      visit,
+      attempt: opened.attempt,
+      deadline: opened.deadline ?? null,
+      dueAt: opened.dueAt ?? null,
+      runId: exec.runId,
+      runInput: exec.runInput,
+      outputsByPath: exec.position.outputsByPath,
+      failuresByPath: exec.position.failuresByPath,
+      signal: lane.signal,
+      ...(exec.onProcessGroup ? { onProcessGroup: exec.onProcessGroup } : {}),
+      ...(exec.debug ? { debug: exec.debug } : {}),
+      ...(exec.agents ? { agents: exec.agents } : {}),
+    });
+  return needsConversation(exec, node) ? exec.conversation.run(work) : work();
+}
+
+async function saveCancelled(port: RunPort, path: string, visit: number, error: SafeError): Promise<void> {
+  expectSaved(await port.finishNodeVisit({ path, visit, result: { status: "failed", error } }));
+}
+
+/**
+ * Runs one sequence of node visits from `start` until it ends: at an exit (or its branch's join), a
+ * checkpoint, an unrouted failure, or its signal. Stops (throws) for a lost fence, a park, and the
+ * failures that end the whole run (`NodeFailure`: maxSteps, a node no longer in the workflow).
+ */
+export async function runSequence(exec: Execution, lane: Lane, start: NextStep): Promise<SequenceEnd> {
+  const { workflow, position } = exec;
+  const { port, signal } = lane;
+  let next = start;
+  /** The start of `next`, already saved together with the previous visit's finish (advance). */
+  let opening: Transition<NodeVisitState> | undefined;
+  for (;;) {
+    switch (next.kind) {
+      case "complete":
+        return { kind: "complete", output: next.output };
+      case "fail":
+        return { kind: "failed", error: next.error, timedOut: next.status === "timed_out" };
+      case "wait":
+        return { kind: "checkpoint", path: next.path, visit: next.visit };
+      case "visit": {
+        if (signal.aborted) {
+          const cancelled = lane.cancelledByJoin();
+          if (opening && cancelled) await saveCancelled(port, next.path, next.visit, cancelled);
+          return { kind: "cancelled" };
+        }
+        const node = workflow.nodes.get(next.path);
+        if (!node) throw new NodeFailure("source_changed", `Saved node ${next.path} is not in the workflow.`);
+        const opened = expectSaved(
+          opening ?? (await port.startNodeVisit(startOf(exec, node, next.path, next.visit))),
+        );
+        opening = undefined;
+        if (opened.status === "running" && opened.attempt === 1) {
+          exec.steps.count += 1;
+          if (exec.steps.count > workflow.maxSteps) {
+            const error = safeError(
+              "max_steps_exceeded",
+              `The run exceeded maxSteps (${workflow.maxSteps}).`,
+            );
+            const result = { status: "failed" as const, error };
+            expectSaved(await port.finishNodeVisit({ path: next.path, visit: next.visit, result }));
+            throw new NodeFailure(error.code, error.message);
+          }
+        }
+        // A retry attempt the clock woke within its lead waits here for its due time.
+        if (opened.status === "running" && node.kind !== "wait") {
+          if ((await awaitRetryDue(port, opened, signal)) === "cancelled") {
+            const cancelled = lane.cancelledByJoin();
+            // A branch its join cancelled while its attempt slept: the visit is saved as cancelled.
+            if (cancelled) await saveCancelled(port, next.path, next.visit, cancelled);
+            return { kind: "cancelled" };
+          }
+        }
+        const ran =
+          opened.status === "finished"
+            ? opened.result
+            : await runOpened(exec, lane, node, next.visit, opened);
+        // Retry first (the visit stays open for its next attempt); a final failure may then take a
+        // route (outcome-route.ts). A saved result already holds its route.
+        if (opened.status === "running") {
+          try {
+            await retryIfAllowed({ node, port, opened, result: ran, signal });
+          } catch (error) {
+            // A branch's retry pause waits for its fork; a join decided meanwhile cancels the branch.
+            if (lane.cancelledByJoin() === null) throw error;
+          }
+        }
+        let result = opened.status === "finished" ? ran : routeOutcome(workflow, node, ran, signal);
+        const cancelled =
+          opened.status === "running" && result.status !== "succeeded" && lane.cancelledByJoin();
+        // A branch its join cancelled keeps its unfinished visit as cancelled, never routed or retried.
+        if (cancelled) result = { status: "failed", error: cancelled };
+        const finish = { path: next.path, visit: next.visit, result };
+        position.visitCounts.set(next.path, next.visit);
+        const nextPath = result.next ?? null;
+        const following =
+          nextPath !== null ? { path: nextPath, visit: (position.visitCounts.get(nextPath) ?? 0) + 1 } : null;
+        const followingNode = following && workflow.nodes.get(following.path);
+        if (opened.status === "running") {
+          try {
+            if (following && followingNode && port.advanceNodeVisit && !signal.aborted) {
+              // One commit for the boundary: this visit's result and the next visit's start.
+              const advanced = expectSaved(
+                await port.advanceNodeVisit({
+                  finish,
+                  start: startOf(exec, followingNode, following.path, following.visit),
+                }),
+              );
+              opening = advanced.started;
+            } else {
+              expectSaved(await port.finishNodeVisit(finish));
+            }
+          } catch (error) {
+            if (!(error instanceof ValueTooLarge)) throw error;
+            // Nothing of the result was saved: the visit fails instead, like any other failure.
+            const failure = tooLarge(next.path, error);
+            expectSaved(
+              await port.finishNodeVisit({ ...finish, result: { status: "failed", error: failure } }),
+            );
+            return { kind: "failed", error: failure, timedOut: false };
+          }
+        }
+        if (result.status !== "succeeded") {
+          // Unrouted: the sequence ends here. Routed: the next node sees the failure in `ctx.failures`.
+          if (following === null) {
+            if (cancelled) return { kind: "cancelled" };
+            return { kind: "failed", error: result.error, timedOut: result.status === "timed_out" };
+          }
+          position.failuresByPath.set(next.path, failureInfoOf(result));
+        } else {
+          position.outputsByPath.set(next.path, result.output);
+          position.failuresByPath.delete(next.path);
+        }
+        if (following) {
+          next = { kind: "visit", ...following };
+        } else if (node.kind === "checkpoint") {
+          next = { kind: "wait", path: next.path, visit: next.visit };
+        } else {
+          next = { kind: "complete", output: result.output };
+        }
+        break;
+      }
+      default:
+        return next satisfies never;
+    }
+  }
+}
