@@ -1,3 +1,4 @@
+export type { GroupOutcome } from "./context.js";
 export type { StoreErrorCode } from "./errors.js";
 export { StoreError } from "./errors.js";
 export type { SynchronousMode } from "./open-database.js";
