@@ -105,8 +105,8 @@ describe("commitGroup", () => {
     ]);
     expect(outcomes.map((o) => o.ok)).toEqual([true, false, true]);
     const failed = outcomes[1];
-    expect(!failed?.ok && failed.error).toBeInstanceOf(StoreError);
-    expect(!failed?.ok && failed.error.code).toBe("payload_too_large");
+    expect(failed?.ok === false && failed.error).toBeInstanceOf(StoreError);
+    expect(failed?.ok === false && failed.error.code).toBe("payload_too_large");
     expect(runSnapshot(h.store, b.runId)).toEqual(before);
     expect(h.store.listRunSteps(a.runId)).toHaveLength(1);
     expect(h.store.listRunSteps(c.runId)).toHaveLength(1);
@@ -120,23 +120,23 @@ describe("commitGroup", () => {
     const pages = statSync(join(h.dir, "state.db")).size / 4096;
     h.reopen({ maxPageCount: pages });
     const before = everything();
-    const big = () =>
-      h.store.startNodeVisit(b, { path: "a".repeat(200), visit: 1, nodeKind: "compute" }) &&
-      saved(
-        h.store.finishNodeVisit(b, {
-          path: "a".repeat(200),
-          visit: 1,
-          result: { status: "succeeded", output: "y".repeat(512 * 1024), next: null },
-        }),
-      );
-    const outcomes = h.store.commitGroup([startFirst(a), big, startFirst(c)]);
+    // b's node finishes with a 512 KiB output: far more pages than the cap leaves.
+    const big = () => {
+      saved(h.store.startNodeVisit(b, { path: "a", visit: 1, nodeKind: "compute" }));
+      return h.store.finishNodeVisit(b, {
+        path: "a",
+        visit: 1,
+        result: { status: "succeeded", output: "y".repeat(512 * 1024), next: null },
+      });
+    };
+    const outcomes = h.store.commitGroup<unknown>([startFirst(a), big, startFirst(c)]);
     expect(outcomes.map((o) => (o.ok ? "ok" : o.error.code))).toEqual([
       "store_failed",
       "store_failed",
       "store_failed",
     ]);
     const first = outcomes[0];
-    expect(!first?.ok && first.error.message).toMatch(/full.*Nothing of this request was saved/);
+    expect(first?.ok === false && first.error.message).toMatch(/full.*Nothing of this request was saved/);
     expect(everything()).toEqual(before);
     // The store still works: the same small requests commit once there is room.
     h.reopen();
