@@ -10,6 +10,8 @@ export interface GroupCommitterOptions {
   /** After a commit, once per run it touched: reconcile and publish (a view per batch, not per request). */
   runChanged(runId: string): void;
   maxGroup?: number;
+  /** Diagnostics and tests: after each commit of the queue, how many requests it held. */
+  committed?(requests: number): void;
 }
 
 interface Queued {
@@ -77,6 +79,7 @@ export class GroupCommitter {
       for (const queued of group) queued.reject(error);
       return;
     }
+    this.options.committed?.(group.length);
     for (const runId of new Set(group.map((queued) => queued.runId))) this.options.runChanged(runId);
     group.forEach((queued, i) => {
       const outcome = outcomes[i];

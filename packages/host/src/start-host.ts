@@ -38,6 +38,8 @@ export interface StartHostOptions {
    * as before group commit; only the commit bench and tests turn it off (`PIW_GROUP_COMMIT=off`).
    */
   groupCommit?: boolean;
+  /** Diagnostics and tests: called after each group commit with the number of requests it held. */
+  onGroupCommit?(requests: number): void;
   /** Test hook: where to die on purpose (`hostCrashHookFromEnv`); none by default. */
   crashHook?: HostCrashHook;
 }
@@ -104,6 +106,7 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
     cancelGraceMs: options.cancelGraceMs ?? 3_000,
     log,
     ...(options.groupCommit === undefined ? {} : { groupCommit: options.groupCommit }),
+    ...(options.onGroupCommit ? { onGroupCommit: options.onGroupCommit } : {}),
     publish: (runId) => {
       holder.publisher?.changed(runId);
       // A run that parked on a wait or retry, or was paused, resumed or cancelled, moves the clock.

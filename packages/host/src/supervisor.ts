@@ -38,6 +38,8 @@ export interface SupervisorOptions {
   publish(runId: string): void;
   /** Group commit of the workers' durable writes (default on; off only for benches and tests). */
   groupCommit?: boolean;
+  /** Diagnostics and tests: after each group commit, how many requests it held. */
+  onGroupCommit?(requests: number): void;
 }
 
 export interface WorkerInfo {
@@ -87,6 +89,7 @@ export class Supervisor implements LiveWorkerIndex {
       store: options.store,
       enabled: options.groupCommit ?? true,
       runChanged: (runId) => this.runChanged(runId),
+      ...(options.onGroupCommit ? { committed: options.onGroupCommit } : {}),
     });
   }
 

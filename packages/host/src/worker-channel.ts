@@ -129,9 +129,7 @@ function afterUncommitted(
     ordered[method] = writes.has(method)
       ? handler
       : (params: never) =>
-          uncommitted.size === 0
-            ? handler(params)
-            : Promise.all(uncommitted).then(() => handler(params));
+          uncommitted.size === 0 ? handler(params) : Promise.all(uncommitted).then(() => handler(params));
   }
   return ordered as Handlers<typeof workerMethods>;
 }
