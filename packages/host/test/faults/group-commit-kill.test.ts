@@ -90,7 +90,10 @@ describe("kill -9 of the host while concurrent runs' writes are group-committed"
         const steps = store.listRunSteps(runId);
         const index = Number(path.slice(1));
         // Its visit was opened, and the node before it finished, in what the host had committed.
-        expect(steps.some((s) => s.path === path), `${name} ${path} saved`).toBe(true);
+        expect(
+          steps.some((s) => s.path === path),
+          `${name} ${path} saved`,
+        ).toBe(true);
         if (index > 0) {
           expect(
             steps.find((s) => s.path === `n${index - 1}`)?.status,
