@@ -1,7 +1,7 @@
 import type { RunStore } from "@piw/store";
 
 /** The most requests one commit takes; a longer queue is committed in several, each replied to at once. */
-export const MAX_GROUP = 128;
+const MAX_GROUP = 128;
 
 export interface GroupCommitterOptions {
   store: RunStore;

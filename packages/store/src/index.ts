@@ -1,4 +1,3 @@
-export type { GroupOutcome } from "./context.js";
 export type { StoreErrorCode } from "./errors.js";
 export { StoreError } from "./errors.js";
 export type { SynchronousMode } from "./open-database.js";
