@@ -85,6 +85,14 @@ function synchronous(): "FULL" | "NORMAL" {
   return fail("PIW_SYNCHRONOUS must be FULL or NORMAL.", 2);
 }
 
+/** `PIW_GROUP_COMMIT=off` commits every request alone: for the commit bench's side-by-side only. */
+function groupCommit(): boolean {
+  const mode = process.env.PIW_GROUP_COMMIT;
+  if (mode === undefined || mode === "" || mode === "on") return true;
+  if (mode === "off") return false;
+  return fail("PIW_GROUP_COMMIT must be on or off.", 2);
+}
+
 function version(): string {
   try {
     return (createRequire(import.meta.url)("../package.json") as { version?: string }).version ?? "0.0.0";
@@ -102,6 +110,7 @@ try {
     stateDir: defaultStateDir(),
     workerCommand: workerCommand(),
     synchronous: synchronous(),
+    groupCommit: groupCommit(),
     version: version(),
     log,
     crashHook: hostCrashHookFromEnv(process.env),

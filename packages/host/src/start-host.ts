@@ -33,6 +33,13 @@ export interface StartHostOptions {
   now?: () => number;
   version?: string;
   log?: HostLog;
+  /**
+   * Group commit of concurrent runs' durable writes (default true). `false` commits each request alone,
+   * as before group commit; only the commit bench and tests turn it off (`PIW_GROUP_COMMIT=off`).
+   */
+  groupCommit?: boolean;
+  /** Diagnostics and tests: called after each group commit with the number of requests it held. */
+  onGroupCommit?(requests: number): void;
   /** Test hook: where to die on purpose (`hostCrashHookFromEnv`); none by default. */
   crashHook?: HostCrashHook;
 }
@@ -98,6 +105,8 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
     leaseMs: options.leaseMs ?? 30_000,
     cancelGraceMs: options.cancelGraceMs ?? 3_000,
     log,
+    ...(options.groupCommit === undefined ? {} : { groupCommit: options.groupCommit }),
+    ...(options.onGroupCommit ? { onGroupCommit: options.onGroupCommit } : {}),
     publish: (runId) => {
       holder.publisher?.changed(runId);
       // A run that parked on a wait or retry, or was paused, resumed or cancelled, moves the clock.

@@ -21,6 +21,7 @@ import { killProcessGroups } from "./process-groups.js";
 import { WarmWorker } from "./warm-worker.js";
 import { LiveWorker } from "./live-worker.js";
 import { workerHandlers } from "./worker-channel.js";
+import { GroupCommitter } from "./group-committer.js";
 
 export interface SupervisorOptions {
   store: RunStore;
@@ -35,6 +36,10 @@ export interface SupervisorOptions {
   log: HostLog;
   /** Publish the run's view to subscribers. */
   publish(runId: string): void;
+  /** Group commit of the workers' durable writes (default on; off only for benches and tests). */
+  groupCommit?: boolean;
+  /** Diagnostics and tests: after each group commit, how many requests it held. */
+  onGroupCommit?(requests: number): void;
 }
 
 export interface WorkerInfo {
@@ -69,6 +74,7 @@ export class Supervisor implements LiveWorkerIndex {
   /** Isolated agent steps' latest progress, per run, as workers report it. */
   readonly progress = new AgentProgressBoard();
   private readonly warm: WarmWorker;
+  private readonly committer: GroupCommitter;
   private stopping = false;
 
   constructor(private readonly options: SupervisorOptions) {
@@ -79,6 +85,12 @@ export class Supervisor implements LiveWorkerIndex {
       log: options.log,
     });
     this.warm.fill();
+    this.committer = new GroupCommitter({
+      store: options.store,
+      enabled: options.groupCommit ?? true,
+      runChanged: (runId) => this.runChanged(runId),
+      ...(options.onGroupCommit ? { committed: options.onGroupCommit } : {}),
+    });
   }
 
   /** The pre-started worker waiting for the next activation, if any; it belongs to no run. */
@@ -281,7 +293,13 @@ export class Supervisor implements LiveWorkerIndex {
     // exactly like a worker spawned for it.
     const spare = this.warm.take();
     const proc = spare.process;
-    const deps = { store, log, progress: this.progress, runChanged: (id: string) => this.runChanged(id) };
+    const deps = {
+      store,
+      log,
+      progress: this.progress,
+      runChanged: (id: string) => this.runChanged(id),
+      committer: this.committer,
+    };
     const worker = new LiveWorker(
       launchId,
       command,

@@ -1,6 +1,7 @@
 import { type Handlers, RpcError, type workerMethods } from "@piw/protocol";
 import type { RunStore } from "@piw/store";
 import type { AgentProgressBoard } from "./agent-progress-board.js";
+import type { GroupCommitter } from "./group-committer.js";
 import { describeBug, guardHandlers } from "./host-errors.js";
 import type { HostLog } from "./host-log.js";
 import type { LiveWorker } from "./live-worker.js";
@@ -13,18 +14,42 @@ export interface WorkerChannelDeps {
   progress: AgentProgressBoard;
   /** The run changed: reconcile presentation and waits, publish its view. */
   runChanged(runId: string): void;
+  /** Where the durable writes go: committed with the other workers' in one transaction. */
+  committer: GroupCommitter;
 }
+
+/** The worker methods that are one durable write each: these are group-committed. */
+const DURABLE_WRITES = [
+  "run.markRunning",
+  "visit.start",
+  "visit.finish",
+  "visit.advance",
+  "effect.reserve",
+  "effect.settle",
+  "message.enqueue",
+  "run.finish",
+  "run.park",
+  "run.redefine",
+] as const satisfies ReadonlyArray<keyof typeof workerMethods>;
 
 /**
  * The host side of the worker protocol for one launch. The worker never sends a fence: every store
  * call carries this launch's own, so a superseded worker only ever gets conflicts back.
  */
 export function workerHandlers(deps: WorkerChannelDeps, worker: LiveWorker): Handlers<typeof workerMethods> {
-  const { store } = deps;
+  const { store, committer } = deps;
   const { fence, runId } = worker;
-  const changed = <T>(result: T): T => {
-    deps.runChanged(runId);
-    return result;
+  // The channel's writes not yet committed. Any other request waits for them, so a worker's requests
+  // act in the order it sent them; writes never wait for each other (they share one commit).
+  const uncommitted = new Set<Promise<unknown>>();
+  const commit = <T>(write: () => T): Promise<T> => {
+    const done = committer.submit(runId, write);
+    const settled: Promise<unknown> = done.then(
+      () => uncommitted.delete(settled),
+      () => uncommitted.delete(settled),
+    );
+    uncommitted.add(settled);
+    return done;
   };
   const handlers: Handlers<typeof workerMethods> = {
     "worker.hello": ({ launchId }) => {
@@ -41,16 +66,16 @@ export function workerHandlers(deps: WorkerChannelDeps, worker: LiveWorker): Han
       }
       return { command: worker.command, run, snapshot: store.readRunSnapshot(runId) };
     },
-    "run.markRunning": () => changed(store.markRunning(fence)),
-    "visit.start": (params) => changed(store.startNodeVisit(fence, params)),
-    "visit.finish": (params) => changed(store.finishNodeVisit(fence, params)),
-    "visit.advance": (params) => changed(store.advanceNodeVisit(fence, params)),
-    "effect.reserve": (params) => changed(store.reserveEffect(fence, params)),
-    "effect.settle": (params) => changed(store.settleEffect(fence, params)),
-    "message.enqueue": (params) => changed(store.enqueueMessage(fence, params)),
-    "run.finish": (params) => changed(store.finishRun(fence, params)),
-    "run.park": (params) => changed(store.parkRun(fence, params)),
-    "run.redefine": (params) => changed(store.redefineRun(fence, params)),
+    "run.markRunning": () => commit(() => store.markRunning(fence)),
+    "visit.start": (params) => commit(() => store.startNodeVisit(fence, params)),
+    "visit.finish": (params) => commit(() => store.finishNodeVisit(fence, params)),
+    "visit.advance": (params) => commit(() => store.advanceNodeVisit(fence, params)),
+    "effect.reserve": (params) => commit(() => store.reserveEffect(fence, params)),
+    "effect.settle": (params) => commit(() => store.settleEffect(fence, params)),
+    "message.enqueue": (params) => commit(() => store.enqueueMessage(fence, params)),
+    "run.finish": (params) => commit(() => store.finishRun(fence, params)),
+    "run.park": (params) => commit(() => store.parkRun(fence, params)),
+    "run.redefine": (params) => commit(() => store.redefineRun(fence, params)),
     "agent.next": (key) => worker.agent.next(key),
     "agent.verdict": ({ submissionId, verdict }) => {
       worker.agent.verdict(submissionId, verdict);
@@ -87,7 +112,24 @@ export function workerHandlers(deps: WorkerChannelDeps, worker: LiveWorker): Han
       return { ok: true as const };
     },
   };
-  return guardHandlers(handlers, (method, error) =>
+  const ordered = afterUncommitted(handlers, uncommitted);
+  return guardHandlers(ordered, (method, error) =>
     deps.log(`worker ${worker.launchId}: ${method} failed: ${describeBug(error)}`),
   );
+}
+
+/** Every method but the durable writes first waits for the channel's writes still being committed. */
+function afterUncommitted(
+  handlers: Handlers<typeof workerMethods>,
+  uncommitted: Set<Promise<unknown>>,
+): Handlers<typeof workerMethods> {
+  const writes = new Set<string>(DURABLE_WRITES);
+  const ordered: Record<string, (params: never) => unknown> = {};
+  for (const [method, handler] of Object.entries(handlers) as Array<[string, (params: never) => unknown]>) {
+    ordered[method] = writes.has(method)
+      ? handler
+      : (params: never) =>
+          uncommitted.size === 0 ? handler(params) : Promise.all(uncommitted).then(() => handler(params));
+  }
+  return ordered as Handlers<typeof workerMethods>;
 }

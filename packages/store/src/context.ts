@@ -13,6 +13,9 @@ import type { RunRow } from "./rows.js";
 
 export type MediaType = "application/json" | "text/plain";
 
+/** One request's own result in a group commit: its value, or the error that rolled back only its changes. */
+export type GroupOutcome<T> = { ok: true; value: T } | { ok: false; error: StoreError };
+
 export interface StoreLimits {
   /** Largest blob accepted, in bytes of UTF-8. */
   maxBlobBytes: number;
@@ -26,13 +29,23 @@ export class StoreContext {
   private readonly statements = new Map<string, Database.Statement>();
   /** One reusable BEGIN IMMEDIATE runner: `db.transaction(fn)` builds four wrapper functions per call. */
   private readonly immediate: (fn: () => unknown) => unknown;
+  /** Inside an open transaction better-sqlite3 runs this as SAVEPOINT … RELEASE (ROLLBACK TO on a throw). */
+  private readonly savepoint: (fn: () => unknown) => unknown;
+  private readonly begin: Database.Statement;
+  private readonly commit: Database.Statement;
+  private readonly rollback: Database.Statement;
 
   constructor(
     readonly db: Database.Database,
     readonly now: () => number,
     readonly limits: StoreLimits,
   ) {
-    this.immediate = db.transaction((fn: () => unknown) => fn()).immediate;
+    const runner = db.transaction((fn: () => unknown) => fn());
+    this.immediate = runner.immediate;
+    this.savepoint = runner.deferred;
+    this.begin = db.prepare("BEGIN IMMEDIATE");
+    this.commit = db.prepare("COMMIT");
+    this.rollback = db.prepare("ROLLBACK");
   }
 
   stmt(sql: string): Database.Statement {
@@ -51,6 +64,61 @@ export class StoreContext {
     } catch (error) {
       throw toStoreError(error);
     }
+  }
+
+  /**
+   * Group commit: every request in its own SAVEPOINT inside one BEGIN IMMEDIATE … COMMIT, so the whole
+   * group costs one commit (one fsync at FULL). A request that throws rolls back its own savepoint and
+   * gets its own error; the others are unaffected. When the group's transaction itself is lost (the
+   * COMMIT fails, or SQLite rolled the whole transaction back after SQLITE_FULL or an I/O error), no
+   * request's change was saved and every request gets that error. `ctx.tx` inside a request nests as
+   * a savepoint. Requests must be synchronous and must not touch anything but the store before the
+   * outcomes are returned: nothing is durable until then.
+   */
+  group<T>(requests: ReadonlyArray<() => T>): GroupOutcome<T>[] {
+    if (requests.length === 1) {
+      const only = requests[0] as () => T;
+      try {
+        return [{ ok: true, value: this.tx(only) }];
+      } catch (error) {
+        return [{ ok: false, error: toStoreError(error) }];
+      }
+    }
+    const outcomes: GroupOutcome<T>[] = [];
+    let lost: StoreError | undefined;
+    try {
+      this.begin.run();
+    } catch (error) {
+      lost = toStoreError(error);
+    }
+    for (const request of lost ? [] : requests) {
+      try {
+        outcomes.push({ ok: true, value: this.savepoint(request) as T });
+      } catch (error) {
+        if (!this.db.inTransaction) {
+          lost = toStoreError(error);
+          break;
+        }
+        outcomes.push({ ok: false, error: toStoreError(error) });
+      }
+    }
+    if (!lost) {
+      try {
+        this.commit.run();
+        return outcomes;
+      } catch (error) {
+        lost = toStoreError(error);
+      }
+    }
+    if (this.db.inTransaction) {
+      try {
+        this.rollback.run();
+      } catch {
+        // SQLite rolls back a transaction it cannot keep; nothing of the group is saved either way.
+      }
+    }
+    const error = new StoreError(lost.code, `${lost.message} Nothing of this request was saved.`);
+    return requests.map(() => ({ ok: false, error }));
   }
 
   /** Reads need no write lock; they still normalize errors. */

@@ -20,6 +20,11 @@ export interface OpenDatabaseOptions {
   /** FULL (default) survives power loss; NORMAL exists for benchmarks. */
   synchronous?: SynchronousMode;
   busyTimeoutMs?: number;
+  /**
+   * A cap on the database's size in pages (SQLite's `max_page_count`): a write past it fails as a full
+   * disk would. Off by default; tests use it to fill the "disk" for real.
+   */
+  maxPageCount?: number;
 }
 
 export const STATE_FILE_NAME = STATE_DB_NAME;
@@ -149,6 +154,8 @@ export function openDatabase(options: OpenDatabaseOptions): { db: Database.Datab
     db.pragma(`synchronous = ${options.synchronous ?? "FULL"}`);
     db.pragma(`busy_timeout = ${Math.max(0, Math.trunc(options.busyTimeoutMs ?? 5000))}`);
     db.pragma("foreign_keys = ON");
+    if (options.maxPageCount !== undefined)
+      db.pragma(`max_page_count = ${Math.max(1, Math.trunc(options.maxPageCount))}`);
     if (state === "empty") {
       const conn = db;
       conn

@@ -21,7 +21,7 @@ import type {
   WorkerExit,
 } from "@piw/protocol";
 import { listDueRuns, nextWakeAt } from "./clock.js";
-import { StoreContext } from "./context.js";
+import { type GroupOutcome, StoreContext } from "./context.js";
 import { resolveManualEffect } from "./effect-resolution.js";
 import { StoreError } from "./errors.js";
 import { readRunHistory } from "./history-readers.js";
@@ -57,6 +57,8 @@ export interface OpenStoreOptions {
   stateDir: string;
   synchronous?: SynchronousMode;
   busyTimeoutMs?: number;
+  /** See `OpenDatabaseOptions.maxPageCount`: a size cap that makes writes past it fail as on a full disk. */
+  maxPageCount?: number;
   /** Largest blob accepted (default 1 MiB). */
   maxBlobBytes?: number;
   /** Milliseconds since the epoch; injectable so tests control leases. */
@@ -112,6 +114,16 @@ export class RunStore {
   private use(): StoreContext {
     if (this.closed) throw new StoreError("store_closed", "The state store is closed.");
     return this.ctx;
+  }
+
+  /**
+   * Group commit: apply several requests (each a call of this store's methods) in one transaction
+   * with one commit, each in its own savepoint, and return each one's own outcome. A request that
+   * throws changes nothing and fails alone; if the commit itself fails, every request fails and
+   * nothing is saved. See docs/maintainers/state.md, "Group commit".
+   */
+  commitGroup<T>(requests: ReadonlyArray<() => T>): GroupOutcome<T>[] {
+    return this.use().group(requests);
   }
 
   // Run lifecycle (seed 003 transition table). Requests arrive typed and already validated: the

@@ -1,62 +1,36 @@
-/**
- * The runtime benchmark (`pnpm bench:runtime`): the out-of-process runtime measured end to end, with
- * real `piw-host` and `piw-worker` processes built from this checkout. One run measures:
- *
- * 1. a chain of compute nodes (default 1,000) through host + worker at synchronous FULL and NORMAL,
- *    nodes/s, once with no client following the run and once followed by a subscriber (as `piw run`),
- *    next to the same chain in one process (EmbeddedRuntime) as a reference;
- * 2. this disk's raw commit rate at FULL (1-row INSERT transaction, WAL), the store commits per node
- *    (counted, in a separate pass), and the chain as a percentage of the commit-bound limit;
- * 3. the same chain in LangGraph JS with its SQLite checkpointer, steps/s, as shipped and at FULL;
- * 4. `runs.reserve` → reply latency with a warm host (Pi-origin runs, which stay queued);
- * 5. activation to first node running: from the reserve reply of a CLI run to the first pushed view
- *    showing a node running or done;
- * 6. host and worker peak RSS (VmHWM).
- *
- * Figures and their reading live in docs/performance.md ("Runtime").
- *
- * Every round runs each chain side once, in a rotating order, after one untimed warm-up round; the
- * tables show medians, and ratios are medians of per-round ratios. About 8 minutes with the defaults.
- *
- * Environment: BENCH_NODES (default 1000), BENCH_ROUNDS (default 5), BENCH_RESERVES (default 500),
- * BENCH_ACTIVATIONS (default 10), BENCH_COMMITS (default 2000), BENCH_SKIP_BUILD=1 (use the dist
- * as it is), BENCH_DIR (parent of the temp dir, default the OS temp dir), BENCH_BASELINE (another
- * checkout with built apps: its host and worker run as one more side at FULL, in the same rounds, for a
- * before/after comparison in one run), BENCH_BUILT (run the measured host and worker from a copy of
- * this checkout's builds, so that a rebuild in the working tree during the run cannot change them).
- *
- * Run from the repository root. The host and workers run from `apps/host/dist` and `apps/worker/dist`
- * (built first with nx, cached when nothing changed), so their timing is that of the shipped code. The
- * bench itself runs under tsx: `@piw/*` resolve to their `src` through the `paths` of tsconfig.base.json.
- */
-import { type ChildProcess, spawn } from "node:child_process";
-import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { performance } from "node:perf_hooks";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Annotation, END, START, StateGraph } from "@langchain/langgraph";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
-import { type CallParams, connectHost, type HostClient } from "@piw/client";
+import { connectHost, type HostClient } from "@piw/client";
 import { EmbeddedRuntime } from "@piw/embedded";
 import { type LoadedWorkflow, loadWorkflowFile } from "@piw/engine";
 import { startHost } from "@piw/host";
-import type { JsonValue, RunView } from "@piw/protocol";
 import { RunStore } from "@piw/store";
 import { buildHostAndWorker } from "./build-apps.js";
+import {
+  checkCompleted,
+  envInt,
+  fmt,
+  type Host,
+  median,
+  type Mode,
+  procCpu,
+  type ReserveParams,
+  reserveParams as reserveParamsIn,
+  runIdOf,
+  startHostProcess as startBenchHost,
+  stopHostProcess,
+  writeChainFile,
+} from "./host-bench-kit.js";
 // The bench-only baseline of (2), as in store-bench.ts: the one deliberate exception to the
 // `sqlite-only-in-store` boundary rule, which `pnpm boundaries` checks over packages/ and apps/ only.
 import Database from "better-sqlite3";
 // Only to count the store's transactions in the counting pass (each `tx` is one commit).
 import { StoreContext } from "../../../packages/store/src/context.ts";
-
-function envInt(name: string, fallback: number, min: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === "") return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min) throw new Error(`${name} must be an integer >= ${min}.`);
-  return value;
-}
 
 const NODES = envInt("BENCH_NODES", 1000, 1);
 const ROUNDS = envInt("BENCH_ROUNDS", 5, 1);
@@ -66,28 +40,16 @@ const COMMITS = envInt("BENCH_COMMITS", 2000, 1);
 const SKIP_BUILD = process.env.BENCH_SKIP_BUILD === "1";
 const BASELINE = process.env.BENCH_BASELINE ? resolve(process.env.BENCH_BASELINE) : undefined;
 
-type Mode = "FULL" | "NORMAL";
 const MODES: Mode[] = ["FULL", "NORMAL"];
 
 const REPO = process.cwd();
 /** Where the measured host and worker are built: this checkout, or a copy of its builds (BENCH_BUILT). */
 const BUILT = process.env.BENCH_BUILT ? resolve(process.env.BENCH_BUILT) : REPO;
 const WORKER_MAIN = join(BUILT, "apps/worker/dist/main.js");
-/** USER_HZ, the unit of the CPU times in /proc/<pid>/stat: 100 on Linux (`getconf CLK_TCK`). */
-const CLK_TCK = 100;
 
 const root = mkdtempSync(join(process.env.BENCH_DIR ?? tmpdir(), "piw-runtime-bench-"));
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
-
-function median(values: number[]): number {
-  if (values.length === 0) return Number.NaN;
-  const sorted = [...values].sort((x, y) => x - y);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2
-    ? (sorted[mid] as number)
-    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
-}
 
 function percentile(values: number[], q: number): number {
   const sorted = [...values].sort((x, y) => x - y);
@@ -108,137 +70,17 @@ function procStatus(pid: number): { hwmKiB: number; zombie: boolean } | null {
   return { hwmKiB: hwm ? Number(hwm[1]) : 0, zombie: /^State:\s+Z/m.test(text) };
 }
 
-/** CPU ms of a process itself, and of its children that it has waited for. */
-function procCpu(pid: number): { selfMs: number; childrenMs: number } {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  const f = stat
-    .slice(stat.lastIndexOf(")") + 2)
-    .split(" ")
-    .map(Number);
-  const ticks = (i: number) => f[i] ?? 0;
-  return {
-    selfMs: ((ticks(11) + ticks(12)) * 1000) / CLK_TCK,
-    childrenMs: ((ticks(13) + ticks(14)) * 1000) / CLK_TCK,
-  };
-}
-
 // ---------------------------------------------------------------------------------------------------
 // Workflows: generated `*.workflow.ts` files, compiled with the engine's loader (as `piw run` does).
 
-function writeChainFile(dir: string, name: string, size: number): string {
-  const lines = [
-    'import { compute, defineWorkflow } from "piw";',
-    "",
-    "const run = ({ node }: { node: { visit: number } }) => node.visit;",
-    "",
-    "export default defineWorkflow({",
-    `  name: "${name}",`,
-    '  startAt: "n0",',
-    `  maxSteps: ${size + 10},`,
-    "  nodes: {",
-  ];
-  for (let i = 0; i < size; i++) lines.push(`    n${i}: compute({ run }),`);
-  lines.push("  },", "  edges: {");
-  for (let i = 0; i < size; i++) lines.push(`    n${i}: { to: "${i + 1 < size ? `n${i + 1}` : "done"}" },`);
-  lines.push("  },", "});", "");
-  const file = join(dir, `${name}.workflow.ts`);
-  writeFileSync(file, lines.join("\n"));
-  return file;
-}
-
-type ReserveParams = CallParams<"runs.reserve">;
-
-function reserveParams(loaded: LoadedWorkflow, origin: ReserveParams["origin"]): ReserveParams {
-  return {
-    workflowName: loaded.name,
-    source: loaded.source,
-    definitionDigest: loaded.workflow.digest,
-    manifest: loaded.workflow.manifest as unknown as JsonValue,
-    input: null,
-    origin,
-    workingDir: root,
-  };
-}
-
-function runIdOf(reply: unknown): string {
-  const t = reply as { kind: string; value?: { runId?: string } };
-  if (t.kind !== "applied" || typeof t.value?.runId !== "string") {
-    throw new Error(`runs.reserve was not applied: ${JSON.stringify(reply).slice(0, 500)}`);
-  }
-  return t.value.runId;
-}
-
-function checkCompleted(view: RunView | null, nodes: number, what: string): RunView {
-  const succeeded = view?.nodes.filter((n) => n.state === "succeeded").length ?? 0;
-  if (view?.status !== "done" || view.outcome !== "completed" || succeeded !== nodes) {
-    throw new Error(
-      `${what}: expected a completed run with ${nodes} succeeded nodes, got status ${view?.status} ` +
-        `outcome ${view?.outcome} with ${succeeded} succeeded; error ${JSON.stringify(view?.error)}`,
-    );
-  }
-  return view;
-}
+const reserveParams = (loaded: LoadedWorkflow, origin: ReserveParams["origin"]) =>
+  reserveParamsIn(loaded, origin, root);
 
 // ---------------------------------------------------------------------------------------------------
 // Hosts: `apps/host/dist/main.js` processes, one per synchronous mode, each with its own state dir.
 
-interface Host {
-  mode: Mode;
-  label: string;
-  stateDir: string;
-  process: ChildProcess;
-  pid: number;
-  client: HostClient;
-  logFile: string;
-}
-
-async function startHostProcess(mode: Mode, checkout = BUILT, label: string = mode): Promise<Host> {
-  const name = `host-${label.toLowerCase().replace(/\W+/g, "-")}`;
-  const stateDir = join(root, name);
-  const logFile = join(root, `${name}.log`);
-  const hostMain = join(checkout, "apps/host/dist/main.js");
-  const fd = openSync(logFile, "a");
-  const env: NodeJS.ProcessEnv = { ...process.env, PIW_HOME: stateDir, PIW_SYNCHRONOUS: mode };
-  delete env.PIW_WORKER_COMMAND; // the host's default: the built worker of this checkout
-  const child = spawn(process.execPath, [hostMain], { stdio: ["ignore", fd, fd], env });
-  closeSync(fd);
-  if (child.pid === undefined) throw new Error(`could not start ${hostMain}`);
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    let client: HostClient | undefined;
-    try {
-      client = await connectHost({ stateDir, client: "test", autoStart: false });
-      const status = await client.call("host.status");
-      if (status.synchronous !== mode || status.pid !== child.pid) {
-        throw new Error(`host ${status.pid} runs ${status.synchronous}, expected ${child.pid} at ${mode}`);
-      }
-      return { mode, label, stateDir, process: child, pid: child.pid, client, logFile };
-    } catch (error) {
-      client?.close();
-      if (child.exitCode !== null || Date.now() > deadline) {
-        throw new Error(`the ${mode} host did not come up: ${String(error)}\n${tail(logFile)}`);
-      }
-      await sleep(50);
-    }
-  }
-}
-
-function tail(file: string): string {
-  try {
-    return readFileSync(file, "utf8").split("\n").slice(-20).join("\n");
-  } catch {
-    return "";
-  }
-}
-
-async function stopHostProcess(host: Host): Promise<void> {
-  host.client.close();
-  if (host.process.exitCode !== null) return;
-  const exited = new Promise<void>((done) => host.process.once("exit", () => done()));
-  host.process.kill("SIGTERM");
-  await Promise.race([exited, sleep(8_000)]);
-  if (host.process.exitCode === null) host.process.kill("SIGKILL");
-}
+const startHostProcess = (mode: Mode, checkout = BUILT, label: string = mode) =>
+  startBenchHost({ root, checkout, mode, label });
 
 /** The pid of the worker the host launched for `runId` (polls `host.status` until it shows). */
 async function workerPid(client: HostClient, runId: string): Promise<number> {
@@ -693,10 +535,6 @@ function build(): void {
   buildHostAndWorker(REPO);
 }
 
-const fmt = (v: number, digits = 0) =>
-  Number.isFinite(v)
-    ? v.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits })
-    : "—";
 const mib = (kib: number) => fmt(kib / 1024, 0);
 
 interface Results {
