@@ -51,6 +51,7 @@ export {
   includeWorkflow,
   MAX_TIMEOUT_MS,
   notify,
+  ProgressInvalid,
   shell,
   wait,
   WorkflowError,
@@ -75,6 +76,7 @@ export type {
   NextStep,
   NodeContext,
   NodeFailureInfo,
+  NodeProgressUpdate,
   ScopeContext,
   ShellCommand,
 } from "./compiler/compiled-workflow.js";
@@ -88,6 +90,8 @@ export { RoutingError, ScopeInputError } from "./compiler/runtime-errors.js";
 export type { AcceptCommandOptions, CommandAcceptance, WorkflowLoad } from "./executor/accept-command.js";
 export { acceptRunCommand } from "./executor/accept-command.js";
 export { AgentEventQueue } from "./executor/agent-event-queue.js";
+export { LatestThrottle } from "./executor/latest-throttle.js";
+export { NODE_PROGRESS_INTERVAL_MS } from "./executor/visit-progress.js";
 export type {
   AgentPlacement,
   IsolatedAgentReport,

@@ -6,6 +6,7 @@ export type {
   ManagedEffects,
   NodeContext,
   NodeFailureInfo,
+  NodeProgressUpdate,
   ScopeContext,
 } from "../compiler/compiled-workflow.js";
 export type {
@@ -51,3 +52,4 @@ export type {
 export { action, agent, checkpoint, compute, decision, notify, shell, wait } from "./node-specs.js";
 export type { RetryBackoff, RetryOn, RetryPolicy, WaitOptions, WaitOutput } from "./clock-specs.js";
 export { WorkflowError } from "./workflow-error.js";
+export { ProgressInvalid } from "../executor/visit-progress.js";
