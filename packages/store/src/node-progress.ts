@@ -64,10 +64,11 @@ function nextSamples(
   req: NodeProgressReport,
   now: number,
 ): ProgressSample[] {
+  const lastDone = previous?.samples.at(-1)?.done;
   const kept =
     previous === null ||
     previous.attempt !== req.attempt ||
-    (req.state.done !== null && previous.state.done !== null && req.state.done < previous.state.done)
+    (req.state.done !== null && lastDone !== undefined && req.state.done < lastDone)
       ? []
       : previous.samples;
   if (req.state.done === null) return kept;
