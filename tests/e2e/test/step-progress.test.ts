@@ -77,9 +77,14 @@ describe("progress from agent steps in a real Pi session", () => {
     model.reply(whenLastMessageContains("Final output", text("All done.")));
 
     const planned = pi.promptAndSettle("please plan");
-    const startedRequest = await model.waitForRequest((r) => lastMessageText(r).includes("queued (run"), 60_000);
+    const startedRequest = await model.waitForRequest(
+      (r) => lastMessageText(r).includes("queued (run"),
+      60_000,
+    );
     const runId = queuedRunId(lastMessageText(startedRequest));
-    const refusal = model.requests.find((r) => lastMessageText(r).includes("No workflow step owns this turn"));
+    const refusal = model.requests.find((r) =>
+      lastMessageText(r).includes("No workflow step owns this turn"),
+    );
     expect(lastMessageText(refusal as NonNullable<typeof refusal>)).toContain(
       "update only while running a workflow step",
     );
@@ -110,7 +115,15 @@ describe("progress from agent steps in a real Pi session", () => {
     );
     // The conversation step's progress went with its visit; the isolated step's is its own.
     expect(checking.progress).toEqual([
-      { path: "check", visit: 1, done: 3, total: 4, message: "checking", updatedAt: expect.any(Number), eta: null },
+      {
+        path: "check",
+        visit: 1,
+        done: 3,
+        total: 4,
+        message: "checking",
+        updatedAt: expect.any(Number),
+        eta: null,
+      },
     ]);
 
     const done = await world.waitForRun(runId, (view) => view.status === "done", 90_000);
