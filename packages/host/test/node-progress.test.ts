@@ -36,7 +36,7 @@ export default defineWorkflow({
           writeFileSync(marker, "reported");
           for (let i = 1; i <= calls; i += 1) {
             ctx.progress({ done: i, total: calls * 2, message: "item " + i });
-            if (i % 50 === 0) await new Promise((r) => setTimeout(r, 5));
+            if (i % 10 === 0) await new Promise((r) => setTimeout(r, 5));
           }
         }
         await until(release);
@@ -157,4 +157,46 @@ describe("node progress through the real worker and host", () => {
     writeFileSync(input.last, "go");
     await client.view(runId, (v) => v.status === "done");
   }, 120_000);
+
+  it("fails a node whose code lets a refused update propagate, with the rule and never the value", async () => {
+    host = await start(box);
+    client = await TestClient.connect(host.socketPath);
+    const flow = await writeWorkflow(
+      box,
+      "bad-progress",
+      `import { compute, defineWorkflow, ProgressInvalid } from "piw";
+export default defineWorkflow({
+  name: "bad-progress",
+  startAt: "caught",
+  nodes: {
+    caught: compute({
+      run: (ctx) => {
+        try {
+          ctx.progress({ done: 5, total: 2 });
+          return "accepted";
+        } catch (error) {
+          return error instanceof ProgressInvalid ? error.code : "other";
+        }
+      },
+    }),
+    thrown: compute({ run: (ctx) => { ctx.progress({ total: -7, message: "sk-live-SECRET" }); return 1; } }),
+  },
+  edges: { caught: { to: "thrown" }, thrown: { to: "done" } },
+});
+`,
+    );
+    const reserved = await client.call("runs.reserve", flow.reserve(null));
+    if (reserved.kind !== "applied") throw new Error(JSON.stringify(reserved));
+    const { runId } = reserved.value;
+    await client.call("runs.subscribe", { runId });
+    const failed = await client.view(runId, (v) => v.status === "failed", 60_000);
+    expect(failed.error).toEqual({
+      code: "node_failed",
+      message: "Compute node thrown failed: ctx.progress refused the update: total must not be negative.",
+    });
+    const history = await client.call("runs.history", { runId });
+    expect(history?.steps.find((s) => s.path === "caught")?.output).toBe("progress_invalid");
+    expect(JSON.stringify(history)).not.toContain("SECRET");
+    expect(failed.progress).toBeUndefined();
+  }, 90_000);
 });
