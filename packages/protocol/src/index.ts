@@ -164,18 +164,12 @@ export {
   recoveryReasonSchema,
   recoveryRequired,
 } from "./transition.js";
-export type {
-  NodeProgressReport,
-  ProgressCheck,
-  ProgressState,
-  ProgressUpdate,
-} from "./node-progress.js";
+export type { NodeProgressReport, ProgressState } from "./node-progress.js";
 export {
   applyProgressUpdate,
   boundProgressMessage,
   nodeProgressReportSchema,
   PROGRESS_MESSAGE_MAX_CHARS,
-  progressStateSchema,
 } from "./node-progress.js";
 export type { AgentTurnEnding, WorkerResult } from "./worker-methods.js";
 export { workerMethods, workerPushes } from "./worker-methods.js";

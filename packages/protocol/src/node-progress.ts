@@ -14,14 +14,6 @@ export interface ProgressState {
   message: string | null;
 }
 
-/**
- * One progress update as code or a model gives it: each field it names replaces the visit's
- * previous value (`null` clears it), each field it leaves out keeps its previous value.
- */
-export type ProgressUpdate = Partial<ProgressState>;
-
-export type ProgressCheck = { ok: true; state: ProgressState } | { ok: false; problem: string };
-
 const UPDATE_FIELDS = ["done", "total", "message"] as const;
 const ELLIPSIS = "…";
 
@@ -52,12 +44,17 @@ function amountProblem(name: string, value: unknown): string | null {
 }
 
 /**
- * Check an update against the visit's previous state and give the state it makes. Refused: not an
+ * Check an update against the visit's previous state and give the state it makes. Each field the
+ * update names replaces the previous value (`null` clears it); a field it leaves out keeps it.
+ * Refused: not an
  * object, a field other than done/total/message, an amount that is not a finite number >= 0, a
  * message that is not a string, or done greater than total once merged. The problem names fields,
  * never values.
  */
-export function applyProgressUpdate(previous: ProgressState | null, raw: unknown): ProgressCheck {
+export function applyProgressUpdate(
+  previous: ProgressState | null,
+  raw: unknown,
+): { ok: true; state: ProgressState } | { ok: false; problem: string } {
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
     return { ok: false, problem: "a progress update is an object with done, total and/or message" };
   }
@@ -88,7 +85,7 @@ export function applyProgressUpdate(previous: ProgressState | null, raw: unknown
 const amountSchema = z.number().min(0).nullable();
 
 /** A progress state as it crosses a process boundary: already checked, checked again at the frame. */
-export const progressStateSchema = z
+const progressStateSchema = z
   .object({
     done: amountSchema,
     total: amountSchema,

@@ -9,7 +9,7 @@ import {
 import { isTransition, runningRun, type StoreContext } from "./context.js";
 
 /** One saved reading of `done`, for the ETA: when it was saved and how much was done then. */
-export interface ProgressSample {
+interface ProgressSample {
   at: number;
   done: number;
 }
