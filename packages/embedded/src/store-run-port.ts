@@ -4,6 +4,7 @@ import type {
   EnqueueMessage,
   Fence,
   FinishNodeVisit,
+  NodeProgressReport,
   RecoveryReason,
   RedefineRun,
   ReserveEffect,
@@ -65,6 +66,14 @@ export class StoreRunPort implements RunPort {
   }
   async finishRun(ending: RunEnding) {
     return refusedAsTooLarge(() => this.store.finishRun(this.fence, ending));
+  }
+  /** Saved like the host saves it; a visit that no longer runs refuses it, which changes nothing. */
+  reportProgress(report: NodeProgressReport): void {
+    try {
+      this.store.saveNodeProgress(this.fence, report);
+    } catch {
+      // Progress is live data: a store that cannot take it now must not fail the node.
+    }
   }
   async parkRun(reason: RecoveryReason) {
     return this.store.parkRun(this.fence, reason);

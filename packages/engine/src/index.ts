@@ -58,6 +58,7 @@ export {
   MAX_TIMEOUT_MS,
   notify,
   parallel,
+  ProgressInvalid,
   shell,
   wait,
   WorkflowError,
@@ -82,6 +83,7 @@ export type {
   NextStep,
   NodeContext,
   NodeFailureInfo,
+  NodeProgressUpdate,
   ScopeContext,
   ShellCommand,
 } from "./compiler/compiled-workflow.js";
@@ -95,6 +97,8 @@ export { RoutingError, ScopeInputError } from "./compiler/runtime-errors.js";
 export type { AcceptCommandOptions, CommandAcceptance, WorkflowLoad } from "./executor/accept-command.js";
 export { acceptRunCommand } from "./executor/accept-command.js";
 export { AgentEventQueue } from "./executor/agent-event-queue.js";
+export { LatestThrottle } from "./executor/latest-throttle.js";
+export { NODE_PROGRESS_INTERVAL_MS } from "./executor/visit-progress.js";
 export type {
   AgentPlacement,
   IsolatedAgentReport,

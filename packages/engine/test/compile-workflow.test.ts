@@ -126,6 +126,7 @@ describe("compiled nodes", () => {
       failures: {},
       node: { path: "x", name: "x", visit: 1 },
       signal: new AbortController().signal,
+      progress: () => {},
     };
     const ask = compiled.nodes.get("ask");
     if (ask?.kind !== "agent") throw new Error("expected an agent");

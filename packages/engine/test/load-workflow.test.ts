@@ -89,6 +89,7 @@ describe("loadWorkflowFile", () => {
       failures: {},
       node: { path: "plan", name: "plan", visit: 1 },
       signal: AbortSignal.abort(),
+      progress: () => {},
     };
     expect(plan.run(ctx)).toBe("hello x");
   });

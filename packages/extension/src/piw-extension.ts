@@ -67,12 +67,22 @@ const workflowToolParameters = Type.Object({
   output: Type.Optional(
     Type.Any({ description: "submit: the structured output the current workflow step asks for." }),
   ),
+  done: Type.Optional(
+    Type.Number({ minimum: 0, description: "update: how much of the current step is done." }),
+  ),
+  total: Type.Optional(
+    Type.Number({ minimum: 0, description: "update: how much the current step has in all." }),
+  ),
+  message: Type.Optional(
+    Type.String({ maxLength: 200, description: "update: one line on what the current step is doing." }),
+  ),
 });
 
 const TOOL_DESCRIPTION = [
   "Operate durable piw workflows.",
   "start: queue a workflow (it starts after this turn ends) — returns its run ID.",
   "submit: complete the workflow step whose prompt started this turn, with the output it asks for; if it is rejected, fix the output and submit again.",
+  "update: while working on that step, report its progress (done, total, message; each optional); it does not complete the step.",
   "status/list: inspect runs; pause/resume/cancel: control a run; restart: run a finished run again from its start as a new run (it starts after this turn ends); answer: answer a run waiting at a checkpoint the model may answer (a checkpoint for a person refuses it: ask the user).",
 ].join(" ");
 

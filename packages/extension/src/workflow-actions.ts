@@ -31,6 +31,7 @@ export const WORKFLOW_ACTIONS = [
   "restart",
   "answer",
   "submit",
+  "update",
 ] as const;
 export type WorkflowActionName = (typeof WORKFLOW_ACTIONS)[number];
 
@@ -58,6 +59,13 @@ const actionSchemas = {
   restart: z.object({ action: z.literal("restart"), runId: runIdField }),
   answer: z.object({ action: z.literal("answer"), runId: runIdField, answer: jsonValueSchema }),
   submit: z.object({ action: z.literal("submit"), output: jsonValueSchema }),
+  // The host checks the update against the step's saved progress (done <= total once merged).
+  update: z.object({
+    action: z.literal("update"),
+    done: z.number().min(0).optional(),
+    total: z.number().min(0).optional(),
+    message: z.string().max(4096).optional(),
+  }),
 } satisfies Record<WorkflowActionName, z.ZodType>;
 
 export type WorkflowAction = {
@@ -199,6 +207,15 @@ export async function runAction(
       return {
         text: `Accepted: workflow step ${verdict.path} of run ${verdict.runId} is complete. End your turn now; the workflow continues on its own.`,
         details: { action: "submit", runId: verdict.runId, path: verdict.path, accepted: true },
+      };
+    }
+    case "update": {
+      await bridge.whenTurnKnown();
+      const { action: _update, ...update } = action;
+      const saved = await bridge.host.call("turns.update", { sessionId: bridge.sessionId, update });
+      return {
+        text: `Progress of workflow step ${saved.path} updated. Keep working on it; submit its output when it is done.`,
+        details: { action: "update", runId: saved.runId, path: saved.path, visit: saved.visit },
       };
     }
     default:

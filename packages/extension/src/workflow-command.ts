@@ -20,6 +20,8 @@ export const WORKFLOW_USAGE: Readonly<Record<WorkflowActionName, string>> = {
   restart: "/workflow restart <runId> — the finished run to run again; /workflow list shows the run IDs",
   answer: "/workflow answer <runId> <answer as JSON> — the run waiting at a checkpoint, and its answer",
   submit: "/workflow submit <output as JSON> — the output the current workflow step asks for",
+  update:
+    '/workflow update <progress as JSON> — the current workflow step\'s progress, e.g. {"done":3,"total":10}',
 };
 
 const RUN_VERBS = new Set<WorkflowActionName>(["status", "pause", "resume", "cancel", "restart"]);
@@ -105,6 +107,12 @@ function commandArguments(args: string): Record<string, unknown> {
   if (verb === "submit") {
     if (rest === "") throw usage("submit", "/workflow submit needs the output.");
     return { action: "submit", output: parseJson(rest, "submit", "The output") };
+  }
+  if (verb === "update") {
+    const progress = rest === "" ? undefined : parseJson(rest, "update", "The progress");
+    if (typeof progress !== "object" || progress === null || Array.isArray(progress))
+      throw usage("update", "/workflow update needs the progress as a JSON object.");
+    return { ...progress, action: "update" };
   }
   // Anything else names a workflow; the words after it are free text, passed as typed.
   const workflow = first;

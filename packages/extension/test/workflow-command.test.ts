@@ -90,6 +90,12 @@ describe("/workflow arguments", () => {
       action: "submit",
       output: { done: true },
     });
+    expect(parseWorkflowCommand(`update '{"done":3,"total":10,"message":"three"}'`)).toEqual({
+      action: "update",
+      done: 3,
+      total: 10,
+      message: "three",
+    });
   });
 
   it("answers every subcommand missing what it needs with its usage, never a schema message", () => {
@@ -98,6 +104,8 @@ describe("/workflow arguments", () => {
       answer: "answer",
       "answer r-1": "answer",
       submit: "submit",
+      update: "update",
+      "update [1]": "update",
       "tidy --input-json": "start",
       "cancel r-1 r-2": "cancel",
       "list everything": "list",
@@ -149,6 +157,8 @@ describe("workflow tool arguments", () => {
       action: "submit",
       output: { a: 1 },
     });
+    // A null field is left out, as for every action: it keeps the step's saved value.
+    expect(parseAction({ action: "update", done: 2, message: null })).toEqual({ action: "update", done: 2 });
   });
 
   it("names the missing or wrong argument and what to give", () => {
@@ -164,5 +174,9 @@ describe("workflow tool arguments", () => {
       /Invalid arguments for workflow submit: output is missing/,
     );
     expect(() => parseAction({ action: "cancel", runId: 7 })).toThrow(/runId: /);
+    expect(() => parseAction({ action: "update", done: -1 })).toThrow(
+      /Invalid arguments for workflow update: done: /,
+    );
+    expect(() => parseAction({ action: "update", total: "ten" })).toThrow(/total: /);
   });
 });

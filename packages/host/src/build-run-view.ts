@@ -19,6 +19,7 @@ import {
 } from "@piw/protocol";
 import type { RunReader, StepRecord } from "@piw/store";
 import { summarizeInput } from "./input-summary.js";
+import { nodeProgressOf } from "./node-progress-view.js";
 import { turnToAbort } from "./turn-abort.js";
 
 /** What the view needs to know about live workers: only an accepted worker of the current claim counts. */
@@ -33,6 +34,7 @@ export type ViewReader = Pick<
   | "getRun"
   | "readRunManifest"
   | "listRunSteps"
+  | "listNodeProgress"
   | "readRunError"
   | "readRunInput"
   | "readRunFinalOutput"
@@ -218,6 +220,7 @@ export function buildRunView(reader: ViewReader, runId: string, workers: LiveWor
     checkpoint: checkpointOf(reader, run),
     abortTurn: run.origin.kind === "pi" ? turnToAbort(reader, run, steps) : null,
     ...progressOf(workers, runId),
+    ...nodeProgressOf(run, () => reader.listNodeProgress(runId)),
   };
 }
 

@@ -132,6 +132,7 @@ export function clientHandlers(
       return settled;
     },
     "turns.submit": ({ sessionId, output }) => supervisor.submit(sessionId, output),
+    "turns.update": ({ sessionId, update }) => supervisor.update(sessionId, update),
     "messages.claim": ({ sessionId, limit }) => {
       const claimed = store.claimMessages({
         sessionId,

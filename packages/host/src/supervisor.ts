@@ -13,6 +13,7 @@ import {
 import type { Claim, RunStore } from "@piw/store";
 import { agentTurnEnding } from "./agent-channel.js";
 import { turnStopReason } from "./turn-abort.js";
+import { saveTurnProgress } from "./turn-progress.js";
 import { AgentProgressBoard } from "./agent-progress-board.js";
 import type { LiveWorkerIndex } from "./build-run-view.js";
 import { describeBug } from "./host-errors.js";
@@ -213,6 +214,14 @@ export class Supervisor implements LiveWorkerIndex {
       );
     }
     return worker.agent.submit({ path: turn.path, visit: turn.visit }, output);
+  }
+
+  /** The model's progress on the step the session's open turn runs (the workflow tool's `update`). */
+  update(sessionId: string, update: Record<string, unknown>): { runId: string; path: string; visit: number } {
+    const fenceOf = (runId: string) => this.currentWorker(runId)?.fence;
+    const saved = saveTurnProgress({ store: this.options.store, fenceOf }, sessionId, update);
+    this.runChanged(saved.runId);
+    return saved;
   }
 
   /** A workflow turn ended without being answered by a submission (or was lost): tell its step. */

@@ -114,7 +114,7 @@ export class ViewPublisher {
       const view = this.build(runId);
       if (!view) continue;
       // A turn to abort is a decision for the session even when nothing else moved.
-      const key = `${view.revision}:${JSON.stringify(view.currentWork)}:${view.abortTurn?.turnId ?? ""}:${view.agentProgress?.seq ?? 0}`;
+      const key = `${view.revision}:${JSON.stringify(view.currentWork)}:${view.abortTurn?.turnId ?? ""}:${view.agentProgress?.seq ?? 0}:${progressKey(view)}`;
       if (this.lastPushed.get(runId) === key) continue;
       this.lastPushed.set(runId, key);
       for (const [subscriptionId, sub] of subs) sub.sink.push("run.view", { subscriptionId, view });
@@ -206,4 +206,9 @@ export class ViewPublisher {
       sub.sink.push("run.view", { subscriptionId, view });
     }
   }
+}
+
+/** What moves when a visit reports progress: nothing else in the view needs to change. */
+function progressKey(view: RunView): string {
+  return (view.progress ?? []).map((p) => `${p.path}/${p.visit}@${p.updatedAt}`).join(",");
 }

@@ -86,6 +86,11 @@ export function workerHandlers(deps: WorkerChannelDeps, worker: LiveWorker): Han
       deps.runChanged(runId);
       return { ok: true as const };
     },
+    "node.progress": (report) => {
+      const saved = store.saveNodeProgress(fence, report);
+      if (saved.kind === "applied") deps.runChanged(runId);
+      return { saved: saved.kind === "applied" };
+    },
     "worker.processGroup": ({ pgid, alive }) => {
       if (!alive) {
         worker.processGroups.delete(pgid);

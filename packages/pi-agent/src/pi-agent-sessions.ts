@@ -53,6 +53,15 @@ function endingOf(session: AgentSession): TurnEnding {
   return "completed";
 }
 
+/** The model's `update`: the step's progress, refused with the reason when the update is bad. */
+function updateResult(step: IsolatedStep, params: Record<string, unknown>) {
+  const { action: _action, output: _output, ...update } = params;
+  const saved = step.progress?.(update) ?? { ok: true as const };
+  return saved.ok
+    ? { content: [{ type: "text", text: `Progress of ${step.path} updated.` }], details: {} }
+    : { content: [{ type: "text", text: `Update refused: ${saved.problem}.` }], details: {}, isError: true };
+}
+
 function submitTool(
   step: IsolatedStep,
   queue: AgentEventQueue,
@@ -63,17 +72,23 @@ function submitTool(
     label: "workflow",
     description:
       `Submit the output of workflow step ${step.path}: call with {"action":"submit","output":<the output>}, ` +
-      "the output matching the step contract's JSON Schema. A rejected submit says what to fix.",
+      "the output matching the step contract's JSON Schema. A rejected submit says what to fix. " +
+      'While working on a long step, report progress with {"action":"update","done":<n>,"total":<n>,"message":"<one line>"} ' +
+      "(each field optional; it does not end the step).",
     parameters: {
       type: "object",
       properties: {
-        action: { type: "string", enum: ["submit"] },
-        output: { description: "The step's output, matching the step contract's JSON Schema." },
+        action: { type: "string", enum: ["submit", "update"] },
+        output: { description: "submit: the step's output, matching the step contract's JSON Schema." },
+        done: { type: "number", minimum: 0, description: "update: how much of the step is done." },
+        total: { type: "number", minimum: 0, description: "update: how much there is in all." },
+        message: { type: "string", maxLength: 200, description: "update: one line on what is happening." },
       },
-      required: ["action", "output"],
+      required: ["action"],
     } as never,
-    execute: (_id: string, params: { output?: unknown }) =>
-      new Promise((resolve) => {
+    execute: async (_id: string, params: Record<string, unknown>) => {
+      if (params.action === "update") return updateResult(step, params);
+      return new Promise((resolve) => {
         queue.push({
           type: "submission",
           output: params.output,
@@ -92,7 +107,8 @@ function submitTool(
             );
           },
         });
-      }),
+      });
+    },
   } as unknown as ToolDefinition;
 }
 

@@ -179,6 +179,39 @@ describe("an isolated agent step in a real Pi SDK session", () => {
     model.assertNoErrors();
   }, 60_000);
 
+  it("takes the model's update as the step's progress and refuses a bad one in the same session", async () => {
+    const marker = "ISO-UPDATE-STEP";
+    model.replyOnce((r) =>
+      lastMessageText(r).includes(marker)
+        ? toolCall("workflow", { action: "update", done: 2, total: 5, message: "read two files" })
+        : undefined,
+    );
+    model.replyOnce((r) =>
+      lastToolResultText(r)?.includes("Progress of review updated")
+        ? toolCall("workflow", { action: "update", done: 9 })
+        : undefined,
+    );
+    model.replyOnce((r) =>
+      lastToolResultText(r)?.includes("Update refused")
+        ? toolCall("workflow", { action: "submit", output: "done" })
+        : undefined,
+    );
+    const { outcome, port } = await run(
+      isolatedRun({ review: agent({ prompt: `${marker}: work, report, submit.`, output: z.string() }) }),
+    );
+    expect(outcome).toEqual({ kind: "completed", output: "done" });
+    // The accepted update, as ctx.progress would have reported it for this visit's attempt.
+    expect(port.progressReports).toEqual([
+      { path: "review", visit: 1, attempt: 1, state: { done: 2, total: 5, message: "read two files" } },
+    ]);
+    // The refused one told the model which rule it broke (done above the saved total of 5).
+    const refusal = model.requests.find((r) => lastToolResultText(r)?.includes("Update refused"));
+    expect(lastToolResultText(refusal as NonNullable<typeof refusal>)).toBe(
+      "Update refused: done must not be greater than total.",
+    );
+    model.assertNoErrors();
+  }, 60_000);
+
   it("reminds a model that ends its turn without submitting, within the same session", async () => {
     const marker = "ISO-NUDGE-STEP";
     model.replyOnce((r) => (lastMessageText(r).includes(marker) ? text("I think it is fine.") : undefined));

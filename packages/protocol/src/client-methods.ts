@@ -3,6 +3,7 @@ import { answererSchema } from "./answer-check.js";
 import { PROTOCOL_VERSION } from "./framing.js";
 import { type GraphManifest, graphManifestSchema } from "./graph-manifest.js";
 import { type JsonValue, jsonValueSchema, opaqueIdSchema, requestKeySchema, runIdSchema } from "./ids.js";
+import { turnProgressSchema } from "./node-progress.js";
 import { runHistorySchema } from "./run-history.js";
 import {
   endTurnSchema,
@@ -120,6 +121,11 @@ export const clientMethods = {
   },
   /** The model's output for the step that owns the session's open turn; waits for the verdict. */
   "turns.submit": { params: submitOutputSchema, result: submissionVerdictSchema },
+  /** The model's progress on the step its open turn runs (the workflow tool's `update`). */
+  "turns.update": {
+    params: turnProgressSchema,
+    result: z.object({ runId: runIdSchema, path: z.string(), visit: z.number().int() }),
+  },
   "messages.claim": {
     params: z.object({ sessionId: opaqueIdSchema, limit: z.number().int().min(1).max(500).optional() }),
     result: transitionSchema(z.array(messageRecordSchema)),
@@ -181,6 +187,7 @@ export const lostReplyPolicy = {
   "turns.end": "report",
   "turns.settle": "report",
   "turns.submit": "report",
+  "turns.update": "resend",
   "messages.claim": "report",
   "messages.delivered": "report",
   "host.status": "resend",

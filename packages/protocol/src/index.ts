@@ -128,6 +128,7 @@ export {
 export type {
   CheckpointView,
   CurrentWork,
+  NodeProgress,
   NodeView,
   RunSummary,
   RunView,
@@ -163,5 +164,12 @@ export {
   recoveryReasonSchema,
   recoveryRequired,
 } from "./transition.js";
+export type { NodeProgressReport, ProgressState } from "./node-progress.js";
+export {
+  applyProgressUpdate,
+  boundProgressMessage,
+  nodeProgressReportSchema,
+  PROGRESS_MESSAGE_MAX_CHARS,
+} from "./node-progress.js";
 export type { AgentTurnEnding, WorkerResult } from "./worker-methods.js";
 export { workerMethods, workerPushes } from "./worker-methods.js";

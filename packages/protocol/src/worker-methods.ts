@@ -3,6 +3,7 @@ import { agentProgressSchema } from "./agent-progress.js";
 import { effectStateSchema, nodeVisitStateSchema, runSnapshotSchema } from "./execution.js";
 import { nodePathSchema, visitNumberSchema } from "./ids.js";
 import { advanceNodeVisitSchema, nodeVisitAdvanceSchema } from "./node-advance.js";
+import { nodeProgressReportSchema } from "./node-progress.js";
 import { runCommandSchema } from "./run-command.js";
 import {
   enqueueMessageSchema,
@@ -77,6 +78,11 @@ export const workerMethods = {
   },
   /** An isolated agent step's latest progress (rate-limited by the worker); the host relays it. */
   "agent.progress": { params: agentProgressSchema, result: z.object({ ok: z.literal(true) }) },
+  /**
+   * A running visit's latest `ctx.progress` (or isolated agent `update`), rate-limited by the worker.
+   * The host saves it for the visit's attempt; `saved: false` when that attempt is no longer running.
+   */
+  "node.progress": { params: nodeProgressReportSchema, result: z.object({ saved: z.boolean() }) },
   /**
    * A runtime-owned command's process group started (`alive: true`) or its leader exited. The host
    * kills the groups a worker still had running when that worker is gone (killed, crashed), so a

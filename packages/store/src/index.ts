@@ -1,5 +1,7 @@
 export type { StoreErrorCode } from "./errors.js";
 export { StoreError } from "./errors.js";
+export type { NodeProgressRecord } from "./node-progress.js";
+export { PROGRESS_SAMPLES_MAX } from "./node-progress.js";
 export type { SynchronousMode } from "./open-database.js";
 export { STATE_FILE_NAME } from "./open-database.js";
 export type { StepRecord } from "./readers.js";

@@ -18,6 +18,7 @@ import {
   type VisitDeadline,
 } from "@piw/protocol";
 import { isConflict, isTransition, notRunning, runningRun, type StoreContext } from "./context.js";
+import { dropVisitProgress } from "./node-progress.js";
 import type { StepRow } from "./rows.js";
 import { parkRow } from "./run-recovery.js";
 import { updateRun } from "./run-writes.js";
@@ -264,6 +265,7 @@ function closeVisit(ctx: StoreContext, fence: Fence, req: FinishNodeVisit): Tran
       req.path,
       req.visit,
     );
+  dropVisitProgress(ctx, row.run_id, req.path, req.visit);
   updateRun(ctx, row, {}, visitEndEvent(req.path, req.visit, result), { progress: true });
   return applied({ ...finished, result });
 }

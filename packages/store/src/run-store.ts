@@ -15,6 +15,7 @@ import type {
   ResolveManualEffect,
   RunEnding,
   RunCommandType,
+  NodeProgressReport,
   SettleEffect,
   StartNodeVisit,
   StartTurn,
@@ -26,6 +27,7 @@ import { resolveManualEffect } from "./effect-resolution.js";
 import { StoreError } from "./errors.js";
 import { readRunHistory } from "./history-readers.js";
 import { reserveEffect, settleEffect } from "./effects.js";
+import { listNodeProgress, saveNodeProgress } from "./node-progress.js";
 import { advanceNodeVisit, finishNodeVisit, startNodeVisit } from "./node-visits.js";
 import { openDatabase, type SynchronousMode } from "./open-database.js";
 import {
@@ -183,6 +185,10 @@ export class RunStore {
   settleEffect(fence: Fence, req: SettleEffect) {
     return settleEffect(this.use(), fence, req);
   }
+  /** The latest progress of a running visit's attempt; not a run change (no revision). */
+  saveNodeProgress(fence: Fence, req: NodeProgressReport) {
+    return saveNodeProgress(this.use(), fence, req);
+  }
 
   // Workflow turns (seed 000).
   startTurn(req: StartTurn) {
@@ -297,6 +303,10 @@ export class RunStore {
   listRunSteps(runId: string) {
     return readers.listRunSteps(this.use(), runId);
   }
+  /** The saved progress of the run's open visits (the latest attempt that reported). */
+  listNodeProgress(runId: string) {
+    return listNodeProgress(this.use(), runId);
+  }
   listRunEffects(runId: string) {
     return readers.listRunEffects(this.use(), runId);
   }
@@ -323,6 +333,7 @@ export type RunReader = Pick<
   | "readTerminalFacts"
   | "readAnswerCheck"
   | "listRunSteps"
+  | "listNodeProgress"
   | "listRunEffects"
   | "listRunEvents"
   | "readRunManifest"

@@ -151,6 +151,21 @@ CREATE TABLE messages (
 CREATE INDEX messages_session ON messages (session_id, status, created_at);
 CREATE INDEX messages_run ON messages (run_id, status);
 
+CREATE TABLE run_progress (
+  run_id TEXT NOT NULL REFERENCES runs (run_id),
+  path TEXT NOT NULL,
+  visit INTEGER NOT NULL,
+  attempt INTEGER NOT NULL,
+  done REAL,
+  total REAL,
+  message TEXT,
+  samples TEXT NOT NULL,
+  saves INTEGER NOT NULL,
+  first_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  PRIMARY KEY (run_id, path, visit)
+) STRICT;
+
 CREATE TABLE run_events (
   seq INTEGER PRIMARY KEY,
   run_id TEXT NOT NULL REFERENCES runs (run_id),

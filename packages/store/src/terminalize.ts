@@ -2,6 +2,7 @@ import { canonicalJson } from "@piw/protocol";
 import type { RunStatus, SafeError, TerminalOutcome, TraceEventInput } from "@piw/protocol";
 import { sha256 } from "./sha256.js";
 import type { StoreContext } from "./context.js";
+import { dropRunProgress } from "./node-progress.js";
 import type { RunRow } from "./rows.js";
 import { transitionRun } from "./run-writes.js";
 
@@ -90,5 +91,6 @@ export function terminalize(
       "UPDATE messages SET status = 'cancelled', claim_token = NULL, lease_expires_at = NULL WHERE run_id = ? AND status IN ('pending', 'claimed')",
     )
     .run(row.run_id);
+  dropRunProgress(ctx, row.run_id);
   return revision;
 }

@@ -1,4 +1,4 @@
-import type { IsolatedStep } from "@piw/engine";
+import { type IsolatedStep, LatestThrottle } from "@piw/engine";
 import type { IsolatedProgress } from "@piw/pi-agent";
 import { type AgentProgress, progressText } from "@piw/protocol";
 
@@ -14,11 +14,11 @@ export class AgentProgressRelay {
   private seq = 0;
   private attemptKey = "";
   private toolCalls = 0;
-  private lastSentAt = 0;
-  private pending: AgentProgress | undefined;
-  private timer: NodeJS.Timeout | undefined;
+  private readonly throttle: LatestThrottle<AgentProgress>;
 
-  constructor(private readonly send: (progress: AgentProgress) => void) {}
+  constructor(send: (progress: AgentProgress) => void) {
+    this.throttle = new LatestThrottle(send, PROGRESS_INTERVAL_MS);
+  }
 
   report(step: IsolatedStep, event: IsolatedProgress): void {
     const key = `${step.path}\u0000${step.visit}\u0000${step.attempt}`;
@@ -28,7 +28,7 @@ export class AgentProgressRelay {
     }
     if (event.kind === "tool") this.toolCalls += 1;
     this.seq += 1;
-    this.pending = {
+    const progress = {
       path: step.path,
       visit: step.visit,
       attempt: step.attempt,
@@ -37,18 +37,6 @@ export class AgentProgressRelay {
       kind: event.kind,
       text: progressText(event.text),
     };
-    const wait = this.lastSentAt + PROGRESS_INTERVAL_MS - Date.now();
-    if (event.kind === "submitted" || wait <= 0) this.flush();
-    else this.timer ??= setTimeout(() => this.flush(), wait);
-  }
-
-  private flush(): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
-    const progress = this.pending;
-    this.pending = undefined;
-    if (!progress) return;
-    this.lastSentAt = Date.now();
-    this.send(progress);
+    this.throttle.push(progress, event.kind === "submitted");
   }
 }

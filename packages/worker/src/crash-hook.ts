@@ -4,6 +4,7 @@ import type {
   AdvanceNodeVisit,
   EnqueueMessage,
   FinishNodeVisit,
+  NodeProgressReport,
   RecoveryReason,
   RedefineRun,
   ReserveEffect,
@@ -162,5 +163,8 @@ export class CrashingPort implements RunPort {
   }
   nextAgentEvent(visit: { path: string; visit: number }, signal: AbortSignal): Promise<AgentEvent> {
     return this.inner.nextAgentEvent(visit, signal);
+  }
+  reportProgress(report: NodeProgressReport) {
+    this.inner.reportProgress?.(report);
   }
 }

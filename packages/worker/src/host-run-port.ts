@@ -4,6 +4,7 @@ import {
   type EnqueueMessage,
   type FinishNodeVisit,
   type MethodTable,
+  type NodeProgressReport,
   type RecoveryReason,
   type RedefineRun,
   type ReserveEffect,
@@ -116,6 +117,11 @@ export class HostRunPort implements RunPort {
       output: event.output,
       respond: (verdict) => this.sendVerdict(event.submissionId, verdict),
     };
+  }
+
+  /** Progress is live data: the engine does not wait for it, and a lost channel ends the worker anyway. */
+  reportProgress(report: NodeProgressReport): void {
+    this.peer.call("node.progress", report).catch(() => undefined);
   }
 
   /** The engine answers a submission without waiting for delivery; a lost channel ends the worker anyway. */

@@ -142,6 +142,7 @@ export class TestHost {
       "agent.next": () => new Promise(() => {}),
       "agent.verdict": () => ({ ok: true as const }),
       "agent.progress": () => ({ ok: true as const }),
+      "node.progress": (report) => ({ saved: store.saveNodeProgress(fence, report).kind === "applied" }),
       "worker.processGroup": () => ({ ok: true as const }),
       "worker.exit": (exit) => {
         reports.push(exit);

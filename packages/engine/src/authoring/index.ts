@@ -6,6 +6,7 @@ export type {
   ManagedEffects,
   NodeContext,
   NodeFailureInfo,
+  NodeProgressUpdate,
   ScopeContext,
 } from "../compiler/compiled-workflow.js";
 export type {
@@ -55,3 +56,4 @@ export type { BranchOutput, ParallelBranch, ParallelOptions, ParallelOutput } fr
 export { parallel } from "./parallel.js";
 export type { RetryBackoff, RetryOn, RetryPolicy, WaitOptions, WaitOutput } from "./clock-specs.js";
 export { WorkflowError } from "./workflow-error.js";
+export { ProgressInvalid } from "../executor/visit-progress.js";

@@ -21,6 +21,21 @@ export interface NodeContext<I = unknown> {
   node: { path: string; name: string; visit: number };
   /** Aborted on cancel or timeout. */
   signal: AbortSignal;
+  /**
+   * Report how far this visit has got: `done` of `total` (finite numbers >= 0, done <= total) and a
+   * one-line message (cut to 200 characters). A field left out keeps its last value, `null` clears
+   * it. Every view shows the latest, with an ETA when `total` is known. Cheap to call often: the
+   * worker sends the latest at most every 250 ms. A bad update throws ProgressInvalid (code
+   * `progress_invalid`) and reports nothing; uncaught, it fails the node like any other throw.
+   */
+  progress(update: NodeProgressUpdate): void;
+}
+
+/** What `ctx.progress` takes; see NodeContext.progress. */
+export interface NodeProgressUpdate {
+  done?: number | null;
+  total?: number | null;
+  message?: string | null;
 }
 
 /**

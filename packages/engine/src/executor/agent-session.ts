@@ -19,6 +19,11 @@ export interface IsolatedStep {
   tools: readonly string[];
   systemPrompt?: string;
   cwd: string;
+  /**
+   * The model's `update` of this step's progress, checked like `ctx.progress` (a refusal says which
+   * field is wrong); absent where progress is not kept.
+   */
+  progress?(update: unknown): { ok: true } | { ok: false; problem: string };
 }
 
 /** What an isolated session cost and said: saved with its visit, shown by `piw status` and the viewer. */

@@ -10,6 +10,7 @@ import {
 import { DeadlinePassed, expectSaved, NodeFailure, RunParked } from "./execution-signals.js";
 import type { AgentEvent, RunPort } from "./run-port.js";
 import { rejectedOutput, SUBMIT_CALL, stepPrompt } from "./step-contract.js";
+import { isProgressInvalid } from "./visit-progress.js";
 
 /** How many times the model may end its turn without a submission before the agent step fails. */
 export const MAX_AGENT_NUDGES = 2;
@@ -75,6 +76,7 @@ async function openIsolated(
   run: AgentStepRun,
   node: CompiledAgentNode,
   placement: AgentPlacement,
+  ctx: NodeContext,
 ): Promise<{ session: IsolatedAgentSession; settle(signal: AbortSignal): Promise<void> }> {
   if (!placement.isolated) {
     throw new NodeFailure(
@@ -115,6 +117,7 @@ async function openIsolated(
     outputSchema: node.outputSchema as JsonValue,
     tools,
     cwd,
+    progress: (update) => modelProgress(ctx, update),
     ...(options.model === undefined ? {} : { model: options.model }),
     ...(options.thinking === undefined ? {} : { thinking: options.thinking }),
     ...(options.systemPrompt === undefined ? {} : { systemPrompt: options.systemPrompt }),
@@ -149,11 +152,22 @@ export async function runAgent(
 ): Promise<unknown> {
   const kind = run.agents ? agentSessionFor(node, run.agents.origin) : "conversation";
   if (kind === "conversation") return stepLoop(run, node, ctx, conversationChannel(run, node));
-  const isolated = await openIsolated(run, node, run.agents as AgentPlacement);
+  const isolated = await openIsolated(run, node, run.agents as AgentPlacement, ctx);
   try {
     return await stepLoop(run, node, ctx, isolatedChannel(isolated.session));
   } finally {
     await isolated.settle(ctx.signal);
+  }
+}
+
+/** The model's `update`, reported as the step's `ctx.progress`; a refusal goes back to the model. */
+function modelProgress(ctx: NodeContext, update: unknown): { ok: true } | { ok: false; problem: string } {
+  try {
+    ctx.progress(update as never);
+    return { ok: true };
+  } catch (error) {
+    if (isProgressInvalid(error)) return { ok: false, problem: error.problem };
+    throw error;
   }
 }
 

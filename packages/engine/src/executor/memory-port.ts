@@ -16,6 +16,7 @@ import {
   type JsonValue,
   type MessageRecord,
   manualEffectUnsettled,
+  type NodeProgressReport,
   type NodeVisitAdvance,
   type NodeVisitState,
   PAUSED_AT_NODE_BOUNDARY,
@@ -68,6 +69,8 @@ export class MemoryRunPort implements RunPort {
   readonly effects = new Map<string, MemoryEffect>();
   readonly messages: EnqueueMessage[] = [];
   readonly verdicts: SubmissionVerdict[] = [];
+  /** Every progress report the executor sent, in order (already rate-limited by it). */
+  readonly progressReports: NodeProgressReport[] = [];
   private readonly input: JsonValue;
   private readonly accepted: CheckpointAnswer | null;
   private readonly carried: Record<string, JsonValue>;
@@ -340,5 +343,9 @@ export class MemoryRunPort implements RunPort {
 
   nextAgentEvent(_visit: { path: string; visit: number }, signal: AbortSignal): Promise<AgentEvent> {
     return this.agentEvents.next(signal);
+  }
+
+  reportProgress(report: NodeProgressReport): void {
+    this.progressReports.push(report);
   }
 }

@@ -28,6 +28,7 @@ import { type DebugLog, toSafeError } from "./safe-failure.js";
 import { runShell, type ShellResult } from "./shell-runner.js";
 import { runWait } from "./wait-runner.js";
 import { runAgent } from "./agent-step.js";
+import { checkProgressOnly, type VisitProgress, visitProgress } from "./visit-progress.js";
 import type { AgentPlacement } from "./agent-session.js";
 
 export interface NodeRun {
@@ -62,6 +63,7 @@ export function nodeContextFor(
   visit: number,
   signal: AbortSignal,
   failuresByPath: ReadonlyMap<string, NodeFailureInfo> = new Map(),
+  progress: (update: unknown) => void = checkProgressOnly,
 ): NodeContext {
   const node = workflow.nodes.get(path);
   const scope = node?.scope ?? "";
@@ -81,6 +83,7 @@ export function nodeContextFor(
     },
     node: { path, name: node?.name ?? path.slice(path.lastIndexOf("/") + 1), visit },
     signal,
+    progress,
   };
 }
 
@@ -189,7 +192,7 @@ const TIMED_OUT = Symbol("timed out");
 /** How long a timed-out visit's work may take to stop before the visit is reported timed out. */
 const WIND_DOWN_MS = 5_000;
 
-async function produce(run: NodeRun, signal: AbortSignal): Promise<unknown> {
+async function produce(run: NodeRun, signal: AbortSignal, progress: VisitProgress): Promise<unknown> {
   const { node } = run;
   const ctx = nodeContextFor(
     run.workflow,
@@ -199,6 +202,7 @@ async function produce(run: NodeRun, signal: AbortSignal): Promise<unknown> {
     run.visit,
     signal,
     run.failuresByPath,
+    progress.report,
   );
   switch (node.kind) {
     case "compute":
@@ -293,8 +297,10 @@ function nodeSubject(node: CompiledNode): string {
 
 /** Run one open visit and say how it ended. Stops (throws) only for a lost fence or a park. */
 export async function runNode(run: NodeRun): Promise<NodeVisitResult> {
+  const where = { path: run.node.path, visit: run.visit, attempt: run.attempt };
+  const progress = visitProgress(where, run.port.reportProgress?.bind(run.port));
   try {
-    const output = toJson(await withDeadline(run, (signal) => produce(run, signal)));
+    const output = toJson(await withDeadline(run, (signal) => produce(run, signal, progress)));
     // A checkpoint stops the run; its successor is chosen by the continuation, from the accepted answer.
     if (run.node.kind === "checkpoint") return { status: "succeeded", output, next: null };
     const target = run.workflow.next(run.node.path, output);
@@ -310,5 +316,8 @@ export async function runNode(run: NodeRun): Promise<NodeVisitResult> {
     return error instanceof ShellExitFailure
       ? { status: "failed", error: failure.error, output: error.report as unknown as JsonValue }
       : { status: "failed", error: failure.error };
+  } finally {
+    // The latest progress reaches the host before the visit's end does (the store then drops it).
+    progress.flush();
   }
 }

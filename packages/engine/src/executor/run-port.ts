@@ -5,6 +5,7 @@ import type {
   EnqueueMessage,
   FinishNodeVisit,
   MessageRecord,
+  NodeProgressReport,
   NodeVisitAdvance,
   NodeVisitState,
   RecoveryReason,
@@ -52,6 +53,11 @@ export interface RunPort {
   parkRun(reason: RecoveryReason): Promise<Transition<RunRecord>>;
   /** Follow the run's changed workflow from now on (a resume that accepted the changes). */
   redefineRun(req: RedefineRun): Promise<Transition<RunRecord>>;
+  /**
+   * Optional: a running visit's latest progress, already checked and rate-limited. Not a durable
+   * change the executor waits for: the port sends or saves it on its own and never throws.
+   */
+  reportProgress?(report: NodeProgressReport): void;
   /** The next submission or turn end for an open agent visit; rejects when `signal` aborts. */
   nextAgentEvent(visit: { path: string; visit: number }, signal: AbortSignal): Promise<AgentEvent>;
 }

@@ -3,6 +3,7 @@ import { isWorkflowError } from "../authoring/workflow-error.js";
 import { RoutingError, ScopeInputError } from "../compiler/runtime-errors.js";
 import { describeIssues } from "../compiler/schema-issues.js";
 import { NodeFailure } from "./execution-signals.js";
+import { isProgressInvalid } from "./visit-progress.js";
 
 // Everything workflow code throws (a node, an effect, a shell parse, a projection, a stray timer)
 // becomes a saved error here and nowhere else. A thrown message can quote the input, an environment
@@ -50,7 +51,8 @@ function zodIssuesOf(error: Error): readonly unknown[] | undefined {
 }
 
 function savedMessage(thrown: unknown, subject: string): string {
-  if (isWorkflowError(thrown)) return `${subject} failed: ${thrown.message}`;
+  // Both messages are safe to keep: the author's own words, or piw's naming fields only.
+  if (isWorkflowError(thrown) || isProgressInvalid(thrown)) return `${subject} failed: ${thrown.message}`;
   if (thrown instanceof RoutingError) return asSentence(`${subject} could not route: ${thrown.message}`);
   if (!(thrown instanceof Error)) {
     return `${subject} threw ${thrown === null ? "null" : withArticle(typeof thrown)}, not an Error.`;

@@ -1,0 +1,109 @@
+import { z } from "zod";
+import { nodePathSchema, opaqueIdSchema, visitNumberSchema } from "./ids.js";
+
+/** The longest progress message a view carries (UTF-16 units, the ellipsis included). */
+export const PROGRESS_MESSAGE_MAX_CHARS = 200;
+
+/**
+ * What running code last said about its progress: how much is done of how much (either may be
+ * unknown) and one line of text. The author wrote the text; piw bounds it and shows it as given.
+ */
+export interface ProgressState {
+  done: number | null;
+  total: number | null;
+  message: string | null;
+}
+
+const UPDATE_FIELDS = ["done", "total", "message"] as const;
+const ELLIPSIS = "…";
+
+/** `text` on one line (control characters and line breaks become spaces), cut to the limit; null if empty. */
+export function boundProgressMessage(text: string): string | null {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: making the text one printable line is the point.
+  const flat = text.replace(/[\u0000-\u001f\u007f\u2028\u2029]+/g, " ").trim();
+  if (flat.length === 0) return null;
+  if (flat.length <= PROGRESS_MESSAGE_MAX_CHARS) return flat;
+  let out = "";
+  for (const ch of flat) {
+    if (out.length + ch.length > PROGRESS_MESSAGE_MAX_CHARS - ELLIPSIS.length) break;
+    out += ch;
+  }
+  return out + ELLIPSIS;
+}
+
+/** A field name safe to repeat in an error: code-like, short. Anything else is not named. */
+function fieldName(key: string): string {
+  return /^[A-Za-z_$][\w$]{0,31}$/.test(key) ? `"${key}"` : "a field";
+}
+
+function amountProblem(name: string, value: unknown): string | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== "number" || !Number.isFinite(value)) return `${name} must be a finite number or null`;
+  if (value < 0) return `${name} must not be negative`;
+  return null;
+}
+
+/**
+ * Check an update against the visit's previous state and give the state it makes. Each field the
+ * update names replaces the previous value (`null` clears it); a field it leaves out keeps it.
+ * Refused: not an
+ * object, a field other than done/total/message, an amount that is not a finite number >= 0, a
+ * message that is not a string, or done greater than total once merged. The problem names fields,
+ * never values.
+ */
+export function applyProgressUpdate(
+  previous: ProgressState | null,
+  raw: unknown,
+): { ok: true; state: ProgressState } | { ok: false; problem: string } {
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
+    return { ok: false, problem: "a progress update is an object with done, total and/or message" };
+  }
+  const update = raw as Record<string, unknown>;
+  for (const key of Object.keys(update)) {
+    if (!(UPDATE_FIELDS as readonly string[]).includes(key)) {
+      return { ok: false, problem: `${fieldName(key)} is not a progress field (use done, total, message)` };
+    }
+  }
+  const problem = amountProblem("done", update.done) ?? amountProblem("total", update.total);
+  if (problem !== null) return { ok: false, problem };
+  const { message } = update;
+  if (message !== undefined && message !== null && typeof message !== "string") {
+    return { ok: false, problem: "message must be a string or null" };
+  }
+  const base = previous ?? { done: null, total: null, message: null };
+  const state: ProgressState = {
+    done: update.done === undefined ? base.done : (update.done as number | null),
+    total: update.total === undefined ? base.total : (update.total as number | null),
+    message: message === undefined ? base.message : message === null ? null : boundProgressMessage(message),
+  };
+  if (state.done !== null && state.total !== null && state.done > state.total) {
+    return { ok: false, problem: "done must not be greater than total" };
+  }
+  return { ok: true, state };
+}
+
+const amountSchema = z.number().min(0).nullable();
+
+/** A progress state as it crosses a process boundary: already checked, checked again at the frame. */
+const progressStateSchema = z
+  .object({
+    done: amountSchema,
+    total: amountSchema,
+    message: z.string().max(PROGRESS_MESSAGE_MAX_CHARS).nullable(),
+  })
+  .refine((s) => s.done === null || s.total === null || s.done <= s.total, "done must not exceed total");
+
+/** The progress of one attempt of one node visit, as a worker reports it (`node.progress`). */
+export const nodeProgressReportSchema = z.object({
+  path: nodePathSchema,
+  visit: visitNumberSchema,
+  attempt: z.number().int().min(1),
+  state: progressStateSchema,
+});
+export type NodeProgressReport = z.infer<typeof nodeProgressReportSchema>;
+
+/** A model's `update` from its conversation: the host ties it to the session's open step turn. */
+export const turnProgressSchema = z.object({
+  sessionId: opaqueIdSchema,
+  update: z.record(z.string(), z.unknown()),
+});
