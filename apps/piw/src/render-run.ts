@@ -14,6 +14,8 @@ import {
   formatTimeLeft,
   quotedExample,
   recoveryWords,
+  runningDetail,
+  UNICODE_GLYPHS,
 } from "@piw/viewer";
 import {
   NODE_STATE_WORDS,
@@ -199,6 +201,9 @@ function describeWork(view: RunView): string | undefined {
   }
 }
 
+/** Columns of a running step's progress bar in `piw status`. */
+const STATUS_BAR_CELLS = 10;
+
 /** `piw status`: the run's facts as labelled lines, then every node. */
 export function renderRunStatus(view: RunView, style: Style, now: number = Date.now()): string[] {
   const rows: [string, string][] = [
@@ -225,7 +230,12 @@ export function renderRunStatus(view: RunView, style: Style, now: number = Date.
   lines.push(...checkpointLines(view, style));
   const columns = nodeColumns(view);
   lines.push(`nodes`);
-  for (const node of view.nodes) lines.push(`  ${renderNodeLine(node, columns, style, now)}`);
+  for (const node of view.nodes) {
+    lines.push(`  ${renderNodeLine(node, columns, style, now)}`);
+    // A running step's reported progress and its agent's latest tool call, under its line.
+    const detail = runningDetail(view, node, { now, glyphs: UNICODE_GLYPHS, bar: STATUS_BAR_CELLS });
+    if (detail !== "") lines.push(`  ${" ".repeat(columns.path + 2)}${style.cyan(detail)}`);
+  }
   return lines;
 }
 

@@ -29,8 +29,8 @@ export interface Glyphs {
   dot: string;
   /** The split layout's divider. */
   divider: string;
-  /** A duration bar: full cell, and the partial cells from 1/8 to 7/8. */
-  bar: { full: string; partial: readonly string[] };
+  /** A bar: full cell, the partial cells from 1/8 to 7/8, and the empty rest of a progress bar. */
+  bar: { full: string; partial: readonly string[]; track: string };
 }
 
 interface BoxGlyphs {
@@ -92,7 +92,7 @@ export const UNICODE_GLYPHS: Glyphs = {
   more: "⋮",
   dot: "·",
   divider: "│",
-  bar: { full: "█", partial: ["▏", "▎", "▍", "▌", "▋", "▊", "▉"] },
+  bar: { full: "█", partial: ["▏", "▎", "▍", "▌", "▋", "▊", "▉"], track: "░" },
 };
 
 export const ASCII_GLYPHS: Glyphs = {
@@ -144,7 +144,7 @@ export const ASCII_GLYPHS: Glyphs = {
   more: ":",
   dot: "-",
   divider: "|",
-  bar: { full: "#", partial: [] },
+  bar: { full: "#", partial: [], track: "-" },
 };
 
 /** The Unicode glyphs by name, for surfaces that always draw Unicode (`piw status`). */

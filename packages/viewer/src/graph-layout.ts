@@ -36,6 +36,8 @@ export interface EdgeLayout {
 const CARD_GAP = 2;
 /** A card's two content rows: title, then state. */
 const CARD_CONTENT_ROWS = 2;
+/** Where a tall card's third content row (a running node's progress) sits, from its top border. */
+export const CARD_DETAIL_ROW = 3;
 
 function exitCardId(exit: string): string {
   return `exit:${exit}`;
@@ -60,7 +62,12 @@ function assignLanes(spans: { low: number; high: number }[]): { lanes: number[];
   return { lanes, count: laneEnds.length };
 }
 
-export function layoutGraph(manifest: GraphManifest, nodes: readonly NodeView[]): GraphLayout {
+/** `tall`: node cards that get a third content row (a running node's progress). */
+export function layoutGraph(
+  manifest: GraphManifest,
+  nodes: readonly NodeView[],
+  tall: ReadonlySet<string> = new Set(),
+): GraphLayout {
   const ids = flowOrder(manifest, nodes);
   const exits = [...manifest.exits];
   for (const edge of manifest.edges) {
@@ -127,7 +134,8 @@ export function layoutGraph(manifest: GraphManifest, nodes: readonly NodeView[])
       for (const edge of departures) if (pending[edge]?.label === undefined) slots.depart.set(edge, next++);
       return { slots, used: next, labeled: departures.filter((e) => pending[e]?.label !== undefined) };
     });
-    let next = Math.max(CARD_CONTENT_ROWS, ...sides.map((side) => side.used));
+    const content = tall.has(ids[card] as string) ? CARD_CONTENT_ROWS + 1 : CARD_CONTENT_ROWS;
+    let next = Math.max(content, ...sides.map((side) => side.used));
     for (const side of sides) for (const edge of side.labeled) side.slots.depart.set(edge, next++);
     leftSlots.push((sides[0] as { slots: SideSlots }).slots);
     rightSlots.push((sides[1] as { slots: SideSlots }).slots);

@@ -4,7 +4,14 @@ import { Canvas } from "./canvas.js";
 import { enclosingMounts } from "./flow.js";
 import { formatDuration } from "./format.js";
 import { detectGlyphs, type Glyphs } from "./glyphs.js";
-import { type CardLayout, type EdgeLayout, type GraphLayout, layoutGraph } from "./graph-layout.js";
+import {
+  CARD_DETAIL_ROW,
+  type CardLayout,
+  type EdgeLayout,
+  type GraphLayout,
+  layoutGraph,
+} from "./graph-layout.js";
+import { agentProgressOf, nodeProgressOf, runningDetail } from "./progress-words.js";
 import { clipToWidth } from "./text-width.js";
 import { plainTheme, type Theme, type Tint } from "./theme.js";
 import { NODE_STATE_WORDS, NODE_TINTS } from "./words.js";
@@ -34,9 +41,14 @@ export interface RenderedGraph {
 const MIN_CARD_WIDTH = 12;
 const MAX_CARD_WIDTH = 48;
 
+/** Columns of the progress bar on a running card. */
+const CARD_BAR_CELLS = 8;
+
 interface CardText {
   title: string;
   status: string;
+  /** A running node's progress and agent activity, on a third row; clipped, never widening the card. */
+  detail: string | undefined;
   /** Text on the top border: the include a node sits in. */
   banner: string | undefined;
   tint: Tint;
@@ -68,6 +80,7 @@ function cardText(
     return {
       title: `${g.exit} ${exit}`,
       status: reached ? "exit, reached" : "exit",
+      detail: undefined,
       banner: undefined,
       tint: "dim",
     };
@@ -75,10 +88,12 @@ function cardText(
   const node = nodes.get(card.id);
   const mount = enclosingMounts(card.id, view.manifest.mounts).at(-1);
   const banner = mount === undefined ? undefined : `${g.kind.include} ${mount.path} (${mount.workflow})`;
-  if (node === undefined) return { title: card.id, status: "", banner, tint: "dim" };
+  if (node === undefined) return { title: card.id, status: "", detail: undefined, banner, tint: "dim" };
+  const detail = runningDetail(view, node, { now, glyphs: g, bar: CARD_BAR_CELLS, compact: true });
   return {
     title: `${g.kind[node.kind]} ${node.path}`,
     status: statusText(node, now, g),
+    detail: detail === "" ? undefined : detail,
     banner,
     tint: NODE_TINTS[node.state],
   };
@@ -148,6 +163,8 @@ function drawCard(
     canvas.text(x0 + 2, y0, ` ${text.banner} `, at.width - 4, "dim");
   canvas.text(x0 + 2, y0 + 1, text.title, inner, heavy ? "bold" : undefined);
   canvas.text(x0 + 2, y0 + 2, text.status, inner, text.tint);
+  if (text.detail !== undefined && card.height > CARD_DETAIL_ROW + 1)
+    canvas.text(x0 + 2, y0 + CARD_DETAIL_ROW, text.detail, inner, "cyan");
 }
 
 function drawEdge(
@@ -241,13 +258,22 @@ function measure(
   return { texts, labels };
 }
 
+/** The run's graph laid out, with a detail row on each running card that reports progress. */
+export function graphLayoutOf(view: RunView): GraphLayout {
+  const tall = new Set<string>();
+  for (const node of view.nodes)
+    if (nodeProgressOf(view, node) !== undefined || agentProgressOf(view, node) !== undefined)
+      tall.add(node.path);
+  return layoutGraph(view.manifest, view.nodes, tall);
+}
+
 /** Columns the graph takes when it has all it wants: cards as wide as their text, and the lanes. */
 export function naturalGraphWidth(
   view: RunView,
   options: Omit<GraphOptions, "width">,
   layout?: GraphLayout,
 ): number {
-  const graph = layout ?? layoutGraph(view.manifest, view.nodes);
+  const graph = layout ?? graphLayoutOf(view);
   const nodes = new Map(view.nodes.map((node) => [node.path, node]));
   const { texts, labels } = measure(graph, view, nodes, options.glyphs ?? detectGlyphs(), options.now);
   return geometry(graph, texts, labels, Number.POSITIVE_INFINITY).total;
@@ -258,7 +284,7 @@ export function naturalGraphWidth(
  * the slice that fits its screen; `cards` says where each card is.
  */
 export function renderGraph(view: RunView, options: GraphOptions, layout?: GraphLayout): RenderedGraph {
-  const graph = layout ?? layoutGraph(view.manifest, view.nodes);
+  const graph = layout ?? graphLayoutOf(view);
   const nodes = new Map(view.nodes.map((node) => [node.path, node]));
   const g = options.glyphs ?? detectGlyphs();
   const { texts, labels } = measure(graph, view, nodes, g, options.now);

@@ -11,9 +11,19 @@ export {
   RUN_GLYPHS,
   UNICODE_GLYPHS,
 } from "./glyphs.js";
-export { naturalGraphWidth, renderGraph } from "./graph.js";
+export { graphLayoutOf, naturalGraphWidth, renderGraph } from "./graph.js";
 export { layoutGraph } from "./graph-layout.js";
 export { renderInspector } from "./inspector.js";
+export type { NodeProgress } from "./progress-words.js";
+export {
+  agentProgressText,
+  agentProgressWords,
+  etaWords,
+  nodeProgressOf,
+  progressCount,
+  progressWords,
+  runningDetail,
+} from "./progress-words.js";
 export { jsonLines } from "./json-lines.js";
 export { describeEvent, historyAt, replayView, stepReplay } from "./replay.js";
 export { renderRunTable } from "./run-list.js";
@@ -24,6 +34,7 @@ export {
   splitGraphWidth,
 } from "./screen.js";
 export type { Tint } from "./theme.js";
+export { clipToWidth } from "./text-width.js";
 export { ansiTheme, plainTheme } from "./theme.js";
 export type { ViewerSource } from "./viewer-app.js";
 export { needsTick, runViewerApp, viewerKeyOf } from "./viewer-app.js";

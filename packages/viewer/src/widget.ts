@@ -3,7 +3,8 @@ import type { NodeView, RunView } from "@piw/protocol";
 import { ANSWERED_BY_WORDS, quotedExample } from "./answer-example.js";
 import { activePath, type FlowEntry, flowEntries } from "./flow.js";
 import { formatDuration, formatTimeLeft } from "./format.js";
-import { detectGlyphs, type Glyphs } from "./glyphs.js";
+import { detectGlyphs, type Glyphs, UNICODE_GLYPHS } from "./glyphs.js";
+import { nodeProgressOf, progressWords, runningDetail } from "./progress-words.js";
 import { clipToWidth } from "./text-width.js";
 import { plainTheme, type Theme } from "./theme.js";
 import { NODE_TINTS, type NodeState, runStateWord } from "./words.js";
@@ -77,7 +78,13 @@ function fitLine(
   return clipToWidth(`${head}${padded}${tail === "" ? "" : `  ${tail}`}`, width, ellipsis);
 }
 
+/** Columns of the progress bar on a running node's widget line. */
+const WIDGET_BAR_CELLS = 8;
+/** A running node's progress is added only when at least this much of it fits. */
+const MIN_DETAIL_COLUMNS = 6;
+
 function entryLine(
+  view: RunView,
   entry: FlowEntry,
   labelWidth: number,
   width: number,
@@ -94,14 +101,12 @@ function entryLine(
     entry.kind === "node" ? nodeLabel(entry.node) : `${entry.mount.path} (${entry.mount.workflow})`;
   const tail = timingText(entry.kind === "node" ? entry.node : { ...entry.mount, errorCode: null }, now);
   const marker = active ? g.chosen : " ";
-  const line = fitLine(
-    `${marker}${glyph} ${kind} `,
-    indent + label,
-    theme("dim", tail),
-    labelWidth,
-    width,
-    g.ellipsis,
-  );
+  let line = fitLine(`${marker}${glyph} ${kind} `, indent + label, theme("dim", tail), labelWidth, width, g.ellipsis);
+  // What a running node reports comes last, and is what a narrow line cuts first.
+  const detail =
+    entry.kind === "node" ? runningDetail(view, entry.node, { now, glyphs: g, bar: WIDGET_BAR_CELLS }) : "";
+  if (detail !== "" && visibleWidth(line) + 2 + MIN_DETAIL_COLUMNS <= width)
+    line = clipToWidth(`${line}  ${theme("cyan", detail)}`, width, g.ellipsis);
   return active ? theme("bold", line) : line;
 }
 
@@ -159,7 +164,9 @@ export function renderWidgetLines(view: RunView, options: WidgetOptions): string
           clipToWidth(theme("dim", `  ${g.more} ${entries.length - end + 1} more below`), width, g.ellipsis),
         );
       } else {
-        lines.push(entryLine(entry, labelWidth, width, entryPath(entry) === active, theme, g, options.now));
+        lines.push(
+          entryLine(view, entry, labelWidth, width, entryPath(entry) === active, theme, g, options.now),
+        );
       }
     }
   }
@@ -187,9 +194,19 @@ function gateLines(view: RunView, width: number, theme: Theme): string[] {
   ];
 }
 
-/** The Pi footer: `wf <name> [<status word>] <current node path>`. */
-export function renderFooterStatus(view: RunView): string {
+/**
+ * The Pi footer: `wf <name> [<status word>] <current node path>`, and the running node's count and
+ * estimate when it reports progress (`3/10 ~2 min left`).
+ */
+export function renderFooterStatus(view: RunView, now?: number): string {
   const path = activePath(view);
   const head = `wf ${view.workflowName} [${runStateWord(view)}]`;
-  return path === null ? head : `${head} ${path}`;
+  if (path === null) return head;
+  const node = view.nodes.find((n) => n.path === path);
+  const progress = node === undefined ? undefined : nodeProgressOf(view, node);
+  const words =
+    progress === undefined
+      ? ""
+      : progressWords(progress, { now, glyphs: UNICODE_GLYPHS, compact: true, noMessage: true });
+  return words === "" ? `${head} ${path}` : `${head} ${path} ${words}`;
 }
