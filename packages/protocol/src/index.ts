@@ -128,6 +128,7 @@ export {
 export type {
   CheckpointView,
   CurrentWork,
+  NodeProgress,
   NodeView,
   RunSummary,
   RunView,

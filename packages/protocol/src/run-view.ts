@@ -83,6 +83,18 @@ const turnAbortSchema = z.object({
 });
 export type TurnAbort = z.infer<typeof turnAbortSchema>;
 
+/** The latest progress a running node visit reported, and the ETA the host derived from it. */
+const nodeProgressSchema = z.object({
+  path: nodePathSchema,
+  visit: z.number().int().min(1),
+  done: z.number().min(0).nullable(),
+  total: z.number().min(0).nullable(),
+  message: z.string().max(200).nullable(),
+  updatedAt: z.number(),
+  eta: z.object({ at: z.number(), confidence: z.enum(["low", "medium", "high"]) }).nullable(),
+});
+export type NodeProgress = z.infer<typeof nodeProgressSchema>;
+
 /** The host's one view of a run: the widget, the footer and `piw` all render exactly this. */
 export const runViewSchema = z.object({
   runId: runIdSchema,
@@ -124,6 +136,8 @@ export const runViewSchema = z.object({
    * accepted output): live only, kept in the host's memory, absent when it has none.
    */
   agentProgress: agentProgressSchema.optional(),
+  /** One entry per running node visit that reported progress; absent when none did. */
+  progress: z.array(nodeProgressSchema).optional(),
   /** Set while the run waits at a checkpoint; absent or null otherwise. */
   checkpoint: checkpointViewSchema.nullable().optional(),
 
