@@ -3,11 +3,34 @@ import { answeredBySchema } from "./answer-check.js";
 import { nodePathSchema } from "./ids.js";
 import { nodeKindSchema } from "./run-records.js";
 
-/** Where a manifest edge leads: a node by full path, or an exit of the root workflow. */
+/**
+ * Where a manifest edge leads: a node by full path, an exit of the root workflow, or the join of the
+ * parallel node at `path` (an edge that ends one of its branches).
+ */
 const manifestTargetSchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("node"), path: nodePathSchema }),
   z.object({ kind: z.literal("exit"), exit: z.string().min(1) }),
+  z.object({ kind: z.literal("join"), path: nodePathSchema }),
 ]);
+
+/** When a parallel node's join is satisfied: every branch, the first one, or at least `count` of them. */
+export const joinPolicySchema = z.discriminatedUnion("kind", [
+  z.object({ kind: z.literal("all") }),
+  z.object({ kind: z.literal("any") }),
+  z.object({ kind: z.literal("atLeast"), count: z.number().int().positive() }),
+]);
+
+/**
+ * One parallel node: its branches start at `startPath` (the fork-to-branch edges are not in `edges`),
+ * their last edges lead to `{ kind: "join", path }`, and the node's own edges are where the run goes
+ * after the join. `concurrency` null means every branch at once.
+ */
+const manifestForkSchema = z.object({
+  path: nodePathSchema,
+  join: joinPolicySchema,
+  concurrency: z.number().int().positive().nullable(),
+  branches: z.array(z.object({ name: z.string().min(1), title: z.string(), startPath: nodePathSchema })),
+});
 
 /**
  * The compiled graph as plain JSON: the host stores it with the run and viewers render it without
@@ -51,7 +74,11 @@ export const graphManifestSchema = z.object({
       via: z.array(z.string()).optional(),
     }),
   ),
+  /** Parallel nodes; absent when the workflow has none. Branch nodes have scope `<fork>/<branch>`. */
+  forks: z.array(manifestForkSchema).optional(),
 });
 
 export type GraphManifest = z.infer<typeof graphManifestSchema>;
 export type ManifestTarget = z.infer<typeof manifestTargetSchema>;
+export type ManifestFork = z.infer<typeof manifestForkSchema>;
+export type JoinPolicy = z.infer<typeof joinPolicySchema>;

@@ -26,8 +26,8 @@ export {
   MAX_FRAME_DEPTH,
   PROTOCOL_VERSION,
 } from "./framing.js";
-export type { GraphManifest, ManifestTarget } from "./graph-manifest.js";
-export { graphManifestSchema } from "./graph-manifest.js";
+export type { GraphManifest, JoinPolicy, ManifestFork, ManifestTarget } from "./graph-manifest.js";
+export { graphManifestSchema, joinPolicySchema } from "./graph-manifest.js";
 export type { JsonValue, RequestKey } from "./ids.js";
 export {
   jsonValueSchema,

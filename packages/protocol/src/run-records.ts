@@ -130,6 +130,7 @@ export const nodeKindSchema = z.enum([
   "checkpoint",
   "decision",
   "wait",
+  "parallel",
 ]);
 export type NodeKind = z.infer<typeof nodeKindSchema>;
 

@@ -81,6 +81,8 @@ export function layoutGraph(
   const pending: Pending[] = [];
   const mainTaken = new Set<number>();
   for (const edge of manifest.edges) {
+    // A branch's edge into its join is drawn with the fork, not as an edge of its own here.
+    if (edge.to.kind === "join") continue;
     const from = index.get(edge.from);
     const to = index.get(edge.to.kind === "node" ? edge.to.path : exitCardId(edge.to.exit));
     if (from === undefined || to === undefined) continue;
