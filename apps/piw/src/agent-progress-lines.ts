@@ -1,12 +1,5 @@
-import type { AgentProgress, RunView } from "@piw/protocol";
-import {
-  agentProgressText,
-  clipToWidth,
-  type NodeProgress,
-  nodeProgressOf,
-  progressWords,
-  UNICODE_GLYPHS,
-} from "@piw/viewer";
+import type { AgentProgress, NodeProgress, RunView } from "@piw/protocol";
+import { agentProgressText, clipToWidth, nodeProgressOf, progressWords, UNICODE_GLYPHS } from "@piw/viewer";
 import type { Style } from "./style.js";
 
 /**

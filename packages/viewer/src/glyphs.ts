@@ -26,6 +26,8 @@ export interface Glyphs {
   chosen: string;
   ellipsis: string;
   more: string;
+  /** A parallel node's branches under it: every branch but the last, and the last. */
+  tree: { mid: string; last: string };
   dot: string;
   /** The split layout's divider. */
   divider: string;
@@ -91,6 +93,7 @@ export const UNICODE_GLYPHS: Glyphs = {
   chosen: "›",
   ellipsis: "…",
   more: "⋮",
+  tree: { mid: "├", last: "└" },
   dot: "·",
   divider: "│",
   bar: { full: "█", partial: ["▏", "▎", "▍", "▌", "▋", "▊", "▉"], track: "░" },
@@ -144,6 +147,7 @@ export const ASCII_GLYPHS: Glyphs = {
   chosen: ">",
   ellipsis: "~",
   more: ":",
+  tree: { mid: "+", last: "`" },
   dot: "-",
   divider: "|",
   bar: { full: "#", partial: [], track: "-" },

@@ -14,7 +14,6 @@ export {
 export { graphLayoutOf, naturalGraphWidth, renderGraph } from "./graph.js";
 export { layoutGraph } from "./graph-layout.js";
 export { renderInspector } from "./inspector.js";
-export type { NodeProgress } from "./progress-words.js";
 export {
   agentProgressText,
   agentProgressWords,

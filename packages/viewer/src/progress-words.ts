@@ -1,4 +1,4 @@
-import type { AgentProgress, NodeView, RunView } from "@piw/protocol";
+import type { AgentProgress, NodeProgress, NodeView, RunView } from "@piw/protocol";
 import { filledBar } from "./bar.js";
 import { formatAge } from "./format.js";
 import type { Glyphs } from "./glyphs.js";
@@ -6,31 +6,15 @@ import type { Glyphs } from "./glyphs.js";
 // How every piw surface words a running step's progress: `piw status`, `piw run`, the Pi widget and
 // footer, and the viewer all call these, so a count, a bar and an estimate read the same everywhere.
 
-/** One running visit's latest reported progress, as the host's view carries it. */
-export interface NodeProgress {
-  path: string;
-  visit: number;
-  done: number | null;
-  total: number | null;
-  message: string | null;
-  updatedAt: number;
-  eta: { at: number; confidence: "low" | "medium" | "high" } | null;
-}
-
 type EtaConfidence = NonNullable<NodeProgress["eta"]>["confidence"];
-
-/** The progress entries of a view; none in a view from a host that reports no progress. */
-function progressEntries(view: Pick<RunView, "nodes">): readonly NodeProgress[] {
-  return (view as { progress?: readonly NodeProgress[] }).progress ?? [];
-}
 
 /** The progress of a running node's current visit, if it reported any. */
 export function nodeProgressOf(
-  view: Pick<RunView, "nodes">,
+  view: Pick<RunView, "progress">,
   node: Pick<NodeView, "path" | "visits" | "state">,
 ): NodeProgress | undefined {
   if (node.state !== "running") return undefined;
-  return progressEntries(view).find((p) => p.path === node.path && p.visit === node.visits);
+  return (view.progress ?? []).find((p) => p.path === node.path && p.visit === node.visits);
 }
 
 /** The isolated agent step's latest fact, when it belongs to this running node's current visit. */
@@ -43,16 +27,29 @@ export function agentProgressOf(
   return progress.path === node.path && progress.visit === node.visits ? progress : undefined;
 }
 
-/** `3/10`, `3 done` (no total), `?/10` (no count yet), or "" when neither was reported. */
+/** A reported number: whole numbers as they are, fractions to one decimal. */
+function amount(value: number): string {
+  return Number.isInteger(value) ? String(value) : String(Math.round(value * 10) / 10);
+}
+
+/**
+ * `3/10`, `3 done` (no total), `?/10` (no count yet), `45%` (a total of 1: a fraction), or "" when
+ * neither was reported.
+ */
 export function progressCount(progress: Pick<NodeProgress, "done" | "total">): string {
   const { done, total } = progress;
-  if (done !== null && total !== null) return `${done}/${total}`;
-  if (done !== null) return `${done} done`;
-  return total !== null ? `?/${total}` : "";
+  if (done !== null && total === 1 && !Number.isInteger(done)) return `${Math.round(done * 100)}%`;
+  if (done !== null && total !== null) return `${amount(done)}/${amount(total)}`;
+  if (done !== null) return `${amount(done)} done`;
+  return total !== null ? `?/${amount(total)}` : "";
 }
 
 /** A bar of `cells` columns, filled to done/total; "" without both, or with a total of 0. */
-export function progressBar(progress: Pick<NodeProgress, "done" | "total">, cells: number, g: Glyphs): string {
+export function progressBar(
+  progress: Pick<NodeProgress, "done" | "total">,
+  cells: number,
+  g: Glyphs,
+): string {
   const { done, total } = progress;
   if (done === null || total === null || total <= 0 || cells <= 0) return "";
   const filled = filledBar(done / total, cells, g);
@@ -145,7 +142,9 @@ export function agentProgressText(progress: Pick<AgentProgress, "kind" | "text">
 /** The fact with how many tools the attempt called: `→ read src/a.ts (4 tool calls)`. */
 export function agentProgressWords(progress: AgentProgress): string {
   const calls =
-    progress.toolCalls === 0 ? "" : ` (${progress.toolCalls} tool call${progress.toolCalls === 1 ? "" : "s"})`;
+    progress.toolCalls === 0
+      ? ""
+      : ` (${progress.toolCalls} tool call${progress.toolCalls === 1 ? "" : "s"})`;
   return `${agentProgressText(progress)}${calls}`;
 }
 
@@ -154,7 +153,7 @@ export function agentProgressWords(progress: AgentProgress): string {
  * tool call. "" when it reported neither.
  */
 export function runningDetail(
-  view: Pick<RunView, "nodes" | "agentProgress">,
+  view: Pick<RunView, "progress" | "agentProgress">,
   node: Pick<NodeView, "path" | "visits" | "state">,
   options: ProgressWordsOptions,
 ): string {
