@@ -15,6 +15,8 @@ export interface Glyphs {
   horizontal: string;
   vertical: string;
   cross: string;
+  /** Where a line meets a crossing one and ends: from above, from the left, from the right. */
+  junctions: { up: string; left: string; right: string };
   /** Lane corners: top-right, bottom-right, bottom-left, top-left. */
   corners: { tr: string; br: string; bl: string; tl: string };
   /** Arrowheads of an edge the run took, and of one it never took. */
@@ -84,6 +86,7 @@ export const UNICODE_GLYPHS: Glyphs = {
   horizontal: "─",
   vertical: "│",
   cross: "┼",
+  junctions: { up: "┴", left: "┤", right: "├" },
   corners: { tr: "╮", br: "╯", bl: "╰", tl: "╭" },
   arrows: { down: "▼", left: "◀", right: "▶" },
   untakenArrows: { down: "▽", left: "◁", right: "▷" },
@@ -138,6 +141,7 @@ export const ASCII_GLYPHS: Glyphs = {
   horizontal: "-",
   vertical: "|",
   cross: "+",
+  junctions: { up: "+", left: "+", right: "+" },
   corners: { tr: "+", br: "+", bl: "+", tl: "+" },
   arrows: { down: "v", left: "<", right: ">" },
   untakenArrows: { down: ":", left: ":", right: ":" },

@@ -2,7 +2,7 @@ import { visibleWidth } from "@earendil-works/pi-tui";
 import type { NodeView, RunView } from "@piw/protocol";
 import { ANSWERED_BY_WORDS, quotedExample } from "./answer-example.js";
 import { activePath } from "./flow.js";
-import type { BranchView } from "./forks.js";
+import { type BranchView, branchRefs, branchView, localPath } from "./forks.js";
 import { formatDuration, formatTimeLeft } from "./format.js";
 import { detectGlyphs, type Glyphs, UNICODE_GLYPHS } from "./glyphs.js";
 import { nodeProgressOf, progressWords, runningDetail } from "./progress-words.js";
@@ -261,17 +261,31 @@ function gateLines(view: RunView, width: number, theme: Theme): string[] {
 
 /**
  * The Pi footer: `wf <name> [<status word>] <current node path>`, and the running node's count and
- * estimate when it reports progress (`3/10 ~2 min left`).
+ * estimate when it reports progress (`3/10 · ~2 min left`). At a parallel node it names the branch
+ * running (`review › test › integration`), or how many run (`review: 2 of 3 branches running`).
  */
 export function renderFooterStatus(view: RunView, now?: number): string {
-  const path = activePath(view);
+  let path = activePath(view);
   const head = `wf ${view.workflowName} [${runStateWord(view)}]`;
   if (path === null) return head;
+  let where = path;
+  const fork = view.manifest.forks?.find((f) => f.path === path);
+  if (fork !== undefined && view.nodes.some((n) => n.path === fork.path && n.state === "running")) {
+    const branches = branchRefs(view.manifest)
+      .filter((ref) => ref.fork === fork)
+      .map((ref) => branchView(ref, view.nodes));
+    const running = branches.filter((branch) => branch.state === "running");
+    const face = running.length === 1 ? running[0]?.running[0] : undefined;
+    if (running.length === 1 && face !== undefined) {
+      path = face.path;
+      where = `${fork.path} › ${running[0]?.name} › ${localPath(face.path, branchRefs(view.manifest))}`;
+    } else where = `${fork.path}: ${running.length} of ${branches.length} branches running`;
+  }
   const node = view.nodes.find((n) => n.path === path);
   const progress = node === undefined ? undefined : nodeProgressOf(view, node);
   const words =
     progress === undefined
       ? ""
       : progressWords(progress, { now, glyphs: UNICODE_GLYPHS, compact: true, noMessage: true });
-  return words === "" ? `${head} ${path}` : `${head} ${path} ${words}`;
+  return words === "" ? `${head} ${where}` : `${head} ${where} ${words}`;
 }
