@@ -2,12 +2,14 @@ import {
   clockDueAt,
   isClockReason,
   type NodeView,
+  type ManifestFork,
   type RecoveryReason,
   type RunSummary,
   type RunView,
 } from "@piw/protocol";
 import {
   ANSWERED_BY_WORDS,
+  flowEntries,
   formatAge,
   formatDueTime,
   formatDuration,
@@ -228,15 +230,75 @@ export function renderRunStatus(view: RunView, style: Style, now: number = Date.
   if (view.input !== undefined) lines.push(...renderValueLines("input", view.input, view.runId, style));
   lines.push(...outputLines(view, style));
   lines.push(...checkpointLines(view, style));
-  const columns = nodeColumns(view);
   lines.push(`nodes`);
-  for (const node of view.nodes) {
-    lines.push(`  ${renderNodeLine(node, columns, style, now)}`);
-    // A running step's reported progress and its agent's latest tool call, under its line.
-    const detail = runningDetail(view, node, { now, glyphs: UNICODE_GLYPHS, bar: STATUS_BAR_CELLS });
-    if (detail !== "") lines.push(`  ${" ".repeat(columns.path + 2)}${style.cyan(detail)}`);
+  const forks = new Map((view.manifest.forks ?? []).map((fork) => [fork.path, fork]));
+  if (forks.size === 0) {
+    const columns = nodeColumns(view);
+    for (const node of view.nodes) lines.push(...nodeLines(view, node, 0, columns, style, now));
+    return lines;
+  }
+  // With parallel nodes, in flow order: each branch's nodes indented under its name, under the fork.
+  const entries = flowEntries(view);
+  const columns = nodeColumns(view);
+  // A branch's name sits one step in from its fork; its nodes one step in from their branch's name.
+  const depthOf = (entry: (typeof entries)[number]) =>
+    entry.kind === "branch" || (entry.kind === "node" && entry.branch !== undefined)
+      ? entry.depth + 1
+      : entry.depth;
+  for (const entry of entries)
+    if (entry.kind === "node")
+      columns.path = Math.max(columns.path, entry.node.path.length + 2 * depthOf(entry));
+  for (const entry of entries) {
+    const indent = "  ".repeat(depthOf(entry));
+    if (entry.kind === "branch") {
+      const { branch } = entry;
+      lines.push(
+        `  ${indent}${style.dim("branch")} ${branch.name}  ${nodeGlyph(branch.state, style)} ${NODE_STATE_WORDS[branch.state]}`,
+      );
+    } else if (entry.kind === "node") {
+      const fork = forks.get(entry.node.path);
+      const shifted = { ...columns, path: columns.path - 2 * depthOf(entry) };
+      const [first = "", ...rest] = nodeLines(view, entry.node, depthOf(entry), shifted, style, now);
+      lines.push(fork === undefined ? first : `${first}  ${style.dim(forkWords(fork))}`, ...rest);
+    }
   }
   return lines;
+}
+
+/** A node's status line, then its reported progress and its agent's latest tool call under it. */
+function nodeLines(
+  view: RunView,
+  node: NodeView,
+  depth: number,
+  columns: NodeColumns,
+  style: Style,
+  now: number,
+): string[] {
+  const indent = "  ".repeat(depth);
+  const lines = [`  ${indent}${renderNodeLine(node, columns, style, now)}`];
+  const detail = runningDetail(view, node, { now, glyphs: UNICODE_GLYPHS, bar: STATUS_BAR_CELLS });
+  if (detail !== "") lines.push(`  ${indent}${" ".repeat(columns.path + 4)}${style.cyan(detail)}`);
+  return lines;
+}
+
+/** `join: all of 3 branches, 2 at a time`. */
+function forkWords(fork: ManifestFork): string {
+  const count = fork.branches.length;
+  let join: string;
+  switch (fork.join.kind) {
+    case "all":
+      join = `all of ${count} branches`;
+      break;
+    case "any":
+      join = `any of ${count} branches`;
+      break;
+    case "atLeast":
+      join = `at least ${fork.join.count} of ${count} branches`;
+      break;
+    default:
+      return fork.join satisfies never;
+  }
+  return `join: ${join}${fork.concurrency === null ? "" : `, ${fork.concurrency} at a time`}`;
 }
 
 /** A completed run's final output, pretty and folded when long. */
