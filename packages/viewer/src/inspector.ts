@@ -86,7 +86,7 @@ export function renderInspector(
     for (const line of progressDetail(progress, options.now)) push(line);
   }
   const agent = agentProgressOf(view, node);
-  if (agent !== undefined) push(`agent     ${theme("cyan", agentProgressWords(agent))}`);
+  if (agent !== undefined) push(`agent     ${theme("cyan", agentProgressWords(agent, g.ascii))}`);
   const checkpoint = view.outcome === "waiting" && view.checkpoint?.path === path ? view.checkpoint : null;
   if (checkpoint) {
     push("");

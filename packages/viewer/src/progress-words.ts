@@ -134,18 +134,18 @@ export function progressDetail(progress: NodeProgress, now: number | undefined):
   return lines;
 }
 
-/** An isolated agent step's latest fact: `→ read src/a.ts`, or `submitted {"ok":true}`. */
-export function agentProgressText(progress: Pick<AgentProgress, "kind" | "text">): string {
-  return progress.kind === "submitted" ? `submitted ${progress.text}` : `→ ${progress.text}`;
+/** An isolated agent step's latest fact: `→ read src/a.ts` (`->` in ASCII), or `submitted {"ok":true}`. */
+export function agentProgressText(progress: Pick<AgentProgress, "kind" | "text">, ascii = false): string {
+  return progress.kind === "submitted" ? `submitted ${progress.text}` : `${ascii ? "->" : "→"} ${progress.text}`;
 }
 
 /** The fact with how many tools the attempt called: `→ read src/a.ts (4 tool calls)`. */
-export function agentProgressWords(progress: AgentProgress): string {
+export function agentProgressWords(progress: AgentProgress, ascii = false): string {
   const calls =
     progress.toolCalls === 0
       ? ""
       : ` (${progress.toolCalls} tool call${progress.toolCalls === 1 ? "" : "s"})`;
-  return `${agentProgressText(progress)}${calls}`;
+  return `${agentProgressText(progress, ascii)}${calls}`;
 }
 
 /**
@@ -161,7 +161,7 @@ export function runningDetail(
   const agent = agentProgressOf(view, node);
   const parts = [
     progress === undefined ? "" : progressWords(progress, options),
-    agent === undefined ? "" : agentProgressText(agent),
+    agent === undefined ? "" : agentProgressText(agent, options.glyphs.ascii),
   ];
   return parts.filter((part) => part !== "").join(` ${options.glyphs.dot} `);
 }
