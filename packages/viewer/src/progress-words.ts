@@ -136,7 +136,9 @@ export function progressDetail(progress: NodeProgress, now: number | undefined):
 
 /** An isolated agent step's latest fact: `→ read src/a.ts` (`->` in ASCII), or `submitted {"ok":true}`. */
 export function agentProgressText(progress: Pick<AgentProgress, "kind" | "text">, ascii = false): string {
-  return progress.kind === "submitted" ? `submitted ${progress.text}` : `${ascii ? "->" : "→"} ${progress.text}`;
+  return progress.kind === "submitted"
+    ? `submitted ${progress.text}`
+    : `${ascii ? "->" : "→"} ${progress.text}`;
 }
 
 /** The fact with how many tools the attempt called: `→ read src/a.ts (4 tool calls)`. */

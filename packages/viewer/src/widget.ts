@@ -81,7 +81,7 @@ const WIDGET_BAR_CELLS = 8;
 /** A running node's progress is added only when at least this much of it fits. */
 const MIN_DETAIL_COLUMNS = 6;
 
-function rowLabel(row: WidgetRow): string {
+function rowLabel(row: WidgetRow, g: Glyphs): string {
   switch (row.kind) {
     case "node":
       return nodeLabel(row.node);
@@ -89,7 +89,9 @@ function rowLabel(row: WidgetRow): string {
       return `${row.mount.path} (${row.mount.workflow})`;
     case "branch": {
       const face = row.branch.running[0];
-      return face === undefined ? row.branch.name : `${row.branch.name} › ${branchLocal(row.branch, face)}`;
+      return face === undefined
+        ? row.branch.name
+        : `${row.branch.name} ${g.chosen} ${branchLocal(row.branch, face)}`;
     }
     case "more":
       return moreWords(row);
@@ -164,7 +166,7 @@ function rowLine(
   const indent = "  ".repeat(row.depth);
   let line = fitLine(
     `${marker}${glyph} ${kind} `,
-    indent + rowLabel(row),
+    indent + rowLabel(row, g),
     theme("dim", tail),
     labelWidth,
     width,
@@ -217,7 +219,8 @@ export function renderWidgetLines(view: RunView, options: WidgetOptions): string
     // A loop, not Math.max(...rows): a spread as long as the graph overflows the call stack.
     let labelWidth = 0;
     for (const row of rows)
-      if (row.kind !== "more") labelWidth = Math.max(labelWidth, visibleWidth(rowLabel(row)) + 2 * row.depth);
+      if (row.kind !== "more")
+        labelWidth = Math.max(labelWidth, visibleWidth(rowLabel(row, g)) + 2 * row.depth);
     // The first and last rows of a cut window say what is hidden, when there is room to spare.
     const marks = room >= 3;
     for (let i = start; i < end; i += 1) {

@@ -98,7 +98,10 @@ describe("a parallel node in the graph", () => {
   });
 
   it("draws in ASCII on a terminal that cannot show box drawing", () => {
-    expectGolden("branches-ascii", renderGraph(midRun(), { width: 72, now: NOW, glyphs: ASCII_GLYPHS }).lines);
+    expectGolden(
+      "branches-ascii",
+      renderGraph(midRun(), { width: 72, now: NOW, glyphs: ASCII_GLYPHS }).lines,
+    );
   });
 
   it("fits a narrow terminal: every row cut to the width, none wrapped", () => {
@@ -151,7 +154,11 @@ describe("a parallel node in the widget and the footer", () => {
   });
 
   it("shows each confidence of the estimate its own way on the running branch's line", () => {
-    const words = { high: "· 2 min left", medium: "· about 2 min left", low: "· roughly 2 min left" } as const;
+    const words = {
+      high: "· 2 min left",
+      medium: "· about 2 min left",
+      low: "· roughly 2 min left",
+    } as const;
     for (const confidence of ["high", "medium", "low"] as const) {
       const lines = renderWidgetLines(forkView([testing(confidence)]), { width: 110, now: NOW, glyphs: g });
       expect(lines[3]).toContain(`3/10 ██▍░░░░░ ${words[confidence]} · running the api suite`);
@@ -185,7 +192,9 @@ describe("a parallel node in the widget and the footer", () => {
   });
 
   it("names the running branch, or how many run, in the footer", () => {
-    expect(renderFooterStatus(midRun(), NOW)).toBe("wf parallel-review [running] review: 2 of 3 branches running");
+    expect(renderFooterStatus(midRun(), NOW)).toBe(
+      "wf parallel-review [running] review: 2 of 3 branches running",
+    );
     const one = withNode(forkView([testing("low")]), "review/docs/check", {
       state: "succeeded",
       finishedAt: 30_000,
@@ -198,7 +207,9 @@ describe("a parallel node in the widget and the footer", () => {
 
 describe("the inspector of a running step", () => {
   it("shows its progress, the estimate with its confidence, when it reported, and its agent", () => {
-    const view = forkView([testing("high")], { agentProgress: { ...docsAgent, path: "review/test/integration" } });
+    const view = forkView([testing("high")], {
+      agentProgress: { ...docsAgent, path: "review/test/integration" },
+    });
     const lines = renderInspector(view, null, "review/test/integration", { width: 80, now: NOW, glyphs: g });
     expect(lines.slice(0, 6)).toEqual([
       "$ review/test/integration  shell",

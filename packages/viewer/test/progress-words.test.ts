@@ -99,7 +99,15 @@ describe("progress words", () => {
   });
 
   it("word an isolated agent's latest fact with its tool calls", () => {
-    const fact = { path: "review", visit: 1, attempt: 1, seq: 2, toolCalls: 4, kind: "tool" as const, text: "read a.ts" };
+    const fact = {
+      path: "review",
+      visit: 1,
+      attempt: 1,
+      seq: 2,
+      toolCalls: 4,
+      kind: "tool" as const,
+      text: "read a.ts",
+    };
     expect(agentProgressWords(fact)).toBe("→ read a.ts (4 tool calls)");
     expect(agentProgressWords({ ...fact, toolCalls: 1 })).toBe("→ read a.ts (1 tool call)");
     expect(agentProgressWords({ ...fact, kind: "submitted", text: '{"ok":true}' })).toBe(
