@@ -189,6 +189,13 @@ export function drawBand(canvas: Canvas, d: BandDrawing, g: Glyphs): void {
     canvas.set(slot.x, band.splitRow + 1, (taken ? g.arrows : g.untakenArrows).down, taken ? "bold" : "dim");
   }
 
+  // The branches that did not fit: one box that says how many and what became of them.
+  if (at.more !== undefined) {
+    const { box, hidden } = at.more;
+    const states = hidden.map((i) => ({ state: columnState(band.columns[i]?.cards ?? [], cards, nodes) }));
+    drawMoreBox(canvas, box, columnTop, `+${hidden.length} more`, branchCounts(states), g);
+  }
+
   // Merge: from each column's last card (or the `more` box) down to the meeting line.
   for (const slot of slots) {
     if (slot.bottom === undefined) continue;
@@ -204,13 +211,6 @@ export function drawBand(canvas: Canvas, d: BandDrawing, g: Glyphs): void {
     const room = (d.nextBox?.x ?? 0) + (d.nextBox?.width ?? 0) - nextX - 3;
     if (band.label !== undefined && room > 0)
       canvas.text(nextX + 2, band.mergeRow + 1, band.label, room, "yellow");
-  }
-
-  // The branches that did not fit: one box that says how many and what became of them.
-  if (at.more !== undefined) {
-    const { box, hidden } = at.more;
-    const states = hidden.map((i) => ({ state: columnState(band.columns[i]?.cards ?? [], cards, nodes) }));
-    drawMoreBox(canvas, box, columnTop, `+${hidden.length} more`, branchCounts(states), g);
   }
 }
 
