@@ -106,12 +106,14 @@ function cardText(
   if (node === undefined) return { title: name, status: "", detail: undefined, banner, tint: "dim" };
   const running = nodeProgressOf(view, node) !== undefined || agentProgressOf(view, node) !== undefined;
   // The bar only where it leaves room for the count, the estimate and some of the message.
-  const detail = (inner: number) =>
-    runningDetail(view, node, { now, glyphs: g, bar: inner >= 34 ? CARD_BAR_CELLS : 0, compact: true });
+  const detail = running
+    ? (inner: number) =>
+        runningDetail(view, node, { now, glyphs: g, bar: inner >= 34 ? CARD_BAR_CELLS : 0, compact: true })
+    : undefined;
   return {
     title: `${g.kind[node.kind]} ${name}`,
     status: statusText(node, now, g),
-    detail: running ? detail : undefined,
+    detail,
     banner,
     tint: NODE_TINTS[node.state],
   };
@@ -131,6 +133,8 @@ interface Geometry {
   left: number;
   width: number;
   total: number;
+  /** The main column's cards as one box. */
+  main: Box;
   /** The columns between the gutters: the main cards are centred in it, bands spread across it. */
   spine: Box;
   bands: BandGeometry[];
@@ -164,9 +168,11 @@ function geometry(
   const spineWidth = Math.max(cardWidth, Math.min(bandWidth, room));
   const spine = { x: left, width: spineWidth };
   const bands = layout.bands.map((band) => bandGeometry(band, spine, columnNeed, layout.cards, nodes));
+  const mainLeft = left + Math.floor((spineWidth - cardWidth) / 2);
   return {
-    left: left + Math.floor((spineWidth - cardWidth) / 2),
+    left: mainLeft,
     width: cardWidth,
+    main: { x: mainLeft, width: cardWidth },
     total: left + spineWidth + right,
     spine,
     bands,
@@ -176,7 +182,7 @@ function geometry(
 /** Where a card is drawn: the main column, or its branch's column; undefined when its column is left out. */
 function boxOf(layout: GraphLayout, at: Geometry, card: number): Box | undefined {
   const column = layout.columnOf[card];
-  if (column === undefined) return { x: at.left, width: at.width };
+  if (column === undefined) return at.main;
   return at.bands[column.band]?.boxes.get(column.column);
 }
 
@@ -383,7 +389,7 @@ export function renderGraph(view: RunView, options: GraphOptions, layout?: Graph
         band,
         at: bandAt,
         cards: graph.cards,
-        forkBox: { x: at.left, width: at.width },
+        forkBox: at.main,
         nextBox: band.next === undefined ? undefined : boxOf(graph, at, band.next),
         nodes,
         heavyFork: heavy.has(band.fork),
