@@ -2,7 +2,6 @@ import {
   clockDueAt,
   isClockReason,
   type NodeView,
-  type ManifestFork,
   type RecoveryReason,
   type RunSummary,
   type RunView,
@@ -14,6 +13,7 @@ import {
   formatDueTime,
   formatDuration,
   formatTimeLeft,
+  joinWords,
   quotedExample,
   recoveryWords,
   runningDetail,
@@ -259,7 +259,7 @@ export function renderRunStatus(view: RunView, style: Style, now: number = Date.
       const fork = forks.get(entry.node.path);
       const shifted = { ...columns, path: columns.path - 2 * depthOf(entry) };
       const [first = "", ...rest] = nodeLines(view, entry.node, depthOf(entry), shifted, style, now);
-      lines.push(fork === undefined ? first : `${first}  ${style.dim(forkWords(fork))}`, ...rest);
+      lines.push(fork === undefined ? first : `${first}  ${style.dim(joinWords(fork))}`, ...rest);
     }
   }
   return lines;
@@ -279,26 +279,6 @@ function nodeLines(
   const detail = runningDetail(view, node, { now, glyphs: UNICODE_GLYPHS, bar: STATUS_BAR_CELLS });
   if (detail !== "") lines.push(`  ${indent}${" ".repeat(columns.path + 4)}${style.cyan(detail)}`);
   return lines;
-}
-
-/** `join: all of 3 branches, 2 at a time`. */
-function forkWords(fork: ManifestFork): string {
-  const count = fork.branches.length;
-  let join: string;
-  switch (fork.join.kind) {
-    case "all":
-      join = `all of ${count} branches`;
-      break;
-    case "any":
-      join = `any of ${count} branches`;
-      break;
-    case "atLeast":
-      join = `at least ${fork.join.count} of ${count} branches`;
-      break;
-    default:
-      return fork.join satisfies never;
-  }
-  return `join: ${join}${fork.concurrency === null ? "" : `, ${fork.concurrency} at a time`}`;
 }
 
 /** A completed run's final output, pretty and folded when long. */

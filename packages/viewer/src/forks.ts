@@ -8,11 +8,14 @@ export interface BranchRef {
   prefix: string;
 }
 
+/** One parallel node's branches, in the order the workflow lists them. */
+export function forkBranches(fork: ManifestFork): BranchRef[] {
+  return fork.branches.map((branch) => ({ fork, branch, prefix: `${fork.path}/${branch.name}/` }));
+}
+
 /** Every branch of the manifest's parallel nodes, longest prefix first: a nested branch matches first. */
 export function branchRefs(manifest: Pick<GraphManifest, "forks">): BranchRef[] {
-  const refs: BranchRef[] = [];
-  for (const fork of manifest.forks ?? [])
-    for (const branch of fork.branches) refs.push({ fork, branch, prefix: `${fork.path}/${branch.name}/` });
+  const refs = (manifest.forks ?? []).flatMap(forkBranches);
   return refs.sort((a, b) => b.prefix.length - a.prefix.length || (a.prefix < b.prefix ? -1 : 1));
 }
 
@@ -103,4 +106,24 @@ export function branchesToShow<T extends Pick<BranchView, "state">>(
       .map((entry) => entry.i),
   );
   return branches.filter((_, i) => chosen.has(i));
+}
+
+/** How a parallel node's join is met: `join: at least 2 of 3 branches, 2 at a time`. */
+export function joinWords(fork: ManifestFork): string {
+  const count = fork.branches.length;
+  let join: string;
+  switch (fork.join.kind) {
+    case "all":
+      join = `all of ${count} branches`;
+      break;
+    case "any":
+      join = `any of ${count} branches`;
+      break;
+    case "atLeast":
+      join = `at least ${fork.join.count} of ${count} branches`;
+      break;
+    default:
+      return fork.join satisfies never;
+  }
+  return `join: ${join}${fork.concurrency === null ? "" : `, ${fork.concurrency} at a time`}`;
 }

@@ -3,6 +3,7 @@ export { ANSWERED_BY_WORDS, answerExample, quotedExample } from "./answer-exampl
 export { clockWords, formatDueTime, recoveryWords } from "./clock-words.js";
 export { describeConflict } from "./conflict.js";
 export { flowEntries } from "./flow.js";
+export { joinWords } from "./forks.js";
 export { formatAge, formatDuration, formatTimeLeft } from "./format.js";
 export {
   ASCII_GLYPHS,

@@ -225,6 +225,16 @@ describe("the inspector of a running step", () => {
     expect(after.some((line) => line.startsWith("progress") || line.startsWith("agent"))).toBe(false);
   });
 
+  it("of the parallel node lists how its join is met and each branch's state", () => {
+    const lines = renderInspector(midRun(), null, "review", { width: 60, now: NOW, glyphs: g });
+    expect(lines.slice(2, 6)).toEqual([
+      "join: all of 3 branches",
+      "  ✓ lint  succeeded",
+      "  ▶ test  running at integration",
+      "  ▶ docs  running at check",
+    ]);
+  });
+
   it("inspects a node of the manifest's branches by its full path", () => {
     expect(forkManifest.nodes.some((node) => node.path === "review/test/report")).toBe(true);
     const lines = renderInspector(midRun(), null, "review/test/report", { width: 60, now: NOW, glyphs: g });
