@@ -163,6 +163,10 @@ describe("the session phase", () => {
   });
 });
 
+/** The text of a rendered line, without its colour codes. */
+const ANSI = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, "g");
+const plainText = (line: string) => line.replace(ANSI, "");
+
 /** A run at a parallel node: `lint` is done, `test` runs `unit` and reported progress. */
 function forkedView(confidence: "low" | "medium" | "high"): RunView {
   const node = (path: string, kind: RunView["nodes"][number]["kind"], state: "running" | "succeeded") => ({
@@ -236,7 +240,7 @@ describe("the run widget at a parallel node", () => {
     const factory = widgets[0];
     if (typeof factory !== "function") throw new Error("expected a component factory");
     const component = factory({ requestRender: () => {} });
-    const lines = component.render(100).map((line) => line.replace(/\u001b\[[0-9;]*m/g, ""));
+    const lines = component.render(100).map(plainText);
     expect(lines.slice(1)).toEqual([
       // The glyphs are this terminal's (Unicode or ASCII); the words are not.
       expect.stringMatching(/^ . . lint {9}succeeded {2}1\.0s$/),
@@ -246,8 +250,7 @@ describe("the run widget at a parallel node", () => {
     ]);
     expect(statuses.at(-1)).toBe("wf checks [running] all › test › unit 40/160 · ~14:05");
     for (const width of [20, 33, 50])
-      for (const line of component.render(width))
-        expect(line.replace(/\u001b\[[0-9;]*m/g, "").length).toBeLessThanOrEqual(width);
+      for (const line of component.render(width)) expect(plainText(line).length).toBeLessThanOrEqual(width);
   });
 
   it("says how sure the estimate is in the footer: not at all, about, roughly", () => {

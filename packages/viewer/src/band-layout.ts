@@ -21,7 +21,7 @@ export interface BandLayout {
   label: string | undefined;
 }
 
-export interface BandColumn {
+interface BandColumn {
   name: string;
   title: string;
   cards: number[];

@@ -19,10 +19,12 @@ export interface BandGeometry {
   more: { box: Box; hidden: number[] } | undefined;
 }
 
-export const MIN_COLUMN_WIDTH = 12;
-export const MAX_COLUMN_WIDTH = 36;
+const MIN_COLUMN_WIDTH = 12;
+const MAX_COLUMN_WIDTH = 36;
+/** Rows the `more` box takes: its border and two lines. */
+const MORE_BOX_HEIGHT = 4;
 /** Blank columns between two branch columns. */
-export const COLUMN_GAP = 1;
+const COLUMN_GAP = 1;
 
 /** Columns a band wants: its widest column's need, for every branch. */
 export function bandNeed(band: BandLayout, need: (card: number) => number): number {
@@ -213,9 +215,6 @@ export function drawBand(canvas: Canvas, d: BandDrawing, g: Glyphs): void {
       canvas.text(nextX + 2, band.mergeRow + 1, band.label, room, "yellow");
   }
 }
-
-/** Rows the `more` box takes: its border and two lines. */
-export const MORE_BOX_HEIGHT = 4;
 
 function drawMoreBox(canvas: Canvas, box: Box, top: number, title: string, status: string, g: Glyphs): void {
   const x1 = box.x + box.width - 1;

@@ -12,7 +12,7 @@ export {
   RUN_GLYPHS,
   UNICODE_GLYPHS,
 } from "./glyphs.js";
-export { graphLayoutOf, naturalGraphWidth, renderGraph } from "./graph.js";
+export { naturalGraphWidth, renderGraph } from "./graph.js";
 export { layoutGraph } from "./graph-layout.js";
 export { renderInspector } from "./inspector.js";
 export {

@@ -3,7 +3,7 @@ import { type FlowEntry, flowEntries } from "./flow.js";
 import { type BranchView, branchCounts, branchesToShow } from "./forks.js";
 
 /** The most branches of one parallel node the widget gives a line each; the rest share one line. */
-export const WIDGET_BRANCH_LINES = 4;
+const WIDGET_BRANCH_LINES = 4;
 
 /**
  * One line of the Pi widget: a node, an include, one branch of a parallel node (standing for every
