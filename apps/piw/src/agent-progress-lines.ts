@@ -1,4 +1,5 @@
-import type { AgentProgress, RunView } from "@piw/protocol";
+import type { AgentProgress, NodeProgress, RunView } from "@piw/protocol";
+import { agentProgressText, clipToWidth, nodeProgressOf, progressWords, UNICODE_GLYPHS } from "@piw/viewer";
 import type { Style } from "./style.js";
 
 /**
@@ -29,10 +30,42 @@ export class AgentProgressLines {
       this.toolCallsShown = 0;
     }
     const where = this.style.dim(`${progress.path}:`);
-    if (progress.kind === "submitted") return `    ${where} submitted ${progress.text}`;
+    if (progress.kind === "submitted") return `    ${where} ${agentProgressText(progress)}`;
     const folded = progress.toolCalls - this.toolCallsShown - 1;
     this.toolCallsShown = progress.toolCalls;
-    return `    ${where} → ${progress.text}${folded > 0 ? this.style.dim(` (+${folded} more)`) : ""}`;
+    return `    ${where} ${agentProgressText(progress)}${folded > 0 ? this.style.dim(` (+${folded} more)`) : ""}`;
+  }
+}
+
+/** Tenths of the total: a count prints a line each time it enters a new one. */
+const PROGRESS_STEPS = 10;
+
+/**
+ * The lines a follower prints for a running step's reported progress: the first report, a new
+ * message, and each tenth of the total reached. A line printed once is never redrawn, so the
+ * estimate names a clock time (`done about 14:05`) rather than a count that would go stale.
+ */
+export class NodeProgressLines {
+  private readonly printed = new Map<string, string>();
+
+  constructor(private readonly style: Style) {}
+
+  changes(view: RunView): string[] {
+    const lines: string[] = [];
+    for (const node of view.nodes) {
+      const progress = nodeProgressOf(view, node);
+      if (progress === undefined) continue;
+      const step =
+        progress.done !== null && progress.total !== null && progress.total > 0
+          ? Math.floor((Math.min(progress.done, progress.total) / progress.total) * PROGRESS_STEPS)
+          : progress.done;
+      const key = `${progress.visit}:${step}:${progress.message ?? ""}`;
+      if (this.printed.get(progress.path) === key) continue;
+      this.printed.set(progress.path, key);
+      const words = progressWords(progress, { glyphs: UNICODE_GLYPHS, bar: 10 });
+      lines.push(`    ${this.style.dim(`${progress.path}:`)} ${words}`);
+    }
+    return lines;
   }
 }
 
@@ -47,14 +80,19 @@ const FRAME_MS = 120;
 export class StepSpinner {
   private timer: NodeJS.Timeout | undefined;
   private label: string | undefined;
+  private progress: NodeProgress | undefined;
   private since = 0;
   private frame = 0;
   private drawn = false;
 
   constructor(
-    private readonly out: { write(text: string): unknown },
+    private readonly out: { write(text: string): unknown; columns?: number },
     private readonly enabled: boolean,
   ) {}
+
+  private columns(): number {
+    return Math.max(10, (this.out.columns ?? 80) - 1);
+  }
 
   /** Show what runs now (a step path), or nothing. */
   update(view: RunView): void {
@@ -65,6 +103,8 @@ export class StepSpinner {
       this.label = label;
       this.since = Date.now();
     }
+    const node = label === undefined ? undefined : view.nodes.find((n) => n.path === label);
+    this.progress = node === undefined ? undefined : nodeProgressOf(view, node);
     if (label === undefined) this.stop();
     else this.timer ??= setInterval(() => this.draw(), FRAME_MS);
   }
@@ -84,8 +124,15 @@ export class StepSpinner {
   private draw(): void {
     if (this.label === undefined) return;
     this.frame = (this.frame + 1) % FRAMES.length;
-    const seconds = Math.floor((Date.now() - this.since) / 1000);
-    this.out.write(`\r\u001b[2K${FRAMES[this.frame]} ${this.label} ${seconds}s`);
+    const now = Date.now();
+    const seconds = Math.floor((now - this.since) / 1000);
+    const progress =
+      this.progress === undefined
+        ? ""
+        : `  ${progressWords(this.progress, { glyphs: UNICODE_GLYPHS, now, compact: true, noMessage: true })}`;
+    // One terminal row: a spinner line that wrapped would leave its first half behind.
+    const line = `${FRAMES[this.frame]} ${this.label} ${seconds}s${progress}`;
+    this.out.write(`\r\u001b[2K${clipToWidth(line, this.columns())}`);
     this.drawn = true;
   }
 }

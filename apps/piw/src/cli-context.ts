@@ -7,6 +7,8 @@ import { colorWanted, createStyle, type Style } from "./style.js";
 interface OutputStream {
   write(text: string): unknown;
   isTTY?: boolean;
+  /** A terminal's width, where it has one. */
+  columns?: number;
 }
 
 /** The process around a command: arguments, environment and terminals. Tests pass their own. */

@@ -1,7 +1,7 @@
 import { createInterface } from "node:readline";
 import type { HostConnection, HostUnavailable } from "@piw/client";
 import type { RunView } from "@piw/protocol";
-import { AgentProgressLines, StepSpinner } from "./agent-progress-lines.js";
+import { AgentProgressLines, NodeProgressLines, StepSpinner } from "./agent-progress-lines.js";
 import type { CliContext } from "./cli-context.js";
 import { ExitCode } from "./exit-codes.js";
 import { NodeChangeTracker, renderFinalLines, settledWord } from "./render-run.js";
@@ -49,6 +49,7 @@ export function followRunResult(
 ): Promise<FollowResult> {
   const tracker = new NodeChangeTracker(ctx.style);
   const progress = new AgentProgressLines(ctx.style);
+  const reports = new NodeProgressLines(ctx.style);
   const spinner = new StepSpinner(ctx.io.stdout, !quiet && ctx.style.enabled);
   let phase: FollowPhase = { kind: "watching" };
   let latest: RunView | undefined;
@@ -89,6 +90,7 @@ export function followRunResult(
       latest = view;
       for (const line of tracker.changes(view)) show(line);
       for (const line of progress.changes(view)) show(line);
+      for (const line of reports.changes(view)) show(line);
       if (phase.kind === "watching") spinner.update(view);
       const word = settledWord(view);
       const code = word === undefined ? undefined : EXIT_CODES[word];

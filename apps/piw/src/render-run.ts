@@ -8,12 +8,16 @@ import {
 } from "@piw/protocol";
 import {
   ANSWERED_BY_WORDS,
+  flowEntries,
   formatAge,
   formatDueTime,
   formatDuration,
   formatTimeLeft,
+  joinWords,
   quotedExample,
   recoveryWords,
+  runningDetail,
+  UNICODE_GLYPHS,
 } from "@piw/viewer";
 import {
   NODE_STATE_WORDS,
@@ -199,6 +203,9 @@ function describeWork(view: RunView): string | undefined {
   }
 }
 
+/** Columns of a running step's progress bar in `piw status`. */
+const STATUS_BAR_CELLS = 10;
+
 /** `piw status`: the run's facts as labelled lines, then every node. */
 export function renderRunStatus(view: RunView, style: Style, now: number = Date.now()): string[] {
   const rows: [string, string][] = [
@@ -223,9 +230,54 @@ export function renderRunStatus(view: RunView, style: Style, now: number = Date.
   if (view.input !== undefined) lines.push(...renderValueLines("input", view.input, view.runId, style));
   lines.push(...outputLines(view, style));
   lines.push(...checkpointLines(view, style));
-  const columns = nodeColumns(view);
   lines.push(`nodes`);
-  for (const node of view.nodes) lines.push(`  ${renderNodeLine(node, columns, style, now)}`);
+  const forks = new Map((view.manifest.forks ?? []).map((fork) => [fork.path, fork]));
+  if (forks.size === 0) {
+    const columns = nodeColumns(view);
+    for (const node of view.nodes) lines.push(...nodeLines(view, node, 0, columns, style, now));
+    return lines;
+  }
+  // With parallel nodes, in flow order: each branch's nodes indented under its name, under the fork.
+  const entries = flowEntries(view);
+  const columns = nodeColumns(view);
+  // A branch's name sits one step in from its fork; its nodes one step in from their branch's name.
+  const depthOf = (entry: (typeof entries)[number]) =>
+    entry.kind === "branch" || (entry.kind === "node" && entry.branch !== undefined)
+      ? entry.depth + 1
+      : entry.depth;
+  for (const entry of entries)
+    if (entry.kind === "node")
+      columns.path = Math.max(columns.path, entry.node.path.length + 2 * depthOf(entry));
+  for (const entry of entries) {
+    const indent = "  ".repeat(depthOf(entry));
+    if (entry.kind === "branch") {
+      const { branch } = entry;
+      lines.push(
+        `  ${indent}${style.dim("branch")} ${branch.name}  ${nodeGlyph(branch.state, style)} ${NODE_STATE_WORDS[branch.state]}`,
+      );
+    } else if (entry.kind === "node") {
+      const fork = forks.get(entry.node.path);
+      const shifted = { ...columns, path: columns.path - 2 * depthOf(entry) };
+      const [first = "", ...rest] = nodeLines(view, entry.node, depthOf(entry), shifted, style, now);
+      lines.push(fork === undefined ? first : `${first}  ${style.dim(joinWords(fork))}`, ...rest);
+    }
+  }
+  return lines;
+}
+
+/** A node's status line, then its reported progress and its agent's latest tool call under it. */
+function nodeLines(
+  view: RunView,
+  node: NodeView,
+  depth: number,
+  columns: NodeColumns,
+  style: Style,
+  now: number,
+): string[] {
+  const indent = "  ".repeat(depth);
+  const lines = [`  ${indent}${renderNodeLine(node, columns, style, now)}`];
+  const detail = runningDetail(view, node, { now, glyphs: UNICODE_GLYPHS, bar: STATUS_BAR_CELLS });
+  if (detail !== "") lines.push(`  ${indent}${" ".repeat(columns.path + 4)}${style.cyan(detail)}`);
   return lines;
 }
 

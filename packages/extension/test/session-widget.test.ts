@@ -162,3 +162,109 @@ describe("the session phase", () => {
     });
   });
 });
+
+/** The text of a rendered line, without its colour codes. */
+const ANSI = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, "g");
+const plainText = (line: string) => line.replace(ANSI, "");
+
+/** A run at a parallel node: `lint` is done, `test` runs `unit` and reported progress. */
+function forkedView(confidence: "low" | "medium" | "high"): RunView {
+  const node = (path: string, kind: RunView["nodes"][number]["kind"], state: "running" | "succeeded") => ({
+    path,
+    kind,
+    title: path.slice(path.lastIndexOf("/") + 1),
+    state,
+    visits: 1,
+    attempt: 1,
+    startedAt: 1_000,
+    finishedAt: state === "running" ? null : 2_000,
+    errorCode: null,
+  });
+  const manifest: GraphManifest = {
+    version: 1,
+    workflow: "checks",
+    startPath: "all",
+    exits: ["done"],
+    maxSteps: 10,
+    nodes: [
+      { path: "all", name: "all", scope: "", kind: "parallel", title: "all" },
+      { path: "all/lint/run", name: "run", scope: "all/lint", kind: "shell", title: "run" },
+      { path: "all/test/unit", name: "unit", scope: "all/test", kind: "shell", title: "unit" },
+    ],
+    mounts: [],
+    edges: [
+      { from: "all", to: { kind: "exit", exit: "done" } },
+      { from: "all/lint/run", to: { kind: "join", path: "all" } },
+      { from: "all/test/unit", to: { kind: "join", path: "all" } },
+    ],
+    forks: [
+      {
+        path: "all",
+        join: { kind: "all" },
+        concurrency: null,
+        branches: [
+          { name: "lint", title: "lint", startPath: "all/lint/run" },
+          { name: "test", title: "test", startPath: "all/test/unit" },
+        ],
+      },
+    ],
+  };
+  return view({
+    workflowName: "checks",
+    manifest,
+    nodes: [
+      node("all", "parallel", "running"),
+      node("all/lint/run", "shell", "succeeded"),
+      node("all/test/unit", "shell", "running"),
+    ],
+    progress: [
+      {
+        path: "all/test/unit",
+        visit: 1,
+        done: 40,
+        total: 160,
+        message: "suite parser",
+        updatedAt: 1_500,
+        eta: { at: new Date(2026, 11, 1, 14, 5).getTime(), confidence },
+      },
+    ],
+  });
+}
+
+describe("the run widget at a parallel node", () => {
+  it("shows one line per branch, the running one with its node and progress, and the footer names it", () => {
+    const { ctx, widgets, statuses } = uiStub("tui");
+    const widget = new RunWidget();
+    widget.accept(forkedView("medium"));
+    widget.render(ctx);
+    const factory = widgets[0];
+    if (typeof factory !== "function") throw new Error("expected a component factory");
+    const component = factory({ requestRender: () => {} });
+    const lines = component.render(100).map(plainText);
+    expect(lines.slice(1)).toEqual([
+      // The glyphs are this terminal's (Unicode or ASCII); the words are not.
+      expect.stringMatching(/^ . . lint {9}succeeded {2}1\.0s$/),
+      expect.stringMatching(
+        /^ . . test . unit {2}#1 {2}running {2}40\/160 \S{8} . done about 14:05 . suite parser$/,
+      ),
+    ]);
+    expect(statuses.at(-1)).toBe("wf checks [running] all › test › unit 40/160 · ~14:05");
+    for (const width of [20, 33, 50])
+      for (const line of component.render(width)) expect(plainText(line).length).toBeLessThanOrEqual(width);
+  });
+
+  it("says how sure the estimate is in the footer: not at all, about, roughly", () => {
+    const footers = (["high", "medium", "low"] as const).map((confidence) => {
+      const { ctx, statuses } = uiStub("rpc");
+      const widget = new RunWidget();
+      widget.accept(forkedView(confidence));
+      widget.render(ctx);
+      return statuses.at(-1);
+    });
+    expect(footers).toEqual([
+      "wf checks [running] all › test › unit 40/160 · by 14:05",
+      "wf checks [running] all › test › unit 40/160 · ~14:05",
+      "wf checks [running] all › test › unit 40/160 · ~14:05?",
+    ]);
+  });
+});

@@ -1,4 +1,5 @@
 import type { GraphManifest, NodeView, RunView } from "@piw/protocol";
+import { type BranchView, branchRefs, branchView, enclosingBranches, groupState } from "./forks.js";
 import type { NodeState } from "./words.js";
 
 export type MountManifest = GraphManifest["mounts"][number];
@@ -14,10 +15,11 @@ interface MountView {
   finishedAt: number | null;
 }
 
-/** One row of a flat rendering: a node, or the header of the include it sits in. */
+/** One row of a flat rendering: a node, or the header of the include or the branch it sits in. */
 export type FlowEntry =
-  | { kind: "node"; node: NodeView; depth: number }
-  | { kind: "mount"; mount: MountView; depth: number };
+  | { kind: "node"; node: NodeView; depth: number; branch: BranchView | undefined }
+  | { kind: "mount"; mount: MountView; depth: number }
+  | { kind: "branch"; branch: BranchView; depth: number };
 
 function isInside(path: string, mountPath: string): boolean {
   return path.startsWith(`${mountPath}/`);
@@ -31,12 +33,7 @@ export function enclosingMounts(path: string, mounts: readonly MountManifest[]):
 /** A mount's state from its nodes: running or failing wins, untouched is pending, else succeeded. */
 function mountView(mount: MountManifest, nodes: readonly NodeView[]): MountView {
   const inside = nodes.filter((node) => isInside(node.path, mount.path));
-  const has = (state: NodeState) => inside.some((node) => node.state === state);
-  let state: NodeState = "succeeded";
-  if (has("running")) state = "running";
-  else if (has("failed")) state = "failed";
-  else if (has("timed_out")) state = "timed_out";
-  else if (inside.every((node) => node.visits === 0)) state = "pending";
+  const state = groupState(inside);
   // A loop, not Math.min(...list): a spread as long as the graph overflows the call stack.
   let startedAt: number | null = null;
   let finishedAt: number | null = null;
@@ -56,12 +53,8 @@ function mountView(mount: MountManifest, nodes: readonly NodeView[]): MountView 
   };
 }
 
-/**
- * Node paths in the order the run flows: breadth first from the start along the edges, then any node
- * the edges never reach, then nodes the run visited that the manifest does not name.
- */
-export function flowOrder(manifest: GraphManifest, nodes: readonly NodeView[]): string[] {
-  const known = new Set(nodes.map((node) => node.path));
+/** The manifest's edges between nodes, as lists of targets per node. */
+function successors(manifest: GraphManifest): Map<string, string[]> {
   const next = new Map<string, string[]>();
   for (const edge of manifest.edges) {
     if (edge.to.kind !== "node") continue;
@@ -69,25 +62,53 @@ export function flowOrder(manifest: GraphManifest, nodes: readonly NodeView[]): 
     list.push(edge.to.path);
     next.set(edge.from, list);
   }
+  return next;
+}
+
+/**
+ * Node paths in the order the run flows: breadth first from the start along the edges, then any node
+ * the edges never reach, then nodes the run visited that the manifest does not name. A parallel node
+ * is followed by its branches, one after the other, each in its own flow order; then what follows its
+ * join.
+ */
+export function flowOrder(manifest: GraphManifest, nodes: readonly NodeView[]): string[] {
+  const known = new Set(nodes.map((node) => node.path));
+  const next = successors(manifest);
+  const refs = branchRefs(manifest);
+  const forks = new Map((manifest.forks ?? []).map((fork) => [fork.path, fork]));
+  // Which branch a node belongs to, innermost; "" for the root workflow.
+  const home = (path: string) => refs.find((ref) => path.startsWith(ref.prefix))?.prefix ?? "";
+  const homes = refs.length === 0 ? undefined : new Map(manifest.nodes.map((n) => [n.path, home(n.path)]));
+  const homeOf = (path: string) => (homes === undefined ? "" : (homes.get(path) ?? home(path)));
   const order: string[] = [];
   const seen = new Set<string>();
-  const queue = known.has(manifest.startPath) ? [manifest.startPath] : [];
-  seen.add(manifest.startPath);
-  // An index, not shift(): shift is linear on a long queue.
-  for (let head = 0; head < queue.length; head += 1) {
-    const path = queue[head] as string;
-    order.push(path);
-    for (const to of next.get(path) ?? []) {
-      if (seen.has(to) || !known.has(to)) continue;
-      seen.add(to);
-      queue.push(to);
+  /** One scope (the root or a branch) from `start`, breadth first, then its unreached nodes. */
+  const walk = (start: string, scope: string): void => {
+    const queue: string[] = [];
+    if (known.has(start) && !seen.has(start) && homeOf(start) === scope) queue.push(start);
+    seen.add(start);
+    // An index, not shift(): shift is linear on a long queue.
+    for (let head = 0; head < queue.length; head += 1) {
+      const path = queue[head] as string;
+      for (const to of next.get(path) ?? []) {
+        if (seen.has(to) || !known.has(to) || homeOf(to) !== scope) continue;
+        seen.add(to);
+        queue.push(to);
+      }
     }
-  }
-  for (const node of manifest.nodes) {
-    if (seen.has(node.path) || !known.has(node.path)) continue;
-    seen.add(node.path);
-    order.push(node.path);
-  }
+    for (const node of manifest.nodes) {
+      if (seen.has(node.path) || !known.has(node.path) || homeOf(node.path) !== scope) continue;
+      seen.add(node.path);
+      queue.push(node.path);
+    }
+    for (const path of queue) {
+      order.push(path);
+      const fork = forks.get(path);
+      if (fork !== undefined)
+        for (const branch of fork.branches) walk(branch.startPath, `${fork.path}/${branch.name}/`);
+    }
+  };
+  walk(manifest.startPath, "");
   for (const node of nodes) {
     if (seen.has(node.path)) continue;
     seen.add(node.path);
@@ -96,21 +117,42 @@ export function flowOrder(manifest: GraphManifest, nodes: readonly NodeView[]): 
   return order;
 }
 
-/** The run's nodes in flow order, each include announced by a header row before its first node. */
+/**
+ * The run's nodes in flow order, each include and each parallel branch announced by a header row
+ * before its first node; a node's depth counts the includes and branches around it.
+ */
 export function flowEntries(view: Pick<RunView, "manifest" | "nodes">): FlowEntry[] {
   const byPath = new Map(view.nodes.map((node) => [node.path, node]));
+  const refs = branchRefs(view.manifest);
+  const branches = new Map<string, BranchView>();
   const opened = new Set<string>();
   const entries: FlowEntry[] = [];
   for (const path of flowOrder(view.manifest, view.nodes)) {
     const node = byPath.get(path);
     if (!node) continue;
-    const mounts = enclosingMounts(path, view.manifest.mounts);
-    mounts.forEach((mount, depth) => {
-      if (opened.has(mount.path)) return;
-      opened.add(mount.path);
-      entries.push({ kind: "mount", mount: mountView(mount, view.nodes), depth });
+    // Includes and branches around the node, outermost (shortest path) first.
+    const groups: Array<{ at: string; open: () => FlowEntry & { kind: "mount" | "branch" } }> = [
+      ...enclosingMounts(path, view.manifest.mounts).map((mount) => ({
+        at: `${mount.path}/`,
+        open: () => ({ kind: "mount" as const, mount: mountView(mount, view.nodes), depth: 0 }),
+      })),
+      ...enclosingBranches(path, refs).map((ref) => ({
+        at: ref.prefix,
+        open: () => {
+          const branch = branchView(ref, view.nodes);
+          branches.set(ref.prefix, branch);
+          return { kind: "branch" as const, branch, depth: 0 };
+        },
+      })),
+    ].sort((a, b) => a.at.length - b.at.length);
+    groups.forEach((group, depth) => {
+      if (opened.has(group.at)) return;
+      opened.add(group.at);
+      entries.push({ ...group.open(), depth });
     });
-    entries.push({ kind: "node", node, depth: mounts.length });
+    const inner = enclosingBranches(path, refs).at(-1);
+    const branch = inner === undefined ? undefined : branches.get(inner.prefix);
+    entries.push({ kind: "node", node, depth: groups.length, branch });
   }
   return entries;
 }

@@ -15,6 +15,8 @@ export interface Glyphs {
   horizontal: string;
   vertical: string;
   cross: string;
+  /** Where a line meets a crossing one and ends: from above, from the left, from the right. */
+  junctions: { up: string; left: string; right: string };
   /** Lane corners: top-right, bottom-right, bottom-left, top-left. */
   corners: { tr: string; br: string; bl: string; tl: string };
   /** Arrowheads of an edge the run took, and of one it never took. */
@@ -26,11 +28,13 @@ export interface Glyphs {
   chosen: string;
   ellipsis: string;
   more: string;
+  /** A parallel node's branches under it: every branch but the last, and the last. */
+  tree: { mid: string; last: string };
   dot: string;
   /** The split layout's divider. */
   divider: string;
-  /** A duration bar: full cell, and the partial cells from 1/8 to 7/8. */
-  bar: { full: string; partial: readonly string[] };
+  /** A bar: full cell, the partial cells from 1/8 to 7/8, and the empty rest of a progress bar. */
+  bar: { full: string; partial: readonly string[]; track: string };
 }
 
 interface BoxGlyphs {
@@ -82,6 +86,7 @@ export const UNICODE_GLYPHS: Glyphs = {
   horizontal: "─",
   vertical: "│",
   cross: "┼",
+  junctions: { up: "┴", left: "┤", right: "├" },
   corners: { tr: "╮", br: "╯", bl: "╰", tl: "╭" },
   arrows: { down: "▼", left: "◀", right: "▶" },
   untakenArrows: { down: "▽", left: "◁", right: "▷" },
@@ -91,9 +96,10 @@ export const UNICODE_GLYPHS: Glyphs = {
   chosen: "›",
   ellipsis: "…",
   more: "⋮",
+  tree: { mid: "├", last: "└" },
   dot: "·",
   divider: "│",
-  bar: { full: "█", partial: ["▏", "▎", "▍", "▌", "▋", "▊", "▉"] },
+  bar: { full: "█", partial: ["▏", "▎", "▍", "▌", "▋", "▊", "▉"], track: "░" },
 };
 
 export const ASCII_GLYPHS: Glyphs = {
@@ -135,6 +141,7 @@ export const ASCII_GLYPHS: Glyphs = {
   horizontal: "-",
   vertical: "|",
   cross: "+",
+  junctions: { up: "+", left: "+", right: "+" },
   corners: { tr: "+", br: "+", bl: "+", tl: "+" },
   arrows: { down: "v", left: "<", right: ">" },
   untakenArrows: { down: ":", left: ":", right: ":" },
@@ -144,9 +151,10 @@ export const ASCII_GLYPHS: Glyphs = {
   chosen: ">",
   ellipsis: "~",
   more: ":",
+  tree: { mid: "+", last: "`" },
   dot: "-",
   divider: "|",
-  bar: { full: "#", partial: [] },
+  bar: { full: "#", partial: [], track: "-" },
 };
 
 /** The Unicode glyphs by name, for surfaces that always draw Unicode (`piw status`). */

@@ -1,4 +1,5 @@
 import type { GraphManifest, NodeView } from "@piw/protocol";
+import { type BandLayout, type Stacks, stackCards } from "./band-layout.js";
 import { flowOrder } from "./flow.js";
 
 /**
@@ -9,6 +10,10 @@ import { flowOrder } from "./flow.js";
 export interface GraphLayout {
   cards: CardLayout[];
   edges: EdgeLayout[];
+  /** Parallel nodes' branches, side by side. */
+  bands: BandLayout[];
+  /** The band and column of each card inside a branch; undefined for the main column's cards. */
+  columnOf: Stacks["columnOf"];
   leftLanes: number;
   rightLanes: number;
   /** Rows of the whole graph. */
@@ -23,7 +28,14 @@ export interface CardLayout {
   height: number;
 }
 
-type EdgeRoute = { kind: "main" } | { kind: "right" | "left"; lane: number; fromRow: number; toRow: number };
+/**
+ * `main` runs straight down to the next card of the same column; `join` runs from where a band's
+ * columns meet to the card after it; the others through a gutter lane.
+ */
+type EdgeRoute =
+  | { kind: "main" }
+  | { kind: "join"; band: number }
+  | { kind: "right" | "left"; lane: number; fromRow: number; toRow: number };
 
 export interface EdgeLayout {
   from: number;
@@ -36,6 +48,8 @@ export interface EdgeLayout {
 const CARD_GAP = 2;
 /** A card's two content rows: title, then state. */
 const CARD_CONTENT_ROWS = 2;
+/** Where a tall card's third content row (a running node's progress) sits, from its top border. */
+export const CARD_DETAIL_ROW = 3;
 
 function exitCardId(exit: string): string {
   return `exit:${exit}`;
@@ -60,7 +74,12 @@ function assignLanes(spans: { low: number; high: number }[]): { lanes: number[];
   return { lanes, count: laneEnds.length };
 }
 
-export function layoutGraph(manifest: GraphManifest, nodes: readonly NodeView[]): GraphLayout {
+/** `tall`: node cards that get a third content row (a running node's progress). */
+export function layoutGraph(
+  manifest: GraphManifest,
+  nodes: readonly NodeView[],
+  tall: ReadonlySet<string> = new Set(),
+): GraphLayout {
   const ids = flowOrder(manifest, nodes);
   const exits = [...manifest.exits];
   for (const edge of manifest.edges) {
@@ -70,19 +89,36 @@ export function layoutGraph(manifest: GraphManifest, nodes: readonly NodeView[])
   ids.push(...exits.map(exitCardId));
   const index = new Map(ids.map((id, i) => [id, i]));
 
-  type Pending = { from: number; to: number; label: string | undefined; side: "main" | "right" | "left" };
+  const stacks = stackCards(manifest, ids);
+  type Pending = {
+    from: number;
+    to: number;
+    label: string | undefined;
+    side: "main" | "join" | "right" | "left";
+  };
   const pending: Pending[] = [];
   const mainTaken = new Set<number>();
   for (const edge of manifest.edges) {
-    // A branch's edge into its join is drawn with the fork, not as an edge of its own here.
+    // A branch's edge into its join is drawn with its band, not as an edge of its own.
     if (edge.to.kind === "join") continue;
     const from = index.get(edge.from);
     const to = index.get(edge.to.kind === "node" ? edge.to.path : exitCardId(edge.to.exit));
     if (from === undefined || to === undefined) continue;
+    const straight = to === stacks.below[from] && !mainTaken.has(from);
+    const band = stacks.bandOf.get(from);
+    if (stacks.columnOf[from] !== undefined || stacks.columnOf[to] !== undefined) {
+      // Inside a branch only the edge to the next card of the column is drawn; gutters are the
+      // main column's.
+      if (straight && stacks.columnOf[from]?.band === stacks.columnOf[to]?.band) {
+        mainTaken.add(from);
+        pending.push({ from, to, label: edge.label, side: "main" });
+      }
+      continue;
+    }
     let side: Pending["side"];
-    if (to === from + 1 && !mainTaken.has(from)) {
+    if (straight) {
       mainTaken.add(from);
-      side = "main";
+      side = band === undefined ? "main" : "join";
     } else {
       side = to > from ? "right" : "left";
     }
@@ -129,19 +165,41 @@ export function layoutGraph(manifest: GraphManifest, nodes: readonly NodeView[])
       for (const edge of departures) if (pending[edge]?.label === undefined) slots.depart.set(edge, next++);
       return { slots, used: next, labeled: departures.filter((e) => pending[e]?.label !== undefined) };
     });
-    let next = Math.max(CARD_CONTENT_ROWS, ...sides.map((side) => side.used));
+    const content = tall.has(ids[card] as string) ? CARD_CONTENT_ROWS + 1 : CARD_CONTENT_ROWS;
+    let next = Math.max(content, ...sides.map((side) => side.used));
     for (const side of sides) for (const edge of side.labeled) side.slots.depart.set(edge, next++);
     leftSlots.push((sides[0] as { slots: SideSlots }).slots);
     rightSlots.push((sides[1] as { slots: SideSlots }).slots);
     cardRows.push(next);
   });
-  const cards: CardLayout[] = [];
+  const cards: CardLayout[] = ids.map((id, i) => ({
+    id,
+    kind: i < nodeCount ? "node" : "exit",
+    top: 0,
+    height: (cardRows[i] ?? CARD_CONTENT_ROWS) + 2,
+  }));
   let top = 0;
-  ids.forEach((id, i) => {
-    const height = (cardRows[i] ?? CARD_CONTENT_ROWS) + 2;
-    cards.push({ id, kind: i < nodeCount ? "node" : "exit", top, height });
-    top += height + CARD_GAP;
-  });
+  for (const i of stacks.main) {
+    const card = cards[i] as CardLayout;
+    card.top = top;
+    top += card.height + CARD_GAP;
+    const band = stacks.bands[stacks.bandOf.get(i) ?? -1];
+    if (band === undefined) continue;
+    // The split line and the arrowheads take the gap under the fork; the columns start below.
+    band.splitRow = top - CARD_GAP;
+    let end = top;
+    for (const column of band.columns) {
+      let at = top;
+      for (const k of column.cards) {
+        const inner = cards[k] as CardLayout;
+        inner.top = at;
+        at += inner.height + CARD_GAP;
+      }
+      end = Math.max(end, column.cards.length === 0 ? top : at - CARD_GAP);
+    }
+    band.mergeRow = end;
+    top = end + CARD_GAP;
+  }
   const height = Math.max(0, top - CARD_GAP);
 
   const portRow = (card: number, slot: number) => (cards[card]?.top ?? 0) + 1 + slot;
@@ -174,11 +232,26 @@ export function layoutGraph(manifest: GraphManifest, nodes: readonly NodeView[])
 
   const edges: EdgeLayout[] = pending.map((edge, i) => {
     const row = rows[i] as { fromRow: number; toRow: number };
-    const route: EdgeRoute =
-      edge.side === "main"
-        ? { kind: "main" }
-        : { kind: edge.side, lane: laneOf.get(i) ?? 0, fromRow: row.fromRow, toRow: row.toRow };
+    let route: EdgeRoute;
+    if (edge.side === "main") route = { kind: "main" };
+    else if (edge.side === "join") {
+      const band = stacks.bandOf.get(edge.from) ?? 0;
+      const drawn = stacks.bands[band];
+      if (drawn !== undefined) {
+        drawn.next = edge.to;
+        drawn.label = edge.label;
+      }
+      route = { kind: "join", band };
+    } else route = { kind: edge.side, lane: laneOf.get(i) ?? 0, fromRow: row.fromRow, toRow: row.toRow };
     return { from: edge.from, to: edge.to, label: edge.label, route };
   });
-  return { cards, edges, leftLanes: counts.left, rightLanes: counts.right, height };
+  return {
+    cards,
+    edges,
+    bands: stacks.bands,
+    columnOf: stacks.columnOf,
+    leftLanes: counts.left,
+    rightLanes: counts.right,
+    height,
+  };
 }

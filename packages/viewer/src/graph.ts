@@ -4,7 +4,15 @@ import { Canvas } from "./canvas.js";
 import { enclosingMounts } from "./flow.js";
 import { formatDuration } from "./format.js";
 import { detectGlyphs, type Glyphs } from "./glyphs.js";
-import { type CardLayout, type EdgeLayout, type GraphLayout, layoutGraph } from "./graph-layout.js";
+import {
+  CARD_DETAIL_ROW,
+  type CardLayout,
+  type EdgeLayout,
+  type GraphLayout,
+  layoutGraph,
+} from "./graph-layout.js";
+import { type BandGeometry, type Box, bandGeometry, bandNeed, drawBand } from "./graph-bands.js";
+import { agentProgressOf, nodeProgressOf, runningDetail } from "./progress-words.js";
 import { clipToWidth } from "./text-width.js";
 import { plainTheme, type Theme, type Tint } from "./theme.js";
 import { NODE_STATE_WORDS, NODE_TINTS } from "./words.js";
@@ -34,9 +42,17 @@ export interface RenderedGraph {
 const MIN_CARD_WIDTH = 12;
 const MAX_CARD_WIDTH = 48;
 
+/** Columns of the progress bar on a running card. */
+const CARD_BAR_CELLS = 8;
+
 interface CardText {
   title: string;
   status: string;
+  /**
+   * A running node's progress and agent activity on a third row, for a card `inner` columns wide;
+   * clipped, never widening the card.
+   */
+  detail: ((inner: number) => string) | undefined;
   /** Text on the top border: the include a node sits in. */
   banner: string | undefined;
   tint: Tint;
@@ -55,12 +71,20 @@ function statusText(node: NodeView, now: number | undefined, g: Glyphs): string 
   return parts.join(" ");
 }
 
+/** A card in a branch column: the branch's path prefix, and whether it is the column's first card. */
+interface InColumn {
+  prefix: string;
+  name: string;
+  first: boolean;
+}
+
 function cardText(
   card: CardLayout,
   view: RunView,
   nodes: Map<string, NodeView>,
   g: Glyphs,
   now?: number,
+  column?: InColumn,
 ): CardText {
   if (card.kind === "exit") {
     const exit = card.id.slice("exit:".length);
@@ -68,17 +92,28 @@ function cardText(
     return {
       title: `${g.exit} ${exit}`,
       status: reached ? "exit, reached" : "exit",
+      detail: undefined,
       banner: undefined,
       tint: "dim",
     };
   }
   const node = nodes.get(card.id);
   const mount = enclosingMounts(card.id, view.manifest.mounts).at(-1);
-  const banner = mount === undefined ? undefined : `${g.kind.include} ${mount.path} (${mount.workflow})`;
-  if (node === undefined) return { title: card.id, status: "", banner, tint: "dim" };
+  // A branch's first card names the branch; inside a column a card is named from the branch down.
+  let banner = mount === undefined ? undefined : `${g.kind.include} ${mount.path} (${mount.workflow})`;
+  if (column?.first) banner = column.name;
+  const name = column === undefined ? card.id : card.id.slice(column.prefix.length);
+  if (node === undefined) return { title: name, status: "", detail: undefined, banner, tint: "dim" };
+  const running = nodeProgressOf(view, node) !== undefined || agentProgressOf(view, node) !== undefined;
+  // The bar only where it leaves room for the count, the estimate and some of the message.
+  const detail = running
+    ? (inner: number) =>
+        runningDetail(view, node, { now, glyphs: g, bar: inner >= 34 ? CARD_BAR_CELLS : 0, compact: true })
+    : undefined;
   return {
-    title: `${g.kind[node.kind]} ${node.path}`,
+    title: `${g.kind[node.kind]} ${name}`,
     status: statusText(node, now, g),
+    detail,
     banner,
     tint: NODE_TINTS[node.state],
   };
@@ -94,9 +129,21 @@ function putLine(canvas: Canvas, x: number, y: number, across: boolean, g: Glyph
 }
 
 interface Geometry {
+  /** The main column's cards. */
   left: number;
   width: number;
   total: number;
+  /** The main column's cards as one box. */
+  main: Box;
+  /** The columns between the gutters: the main cards are centred in it, bands spread across it. */
+  spine: Box;
+  bands: BandGeometry[];
+}
+
+function textNeed(text: CardText): number {
+  let need = Math.max(visibleWidth(text.title) + 4, visibleWidth(text.status) + 4);
+  if (text.banner !== undefined) need = Math.max(need, visibleWidth(text.banner) + 6);
+  return need;
 }
 
 function geometry(
@@ -104,31 +151,53 @@ function geometry(
   texts: CardText[],
   labels: Map<number, string>,
   width: number,
+  nodes: Map<string, NodeView>,
 ): Geometry {
   const left = layout.leftLanes > 0 ? 2 * layout.leftLanes + 1 : 0;
   const right = layout.rightLanes > 0 ? 2 * layout.rightLanes + 1 : 0;
   let need = MIN_CARD_WIDTH;
-  for (const text of texts) {
-    need = Math.max(need, visibleWidth(text.title) + 4, visibleWidth(text.status) + 4);
-    if (text.banner !== undefined) need = Math.max(need, visibleWidth(text.banner) + 6);
-  }
+  texts.forEach((text, i) => {
+    if (layout.columnOf[i] === undefined) need = Math.max(need, textNeed(text));
+  });
   for (const label of labels.values()) need = Math.max(need, visibleWidth(label) + 4);
-  const cardWidth = Math.max(MIN_CARD_WIDTH, Math.min(need, MAX_CARD_WIDTH, width - left - right));
-  return { left, width: cardWidth, total: left + cardWidth + right };
+  const room = width - left - right;
+  const cardWidth = Math.max(MIN_CARD_WIDTH, Math.min(need, MAX_CARD_WIDTH, room));
+  const columnNeed = (card: number) => textNeed(texts[card] as CardText);
+  let bandWidth = 0;
+  for (const band of layout.bands) bandWidth = Math.max(bandWidth, bandNeed(band, columnNeed));
+  const spineWidth = Math.max(cardWidth, Math.min(bandWidth, room));
+  const spine = { x: left, width: spineWidth };
+  const bands = layout.bands.map((band) => bandGeometry(band, spine, columnNeed, layout.cards, nodes));
+  const mainLeft = left + Math.floor((spineWidth - cardWidth) / 2);
+  return {
+    left: mainLeft,
+    width: cardWidth,
+    main: { x: mainLeft, width: cardWidth },
+    total: left + spineWidth + right,
+    spine,
+    bands,
+  };
+}
+
+/** Where a card is drawn: the main column, or its branch's column; undefined when its column is left out. */
+function boxOf(layout: GraphLayout, at: Geometry, card: number): Box | undefined {
+  const column = layout.columnOf[card];
+  if (column === undefined) return at.main;
+  return at.bands[column.band]?.boxes.get(column.column);
 }
 
 function drawCard(
   canvas: Canvas,
   card: CardLayout,
   text: CardText,
-  at: Geometry,
+  at: Box,
   heavy: boolean,
   g: Glyphs,
 ): void {
   const box = heavy ? g.heavy : g.light;
   const tint: Tint = heavy ? "bold" : text.tint;
-  const x0 = at.left;
-  const x1 = at.left + at.width - 1;
+  const x0 = at.x;
+  const x1 = at.x + at.width - 1;
   const y0 = card.top;
   const y1 = card.top + card.height - 1;
   canvas.set(x0, y0, box.tl, tint);
@@ -148,27 +217,38 @@ function drawCard(
     canvas.text(x0 + 2, y0, ` ${text.banner} `, at.width - 4, "dim");
   canvas.text(x0 + 2, y0 + 1, text.title, inner, heavy ? "bold" : undefined);
   canvas.text(x0 + 2, y0 + 2, text.status, inner, text.tint);
+  if (text.detail !== undefined && card.height > CARD_DETAIL_ROW + 1)
+    canvas.text(x0 + 2, y0 + CARD_DETAIL_ROW, text.detail(inner), inner, "cyan");
 }
 
 function drawEdge(
   canvas: Canvas,
   edge: EdgeLayout,
-  cards: CardLayout[],
+  layout: GraphLayout,
   at: Geometry,
   heavy: Set<number>,
   taken: boolean,
   g: Glyphs,
 ): void {
-  const from = cards[edge.from] as CardLayout;
+  const from = layout.cards[edge.from] as CardLayout;
   const x0 = at.left;
   const x1 = at.left + at.width - 1;
+  // Gutter lanes run outside the spine, clear of every band's columns.
+  const spineLeft = at.spine.x;
+  const spineRight = at.spine.x + at.spine.width - 1;
   const route = edge.route;
   // The path the run took stands out; an edge it never took stays dim, with a hollow arrowhead.
   const tint: Tint = taken ? "bold" : "dim";
   const arrows = taken ? g.arrows : g.untakenArrows;
   switch (route.kind) {
+    case "join":
+      // Drawn with its band, from where the branches meet.
+      return;
     case "main": {
-      const x = at.left + Math.floor(at.width / 2);
+      const box = boxOf(layout, at, edge.from);
+      if (box === undefined || boxOf(layout, at, edge.to) === undefined) return;
+      const x = box.x + Math.floor(box.width / 2);
+      const x1 = box.x + box.width - 1;
       const bottom = from.top + from.height - 1;
       const thick = heavy.has(edge.from);
       canvas.set(x, bottom, thick ? g.heavy.down : g.light.down, thick ? "bold" : "dim");
@@ -178,7 +258,7 @@ function drawEdge(
       return;
     }
     case "right": {
-      const lane = x1 + 2 + 2 * route.lane;
+      const lane = spineRight + 2 + 2 * route.lane;
       for (let x = x1 + 1; x < lane; x += 1) putLine(canvas, x, route.fromRow, true, g, tint);
       canvas.set(lane, route.fromRow, g.corners.tr, tint);
       for (let y = route.fromRow + 1; y < route.toRow; y += 1) putLine(canvas, lane, y, false, g, tint);
@@ -193,7 +273,7 @@ function drawEdge(
       return;
     }
     case "left": {
-      const lane = x0 - 2 - 2 * route.lane;
+      const lane = spineLeft - 2 - 2 * route.lane;
       for (let x = x0 - 1; x > lane; x -= 1) putLine(canvas, x, route.fromRow, true, g, tint);
       canvas.set(lane, route.fromRow, g.corners.bl, tint);
       for (let y = route.fromRow - 1; y > route.toRow; y -= 1) putLine(canvas, lane, y, false, g, tint);
@@ -226,6 +306,18 @@ function edgeTaken(
   return (nodes.get(to.id)?.visits ?? 0) > 0;
 }
 
+/** Each card's branch column, as its text needs it. */
+function columnsOf(graph: GraphLayout): Array<InColumn | undefined> {
+  return graph.columnOf.map((at, card) => {
+    if (at === undefined) return undefined;
+    const band = graph.bands[at.band];
+    const column = band?.columns[at.column];
+    const fork = graph.cards[band?.fork ?? -1];
+    if (column === undefined || fork === undefined) return undefined;
+    return { prefix: `${fork.id}/${column.name}/`, name: column.name, first: column.cards[0] === card };
+  });
+}
+
 function measure(
   graph: GraphLayout,
   view: RunView,
@@ -233,12 +325,22 @@ function measure(
   g: Glyphs,
   now: number | undefined,
 ): { texts: CardText[]; labels: Map<number, string> } {
-  const texts = graph.cards.map((card) => cardText(card, view, nodes, g, now));
+  const columns = columnsOf(graph);
+  const texts = graph.cards.map((card, i) => cardText(card, view, nodes, g, now, columns[i]));
   const labels = new Map<number, string>();
   graph.edges.forEach((edge, i) => {
     if (edge.label !== undefined && edge.route.kind !== "main") labels.set(i, edge.label);
   });
   return { texts, labels };
+}
+
+/** The run's graph laid out, with a detail row on each running card that reports progress. */
+export function graphLayoutOf(view: RunView): GraphLayout {
+  const tall = new Set<string>();
+  for (const node of view.nodes)
+    if (nodeProgressOf(view, node) !== undefined || agentProgressOf(view, node) !== undefined)
+      tall.add(node.path);
+  return layoutGraph(view.manifest, view.nodes, tall);
 }
 
 /** Columns the graph takes when it has all it wants: cards as wide as their text, and the lanes. */
@@ -247,10 +349,10 @@ export function naturalGraphWidth(
   options: Omit<GraphOptions, "width">,
   layout?: GraphLayout,
 ): number {
-  const graph = layout ?? layoutGraph(view.manifest, view.nodes);
+  const graph = layout ?? graphLayoutOf(view);
   const nodes = new Map(view.nodes.map((node) => [node.path, node]));
   const { texts, labels } = measure(graph, view, nodes, options.glyphs ?? detectGlyphs(), options.now);
-  return geometry(graph, texts, labels, Number.POSITIVE_INFINITY).total;
+  return geometry(graph, texts, labels, Number.POSITIVE_INFINITY, nodes).total;
 }
 
 /**
@@ -258,11 +360,11 @@ export function naturalGraphWidth(
  * the slice that fits its screen; `cards` says where each card is.
  */
 export function renderGraph(view: RunView, options: GraphOptions, layout?: GraphLayout): RenderedGraph {
-  const graph = layout ?? layoutGraph(view.manifest, view.nodes);
+  const graph = layout ?? graphLayoutOf(view);
   const nodes = new Map(view.nodes.map((node) => [node.path, node]));
   const g = options.glyphs ?? detectGlyphs();
   const { texts, labels } = measure(graph, view, nodes, g, options.now);
-  const at = geometry(graph, texts, labels, options.width);
+  const at = geometry(graph, texts, labels, options.width, nodes);
   const top = Math.max(0, Math.min(options.rows?.top ?? 0, graph.height));
   const rows = Math.max(0, Math.min(options.rows?.height ?? graph.height, graph.height - top));
   const canvas = new Canvas(at.total, rows, top, g.ellipsis);
@@ -271,12 +373,30 @@ export function renderGraph(view: RunView, options: GraphOptions, layout?: Graph
     if (card.id === options.highlight) heavy.add(i);
   });
   graph.cards.forEach((card, i) => {
-    if (card.top + card.height > top && card.top < top + rows)
-      drawCard(canvas, card, texts[i] as CardText, at, heavy.has(i), g);
+    const box = boxOf(graph, at, i);
+    if (box !== undefined && card.top + card.height > top && card.top < top + rows)
+      drawCard(canvas, card, texts[i] as CardText, box, heavy.has(i), g);
   });
   for (const edge of graph.edges) {
-    drawEdge(canvas, edge, graph.cards, at, heavy, edgeTaken(edge, graph.cards, view, nodes), g);
+    drawEdge(canvas, edge, graph, at, heavy, edgeTaken(edge, graph.cards, view, nodes), g);
   }
+  graph.bands.forEach((band, i) => {
+    const bandAt = at.bands[i];
+    if (bandAt === undefined || band.splitRow > top + rows || band.mergeRow + 1 < top) return;
+    drawBand(
+      canvas,
+      {
+        band,
+        at: bandAt,
+        cards: graph.cards,
+        forkBox: at.main,
+        nextBox: band.next === undefined ? undefined : boxOf(graph, at, band.next),
+        nodes,
+        heavyFork: heavy.has(band.fork),
+      },
+      g,
+    );
+  });
   return {
     lines: canvas.lines(options.theme ?? plainTheme),
     height: graph.height,

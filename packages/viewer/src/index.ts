@@ -3,6 +3,7 @@ export { ANSWERED_BY_WORDS, answerExample, quotedExample } from "./answer-exampl
 export { clockWords, formatDueTime, recoveryWords } from "./clock-words.js";
 export { describeConflict } from "./conflict.js";
 export { flowEntries } from "./flow.js";
+export { joinWords } from "./forks.js";
 export { formatAge, formatDuration, formatTimeLeft } from "./format.js";
 export {
   ASCII_GLYPHS,
@@ -14,6 +15,15 @@ export {
 export { naturalGraphWidth, renderGraph } from "./graph.js";
 export { layoutGraph } from "./graph-layout.js";
 export { renderInspector } from "./inspector.js";
+export {
+  agentProgressText,
+  agentProgressWords,
+  etaWords,
+  nodeProgressOf,
+  progressCount,
+  progressWords,
+  runningDetail,
+} from "./progress-words.js";
 export { jsonLines } from "./json-lines.js";
 export { describeEvent, historyAt, replayView, stepReplay } from "./replay.js";
 export { renderRunTable } from "./run-list.js";
@@ -24,6 +34,7 @@ export {
   splitGraphWidth,
 } from "./screen.js";
 export type { Tint } from "./theme.js";
+export { clipToWidth } from "./text-width.js";
 export { ansiTheme, plainTheme } from "./theme.js";
 export type { ViewerSource } from "./viewer-app.js";
 export { needsTick, runViewerApp, viewerKeyOf } from "./viewer-app.js";

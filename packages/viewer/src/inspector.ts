@@ -4,7 +4,16 @@ import { stepTranscriptLines } from "./agent-session-lines.js";
 import { ANSWERED_BY_WORDS, quotedExample } from "./answer-example.js";
 import { formatDuration } from "./format.js";
 import { detectGlyphs, type Glyphs } from "./glyphs.js";
+import { branchRefs, branchView, forkBranches, joinWords, localPath } from "./forks.js";
 import { jsonLines } from "./json-lines.js";
+import {
+  agentProgressOf,
+  agentProgressWords,
+  nodeProgressOf,
+  progressBar,
+  progressCount,
+  progressDetail,
+} from "./progress-words.js";
 import { clipToWidth } from "./text-width.js";
 import { plainTheme, type Theme } from "./theme.js";
 import { NODE_STATE_WORDS, NODE_TINTS } from "./words.js";
@@ -18,6 +27,9 @@ export interface InspectorOptions {
   now?: number;
   glyphs?: Glyphs;
 }
+
+/** Columns of the progress bar in the inspector. */
+const INSPECTOR_BAR_CELLS = 20;
 
 const EFFECT_TINTS = { reserved: "yellow", settled: "green", failed: "red" } as const;
 
@@ -64,6 +76,31 @@ export function renderInspector(
   push(
     `${theme(NODE_TINTS[node.state], `${g.node[node.state]} ${NODE_STATE_WORDS[node.state]}`)}  visits ${node.visits}  attempt ${node.attempt}${timing}${node.errorCode === null ? "" : `  ${theme("red", node.errorCode)}`}`,
   );
+  // What the running visit reports now: live only, so it is never part of the saved history below.
+  const progress = nodeProgressOf(view, node);
+  if (progress !== undefined) {
+    const bar = Math.max(0, Math.min(INSPECTOR_BAR_CELLS, width - 24));
+    const head = [progressCount(progress), progressBar(progress, bar, g), progress.message ?? ""]
+      .filter((part) => part !== "")
+      .join("  ");
+    push(`progress  ${theme("cyan", head)}`);
+    for (const line of progressDetail(progress, options.now)) push(line);
+  }
+  const agent = agentProgressOf(view, node);
+  if (agent !== undefined) push(`agent     ${theme("cyan", agentProgressWords(agent, g.ascii))}`);
+  // A parallel node: how its join is met, and each branch's state and node running now.
+  const fork = view.manifest.forks?.find((f) => f.path === path);
+  if (fork !== undefined) {
+    push(joinWords(fork));
+    const refs = branchRefs(view.manifest);
+    for (const ref of forkBranches(fork)) {
+      const branch = branchView(ref, view.nodes);
+      const at = branch.running.map((n) => localPath(n.path, refs)).join(", ");
+      push(
+        `  ${theme(NODE_TINTS[branch.state], `${g.node[branch.state]} ${branch.name}`)}  ${NODE_STATE_WORDS[branch.state]}${at === "" ? "" : ` at ${at}`}`,
+      );
+    }
+  }
   const checkpoint = view.outcome === "waiting" && view.checkpoint?.path === path ? view.checkpoint : null;
   if (checkpoint) {
     push("");

@@ -1,6 +1,7 @@
 import { visibleWidth } from "@earendil-works/pi-tui";
 import { isClockReason, type RunStatus, type RunSummary } from "@piw/protocol";
 import { formatAge, formatDuration } from "./format.js";
+import { filledBar } from "./bar.js";
 import { detectGlyphs, type Glyphs } from "./glyphs.js";
 import { clipToWidth } from "./text-width.js";
 import { plainTheme, type Theme } from "./theme.js";
@@ -45,11 +46,8 @@ const DURATION_BAR_WIDTH = 10;
 /** A bar `ms / longest` of `width` columns long, in eighths where the glyphs allow. */
 function durationBar(ms: number, longest: number, width: number, g: Glyphs): string {
   if (longest <= 0 || ms <= 0) return "";
-  const eighths = Math.max(1, Math.round((Math.min(ms, longest) / longest) * width * 8));
-  const full = Math.floor(eighths / 8);
-  const rest = eighths % 8;
-  const partial = rest > 0 ? (g.bar.partial[rest - 1] ?? (rest >= 4 ? g.bar.full : "")) : "";
-  const bar = g.bar.full.repeat(full) + partial;
+  // At least one eighth: a run that took any time shows some bar.
+  const bar = filledBar(Math.max(1 / (width * 8), Math.min(ms, longest) / longest), width, g);
   return bar === "" ? g.bar.full : bar;
 }
 

@@ -1,8 +1,7 @@
 import { visibleWidth, wrapTextWithAnsi } from "@earendil-works/pi-tui";
 import type { RunView } from "@piw/protocol";
 import { detectGlyphs, type Glyphs } from "./glyphs.js";
-import { naturalGraphWidth, renderGraph } from "./graph.js";
-import { layoutGraph } from "./graph-layout.js";
+import { graphLayoutOf, naturalGraphWidth, renderGraph } from "./graph.js";
 import { renderInspector } from "./inspector.js";
 import { historyAt, replayView } from "./replay.js";
 import { runHeader, timelineLine } from "./run-header.js";
@@ -162,7 +161,7 @@ interface Pane {
 }
 
 function graphPane(shown: RunView, focus: string | null, at: number, pane: Pane, theme: Theme, g: Glyphs) {
-  const layout = layoutGraph(shown.manifest, shown.nodes);
+  const layout = graphLayoutOf(shown);
   const card = layout.cards.find((c) => c.id === focus);
   // The focused card sits a third of the way down, moved by any scrolling, kept within the graph.
   const anchor = card === undefined ? 0 : card.top - Math.floor(pane.height / 3);

@@ -1,12 +1,15 @@
 import { visibleWidth } from "@earendil-works/pi-tui";
 import type { NodeView, RunView } from "@piw/protocol";
 import { ANSWERED_BY_WORDS, quotedExample } from "./answer-example.js";
-import { activePath, type FlowEntry, flowEntries } from "./flow.js";
+import { activePath } from "./flow.js";
+import { type BranchView, branchRefs, branchView, forkBranches, localPath } from "./forks.js";
 import { formatDuration, formatTimeLeft } from "./format.js";
-import { detectGlyphs, type Glyphs } from "./glyphs.js";
+import { detectGlyphs, type Glyphs, UNICODE_GLYPHS } from "./glyphs.js";
+import { nodeProgressOf, progressWords, runningDetail } from "./progress-words.js";
 import { clipToWidth } from "./text-width.js";
 import { plainTheme, type Theme } from "./theme.js";
-import { NODE_TINTS, type NodeState, runStateWord } from "./words.js";
+import { branchFace, moreWords, rowHolds, type WidgetRow, widgetRows } from "./widget-rows.js";
+import { NODE_STATE_WORDS, NODE_TINTS, type NodeState, runStateWord } from "./words.js";
 import { recoveryWords } from "./clock-words.js";
 
 export interface WidgetOptions {
@@ -55,10 +58,6 @@ function nodeLabel(node: NodeView): string {
   return node.title !== "" && node.title !== name ? `${node.path} ${node.title}` : node.path;
 }
 
-function entryPath(entry: FlowEntry): string {
-  return entry.kind === "node" ? entry.node.path : entry.mount.path;
-}
-
 /** Fits `head label … tail` into `width`, shortening the label first. */
 function fitLine(
   head: string,
@@ -77,8 +76,54 @@ function fitLine(
   return clipToWidth(`${head}${padded}${tail === "" ? "" : `  ${tail}`}`, width, ellipsis);
 }
 
-function entryLine(
-  entry: FlowEntry,
+/** Columns of the progress bar on a running node's widget line. */
+const WIDGET_BAR_CELLS = 8;
+/** A running node's progress is added only when at least this much of it fits. */
+const MIN_DETAIL_COLUMNS = 6;
+
+function rowLabel(row: WidgetRow, g: Glyphs): string {
+  switch (row.kind) {
+    case "node":
+      return nodeLabel(row.node);
+    case "mount":
+      return `${row.mount.path} (${row.mount.workflow})`;
+    case "branch": {
+      const face = row.branch.running[0];
+      return face === undefined
+        ? row.branch.name
+        : `${row.branch.name} ${g.chosen} ${branchLocal(row.branch, face)}`;
+    }
+    case "more":
+      return moreWords(row);
+    default:
+      return row satisfies never;
+  }
+}
+
+function branchLocal(branch: BranchView, node: NodeView): string {
+  return node.path.slice(`${branch.forkPath}/${branch.name}/`.length);
+}
+
+/** A branch's tail: its running node's timing, or what became of it and how long it took. */
+function branchTail(branch: BranchView, now?: number): string {
+  const face = branchFace(branch);
+  if (branch.state === "running" && face !== undefined) return timingText(face, now);
+  if (branch.state === "pending" || face === undefined) return "";
+  let startedAt: number | null = null;
+  let finishedAt: number | null = null;
+  for (const node of branch.nodes) {
+    if (node.startedAt !== null) startedAt = Math.min(startedAt ?? node.startedAt, node.startedAt);
+    if (node.finishedAt !== null) finishedAt = Math.max(finishedAt ?? node.finishedAt, node.finishedAt);
+  }
+  const parts: string[] = [NODE_STATE_WORDS[branch.state]];
+  if (startedAt !== null && finishedAt !== null) parts.push(formatDuration(finishedAt - startedAt));
+  if (branch.state !== "succeeded" && face.errorCode) parts.push(face.errorCode);
+  return parts.join("  ");
+}
+
+function rowLine(
+  view: RunView,
+  row: WidgetRow,
   labelWidth: number,
   width: number,
   active: boolean,
@@ -86,22 +131,52 @@ function entryLine(
   g: Glyphs,
   now?: number,
 ): string {
-  const item = entry.kind === "node" ? entry.node : entry.mount;
-  const glyph = theme(NODE_TINTS[item.state], g.node[item.state]);
-  const kind = entry.kind === "node" ? g.kind[entry.node.kind] : g.kind.include;
-  const indent = "  ".repeat(entry.depth);
-  const label =
-    entry.kind === "node" ? nodeLabel(entry.node) : `${entry.mount.path} (${entry.mount.workflow})`;
-  const tail = timingText(entry.kind === "node" ? entry.node : { ...entry.mount, errorCode: null }, now);
   const marker = active ? g.chosen : " ";
-  const line = fitLine(
+  if (row.kind === "more") {
+    const line = clipToWidth(
+      `${marker}  ${g.tree.last} ${"  ".repeat(row.depth)}${moreWords(row)}`,
+      width,
+      g.ellipsis,
+    );
+    return theme("dim", line);
+  }
+  const item = row.kind === "node" ? row.node : row.kind === "mount" ? row.mount : row.branch;
+  const glyph = theme(NODE_TINTS[item.state], g.node[item.state]);
+  let kind: string;
+  let tail: string;
+  let face: NodeView | undefined;
+  switch (row.kind) {
+    case "node":
+      kind = g.kind[row.node.kind];
+      tail = timingText(row.node, now);
+      face = row.node;
+      break;
+    case "mount":
+      kind = g.kind.include;
+      tail = timingText({ ...row.mount, errorCode: null }, now);
+      break;
+    case "branch":
+      kind = row.last ? g.tree.last : g.tree.mid;
+      tail = branchTail(row.branch, now);
+      face = row.branch.running[0];
+      break;
+    default:
+      return row satisfies never;
+  }
+  const indent = "  ".repeat(row.depth);
+  let line = fitLine(
     `${marker}${glyph} ${kind} `,
-    indent + label,
+    indent + rowLabel(row, g),
     theme("dim", tail),
     labelWidth,
     width,
     g.ellipsis,
   );
+  // What a running node reports comes last, and is what a narrow line cuts first.
+  const detail =
+    face === undefined ? "" : runningDetail(view, face, { now, glyphs: g, bar: WIDGET_BAR_CELLS });
+  if (detail !== "" && visibleWidth(line) + 2 + MIN_DETAIL_COLUMNS <= width)
+    line = clipToWidth(`${line}  ${theme("cyan", detail)}`, width, g.ellipsis);
   return active ? theme("bold", line) : line;
 }
 
@@ -121,7 +196,7 @@ export function renderWidgetLines(view: RunView, options: WidgetOptions): string
   const maxLines = Math.max(1, Math.floor(options.maxLines ?? DEFAULT_WIDGET_LINES));
   const theme = options.theme ?? plainTheme;
   const g = options.glyphs ?? detectGlyphs();
-  const entries = flowEntries(view);
+  const rows = widgetRows(view);
   const active = activePath(view);
   const lines: string[] = [];
 
@@ -135,31 +210,31 @@ export function renderWidgetLines(view: RunView, options: WidgetOptions): string
       : undefined;
   const gate = gateLines(view, width, theme);
   const room = maxLines - (recovery === undefined ? 0 : 1) - gate.length;
-  if (room > 0 && entries.length > 0) {
+  if (room > 0 && rows.length > 0) {
     const focus = Math.max(
       0,
-      entries.findIndex((entry) => entryPath(entry) === active),
+      rows.findIndex((row) => rowHolds(row, active)),
     );
-    const { start, end } = windowAround(entries.length, room, focus);
-    // A loop, not Math.max(...entries): a spread as long as the graph overflows the call stack.
+    const { start, end } = windowAround(rows.length, room, focus);
+    // A loop, not Math.max(...rows): a spread as long as the graph overflows the call stack.
     let labelWidth = 0;
-    for (const entry of entries) {
-      const label =
-        entry.kind === "node" ? nodeLabel(entry.node) : `${entry.mount.path} (${entry.mount.workflow})`;
-      labelWidth = Math.max(labelWidth, visibleWidth(label) + 2 * entry.depth);
-    }
+    for (const row of rows)
+      if (row.kind !== "more")
+        labelWidth = Math.max(labelWidth, visibleWidth(rowLabel(row, g)) + 2 * row.depth);
     // The first and last rows of a cut window say what is hidden, when there is room to spare.
     const marks = room >= 3;
     for (let i = start; i < end; i += 1) {
-      const entry = entries[i] as FlowEntry;
+      const row = rows[i] as WidgetRow;
       if (marks && i === start && start > 0) {
         lines.push(clipToWidth(theme("dim", `  ${g.more} ${start + 1} more above`), width, g.ellipsis));
-      } else if (marks && i === end - 1 && end < entries.length) {
+      } else if (marks && i === end - 1 && end < rows.length) {
         lines.push(
-          clipToWidth(theme("dim", `  ${g.more} ${entries.length - end + 1} more below`), width, g.ellipsis),
+          clipToWidth(theme("dim", `  ${g.more} ${rows.length - end + 1} more below`), width, g.ellipsis),
         );
       } else {
-        lines.push(entryLine(entry, labelWidth, width, entryPath(entry) === active, theme, g, options.now));
+        lines.push(
+          rowLine(view, row, labelWidth, width, i === focus && rowHolds(row, active), theme, g, options.now),
+        );
       }
     }
   }
@@ -187,9 +262,31 @@ function gateLines(view: RunView, width: number, theme: Theme): string[] {
   ];
 }
 
-/** The Pi footer: `wf <name> [<status word>] <current node path>`. */
-export function renderFooterStatus(view: RunView): string {
-  const path = activePath(view);
+/**
+ * The Pi footer: `wf <name> [<status word>] <current node path>`, and the running node's count and
+ * estimate when it reports progress (`3/10 · ~2 min left`). At a parallel node it names the branch
+ * running (`review › test › integration`), or how many run (`review: 2 of 3 branches running`).
+ */
+export function renderFooterStatus(view: RunView, now?: number): string {
+  let path = activePath(view);
   const head = `wf ${view.workflowName} [${runStateWord(view)}]`;
-  return path === null ? head : `${head} ${path}`;
+  if (path === null) return head;
+  let where = path;
+  const fork = view.manifest.forks?.find((f) => f.path === path);
+  if (fork !== undefined && view.nodes.some((n) => n.path === fork.path && n.state === "running")) {
+    const branches = forkBranches(fork).map((ref) => branchView(ref, view.nodes));
+    const running = branches.filter((branch) => branch.state === "running");
+    const face = running.length === 1 ? running[0]?.running[0] : undefined;
+    if (running.length === 1 && face !== undefined) {
+      path = face.path;
+      where = `${fork.path} › ${running[0]?.name} › ${localPath(face.path, branchRefs(view.manifest))}`;
+    } else where = `${fork.path}: ${running.length} of ${branches.length} branches running`;
+  }
+  const node = view.nodes.find((n) => n.path === path);
+  const progress = node === undefined ? undefined : nodeProgressOf(view, node);
+  const words =
+    progress === undefined
+      ? ""
+      : progressWords(progress, { now, glyphs: UNICODE_GLYPHS, compact: true, noMessage: true });
+  return words === "" ? `${head} ${where}` : `${head} ${where} ${words}`;
 }

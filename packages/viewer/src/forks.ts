@@ -1,0 +1,129 @@
+import type { GraphManifest, ManifestFork, NodeView } from "@piw/protocol";
+import type { NodeState } from "./words.js";
+
+/** One branch of one parallel node, with the path prefix its nodes share (`<fork>/<branch>/`). */
+export interface BranchRef {
+  fork: ManifestFork;
+  branch: ManifestFork["branches"][number];
+  prefix: string;
+}
+
+/** One parallel node's branches, in the order the workflow lists them. */
+export function forkBranches(fork: ManifestFork): BranchRef[] {
+  return fork.branches.map((branch) => ({ fork, branch, prefix: `${fork.path}/${branch.name}/` }));
+}
+
+/** Every branch of the manifest's parallel nodes, longest prefix first: a nested branch matches first. */
+export function branchRefs(manifest: Pick<GraphManifest, "forks">): BranchRef[] {
+  const refs = (manifest.forks ?? []).flatMap(forkBranches);
+  return refs.sort((a, b) => b.prefix.length - a.prefix.length || (a.prefix < b.prefix ? -1 : 1));
+}
+
+/** The branches a node sits in, outermost first; none for a node outside every parallel node. */
+export function enclosingBranches(path: string, refs: readonly BranchRef[]): BranchRef[] {
+  const inside: BranchRef[] = [];
+  for (const ref of refs) if (path.startsWith(ref.prefix)) inside.push(ref);
+  return inside.reverse();
+}
+
+/** The node's path inside its innermost branch: `review/lint/run` → `run`. */
+export function localPath(path: string, refs: readonly BranchRef[]): string {
+  const ref = refs.find((r) => path.startsWith(r.prefix));
+  return ref === undefined ? path : path.slice(ref.prefix.length);
+}
+
+/**
+ * The state of a group of nodes (an include, a branch): running or failing wins, untouched is
+ * pending, else succeeded.
+ */
+export function groupState(inside: readonly NodeView[]): NodeState {
+  const has = (state: NodeState) => inside.some((node) => node.state === state);
+  if (has("running")) return "running";
+  if (has("failed")) return "failed";
+  if (has("timed_out")) return "timed_out";
+  if (has("cancelled")) return "cancelled";
+  if (inside.every((node) => node.visits === 0)) return "pending";
+  return "succeeded";
+}
+
+/** A branch as renderers show it: its state from its nodes, and the nodes running in it now. */
+export interface BranchView {
+  forkPath: string;
+  name: string;
+  title: string;
+  state: NodeState;
+  nodes: NodeView[];
+  running: NodeView[];
+}
+
+export function branchView(ref: BranchRef, nodes: readonly NodeView[]): BranchView {
+  const inside = nodes.filter((node) => node.path.startsWith(ref.prefix));
+  return {
+    forkPath: ref.fork.path,
+    name: ref.branch.name,
+    title: ref.branch.title,
+    state: groupState(inside),
+    nodes: inside,
+    running: inside.filter((node) => node.state === "running"),
+  };
+}
+
+/** How branches' states read when they are counted together: `2 running, 1 pending`. */
+export function branchCounts(branches: readonly Pick<BranchView, "state">[]): string {
+  const counts = new Map<NodeState, number>();
+  for (const branch of branches) counts.set(branch.state, (counts.get(branch.state) ?? 0) + 1);
+  const order: NodeState[] = [
+    "running",
+    "failed",
+    "timed_out",
+    "cancelled",
+    "paused",
+    "succeeded",
+    "pending",
+  ];
+  return order
+    .filter((state) => (counts.get(state) ?? 0) > 0)
+    .map((state) => `${counts.get(state)} ${state.replace("_", " ")}`)
+    .join(", ");
+}
+
+/**
+ * Which branches to show when only `room` fit: running ones first, then failed ones, then the rest,
+ * each in the manifest's order; returned in the manifest's order. With room for all, all of them.
+ */
+export function branchesToShow<T extends Pick<BranchView, "state">>(
+  branches: readonly T[],
+  room: number,
+): T[] {
+  if (branches.length <= room) return [...branches];
+  const rank = (state: NodeState) =>
+    state === "running" ? 0 : state === "failed" || state === "timed_out" ? 1 : 2;
+  const chosen = new Set(
+    branches
+      .map((branch, i) => ({ i, rank: rank(branch.state) }))
+      .sort((a, b) => a.rank - b.rank || a.i - b.i)
+      .slice(0, Math.max(0, room))
+      .map((entry) => entry.i),
+  );
+  return branches.filter((_, i) => chosen.has(i));
+}
+
+/** How a parallel node's join is met: `join: at least 2 of 3 branches, 2 at a time`. */
+export function joinWords(fork: ManifestFork): string {
+  const count = fork.branches.length;
+  let join: string;
+  switch (fork.join.kind) {
+    case "all":
+      join = `all of ${count} branches`;
+      break;
+    case "any":
+      join = `any of ${count} branches`;
+      break;
+    case "atLeast":
+      join = `at least ${fork.join.count} of ${count} branches`;
+      break;
+    default:
+      return fork.join satisfies never;
+  }
+  return `join: ${join}${fork.concurrency === null ? "" : `, ${fork.concurrency} at a time`}`;
+}
