@@ -20,6 +20,7 @@ import type { HostLog } from "./host-log.js";
 import { killProcessGroups } from "./process-groups.js";
 import { WarmWorker } from "./warm-worker.js";
 import { LiveWorker } from "./live-worker.js";
+import { PiSdkLocation } from "./pi-sdk-location.js";
 import { workerHandlers } from "./worker-channel.js";
 
 export interface SupervisorOptions {
@@ -68,10 +69,13 @@ export class Supervisor implements LiveWorkerIndex {
   private readonly workers = new Map<string, LiveWorker>();
   /** Isolated agent steps' latest progress, per run, as workers report it. */
   readonly progress = new AgentProgressBoard();
+  /** Where Pi's SDK is, as connected Pi processes reported it (for isolated agent steps). */
+  readonly piSdk: PiSdkLocation;
   private readonly warm: WarmWorker;
   private stopping = false;
 
   constructor(private readonly options: SupervisorOptions) {
+    this.piSdk = new PiSdkLocation(options.log);
     this.warm = new WarmWorker({
       command: options.workerCommand,
       env: workerEnv(options),
@@ -281,7 +285,13 @@ export class Supervisor implements LiveWorkerIndex {
     // exactly like a worker spawned for it.
     const spare = this.warm.take();
     const proc = spare.process;
-    const deps = { store, log, progress: this.progress, runChanged: (id: string) => this.runChanged(id) };
+    const deps = {
+      store,
+      log,
+      progress: this.progress,
+      piSdk: this.piSdk,
+      runChanged: (id: string) => this.runChanged(id),
+    };
     const worker = new LiveWorker(
       launchId,
       command,

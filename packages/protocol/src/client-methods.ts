@@ -42,6 +42,11 @@ export const clientMethods = {
       protocol: z.number().int(),
       client: clientKindSchema,
       pid: z.number().int().optional(),
+      /**
+       * From the extension: the folder of the Pi SDK package that its Pi process runs. The host
+       * checks it (see `checkPiSdkDir`) and gives it to workers for isolated agent steps.
+       */
+      piSdk: z.string().min(1).max(4096).optional(),
     }),
     result: z.object({
       protocol: z.literal(PROTOCOL_VERSION),
