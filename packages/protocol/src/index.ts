@@ -19,6 +19,8 @@ export type {
   KeyedMethod,
 } from "./client-methods.js";
 export { clientMethods, clientPushes, lostReplyPolicy } from "./client-methods.js";
+export type { LazyTable } from "./lazy-table.js";
+export { lazyTable } from "./lazy-table.js";
 export type { EffectState, NodeVisitState, RunSnapshot, SavedVisit } from "./execution.js";
 export { inspectFrame } from "./frame-shape.js";
 export {
