@@ -23,5 +23,5 @@ export default defineConfig({
   target: "node22",
   platform: "node",
   // Each command of the CLI loads only the viewer files it uses (`piw list` never loads Pi's TUI).
-  esbuildPlugins: [splitBarrels(["viewer"])],
+  esbuildPlugins: [splitBarrels(["viewer", "protocol", "client"])],
 });

@@ -9,5 +9,5 @@ export default defineConfig({
   clean: true,
   sourcemap: true,
   target: "node22",
-  esbuildPlugins: [splitBarrels(["viewer"])],
+  esbuildPlugins: [splitBarrels(["viewer", "protocol", "client"])],
 });

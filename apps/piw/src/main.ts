@@ -23,6 +23,16 @@ if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-V")) {
     const { enableCompileCache } = await import("node:module");
     enableCompileCache(cacheDir);
   }
+  // Plain `piw list` against a running host takes a route that builds no zod schemas (see quickList).
+  const listed =
+    argv.length === 1 && argv[0] === "list"
+      ? await (await import("./quick-list-command.js")).quickList(stateDir, process.stdout, process.env)
+      : false;
+  if (listed) process.stdout.write("", () => process.exit(0));
+  else await runCliAndExit();
+}
+
+async function runCliAndExit(): Promise<void> {
   const { runCli } = await import("./cli.js");
   const code = await runCli(argv, {
     env: process.env,

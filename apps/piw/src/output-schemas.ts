@@ -6,6 +6,7 @@
 import {
   type ClientResult,
   clientMethods,
+  lazyTable,
   runIdSchema,
   runSummarySchema,
   runViewSchema,
@@ -62,32 +63,36 @@ const workflowSchema = z.object({
   problem: z.string().nullable(),
 });
 
-export const OUTPUT_SCHEMAS = {
-  run: z.object({ schema: tag("run"), ...followedFields }),
-  answer: z.object({ schema: tag("answer"), ...followedFields }),
-  restart: z.object({ schema: tag("restart"), ...followedFields }),
-  resume: z.object({ schema: tag("resume"), ...followedFields }),
-  cancel: z.object({ schema: tag("cancel"), ...controlFields }),
-  pause: z.object({ schema: tag("pause"), ...controlFields }),
-  list: z.object({ schema: tag("list"), runs: z.array(runSummarySchema) }),
-  status: runViewSchema.extend({ schema: tag("status") }),
-  workflows: z.object({ schema: tag("workflows"), workflows: z.array(workflowSchema) }),
+/** Built on first use (see `lazyTable`): a command builds only the schemas it reads. */
+export const OUTPUT_SCHEMAS = lazyTable({
+  run: () => z.object({ schema: tag("run"), ...followedFields }),
+  answer: () => z.object({ schema: tag("answer"), ...followedFields }),
+  restart: () => z.object({ schema: tag("restart"), ...followedFields }),
+  resume: () => z.object({ schema: tag("resume"), ...followedFields }),
+  cancel: () => z.object({ schema: tag("cancel"), ...controlFields }),
+  pause: () => z.object({ schema: tag("pause"), ...controlFields }),
+  list: () => z.object({ schema: tag("list"), runs: z.array(runSummarySchema) }),
+  status: () => runViewSchema.extend({ schema: tag("status") }),
+  workflows: () => z.object({ schema: tag("workflows"), workflows: z.array(workflowSchema) }),
   /** `piw view <run> --json`: the run's view; `piw view --json`: the run list. */
-  view: z.union([
-    runViewSchema.extend({ schema: tag("view") }),
-    z.object({ schema: tag("view"), runs: z.array(runSummarySchema) }),
-  ]),
+  view: () =>
+    z.union([
+      runViewSchema.extend({ schema: tag("view") }),
+      z.object({ schema: tag("view"), runs: z.array(runSummarySchema) }),
+    ]),
   /** `piw host status --json`: the running host's status, or where no host runs. */
-  host: z.union([
-    clientMethods["host.status"].result.extend({ schema: tag("host"), running: z.literal(true) }),
-    z.object({ schema: tag("host"), running: z.literal(false), stateDir: z.string() }),
-  ]),
-  error: z.object({
-    schema: tag("error"),
-    exitCode: z.number().int(),
-    error: z.object({ message: z.string(), details: z.array(z.string()) }),
-  }),
-} as const satisfies { [K in OutputName]: z.ZodType };
+  host: () =>
+    z.union([
+      clientMethods["host.status"].result.extend({ schema: tag("host"), running: z.literal(true) }),
+      z.object({ schema: tag("host"), running: z.literal(false), stateDir: z.string() }),
+    ]),
+  error: () =>
+    z.object({
+      schema: tag("error"),
+      exitCode: z.number().int(),
+      error: z.object({ message: z.string(), details: z.array(z.string()) }),
+    }),
+} satisfies { [K in OutputName]: () => z.ZodType });
 
 export type Output<K extends OutputName> = z.infer<(typeof OUTPUT_SCHEMAS)[K]>;
 export type FollowedCommand = "run" | "answer" | "restart" | "resume";

@@ -17,6 +17,8 @@ export interface ConnectOptions {
    */
   hostCommand?: readonly string[];
   client: ClientKind;
+  /** The extension's Pi SDK folder, told to the host in `hello` (see the protocol's `hello`). */
+  piSdk?: string;
   /** How long to wait for a host that was just started; default 5 s. */
   timeoutMs?: number;
 }
@@ -145,7 +147,12 @@ export async function connectHost(options: ConnectOptions): Promise<HostClient> 
   const stateDir = options.stateDir ?? defaultStateDir();
   const socketPath = hostSocketPath(stateDir);
   const timeoutMs = options.timeoutMs ?? DEFAULT_START_TIMEOUT_MS;
-  const open = () => HostClient.open(socketPath, { client: options.client, timeoutMs });
+  const open = () =>
+    HostClient.open(socketPath, {
+      client: options.client,
+      timeoutMs,
+      ...(options.piSdk === undefined ? {} : { piSdk: options.piSdk }),
+    });
 
   let lastError: unknown;
   try {

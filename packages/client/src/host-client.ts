@@ -36,6 +36,8 @@ export interface HostClientEvents {
 
 export interface OpenClientOptions {
   client: ClientKind;
+  /** Told to the host in `hello` by the extension: the folder of its Pi's SDK package. */
+  piSdk?: string;
   /** How long the connect and the `hello` handshake may take together. */
   timeoutMs?: number;
 }
@@ -118,7 +120,12 @@ export class HostClient extends EventEmitter<HostClientEvents> {
       });
       socket.once("connect", () => {
         peer
-          .call("hello", { protocol: PROTOCOL_VERSION, client: options.client, pid: process.pid })
+          .call("hello", {
+            protocol: PROTOCOL_VERSION,
+            client: options.client,
+            pid: process.pid,
+            ...(options.piSdk === undefined ? {} : { piSdk: options.piSdk }),
+          })
           .then((hello) => {
             clearTimeout(timer);
             socket.off("error", failBeforeHello);

@@ -14,6 +14,11 @@ export interface HostLinkOptions {
   hostCommand?: readonly string[] | undefined;
   /** The host's state folder; default `PIW_HOME`, else Pi's agent folder's `workflows/`. */
   stateDir?: string | undefined;
+  /**
+   * The folder of the Pi SDK package this Pi process runs, told to the host so that its workers can
+   * open isolated agent sessions with it (piw installed into Pi has no SDK of its own beside it).
+   */
+  piSdk?: string | undefined;
   /** Called when the connection came back (a restarted host): re-report what needs it. */
   onReconnect?: () => void;
   /** Called with every pushed view of the watched session's runs. */
@@ -49,6 +54,7 @@ export class HostLink {
     if (this.closed) return Promise.reject(new WorkflowError("The piw extension was shut down."));
     this.connection ??= HostConnection.open({
       client: "extension",
+      ...(this.options.piSdk === undefined ? {} : { piSdk: this.options.piSdk }),
       ...(this.options.stateDir === undefined ? {} : { stateDir: this.options.stateDir }),
       ...(this.options.hostCommand && this.options.hostCommand.length > 0
         ? { hostCommand: this.options.hostCommand }

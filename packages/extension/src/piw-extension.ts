@@ -4,6 +4,7 @@ import type {
   ExtensionContext,
 } from "@earendil-works/pi-coding-agent";
 import { listWorkflowFiles, readPreflightEnv } from "@piw/engine";
+import { findPiSdkDir } from "@piw/state-dir";
 import { Type } from "typebox";
 import { currentRunId } from "./current-run.js";
 import { GateDialogs } from "./gate-dialog.js";
@@ -99,6 +100,8 @@ export function piwExtension(options: PiwExtensionOptions = {}): (pi: ExtensionA
     const bridge: SessionBridge = new SessionBridge(pi, {
       hostCommand: options.hostCommand,
       stateDir: options.stateDir ?? process.env.PIW_HOME,
+      // Pi's own SDK, found from the file this Pi process was started from (see findPiSdkDir).
+      piSdk: findPiSdkDir() ?? undefined,
       onOwnView: (view, ctx) => gates.onView(view, ctx),
     });
     const preflight = extensionPreflight(options);

@@ -60,7 +60,7 @@ export function clientHandlers(
     if (runId) supervisor.runChanged(runId);
   };
   const handlers: Handlers<typeof clientMethods> = {
-    hello: ({ protocol }) => {
+    hello: ({ protocol, client, piSdk }) => {
       if (protocol !== PROTOCOL_VERSION) {
         throw new RpcError(
           "protocol_mismatch",
@@ -68,6 +68,7 @@ export function clientHandlers(
         );
       }
       conn.greeted = true;
+      if (piSdk !== undefined && client === "extension") supervisor.piSdk.report(piSdk);
       return {
         protocol: PROTOCOL_VERSION,
         hostPid: info.pid,

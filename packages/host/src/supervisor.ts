@@ -21,6 +21,7 @@ import type { HostLog } from "./host-log.js";
 import { killProcessGroups } from "./process-groups.js";
 import { WarmWorker } from "./warm-worker.js";
 import { LiveWorker } from "./live-worker.js";
+import { PiSdkLocation } from "./pi-sdk-location.js";
 import { workerHandlers } from "./worker-channel.js";
 import { GroupCommitter } from "./group-committer.js";
 
@@ -74,11 +75,14 @@ export class Supervisor implements LiveWorkerIndex {
   private readonly workers = new Map<string, LiveWorker>();
   /** Isolated agent steps' latest progress, per run, as workers report it. */
   readonly progress = new AgentProgressBoard();
+  /** Where Pi's SDK is, as connected Pi processes reported it (for isolated agent steps). */
+  readonly piSdk: PiSdkLocation;
   private readonly warm: WarmWorker;
   private readonly committer: GroupCommitter;
   private stopping = false;
 
   constructor(private readonly options: SupervisorOptions) {
+    this.piSdk = new PiSdkLocation(options.log);
     this.warm = new WarmWorker({
       command: options.workerCommand,
       env: workerEnv(options),
@@ -306,6 +310,7 @@ export class Supervisor implements LiveWorkerIndex {
       store,
       log,
       progress: this.progress,
+      piSdk: this.piSdk,
       runChanged: (id: string) => this.runChanged(id),
       committer: this.committer,
     };

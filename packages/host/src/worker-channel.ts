@@ -5,6 +5,7 @@ import type { GroupCommitter } from "./group-committer.js";
 import { describeBug, guardHandlers } from "./host-errors.js";
 import type { HostLog } from "./host-log.js";
 import type { LiveWorker } from "./live-worker.js";
+import type { PiSdkLocation } from "./pi-sdk-location.js";
 import { groupLeaderOf } from "./process-groups.js";
 
 export interface WorkerChannelDeps {
@@ -12,6 +13,8 @@ export interface WorkerChannelDeps {
   log: HostLog;
   /** Where isolated agent steps' latest progress is kept for the run views. */
   progress: AgentProgressBoard;
+  /** Pi's SDK as a connected Pi reported it, handed to the worker for isolated agent steps. */
+  piSdk: Pick<PiSdkLocation, "entry">;
   /** The run changed: reconcile presentation and waits, publish its view. */
   runChanged(runId: string): void;
   /** Where the durable writes go: committed with the other workers' in one transaction. */
@@ -64,7 +67,13 @@ export function workerHandlers(deps: WorkerChannelDeps, worker: LiveWorker): Han
         worker.advance({ type: "hello" });
         deps.runChanged(runId);
       }
-      return { command: worker.command, run, snapshot: store.readRunSnapshot(runId) };
+      const piSdkEntry = deps.piSdk.entry();
+      return {
+        command: worker.command,
+        run,
+        snapshot: store.readRunSnapshot(runId),
+        ...(piSdkEntry === undefined ? {} : { piSdkEntry }),
+      };
     },
     "run.markRunning": () => commit(() => store.markRunning(fence)),
     "visit.start": (params) => commit(() => store.startNodeVisit(fence, params)),

@@ -7,8 +7,8 @@ export type PiSdk = typeof import("@earendil-works/pi-coding-agent");
 const PI_SDK_PACKAGE = "@earendil-works/pi-coding-agent";
 
 /**
- * Where to load Pi's SDK from when it is not installed beside piw (a global `npm i -g piw` next to a
- * separately installed Pi): the path of the package's folder or of its entry file.
+ * Where to load Pi's SDK from, set by hand, when neither a connected Pi reported it nor it is
+ * installed beside piw: the path of the package's folder or of its entry file.
  */
 const PI_SDK_ENV = "PIW_PI_SDK";
 
@@ -18,10 +18,20 @@ export class PiSdkMissing extends Error {
   constructor() {
     super(
       `Isolated agent steps need Pi's SDK (${PI_SDK_PACKAGE} 1.6 or newer), which could not be loaded: ` +
-        `install it beside piw (npm i -g ${PI_SDK_PACKAGE}) or set ${PI_SDK_ENV} to its folder.`,
+        `start the run from a Pi that has piw installed, install the SDK beside piw (npm i -g ${PI_SDK_PACKAGE}), ` +
+        `or set ${PI_SDK_ENV} to its folder.`,
     );
     this.name = "PiSdkMissing";
   }
+}
+
+/** Where the SDK may come from besides the environment. */
+export interface PiSdkSources {
+  /**
+   * The SDK's entry file as a connected Pi reported it: the host checked it (`checkPiSdkDir`) and
+   * hands it to the worker with its run.
+   */
+  reportedEntry?: string | undefined;
 }
 
 let loading: Promise<PiSdk> | undefined;
@@ -32,18 +42,30 @@ function entryOf(location: string): string {
 }
 
 /**
+ * `PIW_PI_SDK` alone when set (the user's own choice); else the SDK the running Pi reported, then
+ * piw's own install: the first that loads.
+ */
+async function importSdk(env: NodeJS.ProcessEnv, sources: PiSdkSources): Promise<PiSdk> {
+  const override = env[PI_SDK_ENV];
+  if (override) return (await import(entryOf(override))) as PiSdk;
+  if (sources.reportedEntry !== undefined) {
+    try {
+      return (await import(pathToFileURL(sources.reportedEntry).href)) as PiSdk;
+    } catch {
+      // Gone since the host checked it: piw's own install may still have one.
+    }
+  }
+  return await import(PI_SDK_PACKAGE);
+}
+
+/**
  * Loads Pi's SDK once, on the first isolated step: a process that runs none never loads it, so piw
  * works without Pi for workflows without isolated steps. Rejects with `PiSdkMissing` when it is absent.
  */
-export function loadPiSdk(env: NodeJS.ProcessEnv = process.env): Promise<PiSdk> {
-  loading ??= (async () => {
-    const override = env[PI_SDK_ENV];
-    try {
-      return override ? ((await import(entryOf(override))) as PiSdk) : await import(PI_SDK_PACKAGE);
-    } catch {
-      loading = undefined;
-      throw new PiSdkMissing();
-    }
-  })();
+export function loadPiSdk(env: NodeJS.ProcessEnv = process.env, sources: PiSdkSources = {}): Promise<PiSdk> {
+  loading ??= importSdk(env, sources).catch(() => {
+    loading = undefined;
+    throw new PiSdkMissing();
+  });
   return loading;
 }

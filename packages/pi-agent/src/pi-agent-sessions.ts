@@ -8,7 +8,7 @@ import {
 } from "@piw/engine";
 import { safeError } from "@piw/protocol";
 import { piAgentDir } from "@piw/state-dir";
-import { loadPiSdk, PiSdkMissing, type PiSdk } from "./load-pi-sdk.js";
+import { loadPiSdk, PiSdkMissing, type PiSdk, type PiSdkSources } from "./load-pi-sdk.js";
 import { boundedTranscript, toolCallSummary, usageOf } from "./session-record.js";
 
 type AgentSession = Awaited<ReturnType<PiSdk["createAgentSession"]>>["session"];
@@ -29,6 +29,8 @@ export interface IsolatedProgress {
 export interface PiAgentSessionsOptions {
   /** Whose Pi settings, models and credentials: `PI_CODING_AGENT_DIR` and `HOME` are read from it. */
   env?: NodeJS.ProcessEnv;
+  /** Where else Pi's SDK may be: the entry a connected Pi reported, as the host handed it on. */
+  sdk?: PiSdkSources;
   /**
    * Each tool call as it starts (`text`: the tool's name and a secret-free summary, see
    * `toolCallSummary`) and the accepted output (`text`: its JSON), for the worker to relay.
@@ -39,8 +41,8 @@ export interface PiAgentSessionsOptions {
 /** The name of the submit tool: the step contract tells the model to call it. */
 const SUBMIT_TOOL = "workflow";
 
-function refused(message: string) {
-  return { ok: false as const, error: safeError("node_failed", message) };
+function refused(message: string, code: "node_failed" | "pi_sdk_missing" = "node_failed") {
+  return { ok: false as const, error: safeError(code, message) };
 }
 
 /** How the model's turn ended, from its last reply: an error, an abort, or a normal end. */
@@ -170,9 +172,12 @@ export function createPiAgentSessions(options: PiAgentSessionsOptions = {}): Iso
     async open(step) {
       let sdk: PiSdk;
       try {
-        sdk = await loadPiSdk(env);
+        sdk = await loadPiSdk(env, options.sdk);
       } catch (error) {
-        return refused(error instanceof PiSdkMissing ? error.message : "Pi's SDK failed to load.");
+        return refused(
+          error instanceof PiSdkMissing ? error.message : "Pi's SDK failed to load.",
+          "pi_sdk_missing",
+        );
       }
       const queue = new AgentEventQueue();
       const tool = submitTool(step, queue, options);

@@ -18,10 +18,11 @@ describe("an isolated step where Pi's SDK cannot be loaded", () => {
     expect(opened).toEqual({
       ok: false,
       error: {
-        code: "node_failed",
+        code: "pi_sdk_missing",
         message:
           "Isolated agent steps need Pi's SDK (@earendil-works/pi-coding-agent 1.6 or newer), which could not be loaded: " +
-          "install it beside piw (npm i -g @earendil-works/pi-coding-agent) or set PIW_PI_SDK to its folder.",
+          "start the run from a Pi that has piw installed, install the SDK beside piw " +
+          "(npm i -g @earendil-works/pi-coding-agent), or set PIW_PI_SDK to its folder.",
       },
     });
   });

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { answererSchema } from "./answer-check.js";
+import { lazyTable, once } from "./lazy-table.js";
 import { PROTOCOL_VERSION } from "./framing.js";
 import { type GraphManifest, graphManifestSchema } from "./graph-manifest.js";
 import { type JsonValue, jsonValueSchema, opaqueIdSchema, requestKeySchema, runIdSchema } from "./ids.js";
@@ -23,7 +24,7 @@ import { transitionSchema } from "./transition.js";
 const runRef = z.object({ runId: runIdSchema });
 // A method that creates a run carries the client's key for the user action (see `lostReplyPolicy`).
 const keyed = { requestKey: requestKeySchema };
-const runTransition = transitionSchema(runSummarySchema);
+const runTransition = once(() => transitionSchema(runSummarySchema));
 /**
  * A reserve's manifest is checked here, once, as a compiled graph manifest (which is JSON by its
  * schema); callers hold it as the JSON their preflight produced, and the store saves it as that.
@@ -37,12 +38,17 @@ const clientKindSchema = z.enum(["cli", "extension", "viewer", "test"]);
  * Client protocol v1: every method's params and result. The host parses params with these schemas
  * at the boundary; the client parses results with them. A method missing here does not exist.
  */
-export const clientMethods = {
-  hello: {
+export const clientMethods = lazyTable({
+  hello: () => ({
     params: z.object({
       protocol: z.number().int(),
       client: clientKindSchema,
       pid: z.number().int().optional(),
+      /**
+       * From the extension: the folder of the Pi SDK package that its Pi process runs. The host
+       * checks it (see `checkPiSdkDir`) and gives it to workers for isolated agent steps.
+       */
+      piSdk: z.string().min(1).max(4096).optional(),
     }),
     result: z.object({
       protocol: z.literal(PROTOCOL_VERSION),
@@ -50,18 +56,18 @@ export const clientMethods = {
       stateDir: z.string(),
       version: z.string(),
     }),
-  },
-  "runs.reserve": {
+  }),
+  "runs.reserve": () => ({
     // The host allocates the final run ID; everything else was settled by the caller's preflight.
     params: reservePreparedRunSchema
       .omit({ runId: true })
       .extend({ ...keyed, manifest: reservedManifestSchema }),
-    result: runTransition,
-  },
-  "runs.get": { params: runRef, result: runViewSchema.nullable() },
+    result: runTransition(),
+  }),
+  "runs.get": () => ({ params: runRef, result: runViewSchema.nullable() }),
   /** What a viewer replays and inspects beyond the view: trace, outputs, effects, messages, turns. */
-  "runs.history": { params: runRef, result: runHistorySchema.nullable() },
-  "runs.list": {
+  "runs.history": () => ({ params: runRef, result: runHistorySchema.nullable() }),
+  "runs.list": () => ({
     params: z.object({
       statuses: z.array(runStatusSchema).optional(),
       /** With statuses, a run matches when its status or its outcome is listed. */
@@ -70,71 +76,74 @@ export const clientMethods = {
       limit: z.number().int().min(1).max(1000).optional(),
     }),
     result: z.array(runSummarySchema),
-  },
+  }),
   // `by` is set by the client's code path: a cancel by the model itself earns it no follow-up turn.
-  "runs.cancel": { params: runRef.extend({ by: answererSchema.optional() }), result: runTransition },
-  "runs.pause": { params: runRef, result: runTransition },
-  "runs.resume": {
+  "runs.cancel": () => ({
+    params: runRef.extend({ by: answererSchema.optional() }),
+    result: runTransition(),
+  }),
+  "runs.pause": () => ({ params: runRef, result: runTransition() }),
+  "runs.resume": () => ({
     // `acceptChanges`: resume on the workflow file as it is now, if the saved position fits it.
     params: runRef.extend({ acceptChanges: z.boolean().optional() }),
-    result: runTransition,
-  },
-  "runs.answer": {
+    result: runTransition(),
+  }),
+  "runs.answer": () => ({
     // `answerer` is set by the client's code path (the model's tool or a person's command), never
     // taken from the model's arguments: the host refuses an answer the checkpoint does not allow.
     params: z.object({ runId: runIdSchema, answer: jsonValueSchema, answerer: answererSchema, ...keyed }),
-    result: runTransition,
-  },
-  "runs.restart": { params: runRef.extend(keyed), result: runTransition },
+    result: runTransition(),
+  }),
+  "runs.restart": () => ({ params: runRef.extend(keyed), result: runTransition() }),
   /** Settle the unsettled manual effect a parked run stopped at, then resume the run. */
-  "runs.resolveEffect": { params: resolveManualEffectSchema, result: runTransition },
+  "runs.resolveEffect": () => ({ params: resolveManualEffectSchema, result: runTransition() }),
   /** Subscribe to pushed `run.view` frames: one run, or every run when `runId` is absent. */
   /**
    * Follow one run (`runId`), the runs of one Pi session (`sessionId`: only those runs' views are
    * sent), or, with neither, every run.
    */
-  "runs.subscribe": {
+  "runs.subscribe": () => ({
     params: z
       .object({ runId: runIdSchema.optional(), sessionId: opaqueIdSchema.optional() })
       .refine((p) => p.runId === undefined || p.sessionId === undefined, {
         message: "subscribe to a run or to a session, not both",
       }),
     result: z.object({ subscriptionId: z.string() }),
-  },
-  "runs.unsubscribe": {
+  }),
+  "runs.unsubscribe": () => ({
     params: z.object({ subscriptionId: z.string() }),
     result: z.object({ ok: z.literal(true) }),
-  },
+  }),
   /** The activation boundary for Pi runs: the session is idle (seed 003). */
-  "session.settled": {
+  "session.settled": () => ({
     params: z.object({ sessionId: opaqueIdSchema }),
     result: z.object({ activated: z.array(runIdSchema) }),
-  },
+  }),
   /** Pi `agent_start`: does the workflow message that started this turn own it? (seed 000) */
-  "turns.start": { params: startTurnSchema, result: transitionSchema(turnOwnershipSchema) },
+  "turns.start": () => ({ params: startTurnSchema, result: transitionSchema(turnOwnershipSchema) }),
   /** Pi `agent_end`: end exactly the turn that was accepted. An `aborted` end pauses its run. */
-  "turns.end": { params: endTurnSchema, result: transitionSchema(turnRecordSchema) },
+  "turns.end": () => ({ params: endTurnSchema, result: transitionSchema(turnRecordSchema) }),
   /** Nothing can prove the session's open turns any more (a reconnect, a new Pi process): lost. */
-  "turns.settle": {
+  "turns.settle": () => ({
     params: z.object({ sessionId: opaqueIdSchema }),
     result: transitionSchema(z.array(turnRecordSchema)),
-  },
+  }),
   /** The model's output for the step that owns the session's open turn; waits for the verdict. */
-  "turns.submit": { params: submitOutputSchema, result: submissionVerdictSchema },
+  "turns.submit": () => ({ params: submitOutputSchema, result: submissionVerdictSchema }),
   /** The model's progress on the step its open turn runs (the workflow tool's `update`). */
-  "turns.update": {
+  "turns.update": () => ({
     params: turnProgressSchema,
     result: z.object({ runId: runIdSchema, path: z.string(), visit: z.number().int() }),
-  },
-  "messages.claim": {
+  }),
+  "messages.claim": () => ({
     params: z.object({ sessionId: opaqueIdSchema, limit: z.number().int().min(1).max(500).optional() }),
     result: transitionSchema(z.array(messageRecordSchema)),
-  },
-  "messages.delivered": {
+  }),
+  "messages.delivered": () => ({
     params: z.object({ messageId: opaqueIdSchema }),
     result: transitionSchema(messageRecordSchema),
-  },
-  "host.status": {
+  }),
+  "host.status": () => ({
     params: z.object({}).optional(),
     result: z.object({
       pid: z.number().int(),
@@ -149,9 +158,9 @@ export const clientMethods = {
       /** The pre-started worker waiting for the next activation; it belongs to no run. */
       idleWorkerPid: z.number().int().nullable().optional(),
     }),
-  },
-  "host.stop": { params: z.object({}).optional(), result: z.object({ stopping: z.literal(true) }) },
-} as const;
+  }),
+  "host.stop": () => ({ params: z.object({}).optional(), result: z.object({ stopping: z.literal(true) }) }),
+});
 
 export type ClientMethod = keyof typeof clientMethods;
 export type ClientParams<M extends ClientMethod> = z.input<(typeof clientMethods)[M]["params"]>;

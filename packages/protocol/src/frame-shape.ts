@@ -1,3 +1,8 @@
+export const PROTOCOL_VERSION = 1;
+
+/** The largest frame either side accepts, in UTF-8 bytes; bigger frames are refused without being parsed. */
+export const MAX_FRAME_BYTES = 1024 * 1024;
+
 /** What a frame claims to be, read from its top-level members without parsing it. */
 type FrameKind = "request" | "reply" | "push" | "unknown";
 

@@ -1,10 +1,7 @@
 import { z } from "zod";
-import { inspectFrame, utf8ByteLength } from "./frame-shape.js";
+import { inspectFrame, MAX_FRAME_BYTES, PROTOCOL_VERSION, utf8ByteLength } from "./frame-shape.js";
 
-export const PROTOCOL_VERSION = 1;
-
-/** The largest frame either side accepts, in UTF-8 bytes; bigger frames are refused without being parsed. */
-export const MAX_FRAME_BYTES = 1024 * 1024;
+export { MAX_FRAME_BYTES, PROTOCOL_VERSION };
 
 /**
  * The deepest nesting of arrays and objects a frame may have, the envelope included. Schemas and

@@ -19,13 +19,11 @@ export type {
   KeyedMethod,
 } from "./client-methods.js";
 export { clientMethods, clientPushes, lostReplyPolicy } from "./client-methods.js";
+export { lazyTable } from "./lazy-table.js";
 export type { EffectState, NodeVisitState, RunSnapshot, SavedVisit } from "./execution.js";
-export { inspectFrame } from "./frame-shape.js";
-export {
-  MAX_FRAME_BYTES,
-  MAX_FRAME_DEPTH,
-  PROTOCOL_VERSION,
-} from "./framing.js";
+export { inspectFrame, MAX_FRAME_BYTES, PROTOCOL_VERSION } from "./frame-shape.js";
+export { MAX_FRAME_DEPTH } from "./framing.js";
+export { quickHelloResult, quickRunSummaries } from "./run-summary-check.js";
 export type { GraphManifest, JoinPolicy, ManifestFork, ManifestTarget } from "./graph-manifest.js";
 export { graphManifestSchema, joinPolicySchema } from "./graph-manifest.js";
 export type { JsonValue, RequestKey } from "./ids.js";

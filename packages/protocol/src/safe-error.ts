@@ -25,6 +25,7 @@ export const errorCodeSchema = z.enum([
   "output_too_large", // a node's output, effect value or message broke the size or nesting limit of a frame
   "max_steps_exceeded", // a loop ran past the workflow's maxSteps
   "effect_conflict", // one effect identity was reused with another request
+  "pi_sdk_missing", // an isolated agent step found no Pi SDK to open its session with
   "worker_failed", // a worker reported a failure outside any node
   "internal_error", // a bug in piw; the message says where to report it
 ]);

@@ -41,7 +41,13 @@ export const workerMethods = {
    */
   "worker.hello": {
     params: z.object({ launchId: z.string(), pid: z.number().int() }),
-    result: z.object({ command: runCommandSchema, run: runRecordSchema, snapshot: runSnapshotSchema }),
+    result: z.object({
+      command: runCommandSchema,
+      run: runRecordSchema,
+      snapshot: runSnapshotSchema,
+      /** The entry file of Pi's SDK as a connected Pi reported it (checked by the host), if any. */
+      piSdkEntry: z.string().min(1).max(4096).optional(),
+    }),
   },
   "run.markRunning": { params: z.object({}).optional(), result: transitionSchema(runRecordSchema) },
   "visit.start": { params: startNodeVisitSchema, result: transitionSchema(nodeVisitStateSchema) },

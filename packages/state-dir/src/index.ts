@@ -17,6 +17,7 @@ export {
   verifyHostSocketForClient,
 } from "./private-state.js";
 export { claimOnce } from "./once-file.js";
+export { checkPiSdkDir, findPiSdkDir, PI_SDK_PACKAGE } from "./pi-sdk-dir.js";
 export { isProcessAlive, readProcessStat } from "./process-liveness.js";
 export {
   hostLockPath,

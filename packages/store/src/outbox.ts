@@ -11,7 +11,7 @@ import {
 } from "@piw/protocol";
 import { isConflict, notRunning, type StoreContext } from "./context.js";
 import { StoreError } from "./errors.js";
-import { readPresentationInstructions, readTerminalFacts } from "./readers.js";
+import { readPresentationInstructions, readTerminalFacts } from "./terminal-readers.js";
 import type { MessageRow, RunRow } from "./rows.js";
 import { updateRun } from "./run-writes.js";
 import { type NewMessage, terminalMessages } from "./terminal-messages.js";

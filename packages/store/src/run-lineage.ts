@@ -14,7 +14,7 @@ import {
 } from "@piw/protocol";
 import { isConflict, type StoreContext } from "./context.js";
 import { StoreError } from "./errors.js";
-import { readAnswerCheck } from "./readers.js";
+import { readAnswerCheck } from "./terminal-readers.js";
 import { controllableRun } from "./run-control.js";
 import { repeatedRequest, runWithRequestKey } from "./request-key.js";
 import { mapRunRow, type RunRow } from "./rows.js";

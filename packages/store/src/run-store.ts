@@ -40,6 +40,7 @@ import {
   markMessageDelivered,
 } from "./outbox.js";
 import * as readers from "./readers.js";
+import * as terminalReaders from "./terminal-readers.js";
 import {
   cancelRun,
   type ClaimRequest,
@@ -260,22 +261,22 @@ export class RunStore {
     return readers.findContinuation(this.use(), runId);
   }
   readRunInput(runId: string) {
-    return readers.readRunInput(this.use(), runId);
+    return terminalReaders.readRunInput(this.use(), runId);
   }
   readRunFinalOutput(runId: string) {
-    return readers.readRunFinalOutput(this.use(), runId);
+    return terminalReaders.readRunFinalOutput(this.use(), runId);
   }
   readRunError(runId: string) {
-    return readers.readRunError(this.use(), runId);
+    return terminalReaders.readRunError(this.use(), runId);
   }
   readPresentationInstructions(runId: string) {
-    return readers.readPresentationInstructions(this.use(), runId);
+    return terminalReaders.readPresentationInstructions(this.use(), runId);
   }
   readTerminalFacts(runId: string) {
-    return readers.readTerminalFacts(this.use(), runId);
+    return terminalReaders.readTerminalFacts(this.use(), runId);
   }
   readAnswerCheck(runId: string) {
-    return readers.readAnswerCheck(this.use(), runId);
+    return terminalReaders.readAnswerCheck(this.use(), runId);
   }
   readRunManifest(runId: string) {
     return readers.readRunManifest(this.use(), runId);

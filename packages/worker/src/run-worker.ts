@@ -100,7 +100,9 @@ export class WorkerRun {
     const isolated = [...accepted.workflow.nodes.values()].some(
       (node) => node.kind === "agent" && agentSessionFor(node, origin) === "isolated",
     );
-    if (isolated) loadPiSdk().catch(() => undefined);
+    // The SDK's entry as a connected Pi reported it (piw installed into Pi has none beside it).
+    const sdk = { reportedEntry: assignment.piSdkEntry };
+    if (isolated) loadPiSdk(process.env, sdk).catch(() => undefined);
     // An isolated step's tool calls and output, live to the host (which shows them in the run's view).
     const progress = new AgentProgressRelay((fact) => {
       peer.call("agent.progress", fact).catch(() => {
@@ -117,6 +119,7 @@ export class WorkerRun {
         origin: assignment.run.origin,
         workingDir: assignment.run.workingDir,
         isolated: createPiAgentSessions({
+          sdk,
           onProgress: (step, event) => {
             if (event.kind === "tool")
               this.options.log(`run ${command.runId}: ${step.path}: tool ${event.text}`);

@@ -168,19 +168,24 @@ describe("the model hears how a run it started ended", () => {
     const loopRun = queuedRunId(lastMessageText(model.requests.find(lastIs("queued (run")) as ModelRequest));
     await world.waitForRun(loopRun, (view) => view.status === "cancelled", 60_000);
     await untilIdle(world);
+    // Its terminal message is delivered after the terminal state, when the session is idle: wait for
+    // it, so that it cannot arrive inside a turn this test starts next.
+    await waitForTerminalMessage(world, loopRun);
 
     // 2. A person starts a run that fails.
     await pi.prompt("/workflow breaks from a person");
     await untilIdle(world);
     const personRun = await latestRunOf(world, "breaks");
     await world.waitForRun(personRun, (view) => view.status === "failed", 60_000);
+    await waitForTerminalMessage(world, personRun);
 
     // 3. The model starts a run whose workflow turns failure notices off.
     await pi.promptAndSettle("START-QUIET");
     const quietRun = await latestRunOf(world, "quiet");
     await world.waitForRun(quietRun, (view) => view.status === "failed", 60_000);
 
-    // Each run's terminal message reaches the session, and none of them starts a turn.
+    // Each run's terminal message reaches the session (the first two already have), and none of them
+    // starts a turn.
     for (const runId of [loopRun, personRun, quietRun]) {
       await waitForTerminalMessage(world, runId);
     }

@@ -14,6 +14,7 @@ import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
+  type FakeModel,
   lastMessageText,
   startFakeModel,
   text,
@@ -108,12 +109,98 @@ export default defineWorkflow({
 });
 `;
 
+const ISO_CHECK = `import { agent, defineWorkflow, type NodeContext } from "piw";
+import { z } from "zod";
+
+export default defineWorkflow({
+  name: "iso-check",
+  input: z.object({ task: z.string() }),
+  startAt: "check",
+  nodes: {
+    check: agent({
+      session: "isolated",
+      prompt: ({ input }: NodeContext<{ task: string }>) => \`ISO-CHECK of \${input.task}: submit { ok: boolean }.\`,
+      output: z.object({ ok: z.boolean() }),
+    }),
+  },
+  edges: { check: { to: "done" } },
+});
+`;
+
 function writeProject(name: string, source: string): string {
   // Inside the prefix: the project's `piw` resolves to the installed package, as after `npm i -D piw`.
   const project = join(prefix, `project-${homes.length}`);
   mkdirSync(join(project, ".pi", "workflows"), { recursive: true });
   writeFileSync(join(project, ".pi", "workflows", `${name}.workflow.ts`), source);
   return project;
+}
+
+/**
+ * The layout Pi's own npm install of a package gives: no peers, so no Pi package beside piw. The
+ * extension gets Pi's copies from Pi; host, worker and preflight child must need none of them. Made
+ * once, for the tests that install it into Pi.
+ */
+let piInstall: Promise<string> | undefined;
+function installForPi(home: string): Promise<string> {
+  piInstall ??= (async () => {
+    const piPrefix = join(root, "pi-prefix");
+    mkdirSync(piPrefix);
+    const npmEnv = { ...userEnv(home), npm_config_cache: sharedNpmCache(home) };
+    await run(
+      "npm",
+      [
+        "install",
+        "--prefix",
+        piPrefix,
+        "--no-audit",
+        "--no-fund",
+        "--no-save",
+        "--legacy-peer-deps",
+        tarball,
+      ],
+      { cwd: root, env: npmEnv, timeout: 240_000 },
+    );
+    expect(existsSync(join(piPrefix, "node_modules", "@earendil-works"))).toBe(false);
+    return join(piPrefix, "node_modules", manifest.name);
+  })();
+  return piInstall;
+}
+
+/**
+ * A real Pi session in `project` with the installed package: `prompt` makes the scripted model start a
+ * run, which the installed CLI then follows (from the host the installed extension started) until it
+ * is done; `check` looks at it before Pi closes.
+ */
+async function runFromPi(
+  setup: { home: string; piPackage: string; project: string; model: FakeModel; prompt: string },
+  check: (run: { runId: string; env: NodeJS.ProcessEnv }) => Promise<void>,
+): Promise<void> {
+  const { home, piPackage, project, model, prompt } = setup;
+  const pi = await startPiSession({
+    model,
+    cwd: project,
+    // The session has an agent dir of its own: the same package entry, as an absolute path. Its
+    // environment is built from scratch (no PIW_PI_SDK).
+    settings: { packages: [piPackage] },
+    env: { PIW_HOME: join(home, "piw") },
+  });
+  try {
+    await pi.promptAndSettle(prompt);
+    const started = model.requests.find((r) => lastMessageText(r).includes("queued (run"));
+    expect(started, pi.stderr.slice(-2000)).toBeDefined();
+    const runId = queuedRunId(lastMessageText(started as NonNullable<typeof started>));
+    const env = userEnv(home);
+    let view: { status?: string; outcome?: string } = {};
+    for (let i = 0; i < 600 && view.status !== "done"; i += 1) {
+      const { stdout } = await run(piwBin, ["status", runId, "--json"], { env, cwd: project });
+      view = JSON.parse(stdout) as typeof view;
+      if (view.status !== "done") await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(view, pi.stderr.slice(-2000)).toMatchObject({ status: "done", outcome: "completed" });
+    await check({ runId, env });
+  } finally {
+    await pi.close();
+  }
 }
 
 describe("the packed piw package, installed with npm", () => {
@@ -263,27 +350,7 @@ describe("the packed piw package, installed with npm", () => {
 
   it("pi install <unpacked package> in a fresh Pi home, and a real Pi session runs a workflow with one agent step", async () => {
     const home = freshHome();
-    // The layout Pi's own npm install of a package gives: no peers, so no Pi package beside piw. The
-    // extension gets Pi's copies from Pi; host, worker and preflight child must need none of them.
-    const piPrefix = join(root, "pi-prefix");
-    mkdirSync(piPrefix);
-    const npmEnv = { ...userEnv(home), npm_config_cache: sharedNpmCache(home) };
-    await run(
-      "npm",
-      [
-        "install",
-        "--prefix",
-        piPrefix,
-        "--no-audit",
-        "--no-fund",
-        "--no-save",
-        "--legacy-peer-deps",
-        tarball,
-      ],
-      { cwd: root, env: npmEnv, timeout: 240_000 },
-    );
-    expect(existsSync(join(piPrefix, "node_modules", "@earendil-works"))).toBe(false);
-    const piPackage = join(piPrefix, "node_modules", manifest.name);
+    const piPackage = await installForPi(home);
     const agentDir = join(home, "agent");
     mkdirSync(agentDir, { recursive: true });
     const piEnv = userEnv(home, {
@@ -316,33 +383,102 @@ describe("the packed piw package, installed with npm", () => {
       );
       model.reply(whenLastMessageContains("Accepted: workflow step say", text("Submitted.")));
       model.reply(whenLastMessageContains("Final output", text("PRESENTED.")));
-      const pi = await startPiSession({
-        model,
-        cwd: project,
-        // The session has an agent dir of its own: the same package entry, as an absolute path.
-        settings: { packages: [piPackage] },
-        env: { PIW_HOME: join(home, "piw") },
-      });
-      try {
-        await pi.promptAndSettle("run the one step");
-        const started = model.requests.find((r) => lastMessageText(r).includes("queued (run"));
-        expect(started, pi.stderr.slice(-2000)).toBeDefined();
-        const runId = queuedRunId(lastMessageText(started as NonNullable<typeof started>));
-        await model.waitForRequest((r) => lastMessageText(r).includes("ONE-STEP for tea"), 60_000);
-        // The run ends: the installed CLI reads it from the host the installed extension started.
-        const env = userEnv(home);
-        let view: { status?: string; outcome?: string } = {};
-        for (let i = 0; i < 300 && view.status !== "done"; i += 1) {
-          const { stdout } = await run(piwBin, ["status", runId, "--json"], { env, cwd: project });
-          view = JSON.parse(stdout) as typeof view;
-          if (view.status !== "done") await new Promise((r) => setTimeout(r, 100));
-        }
-        expect(view).toMatchObject({ status: "done", outcome: "completed" });
+      await runFromPi({ home, piPackage, project, model, prompt: "run the one step" }, async ({ env }) => {
+        expect(model.requests.some((r) => lastMessageText(r).includes("ONE-STEP for tea"))).toBe(true);
         const status = await run(piwBin, ["host", "status"], { env, cwd: project });
         expect(status.stdout).toContain(`version ${manifest.version}`);
-      } finally {
-        await pi.close();
-      }
+      });
+    } finally {
+      await model.close();
+    }
+  }, 240_000);
+
+  it("without Pi, an isolated agent step fails with a typed, bounded error that says what to do", async () => {
+    // npm left Pi's SDK out (an optional peer), and no Pi reported one: the step cannot open a session.
+    expect(existsSync(join(prefix, "node_modules", "@earendil-works", "pi-coding-agent"))).toBe(false);
+    const home = freshHome();
+    const env = userEnv(home);
+    const project = writeProject("iso-check", ISO_CHECK);
+    const printed = await run(piwBin, ["run", "iso-check", "tea"], {
+      env,
+      cwd: project,
+      timeout: 60_000,
+    }).then(
+      ({ stdout }) => ({ code: 0, stdout }),
+      (error: { code?: number; stdout?: string }) => ({ code: error.code, stdout: error.stdout ?? "" }),
+    );
+    expect(printed.code).not.toBe(0);
+    expect(printed.stdout).toContain("pi_sdk_missing");
+    expect(printed.stdout).toContain("start the run from a Pi that has piw installed");
+    const { stdout } = await run(piwBin, ["list", "--json"], { env, cwd: project });
+    const {
+      runs: [listed],
+    } = JSON.parse(stdout) as { runs: Array<{ runId: string }> };
+    const view = JSON.parse(
+      (await run(piwBin, ["status", String(listed?.runId), "--json"], { env, cwd: project })).stdout,
+    ) as { status: string; outcome: string; error?: { code: string; message: string } };
+    expect(view).toMatchObject({ status: "failed", outcome: "failed", error: { code: "pi_sdk_missing" } });
+    expect(Buffer.byteLength(view.error?.message ?? "")).toBeLessThanOrEqual(512);
+    expect(view.error?.message).toContain("PIW_PI_SDK");
+  }, 120_000);
+
+  it("a Pi-started isolated agent step opens its session with the SDK of the Pi that runs piw (none beside piw, no PIW_PI_SDK)", async () => {
+    const home = freshHome();
+    const piPackage = await installForPi(home);
+    // From piw's own install, Pi's SDK does not resolve: only the running Pi can say where it is.
+    const probe = await run(
+      process.execPath,
+      ["--input-type=module", "-e", 'await import("@earendil-works/pi-coding-agent")'],
+      { cwd: piPackage, env: userEnv(home) },
+    ).then(
+      () => "resolved",
+      (error: { stderr?: string }) => error.stderr ?? "",
+    );
+    expect(probe).toContain("ERR_MODULE_NOT_FOUND");
+
+    const project = writeProject("iso-check", ISO_CHECK);
+    const model = await startFakeModel();
+    try {
+      model.reply(
+        whenLastMessageContains(
+          "run the iso check",
+          toolCall("workflow", { action: "start", workflow: "iso-check", task: "tea" }),
+        ),
+      );
+      model.reply(whenLastMessageContains("queued (run", text("Queued.")));
+      model.reply(
+        whenLastMessageContains(
+          "ISO-CHECK of tea",
+          toolCall("workflow", { action: "submit", output: { ok: true } }),
+        ),
+      );
+      model.reply(whenLastMessageContains("Final output", text("CHECKED.")));
+      await runFromPi(
+        { home, piPackage, project, model, prompt: "run the iso check" },
+        async ({ runId, env }) => {
+          // The step ran in a fresh SDK session in the worker: its record is saved with the step, and
+          // its request held nothing of the conversation.
+          const { stdout } = await run(piwBin, ["status", runId, "--step", "check", "--json"], {
+            env,
+            cwd: project,
+          });
+          const sessions = JSON.parse(stdout) as Array<{
+            report: { model: string | null; tokensIn: number } | null;
+          }>;
+          expect(sessions).toHaveLength(1);
+          expect(sessions[0]?.report?.model).toBe(`fake/${model.modelId}`);
+          expect(sessions[0]?.report?.tokensIn).toBeGreaterThan(0);
+          const check = model.requests.find((r) => lastMessageText(r).includes("ISO-CHECK of tea"));
+          expect(JSON.stringify(check?.messages)).not.toContain("run the iso check");
+          expect(check?.tools.map((t) => t.function.name).sort()).toEqual([
+            "find",
+            "grep",
+            "ls",
+            "read",
+            "workflow",
+          ]);
+        },
+      );
     } finally {
       await model.close();
     }

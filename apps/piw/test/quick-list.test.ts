@@ -1,0 +1,140 @@
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { connectHost, quickListRuns } from "@piw/client";
+import { quickRunSummaries, runSummarySchema } from "@piw/protocol";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+/**
+ * Plain `piw list` takes a quick route on a running host (no zod, see apps/piw/src/quick-list-command.ts).
+ * These tests run the built bins, as a user does, against one state folder with a few real runs.
+ */
+
+const APPS = join(import.meta.dirname, "..", "..");
+const REPO = join(APPS, "..");
+const BINS = ["piw/dist/main.js", "pi-package/dist/piw.js"];
+const scratch = mkdtempSync(join(tmpdir(), "piw-quick-list-"));
+const stateDir = join(scratch, "state");
+const env = { ...process.env, PIW_HOME: stateDir, NO_COLOR: "1" };
+
+const BREAKS = `import { compute, defineWorkflow } from "piw";
+export default defineWorkflow({
+  name: "breaks",
+  startAt: "check",
+  nodes: { check: compute({ run: () => { throw new Error("no"); } }) },
+  edges: { check: { to: "done" } },
+});
+`;
+
+function piw(bin: string, args: string[], preload?: string) {
+  const file = join(APPS, bin);
+  if (!existsSync(file)) throw new Error(`${file} is missing: run pnpm build first`);
+  return spawnSync(process.execPath, [...(preload ? ["--import", preload] : []), file, ...args], {
+    encoding: "utf8",
+    env,
+    cwd: scratch,
+    timeout: 60_000,
+  });
+}
+
+/** A preload that appends every module URL the process resolves to `log`, one a line. */
+function recordLoads(log: string): string {
+  const hook = `import { appendFileSync } from "node:fs"; import { registerHooks } from "node:module";
+registerHooks({ resolve(specifier, context, next) { const r = next(specifier, context); appendFileSync(${JSON.stringify(log)}, r.url + "\\n"); return r; } });`;
+  return `data:text/javascript,${encodeURIComponent(hook)}`;
+}
+
+const ZOD = /\/node_modules\/(\.pnpm\/[^/]+\/node_modules\/)?zod\//;
+
+beforeAll(() => {
+  mkdirSync(join(scratch, ".pi", "workflows"), { recursive: true });
+  writeFileSync(join(scratch, ".pi", "workflows", "breaks.workflow.ts"), BREAKS);
+  // A completed run, a failed one (with its saved error), and a host left running.
+  expect(piw(BINS[0] as string, ["run", join(REPO, "examples", "hello.workflow.ts"), "hi"]).status).toBe(0);
+  expect(piw(BINS[0] as string, ["run", "breaks"]).status).not.toBe(0);
+}, 120_000);
+
+afterAll(() => {
+  piw(BINS[0] as string, ["host", "stop"]);
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+describe("plain piw list on a running host", () => {
+  it.each(BINS)("%s prints what the full route prints, and loads no zod", (bin) => {
+    const log = join(scratch, `${bin.replaceAll("/", "-")}.log`);
+    const quick = piw(bin, ["list"], recordLoads(log));
+    expect(quick.status, quick.stderr).toBe(0);
+    expect(
+      readFileSync(log, "utf8")
+        .split("\n")
+        .filter((url) => ZOD.test(url)),
+    ).toEqual([]);
+    expect(quick.stdout).toMatch(/hello-.*completed/);
+    expect(quick.stdout).toMatch(/breaks-.*failed/);
+
+    // The full route: `--limit 50` is the same request, through the CLI that parses with zod.
+    const fullLog = join(scratch, `${bin.replaceAll("/", "-")}-full.log`);
+    const full = piw(bin, ["list", "--limit", "50"], recordLoads(fullLog));
+    expect(full.status, full.stderr).toBe(0);
+    expect(
+      readFileSync(fullLog, "utf8")
+        .split("\n")
+        .some((url) => ZOD.test(url)),
+    ).toBe(true);
+    // A run's age is read from the clock when the list is drawn; the two were drawn moments apart.
+    const ageless = (text: string) => text.replace(/\b\d+[smhd] ago\b/g, "<age>");
+    expect(ageless(quick.stdout)).toBe(ageless(full.stdout));
+  });
+});
+
+describe("the quick check of the run list's reply", () => {
+  it("takes a real host's reply and gives exactly what runSummarySchema gives", async () => {
+    const client = await connectHost({ stateDir, client: "test", autoStart: false });
+    try {
+      const parsed = await client.call("runs.list", { limit: 50 });
+      expect(parsed.length).toBe(2);
+      expect(await quickListRuns(stateDir, { limit: 50 })).toEqual(parsed);
+    } finally {
+      client.close();
+    }
+  });
+
+  it("never takes a summary that runSummarySchema refuses, and refuses what it does not know", async () => {
+    const runs = (await quickListRuns(stateDir, { limit: 50 })) ?? [];
+    expect(runs.length).toBe(2);
+    const bad: unknown[] = [undefined, null, 42, -1.5, "", "x".repeat(5_000), true, {}, [], { kind: "nope" }];
+    let refused = 0;
+    let tried = 0;
+    const check = (mutated: unknown) => {
+      tried += 1;
+      const quick = quickRunSummaries([mutated]);
+      if (quick === undefined) {
+        refused += 1;
+        return;
+      }
+      // Whatever the quick check takes, the schema takes too, with the same result.
+      const full = runSummarySchema.safeParse(mutated);
+      expect(full.success, JSON.stringify(mutated).slice(0, 300)).toBe(true);
+      expect(quick[0]).toEqual(full.data);
+    };
+    for (const run of runs) {
+      const plain = JSON.parse(JSON.stringify(run)) as Record<string, unknown>;
+      expect(quickRunSummaries([plain])).toEqual([plain]);
+      for (const key of Object.keys(runSummarySchema.shape)) {
+        for (const value of bad) check({ ...plain, [key]: value });
+        // One level down: every field of a nested object.
+        const nested = plain[key];
+        if (typeof nested === "object" && nested !== null && !Array.isArray(nested)) {
+          for (const inner of Object.keys(nested)) {
+            for (const value of bad) check({ ...plain, [key]: { ...nested, [inner]: value } });
+          }
+        }
+      }
+      // A field it does not know (a newer host's): refused, so the full route parses it.
+      expect(quickRunSummaries([{ ...plain, added: 1 }])).toBeUndefined();
+    }
+    expect(tried).toBeGreaterThan(400);
+    expect(refused).toBeGreaterThan(tried / 2);
+  });
+});

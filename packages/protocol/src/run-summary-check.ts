@@ -1,0 +1,195 @@
+import type { RunSummary } from "./run-view.js";
+
+/**
+ * A check of the run list's reply that needs no zod, for `piw list`'s quick route: building the
+ * protocol's zod schemas is most of that short process's start. It is deliberately narrower than
+ * `runSummarySchema`: it accepts only summaries it checks field by field by the same rules, and
+ * refuses anything else (a field or a value it does not know, a live agent progress), so the caller
+ * then takes the full route, where `runSummarySchema` parses the reply. Anything accepted here the
+ * schema accepts too (apps/piw/test/quick-list.test.ts holds both to that).
+ */
+
+type Check = (value: unknown) => boolean;
+type Shape = Record<string, { check: Check; optional?: true }>;
+
+const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+const NODE_PATH = /^[A-Za-z0-9_-]+(\/[A-Za-z0-9_-]+)*$/;
+const OPAQUE_ID = /^[\x21-\x7e]+$/;
+const encoder = new TextEncoder();
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+
+const text =
+  (min = 0, max = Number.POSITIVE_INFINITY, pattern?: RegExp): Check =>
+  (value) =>
+    typeof value === "string" &&
+    value.length >= min &&
+    value.length <= max &&
+    (pattern === undefined || pattern.test(value));
+const number: Check = (value) => typeof value === "number" && Number.isFinite(value);
+const int =
+  (min = Number.MIN_SAFE_INTEGER): Check =>
+  (value) =>
+    Number.isSafeInteger(value) && (value as number) >= min;
+const bool: Check = (value) => typeof value === "boolean";
+const oneOf =
+  (...values: readonly string[]): Check =>
+  (value) =>
+    typeof value === "string" && values.includes(value);
+const nullable =
+  (check: Check): Check =>
+  (value) =>
+    value === null || check(value);
+const required = (check: Check) => ({ check });
+const optional = (check: Check) => ({ check, optional: true as const });
+
+/** Exactly these keys (an unknown one refuses), each passing its check. */
+const object =
+  (shape: Shape): Check =>
+  (value) => {
+    if (!isRecord(value)) return false;
+    for (const key of Object.keys(value)) if (!(key in shape)) return false;
+    for (const [key, field] of Object.entries(shape)) {
+      if (!(key in value) || value[key] === undefined) {
+        if (field.optional) continue;
+        return false;
+      }
+      if (!field.check(value[key])) return false;
+    }
+    return true;
+  };
+
+/** A discriminated union: the variant named by `key`, checked with that variant's shape. */
+const variants =
+  (key: string, shapes: Record<string, Shape>): Check =>
+  (value) => {
+    if (!isRecord(value)) return false;
+    const tag = value[key];
+    const shape = typeof tag === "string" && Object.hasOwn(shapes, tag) ? shapes[tag] : undefined;
+    return shape !== undefined && object({ [key]: required(oneOf(tag as string)), ...shape })(value);
+  };
+
+const runId = text(1, 200, RUN_ID);
+const nodePath = text(1, 500, NODE_PATH);
+const opaqueId = text(1, 300, OPAQUE_ID);
+const reasonMessage = required(text(0, 512));
+const visit = int(1);
+
+/** The error codes a summary may carry (see `errorCodeSchema`); another code takes the full route. */
+const ERROR_CODES = [
+  "workflow_not_found",
+  "workflow_invalid",
+  "input_invalid",
+  "answer_invalid",
+  "workflow_exited_at_load",
+  "workflow_crashed_at_load",
+  "workflow_load_timeout",
+  "preflight_failed",
+  "source_changed",
+  "store_unavailable",
+  "activation_failed",
+  "cancelled",
+  "node_failed",
+  "node_timed_out",
+  "output_invalid",
+  "output_too_large",
+  "max_steps_exceeded",
+  "effect_conflict",
+  "pi_sdk_missing",
+  "worker_failed",
+  "internal_error",
+] as const;
+
+const recoveryReason = variants("code", {
+  paused: { message: reasonMessage },
+  worker_lost: { message: reasonMessage, launchId: required(opaqueId) },
+  worker_lost_no_progress: { message: reasonMessage, launchId: optional(opaqueId) },
+  agent_turns_lost: { message: reasonMessage, path: required(nodePath) },
+  agent_attempts_exhausted: {
+    message: reasonMessage,
+    path: required(nodePath),
+    launchId: optional(opaqueId),
+  },
+  changes_refused: { message: reasonMessage },
+  waiting: {
+    message: reasonMessage,
+    path: required(nodePath),
+    visit: required(visit),
+    until: required(int(0)),
+  },
+  retry_waiting: {
+    message: reasonMessage,
+    path: required(nodePath),
+    visit: required(visit),
+    attempt: required(int(2)),
+    attempts: required(int(2)),
+    at: required(int(0)),
+    lastError: required(text(0, 64)),
+  },
+  manual_effect_unsettled: { message: reasonMessage, effectId: required(text()) },
+});
+
+const safeError = object({
+  code: required(oneOf(...ERROR_CODES)),
+  message: required((value) => typeof value === "string" && encoder.encode(value).byteLength <= 512),
+});
+
+const runSummary = object({
+  runId: required(runId),
+  workflowName: required(text()),
+  source: required(
+    variants("kind", {
+      file: { path: required(text(1, 4096)), sha256: required(text(64, 64, /^[0-9a-f]{64}$/)) },
+      builtin: { id: required(text(1, 200)), revision: required(text(1, 200)) },
+    }),
+  ),
+  title: required(nullable(text())),
+  status: required(oneOf("queued", "starting", "running", "parked", "done", "failed", "cancelled")),
+  outcome: required(nullable(oneOf("completed", "waiting", "failed", "timed_out", "cancelled"))),
+  origin: required(variants("kind", { pi: { sessionId: required(text()) }, cli: {} })),
+  parentRunId: required(nullable(runId)),
+  rootRunId: required(runId),
+  originCommand: required(oneOf("start", "continue", "restart")),
+  restartNumber: required(int()),
+  paused: required(bool),
+  recoveryReason: required(nullable(recoveryReason)),
+  error: required(nullable(safeError)),
+  revision: required(int()),
+  createdAt: required(number),
+  startedAt: required(nullable(number)),
+  finishedAt: required(nullable(number)),
+  currentWork: required(
+    variants("kind", {
+      none: {},
+      worker: { launchId: required(text()), path: required(nullable(nodePath)) },
+      turn: { turnId: required(text()), path: required(nullable(nodePath)) },
+      waiting_for_model: { path: required(nodePath) },
+    }),
+  ),
+  cursor: required(nullable(object({ path: required(nodePath), visit: required(int()) }))),
+  continuedAs: optional(nullable(runId)),
+  inputSummary: optional(text(0, 120)),
+});
+
+/** The run list's reply, when every summary passes the quick check; undefined sends the caller the full way. */
+export function quickRunSummaries(value: unknown): RunSummary[] | undefined {
+  if (!Array.isArray(value) || value.length > 1000) return undefined;
+  return value.every(runSummary) ? (value as RunSummary[]) : undefined;
+}
+
+/** The `hello` reply of a host of this protocol version, checked the same way. */
+export function quickHelloResult(
+  value: unknown,
+  protocol: number,
+): { protocol: number; hostPid: number; stateDir: string; version: string } | undefined {
+  const hello = object({
+    protocol: required((v) => v === protocol),
+    hostPid: required(int()),
+    stateDir: required(text()),
+    version: required(text()),
+  });
+  return hello(value)
+    ? (value as { protocol: number; hostPid: number; stateDir: string; version: string })
+    : undefined;
+}
