@@ -182,6 +182,7 @@ const violations: string[] = [];
 const figures = {
   hostKills: 0,
   workerKills: 0,
+  branchKills: 0,
   idleWorkerKills: 0,
   runsStarted: 0,
   parkedDuringStorm: 0,
@@ -252,11 +253,9 @@ async function killSomething(): Promise<void> {
     await startHost();
     return;
   }
-  const status = (await call("host.status")) as
-    | { workers: { pid: number | null }[]; idleWorkerPid?: number | null }
-    | undefined;
+  const status = await call("host.status");
   if (status === undefined) return;
-  const busy = status.workers.map((w) => w.pid).filter((pid): pid is number => pid !== null);
+  const busy = status.workers.filter((w) => w.pid !== null);
   const idle = status.idleWorkerPid ?? null;
   if (choice < 0.35 && idle !== null) {
     if (signal(idle)) figures.idleWorkerKills += 1;
@@ -267,7 +266,16 @@ async function killSomething(): Promise<void> {
     return;
   }
   const victim = busy[Math.floor(random() * busy.length)];
-  if (victim !== undefined && signal(victim)) figures.workerKills += 1;
+  if (victim === undefined) return;
+  // A worker of a parallel run with a branch's visit open: the kill lands mid-flight.
+  const inFlight =
+    runs.get(victim.runId)?.workflow === parallelWorkflow &&
+    ((await call("runs.get", { runId: victim.runId }))?.nodes ?? []).some(
+      (n) => n.path.includes("/") && n.state === "running",
+    );
+  if (!signal(victim.pid as number)) return;
+  figures.workerKills += 1;
+  if (inFlight) figures.branchKills += 1;
 }
 
 /** Cancels a random unfinished run of the parallel workflow, mid-flight, as a user would. */
@@ -475,7 +483,7 @@ async function main(): Promise<void> {
 function report(completed: number): void {
   const lines = [
     `soak: seed ${SEED}, ${SECONDS} s storm, ${CONCURRENCY} concurrent runs of ${WORKFLOWS.join(" and ")} (chain: ${NODES} nodes), kills every ${KILL_MIN_MS}-${KILL_MAX_MS} ms`,
-    `kills: ${figures.hostKills} host, ${figures.workerKills} run workers, ${figures.idleWorkerKills} idle workers`,
+    `kills: ${figures.hostKills} host, ${figures.workerKills} run workers (${figures.branchKills} with parallel branches in flight), ${figures.idleWorkerKills} idle workers`,
     `cancels: ${figures.cancelsApplied} applied, ${figures.cancelsLost} replies lost with the host; ${figures.runsCancelled} runs ended cancelled`,
     `runs: ${figures.runsStarted} started, ${completed} completed, ${figures.parkedDuringStorm} resumes during the storm, ${figures.parkedAfterStorm} parked after it (each resumed once)`,
     `park reasons: ${[...parkReasons].map(([reason, n]) => `${reason} ${n}`).join(", ") || "none"}`,
