@@ -34,6 +34,15 @@ import {
   type RunSummary,
   type RunView,
 } from "@piw/protocol";
+import {
+  checkCancelled,
+  checkCompleted,
+  type Expected,
+  type LedgerLine,
+  type RunCheck,
+  readLedger,
+} from "./invariants.js";
+import { RACE_LOSERS, writeChainWorkflow, writeParallelWorkflow } from "./workflows.js";
 
 function envInt(name: string, fallback: number, min: number): number {
   const raw = process.env[name];
@@ -49,6 +58,12 @@ const CONCURRENCY = envInt("SOAK_CONCURRENCY", 4, 1);
 const NODES = envInt("SOAK_NODES", 12, 3);
 const KILL_MIN_MS = envInt("SOAK_KILL_MIN_MS", 250, 10);
 const KILL_MAX_MS = envInt("SOAK_KILL_MAX_MS", 1500, KILL_MIN_MS);
+const WORKFLOWS = (process.env.SOAK_WORKFLOWS ?? "chain,parallel").split(",").filter(Boolean);
+if (WORKFLOWS.length === 0 || WORKFLOWS.some((w) => w !== "chain" && w !== "parallel")) {
+  throw new Error("SOAK_WORKFLOWS must list chain, parallel or both, comma-separated");
+}
+/** The share of the schedule's events that cancel a run of the parallel workflow mid-flight. */
+const CANCEL_SHARE = WORKFLOWS.includes("parallel") ? envInt("SOAK_CANCEL_PERCENT", 10, 0) / 100 : 0;
 const REPO = process.cwd();
 const HOST_MAIN = join(REPO, "apps/host/dist/main.js");
 
@@ -71,62 +86,6 @@ function seeded(seed: number): () => number {
 }
 const random = seeded(SEED);
 const between = (min: number, max: number) => min + Math.floor(random() * (max - min + 1));
-
-// ---------------------------------------------------------------------------------------------------
-// The workflow: a chain of actions (one idempotent effect each), shell commands whose first attempt
-// fails (retried after a durable pause), compute nodes and short waits on the host's clock.
-
-/** The node kinds of the chain, in turn; each action saves one effect. */
-const KINDS = ["action", "shell", "compute", "wait"] as const;
-const ACTIONS = Array.from({ length: NODES }, (_, i) => KINDS[i % KINDS.length]).filter(
-  (kind) => kind === "action",
-).length;
-
-function writeWorkflow(): string {
-  const kinds = KINDS;
-  const lines = [
-    'import { appendFileSync } from "node:fs";',
-    'import { action, compute, defineWorkflow, shell, wait, type ActionContext } from "piw";',
-    'import { z } from "zod";',
-    "",
-    "type Input = { tag: string; ledger: string };",
-    "",
-    "/** Writes the ledger line before the effect's work, so an execution cut short is counted too. */",
-    "const step = ({ input, node, effects }: ActionContext<Input>) =>",
-    '  effects.idempotent("soak.effect", { tag: input.tag, path: node.path }, async () => {',
-    "    const startedAt = Date.now();",
-    '    appendFileSync(input.ledger, JSON.stringify({ tag: input.tag, path: node.path, visit: node.visit, startedAt }) + "\\n");',
-    "    await new Promise((done) => setTimeout(done, 10 + Math.floor(Math.random() * 60)));",
-    "    return { startedAt };",
-    "  });",
-    "",
-    "/** Fails the first attempt of each visit (a flag file marks it), then sleeps briefly and succeeds. */",
-    "const flakyOnce = ({ input, node }: { input: Input; node: { path: string; visit: number } }) => [",
-    '  "sh", "-c", \'f="$1.$2"; test -e "$f" || { : > "$f"; exit 1; }; sleep 0.05\', "soak",',
-    '  input.ledger, [input.tag, node.path.replace(/\\W/g, "_"), node.visit].join("-"),',
-    "];",
-    "const RETRY = { attempts: 4, backoff: { initialMs: 100, factor: 2, maxMs: 1_000 } };",
-    "",
-    "export default defineWorkflow({",
-    '  name: "soak",',
-    "  input: z.object({ tag: z.string(), ledger: z.string() }),",
-    '  startAt: "n0",',
-    "  nodes: {",
-  ];
-  for (let i = 0; i < NODES; i++) {
-    const kind = kinds[i % kinds.length];
-    if (kind === "action") lines.push(`    n${i}: action({ run: step }),`);
-    else if (kind === "shell") lines.push(`    n${i}: shell({ exec: flakyOnce, retry: RETRY }),`);
-    else if (kind === "wait") lines.push(`    n${i}: wait({ ms: 150 }),`);
-    else lines.push(`    n${i}: compute({ run: ({ node }) => node.visit }),`);
-  }
-  lines.push("  },", "  edges: {");
-  for (let i = 0; i < NODES; i++) lines.push(`    n${i}: { to: "${i + 1 < NODES ? `n${i + 1}` : "done"}" },`);
-  lines.push("  },", "});", "");
-  const file = join(root, "soak.workflow.ts");
-  writeFileSync(file, lines.join("\n"));
-  return file;
-}
 
 // ---------------------------------------------------------------------------------------------------
 // The host: `apps/host/dist/main.js`, started again after every kill.
@@ -198,10 +157,21 @@ async function call<M extends ClientMethod>(
 // ---------------------------------------------------------------------------------------------------
 // Runs and their invariants.
 
+/** A workflow the soak starts runs of, and what its completed runs must show. */
+interface SoakWorkflow {
+  loaded: LoadedWorkflow;
+  expected: Expected;
+}
+
 interface SoakRun {
   runId: string;
   tag: string;
+  workflow: SoakWorkflow;
   resumes: number;
+  /** Set when the soak cancelled the run: the time the cancel's reply came back, or null if it was lost. */
+  cancel?: { repliedAt: number | null };
+  /** The status and outcome it first ended with: an ended run never changes again. */
+  ended?: string;
   /** Its end was looked at (completed and checked, or a violation recorded). */
   checked: boolean;
   completed: boolean;
@@ -212,6 +182,7 @@ const violations: string[] = [];
 const figures = {
   hostKills: 0,
   workerKills: 0,
+  branchKills: 0,
   idleWorkerKills: 0,
   runsStarted: 0,
   parkedDuringStorm: 0,
@@ -219,6 +190,9 @@ const figures = {
   parkedAfterStorm: 0,
   effectExecutions: 0,
   settledEffectsReExecuted: 0,
+  cancelsApplied: 0,
+  cancelsLost: 0,
+  runsCancelled: 0,
   reserveResends: 0,
   reservesAdopted: 0,
   notDoneOrResumable: 0,
@@ -238,7 +212,8 @@ function reserveParams(loaded: LoadedWorkflow, tag: string): CallParams<"runs.re
   };
 }
 
-async function startRun(loaded: LoadedWorkflow, index: number): Promise<void> {
+async function startRun(workflow: SoakWorkflow, index: number): Promise<void> {
+  const { loaded } = workflow;
   const tag = `soak-${SEED}-${index}`;
   // One key for every send of this start: a reserve whose reply died with the host is sent again
   // with it, and the host answers with the run it had already saved instead of making a second one.
@@ -250,6 +225,7 @@ async function startRun(loaded: LoadedWorkflow, index: number): Promise<void> {
       runs.set(reply.value.runId, {
         runId: reply.value.runId,
         tag,
+        workflow,
         resumes: 0,
         checked: false,
         completed: false,
@@ -265,65 +241,6 @@ async function startRun(loaded: LoadedWorkflow, index: number): Promise<void> {
   }
 }
 
-interface LedgerLine {
-  tag: string;
-  path: string;
-  visit: number;
-  startedAt: number;
-}
-
-function readLedger(): LedgerLine[] {
-  let text = "";
-  try {
-    text = readFileSync(ledger, "utf8");
-  } catch {
-    return [];
-  }
-  const lines: LedgerLine[] = [];
-  for (const line of text.split("\n")) {
-    if (line === "") continue;
-    try {
-      lines.push(JSON.parse(line) as LedgerLine);
-    } catch {
-      // A line torn by a kill in the middle of its write: the execution started, but the line
-      // cannot be attributed. It is counted, not matched.
-      figures.effectExecutions += 1;
-    }
-  }
-  return lines;
-}
-
-/** The invariants of one completed run: nodes, effects and the ledger agree. */
-function checkCompletedRun(run: SoakRun, view: RunView, history: RunHistory): void {
-  run.checked = true;
-  run.completed = true;
-  const problems: string[] = [];
-  if (view.nodes.length !== NODES) problems.push(`${view.nodes.length} nodes in the view`);
-  for (const node of view.nodes) {
-    if (node.state !== "succeeded" || node.visits !== 1) {
-      problems.push(`${node.path} is ${node.state} after ${node.visits} visits`);
-    }
-  }
-  // The saved effects as the host reads them from the store (`runs.history`).
-  const effects = history.effects;
-  const expected = ACTIONS;
-  if (effects.length !== expected) problems.push(`${effects.length} effects saved, expected ${expected}`);
-  const executions = readLedger().filter((line) => line.tag === run.tag);
-  for (const effect of effects) {
-    if (effect.status !== "settled" || effect.settledAt === null) {
-      problems.push(`effect at ${effect.path} is ${effect.status}`);
-      continue;
-    }
-    const mine = executions.filter((line) => line.path === effect.path && line.visit === effect.visit);
-    if (mine.length === 0) problems.push(`effect at ${effect.path} settled without running`);
-    const late = mine.filter((line) => line.startedAt > (effect.settledAt as number));
-    figures.settledEffectsReExecuted += late.length;
-    if (late.length > 0) problems.push(`effect at ${effect.path} ran ${late.length} times after it settled`);
-  }
-  figures.effectExecutions += executions.length;
-  if (problems.length > 0) violations.push(`${run.runId}: ${problems.join("; ")}`);
-}
-
 // ---------------------------------------------------------------------------------------------------
 // The storm.
 
@@ -336,18 +253,52 @@ async function killSomething(): Promise<void> {
     await startHost();
     return;
   }
-  const status = (await call("host.status")) as
-    | { workers: { pid: number | null }[]; idleWorkerPid?: number | null }
-    | undefined;
+  const status = await call("host.status");
   if (status === undefined) return;
-  const busy = status.workers.map((w) => w.pid).filter((pid): pid is number => pid !== null);
+  const busy = status.workers.filter((w) => w.pid !== null);
   const idle = status.idleWorkerPid ?? null;
   if (choice < 0.35 && idle !== null) {
     if (signal(idle)) figures.idleWorkerKills += 1;
     return;
   }
+  if (choice < 0.35 + CANCEL_SHARE) {
+    await cancelOne();
+    return;
+  }
   const victim = busy[Math.floor(random() * busy.length)];
-  if (victim !== undefined && signal(victim)) figures.workerKills += 1;
+  if (victim === undefined) return;
+  // A worker of a parallel run with a branch's visit open: the kill lands mid-flight.
+  const inFlight =
+    runs.get(victim.runId)?.workflow === parallelWorkflow &&
+    ((await call("runs.get", { runId: victim.runId }))?.nodes ?? []).some(
+      (n) => n.path.includes("/") && n.state === "running",
+    );
+  if (!signal(victim.pid as number)) return;
+  figures.workerKills += 1;
+  if (inFlight) figures.branchKills += 1;
+}
+
+/** Cancels a random unfinished run of the parallel workflow, mid-flight, as a user would. */
+async function cancelOne(): Promise<void> {
+  const list = (await call("runs.list", { limit: 1000 })) ?? [];
+  const candidates = list.filter((s) => {
+    const run = runs.get(s.runId);
+    return (
+      run !== undefined &&
+      run.cancel === undefined &&
+      run.workflow === parallelWorkflow &&
+      !TERMINAL.has(s.status)
+    );
+  });
+  const target = candidates[Math.floor(random() * candidates.length)];
+  const run = target && runs.get(target.runId);
+  if (run === undefined) return;
+  const reply = await call("runs.cancel", { runId: run.runId });
+  // A reply lost with a killed host leaves the cancel unknown: the run may end either way.
+  run.cancel = { repliedAt: reply === undefined ? null : Date.now() };
+  if (reply === undefined) figures.cancelsLost += 1;
+  else if (reply.kind === "applied") figures.cancelsApplied += 1;
+  else run.cancel = undefined;
 }
 
 function signal(pid: number): boolean {
@@ -366,19 +317,48 @@ function onClock(summary: RunSummary): boolean {
   return summary.status === "parked" && !summary.paused && isClockReason(summary.recoveryReason);
 }
 
+function ledgerOf(run: SoakRun): LedgerLine[] {
+  return readLedger(ledger).lines.filter((line) => line.tag === run.tag);
+}
+
+function record(run: SoakRun, end: string, check: RunCheck): void {
+  run.checked = true;
+  run.ended = end;
+  figures.effectExecutions += check.executions;
+  figures.settledEffectsReExecuted += check.reExecuted;
+  if (check.problems.length > 0) violations.push(`${run.runId}: ${check.problems.join("; ")}`);
+}
+
 /** Look at every run once: check completed ones, note failures, resume parked ones if asked. */
 async function sweep(resumeParked: boolean): Promise<RunSummary[]> {
   const list = await call("runs.list", { limit: 1000 });
   if (list === undefined) return [];
   for (const summary of list) {
     const run = runs.get(summary.runId);
-    if (run === undefined || run.checked) continue;
+    if (run === undefined) continue;
+    const end = `${summary.status}/${summary.outcome}`;
+    if (run.ended !== undefined && run.ended !== end)
+      violations.push(`${run.runId} ended ${run.ended}, then was ${end}`);
+    if (run.checked) continue;
     if (summary.status === "done" && summary.outcome === "completed") {
       const view = await call("runs.get", { runId: run.runId });
       const history = await call("runs.history", { runId: run.runId });
-      if (view && history) checkCompletedRun(run, view, history);
+      if (view && history) {
+        if (run.cancel?.repliedAt !== undefined && run.cancel.repliedAt !== null) {
+          violations.push(`${run.runId} completed after its cancel was applied`);
+        }
+        record(run, end, checkCompleted(run.workflow.expected, view, history, ledgerOf(run)));
+        run.completed = true;
+      }
+    } else if (summary.status === "cancelled" && run.cancel !== undefined) {
+      const history = await call("runs.history", { runId: run.runId });
+      if (history) {
+        record(run, end, checkCancelled(history, ledgerOf(run), run.cancel.repliedAt));
+        figures.runsCancelled += 1;
+      }
     } else if (TERMINAL.has(summary.status)) {
       run.checked = true;
+      run.ended = end;
       violations.push(
         `${run.runId} ended ${summary.status}/${summary.outcome}: ${summary.error?.code ?? "no error"}`,
       );
@@ -398,6 +378,16 @@ async function sweep(resumeParked: boolean): Promise<RunSummary[]> {
   return list;
 }
 
+let parallelWorkflow: SoakWorkflow | undefined;
+
+/** Loads a written workflow; its completed runs must show every node of its manifest. */
+async function soakWorkflow(file: string, losers: ReadonlySet<string>): Promise<SoakWorkflow> {
+  const loaded = await loadWorkflowFile(file);
+  const nodes = loaded.workflow.manifest.nodes;
+  const actions = nodes.filter((n) => n.kind === "action").length;
+  return { loaded, expected: { paths: nodes.map((n) => n.path), actions, losers } };
+}
+
 function build(): void {
   if (process.env.SOAK_SKIP_BUILD === "1") return;
   log("soak: building the apps");
@@ -407,9 +397,17 @@ function build(): void {
 
 async function main(): Promise<void> {
   build();
-  const loaded = await loadWorkflowFile(writeWorkflow());
+  const workflows: SoakWorkflow[] = [];
+  if (WORKFLOWS.includes("chain"))
+    workflows.push(await soakWorkflow(writeChainWorkflow(root, NODES), new Set()));
+  if (WORKFLOWS.includes("parallel")) {
+    parallelWorkflow = await soakWorkflow(writeParallelWorkflow(root), RACE_LOSERS);
+    workflows.push(parallelWorkflow);
+  }
   await startHost();
-  log(`soak: seed ${SEED}, ${SECONDS} s, ${CONCURRENCY} runs at a time, ${NODES} nodes each, in ${root}`);
+  log(
+    `soak: seed ${SEED}, ${SECONDS} s, ${CONCURRENCY} runs at a time of ${WORKFLOWS.join(" and ")}, in ${root}`,
+  );
 
   const stormEnds = Date.now() + SECONDS * 1000;
   let index = 0;
@@ -418,7 +416,10 @@ async function main(): Promise<void> {
   while (Date.now() < stormEnds) {
     const list = await sweep(true);
     const active = list.filter((s) => runs.has(s.runId) && !TERMINAL.has(s.status)).length;
-    for (let i = active; i < CONCURRENCY && host !== undefined; i++) await startRun(loaded, index++);
+    for (let i = active; i < CONCURRENCY && host !== undefined; i++) {
+      const workflow = workflows[index % workflows.length] as SoakWorkflow;
+      await startRun(workflow, index++);
+    }
     if (Date.now() >= nextKill) {
       await killSomething();
       nextKill = Date.now() + between(KILL_MIN_MS, KILL_MAX_MS);
@@ -470,6 +471,7 @@ async function main(): Promise<void> {
     }
   }
   const completed = [...runs.values()].filter((r) => r.completed).length;
+  figures.effectExecutions += readLedger(ledger).torn;
 
   await killHost();
   report(completed);
@@ -480,8 +482,9 @@ async function main(): Promise<void> {
 
 function report(completed: number): void {
   const lines = [
-    `soak: seed ${SEED}, ${SECONDS} s storm, ${CONCURRENCY} concurrent runs of ${NODES} nodes, kills every ${KILL_MIN_MS}-${KILL_MAX_MS} ms`,
-    `kills: ${figures.hostKills} host, ${figures.workerKills} run workers, ${figures.idleWorkerKills} idle workers`,
+    `soak: seed ${SEED}, ${SECONDS} s storm, ${CONCURRENCY} concurrent runs of ${WORKFLOWS.join(" and ")} (chain: ${NODES} nodes), kills every ${KILL_MIN_MS}-${KILL_MAX_MS} ms`,
+    `kills: ${figures.hostKills} host, ${figures.workerKills} run workers (${figures.branchKills} with parallel branches in flight), ${figures.idleWorkerKills} idle workers`,
+    `cancels: ${figures.cancelsApplied} applied, ${figures.cancelsLost} replies lost with the host; ${figures.runsCancelled} runs ended cancelled`,
     `runs: ${figures.runsStarted} started, ${completed} completed, ${figures.parkedDuringStorm} resumes during the storm, ${figures.parkedAfterStorm} parked after it (each resumed once)`,
     `park reasons: ${[...parkReasons].map(([reason, n]) => `${reason} ${n}`).join(", ") || "none"}`,
     `effects: ${figures.effectExecutions} executions, ${figures.settledEffectsReExecuted} settled effects executed again`,

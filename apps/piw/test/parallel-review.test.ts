@@ -1,0 +1,191 @@
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { connectHost } from "@piw/client";
+import type { RunHistory } from "@piw/protocol";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  type FakeModel,
+  lastMessageText,
+  startFakeModel,
+  toolCall,
+} from "../../../tests/e2e/src/fake-model.ts";
+import { writeAgentConfig } from "../../../tests/e2e/src/pi-session.ts";
+import { cleanUp, collect, example, makeHome, type PiwResult, repo, runIdIn } from "./cli-harness.js";
+
+// examples/parallel-review.workflow.ts from a shell, with the built CLI (`pnpm build` first): the
+// built host and worker it starts, real `node --check` and `node --test` commands in the project, and
+// an isolated Pi SDK session in the worker that talks to a scripted model on 127.0.0.1.
+const SLOW = 240_000;
+const CLI = join(repo, "apps/piw/dist/main.js");
+
+let model: FakeModel;
+let home: string;
+let user: string;
+let env: NodeJS.ProcessEnv;
+const projects: string[] = [];
+
+beforeAll(async () => {
+  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run pnpm build first`);
+  model = await startFakeModel();
+  home = makeHome();
+  user = mkdtempSync(join(tmpdir(), "piw-user-"));
+  const agentDir = join(user, "agent");
+  writeAgentConfig(agentDir, { model });
+  env = {
+    ...process.env,
+    HOME: user,
+    PIW_HOME: home,
+    PI_CODING_AGENT_DIR: agentDir,
+    PI_OFFLINE: "1",
+    PI_TELEMETRY: "0",
+    PI_SKIP_VERSION_CHECK: "1",
+    NO_COLOR: "1",
+  };
+  // The built apps, not the sources: nothing may point the CLI or the host elsewhere.
+  for (const name of ["PIW_HOST_COMMAND", "PIW_WORKER_COMMAND", "PIW_PREFLIGHT_COMMAND"]) delete env[name];
+});
+
+afterAll(async () => {
+  await cleanUp(home);
+  await model?.close();
+  rmSync(user, { recursive: true, force: true });
+  for (const project of projects) rmSync(project, { recursive: true, force: true });
+});
+
+/** A project with a sum module and its test; `bug` makes the module wrong and adds a file that does not parse. */
+function makeProject(bug: boolean): string {
+  const project = mkdtempSync(join(tmpdir(), "piw-parallel-review-"));
+  projects.push(project);
+  mkdirSync(join(project, "src"));
+  writeFileSync(join(project, "src", "sum.mjs"), `export const sum = (a, b) => a ${bug ? "-" : "+"} b;\n`);
+  writeFileSync(
+    join(project, "src", "sum.test.mjs"),
+    `import assert from "node:assert/strict";
+import { test } from "node:test";
+import { sum } from "./sum.mjs";
+test("sum adds", () => assert.equal(sum(2, 3), 5));
+test("sum of nothing is zero", () => assert.equal(sum(0, 0), 0));
+`,
+  );
+  if (bug) writeFileSync(join(project, "src", "half.mjs"), "export const half = (n) => n / ;\n");
+  return project;
+}
+
+function piwRun(args: string[], cwd: string): Promise<PiwResult> {
+  return collect(spawn(process.execPath, [CLI, ...args], { cwd, env, stdio: ["ignore", "pipe", "pipe"] }));
+}
+
+async function history(runId: string): Promise<RunHistory> {
+  const host = await connectHost({ stateDir: home, client: "test" });
+  try {
+    const found = await host.call("runs.history", { runId });
+    if (!found) throw new Error(`no history for ${runId}`);
+    return found;
+  } finally {
+    host.close();
+  }
+}
+
+/** The last saved visit of each path that ran, by path; checks that the join closed after its branches. */
+function outputs(saved: RunHistory): Record<string, { status: string; output: unknown }> {
+  const byPath: Record<string, { status: string; output: unknown }> = {};
+  for (const step of saved.steps) byPath[step.path] = { status: step.status, output: step.output };
+  const join = saved.steps.find((s) => s.path === "checks");
+  const branches = saved.steps.filter((s) => s.path.startsWith("checks/"));
+  expect(branches).toHaveLength(3);
+  for (const branch of branches) {
+    expect(branch.finishedAt, branch.path).not.toBeNull();
+    expect(branch.finishedAt as number, branch.path).toBeLessThanOrEqual(join?.finishedAt as number);
+  }
+  return byPath;
+}
+
+describe("examples/parallel-review.workflow.ts with the built piw run, from a shell", () => {
+  it(
+    "joins green lint, tests and an approving review, and the decision takes the ship route",
+    async () => {
+      const project = makeProject(false);
+      model.replyOnce((r) =>
+        lastMessageText(r).includes("Review the green change")
+          ? toolCall("read", { path: "src/sum.mjs" })
+          : undefined,
+      );
+      model.replyOnce((r) =>
+        JSON.stringify(r.messages).includes("Review the green change") &&
+        JSON.stringify(r.messages).includes("a + b")
+          ? toolCall("workflow", { action: "submit", output: { verdict: "approve", findings: [] } })
+          : undefined,
+      );
+      const result = await piwRun(["run", example("parallel-review"), "the green change"], project);
+      expect(result.code, result.stdout + result.stderr).toBe(0);
+      expect(result.stdout).toContain("completed");
+      const runId = runIdIn(result.stdout);
+
+      const saved = outputs(await history(runId));
+      expect(saved.checks).toEqual({
+        status: "succeeded",
+        output: {
+          lint: { ok: true, broken: [] },
+          tests: { passed: true, failing: [] },
+          review: { verdict: "approve", findings: [] },
+        },
+      });
+      // Each branch saved its visit under its own path.
+      expect(saved["checks/lint/lint"]?.status).toBe("succeeded");
+      expect(saved["checks/tests/tests"]?.status).toBe("succeeded");
+      expect(saved["checks/review/review"]?.status).toBe("succeeded");
+      expect(saved.verdict?.output).toBe("ship");
+      expect(saved.ship).toEqual({ status: "succeeded", output: { verdict: "green" } });
+      expect(saved.fix).toBeUndefined();
+      // The run's output is the ship node's.
+      expect(result.stdout).toContain('{"verdict":"green"}');
+      model.assertNoErrors();
+    },
+    SLOW,
+  );
+
+  it(
+    "joins a syntax error, a failing test and a review asking for changes, and takes the fix route with all of them",
+    async () => {
+      const project = makeProject(true);
+      const finding = { file: "src/sum.mjs", note: "sum subtracts" };
+      model.replyOnce((r) =>
+        lastMessageText(r).includes("Review the broken change")
+          ? toolCall("workflow", {
+              action: "submit",
+              output: { verdict: "request_changes", findings: [finding] },
+            })
+          : undefined,
+      );
+      const result = await piwRun(["run", example("parallel-review"), "the broken change"], project);
+      // The checks found problems, but nothing failed: the run completes along the fix route.
+      expect(result.code, result.stdout + result.stderr).toBe(0);
+      const runId = runIdIn(result.stdout);
+
+      const saved = outputs(await history(runId));
+      expect(saved.checks).toEqual({
+        status: "succeeded",
+        output: {
+          lint: { ok: false, broken: ["./src/half.mjs"] },
+          tests: { passed: false, failing: ["sum adds"] },
+          review: { verdict: "request_changes", findings: [finding] },
+        },
+      });
+      expect(saved.verdict?.output).toBe("fix");
+      expect(saved.ship).toBeUndefined();
+      const report = {
+        verdict: "changes needed",
+        syntaxErrors: ["./src/half.mjs"],
+        failingTests: ["sum adds"],
+        review: [finding],
+      };
+      expect(saved.fix).toEqual({ status: "succeeded", output: report });
+      expect(result.stdout).toMatch(/✓ fix +compute/);
+      expect(result.stdout).not.toMatch(/✓ ship/);
+      model.assertNoErrors();
+    },
+    SLOW,
+  );
+});

@@ -1,0 +1,117 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+
+// The soak's workflows, written as source files to its scratch folder: a chain of node kinds in
+// turn, and a parallel one whose branches run those kinds side by side. Every action performs one
+// idempotent managed effect that writes a ledger line (run, node, visit, start time) before its work,
+// so an execution that a kill cut short is counted too.
+
+const PRELUDE = [
+  'import { appendFileSync } from "node:fs";',
+  'import { action, compute, defineWorkflow, parallel, shell, wait, type ActionContext } from "piw";',
+  'import { z } from "zod";',
+  "",
+  "type Input = { tag: string; ledger: string };",
+  "const input = z.object({ tag: z.string(), ledger: z.string() });",
+  "",
+  "/** Writes the ledger line before the effect's work, so an execution cut short is counted too. */",
+  "const step = ({ input, node, effects }: ActionContext<Input>) =>",
+  '  effects.idempotent("soak.effect", { tag: input.tag, path: node.path }, async () => {',
+  "    const startedAt = Date.now();",
+  '    appendFileSync(input.ledger, JSON.stringify({ tag: input.tag, path: node.path, visit: node.visit, startedAt }) + "\\n");',
+  "    await new Promise((done) => setTimeout(done, 10 + Math.floor(Math.random() * 60)));",
+  "    return { startedAt };",
+  "  });",
+  "",
+  "/** Fails the first attempt of each visit (a flag file marks it), then sleeps and succeeds. */",
+  "const flakyOnce = (seconds: number) => ({ input, node }: { input: Input; node: { path: string; visit: number } }) => [",
+  '  "sh", "-c", \'f="$1.$2"; test -e "$f" || { : > "$f"; exit 1; }; sleep "$3"\', "soak",',
+  '  input.ledger, [input.tag, node.path.replace(/\\W/g, "_"), node.visit].join("-"), String(seconds),',
+  "];",
+  "const RETRY = { attempts: 4, backoff: { initialMs: 100, factor: 2, maxMs: 1_000 } };",
+  "",
+];
+
+/** The node kinds of the chain, in turn; each action saves one effect. */
+const KINDS = ["action", "shell", "compute", "wait"] as const;
+
+function chainNode(index: number, name: string): string {
+  const kind = KINDS[index % KINDS.length];
+  if (kind === "action") return `    ${name}: action({ run: step }),`;
+  if (kind === "shell") return `    ${name}: shell({ exec: flakyOnce(0.05), retry: RETRY }),`;
+  if (kind === "wait") return `    ${name}: wait({ ms: 150 }),`;
+  return `    ${name}: compute({ run: ({ node }) => node.visit }),`;
+}
+
+/** A chain of `nodes` nodes named `<prefix>0…`, as a `defineWorkflow` call. */
+function chain(name: string, prefix: string, nodes: number, offset = 0): string[] {
+  const lines = [
+    `defineWorkflow({`,
+    `  name: "${name}",`,
+    "  input,",
+    `  startAt: "${prefix}0",`,
+    "  nodes: {",
+  ];
+  for (let i = 0; i < nodes; i++) lines.push(chainNode(i + offset, `${prefix}${i}`));
+  lines.push("  },", "  edges: {");
+  for (let i = 0; i < nodes; i++) {
+    lines.push(`    ${prefix}${i}: { to: "${i + 1 < nodes ? `${prefix}${i + 1}` : "done"}" },`);
+  }
+  lines.push("  },", "})");
+  return lines;
+}
+
+/** The chain workflow: `nodes` nodes, a quarter of them actions. */
+export function writeChainWorkflow(root: string, nodes: number): string {
+  const lines = [...PRELUDE, `export default ${chain("soak", "n", nodes).join("\n")};`, ""];
+  const file = join(root, "soak.workflow.ts");
+  writeFileSync(file, lines.join("\n"));
+  return file;
+}
+
+/**
+ * The parallel workflow: an action, then a parallel node joined on all of its four branches (two
+ * chains of every kind, a slow flaky command, an action; at most three at once), then a parallel node
+ * joined on any (a compute that wins against a two-second command, which is cancelled), then an
+ * action. Kills land while branches are in flight.
+ */
+export function writeParallelWorkflow(root: string): string {
+  const lines = [
+    ...PRELUDE,
+    `const left = ${chain("soak-left", "l", 4).join("\n")};`,
+    "",
+    `const right = ${chain("soak-right", "r", 4, 2).join("\n")};`,
+    "",
+    "export default defineWorkflow({",
+    '  name: "soak-parallel",',
+    "  input,",
+    '  startAt: "pre",',
+    "  nodes: {",
+    "    pre: action({ run: step }),",
+    "    fan: parallel({",
+    "      branches: {",
+    "        left,",
+    "        right,",
+    "        slow: shell({ exec: flakyOnce(0.4), retry: RETRY }),",
+    "        one: action({ run: step }),",
+    "      },",
+    '      join: "all",',
+    "      concurrency: 3,",
+    "    }),",
+    "    race: parallel({",
+    '      branches: { quick: compute({ run: () => "quick" }), late: shell({ exec: ["sleep", "2"] }) },',
+    '      join: "any",',
+    "    }),",
+    "    post: action({ run: step }),",
+    "  },",
+    '  edges: { pre: { to: "fan" }, fan: { to: "race" }, race: { to: "post" }, post: { to: "done" } },',
+    "});",
+    "",
+  ];
+  const file = join(root, "soak-parallel.workflow.ts");
+  writeFileSync(file, lines.join("\n"));
+  return file;
+}
+
+/** Branches a join `any` may leave unfinished: their node is cancelled (or never ran), not succeeded. */
+export const RACE_LOSERS = new Set(["race/late/late"]);
