@@ -63,7 +63,7 @@ if (WORKFLOWS.length === 0 || WORKFLOWS.some((w) => w !== "chain" && w !== "para
   throw new Error("SOAK_WORKFLOWS must list chain, parallel or both, comma-separated");
 }
 /** The share of the schedule's events that cancel a run of the parallel workflow mid-flight. */
-const CANCEL_SHARE = WORKFLOWS.includes("parallel") ? envInt("SOAK_CANCEL_PERCENT", 10, 0) / 100 : 0;
+const CANCEL_SHARE = WORKFLOWS.includes("parallel") ? envInt("SOAK_CANCEL_PERCENT", 5, 0) / 100 : 0;
 const REPO = process.cwd();
 const HOST_MAIN = join(REPO, "apps/host/dist/main.js");
 
