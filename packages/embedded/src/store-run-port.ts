@@ -1,6 +1,7 @@
 import { type AgentEvent, AgentEventQueue, type RunPort, ValueTooLarge } from "@piw/engine";
 import type {
   AdvanceNodeVisit,
+  ClockReason,
   EnqueueMessage,
   Fence,
   FinishNodeVisit,
@@ -66,6 +67,10 @@ export class StoreRunPort implements RunPort {
   async finishRun(ending: RunEnding) {
     return refusedAsTooLarge(() => this.store.finishRun(this.fence, ending));
   }
+  async scheduleVisit(reason: ClockReason) {
+    return this.store.scheduleVisit(this.fence, reason);
+  }
+
   async parkRun(reason: RecoveryReason) {
     return this.store.parkRun(this.fence, reason);
   }

@@ -302,6 +302,42 @@ describe("parallel: scheduling", () => {
     expect(port.visits.find((v) => v.path === "fan")?.status).toBe("running");
   });
 
+  it("keeps each branch's wait time when several branches wait: each visit saves its own due time", async () => {
+    const wf = compileWorkflow(
+      around(
+        parallel({
+          branches: {
+            soon: wait({ ms: 60_000 }),
+            later: wait({ ms: 120_000 }),
+            work: compute({ run: () => 1 }),
+          },
+          join: "all",
+        }),
+      ),
+    );
+    const untils = (port: MemoryRunPort) => {
+      const seen = new Map<string, number>();
+      const schedule = port.scheduleVisit.bind(port);
+      port.scheduleVisit = async (reason) => {
+        if (reason.code === "waiting") seen.set(reason.path, reason.until);
+        return schedule(reason);
+      };
+      return seen;
+    };
+    const first = started(new MemoryRunPort({ input: { word: "x" } }));
+    const before = untils(first);
+    expect(await executeRun({ workflow: wf, port: first })).toEqual({ kind: "parked", reason: "waiting" });
+    // The run parks for the earliest of the two.
+    expect(first.parkedReason).toMatchObject({ path: "fan/soon/soon", until: before.get("fan/soon/soon") });
+    expect(before.size).toBe(2);
+    // Woken early (a resume): both waits park again for the times they first saved, not counted anew.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const second = started(first.reopen());
+    const after = untils(second);
+    expect(await executeRun({ workflow: wf, port: second })).toEqual({ kind: "parked", reason: "waiting" });
+    expect(after).toEqual(before);
+  });
+
   it("stops every branch when the run is cancelled, killing their commands", async () => {
     const groups: number[] = [];
     const sleeper = () => shell({ exec: ["sh", "-c", "sleep 60 & wait"] });
@@ -342,6 +378,136 @@ describe("parallel: scheduling", () => {
       kind: "completed",
       output: { inner: { x: 1, y: 2 }, z: 3 },
     });
+  });
+});
+
+describe("parallel: pause, deadlines and retries in branches", () => {
+  it("pauses at the first node boundary a branch reaches, and the resume runs only what had not finished", async () => {
+    const runs = { a: 0, b: 0 };
+    let port: MemoryRunPort | undefined;
+    const branch = defineWorkflow({
+      name: "two-steps",
+      startAt: "one",
+      nodes: {
+        one: compute({
+          run: () => {
+            runs.a += 1;
+            // Asked while the branch's first node runs: the branch's next boundary parks the run.
+            if (port) port.pauseRequested = true;
+            return 1;
+          },
+        }),
+        two: compute({ run: () => 2 }),
+      },
+      edges: { one: { to: "two" }, two: { to: "done" } },
+    });
+    const other = compute({
+      run: () => {
+        runs.b += 1;
+        return "b";
+      },
+    });
+    const wf = compileWorkflow(
+      around(parallel({ branches: { a: branch, b: other }, join: "all", concurrency: 1 })),
+    );
+    port = started(new MemoryRunPort({ input: { word: "x" } }));
+    expect(await executeRun({ workflow: wf, port })).toEqual({ kind: "parked", reason: "paused" });
+    expect(port.visits.find((v) => v.path === "fan/a/one")?.status).toBe("succeeded");
+    expect(port.visits.find((v) => v.path === "fan/b/b")).toBeUndefined();
+    const resumed = started(port.reopen());
+    port = undefined;
+    expect(await executeRun({ workflow: wf, port: resumed })).toEqual({
+      kind: "completed",
+      output: { a: 2, b: "b" },
+    });
+    expect(runs).toEqual({ a: 1, b: 1 });
+  });
+
+  it("times out a branch's node at its deadline, which fails the join", async () => {
+    const wf = compileWorkflow(
+      around(
+        parallel({
+          branches: {
+            slow: shell({ exec: ["sleep", "30"], timeoutMs: 200 }),
+            fast: compute({ run: () => 1 }),
+          },
+          join: "all",
+        }),
+      ),
+    );
+    const port = started(new MemoryRunPort({ input: { word: "x" } }));
+    const outcome = await executeRun({ workflow: wf, port });
+    expect(outcome).toMatchObject({ kind: "failed", error: { code: "node_timed_out" } });
+    expect(port.visits.find((v) => v.path === "fan/slow/slow")?.status).toBe("timed_out");
+  });
+
+  it("retries a branch's node after its pause: the run parks on the clock once the other branch is done", async () => {
+    let attempts = 0;
+    const flaky = action({
+      retry: { attempts: 2, backoff: { initialMs: 60_000 } },
+      run: () => {
+        attempts += 1;
+        if (attempts === 1) throw new Error("first attempt fails");
+        return "second";
+      },
+    });
+    const wf = compileWorkflow(
+      around(parallel({ branches: { flaky, steady: compute({ run: () => "steady" }) }, join: "all" })),
+    );
+    const first = started(new MemoryRunPort({ input: { word: "x" } }));
+    expect(await executeRun({ workflow: wf, port: first })).toEqual({
+      kind: "parked",
+      reason: "retry_waiting",
+    });
+    expect(first.parkedReason).toMatchObject({ code: "retry_waiting", path: "fan/flaky/flaky", attempt: 2 });
+    expect(first.visits.find((v) => v.path === "fan/steady/steady")?.status).toBe("succeeded");
+    // An explicit resume before the pause is over runs the attempt at once.
+    const resumed = started(first.reopen());
+    expect(await executeRun({ workflow: wf, port: resumed })).toEqual({
+      kind: "completed",
+      output: { flaky: "second", steady: "steady" },
+    });
+    expect(resumed.visits.find((v) => v.path === "fan/flaky/flaky")).toMatchObject({
+      attempt: 2,
+      status: "succeeded",
+    });
+  });
+});
+
+describe("parallel: a loser waiting on the clock", () => {
+  it("cancels a branch whose retry pause waits for the fork, and saves its visit cancelled", async () => {
+    const wf = compileWorkflow(
+      around(
+        parallel({
+          branches: {
+            flaky: action({
+              retry: { attempts: 3, backoff: { initialMs: 60_000 } },
+              run: () => {
+                throw new Error("always fails");
+              },
+            }),
+            winner: action({
+              run: async () => {
+                await new Promise((resolve) => setTimeout(resolve, 30));
+                return "won";
+              },
+            }),
+          },
+          join: "any",
+        }),
+      ),
+    );
+    const port = started(new MemoryRunPort({ input: { word: "x" } }));
+    expect(await executeRun({ workflow: wf, port })).toEqual({
+      kind: "completed",
+      output: { winner: "won" },
+    });
+    expect(port.parkedReason).toBeNull();
+    expect(port.visits.find((v) => v.path === "fan/flaky/flaky")).toMatchObject({
+      status: "failed",
+      error: { code: "cancelled" },
+    });
+    expect(port.visits.filter((v) => v.status === "running")).toEqual([]);
   });
 });
 

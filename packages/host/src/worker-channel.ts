@@ -50,6 +50,7 @@ export function workerHandlers(deps: WorkerChannelDeps, worker: LiveWorker): Han
     "message.enqueue": (params) => changed(store.enqueueMessage(fence, params)),
     "run.finish": (params) => changed(store.finishRun(fence, params)),
     "run.park": (params) => changed(store.parkRun(fence, params)),
+    "visit.schedule": (params) => store.scheduleVisit(fence, params),
     "run.redefine": (params) => changed(store.redefineRun(fence, params)),
     "agent.next": (key) => worker.agent.next(key),
     "agent.verdict": ({ submissionId, verdict }) => {

@@ -98,6 +98,10 @@ async function runOpened(
   return needsConversation(exec, node) ? exec.conversation.run(work) : work();
 }
 
+async function saveCancelled(port: RunPort, path: string, visit: number, error: SafeError): Promise<void> {
+  expectSaved(await port.finishNodeVisit({ path, visit, result: { status: "failed", error } }));
+}
+
 /**
  * Runs one sequence of node visits from `start` until it ends: at an exit (or its branch's join), a
  * checkpoint, an unrouted failure, or its signal. Stops (throws) for a lost fence, a park, and the
@@ -120,10 +124,7 @@ export async function runSequence(exec: Execution, lane: Lane, start: NextStep):
       case "visit": {
         if (signal.aborted) {
           const cancelled = lane.cancelledByJoin();
-          if (opening && cancelled) {
-            const result = { status: "failed" as const, error: cancelled };
-            expectSaved(await port.finishNodeVisit({ path: next.path, visit: next.visit, result }));
-          }
+          if (opening && cancelled) await saveCancelled(port, next.path, next.visit, cancelled);
           return { kind: "cancelled" };
         }
         const node = workflow.nodes.get(next.path);
@@ -146,7 +147,12 @@ export async function runSequence(exec: Execution, lane: Lane, start: NextStep):
         }
         // A retry attempt the clock woke within its lead waits here for its due time.
         if (opened.status === "running" && node.kind !== "wait") {
-          if ((await awaitRetryDue(port, opened, signal)) === "cancelled") return { kind: "cancelled" };
+          if ((await awaitRetryDue(port, opened, signal)) === "cancelled") {
+            const cancelled = lane.cancelledByJoin();
+            // A branch its join cancelled while its attempt slept: the visit is saved as cancelled.
+            if (cancelled) await saveCancelled(port, next.path, next.visit, cancelled);
+            return { kind: "cancelled" };
+          }
         }
         const ran =
           opened.status === "finished"
@@ -154,7 +160,14 @@ export async function runSequence(exec: Execution, lane: Lane, start: NextStep):
             : await runOpened(exec, lane, node, next.visit, opened);
         // Retry first (the visit stays open for its next attempt); a final failure may then take a
         // route (outcome-route.ts). A saved result already holds its route.
-        if (opened.status === "running") await retryIfAllowed({ node, port, opened, result: ran, signal });
+        if (opened.status === "running") {
+          try {
+            await retryIfAllowed({ node, port, opened, result: ran, signal });
+          } catch (error) {
+            // A branch's retry pause waits for its fork; a join decided meanwhile cancels the branch.
+            if (lane.cancelledByJoin() === null) throw error;
+          }
+        }
         let result = opened.status === "finished" ? ran : routeOutcome(workflow, node, ran, signal);
         const cancelled =
           opened.status === "running" && result.status !== "succeeded" && lane.cancelledByJoin();

@@ -1,0 +1,263 @@
+import {
+  type ActionContext,
+  action,
+  type CompiledWorkflow,
+  compileWorkflow,
+  defineWorkflow,
+  type JoinOption,
+  parallel,
+  WorkflowError,
+  type WorkflowDefinition,
+} from "@piw/engine";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { abandonAfter, openRuntime } from "./harness.js";
+
+/**
+ * Model-based property test of parallel nodes against the real store: random branch shapes, joins,
+ * concurrency caps and interleavings (each action waits a generated number of timer turns), with
+ * kill-like crashes (everything of an execution freezes where it stands, and a new one resumes the
+ * run) and cancels at generated points. The model says how the run must end; the saved state must
+ * show every settled effect performed at most once, and nothing left open after a terminal end.
+ */
+
+const source = { kind: "builtin" as const, id: "parallel-property", revision: "1" };
+
+interface Scenario {
+  /** Per branch, per node: whether it fails (after its effect) and how many timer turns it waits. */
+  branches: { fails: boolean; waits: number }[][];
+  join: JoinOption;
+  concurrency: number | undefined;
+  /** Action invocations (counted per execution) at which the execution is interrupted. */
+  interruptions: { at: number; kind: "crash-before" | "crash-in-effect" | "crash-after" | "cancel" }[];
+}
+
+const scenarios: fc.Arbitrary<Scenario> = fc
+  .array(
+    fc.array(fc.record({ fails: fc.nat(4).map((n) => n === 0), waits: fc.nat(3) }), {
+      minLength: 1,
+      maxLength: 3,
+    }),
+    { minLength: 1, maxLength: 4 },
+  )
+  .chain((branches) =>
+    fc.record({
+      branches: fc.constant(branches),
+      join: fc.oneof(
+        fc.constant<JoinOption>("all"),
+        fc.constant<JoinOption>("any"),
+        fc.integer({ min: 1, max: branches.length }).map((k): JoinOption => ({ atLeast: k })),
+      ),
+      concurrency: fc.option(fc.integer({ min: 1, max: branches.length }), { nil: undefined }),
+      interruptions: fc.array(
+        fc.record({
+          at: fc.integer({ min: 1, max: 8 }),
+          kind: fc.constantFrom(
+            "crash-before" as const,
+            "crash-in-effect" as const,
+            "crash-after" as const,
+            "cancel" as const,
+          ),
+        }),
+        { maxLength: 2 },
+      ),
+    }),
+  );
+
+function needed(join: JoinOption, total: number): number {
+  if (join === "all") return total;
+  if (join === "any") return 1;
+  return join.atLeast;
+}
+
+/** One execution's view of the world: its count of action calls, and whether it froze (a kill). */
+interface Epoch {
+  calls: number;
+  frozen: boolean;
+  interruption: Scenario["interruptions"][number] | undefined;
+  onCancel(): void;
+}
+
+const forever = () => new Promise<never>(() => {});
+
+/** The workflow, compiled against one execution's epoch (its closures), with the same digest each time. */
+function workflowFor(
+  s: Scenario,
+  epoch: Epoch,
+  performed: Map<string, number>,
+  finishedBefore: (path: string) => boolean = () => false,
+): CompiledWorkflow {
+  const hangIf = async (when: Scenario["interruptions"][number]["kind"], call: number) => {
+    if (epoch.frozen) return forever();
+    if (epoch.interruption?.at === call && epoch.interruption.kind === when) {
+      epoch.frozen = true;
+      return forever();
+    }
+  };
+  const branchOf = (nodes: Scenario["branches"][number], b: number): WorkflowDefinition => {
+    const names = nodes.map((_, i) => `n${i}`);
+    return defineWorkflow({
+      name: `branch${b}`,
+      startAt: "n0",
+      nodes: Object.fromEntries(
+        nodes.map((node, i) => [
+          `n${i}`,
+          action({
+            run: async ({ effects }: ActionContext) => {
+              const call = ++epoch.calls;
+              // A crash re-runs only what had not finished: never a visit the store holds as finished.
+              if (finishedBefore(`fan/b${b}/n${i}`))
+                throw new Error(`fan/b${b}/n${i} ran again after it finished`);
+              if (epoch.interruption?.at === call && epoch.interruption.kind === "cancel") epoch.onCancel();
+              for (let t = 0; t < node.waits; t += 1) await new Promise((r) => setTimeout(r, 1));
+              await hangIf("crash-before", call);
+              const key = `b${b}/n${i}`;
+              const value = await effects.idempotent("note", { key }, async () => {
+                await hangIf("crash-in-effect", call);
+                performed.set(key, (performed.get(key) ?? 0) + 1);
+                return key;
+              });
+              await hangIf("crash-after", call);
+              if (node.fails) throw new WorkflowError(`${key} failed`);
+              return value;
+            },
+          }),
+        ]),
+      ),
+      edges: Object.fromEntries(names.map((name, i) => [name, { to: names[i + 1] ?? "done" }])),
+    } as never) as WorkflowDefinition;
+  };
+  const branches = Object.fromEntries(s.branches.map((nodes, b) => [`b${b}`, branchOf(nodes, b)]));
+  return compileWorkflow(
+    defineWorkflow({
+      name: "property",
+      startAt: "fan",
+      maxSteps: 100_000,
+      nodes: {
+        fan: parallel({
+          branches,
+          join: s.join,
+          ...(s.concurrency === undefined ? {} : { concurrency: s.concurrency }),
+        }),
+      },
+      edges: { fan: { to: "done" } },
+    }),
+  );
+}
+
+async function check(s: Scenario): Promise<void> {
+  const h = openRuntime();
+  try {
+    const performed = new Map<string, number>();
+    const runId = h.runtime.reserve({
+      workflow: workflowFor(
+        s,
+        newEpoch(s, 0, () => {}),
+        performed,
+      ),
+      source,
+      input: null,
+    });
+    let activation = h.runtime.activate(runId);
+    const finished = (path: string) =>
+      h.store.listRunSteps(runId).some((step) => step.path === path && step.status !== "running");
+    let outcome: Awaited<ReturnType<typeof h.runtime.execute>> | undefined;
+    let cancelled = false;
+    for (let e = 0; e <= s.interruptions.length; e += 1) {
+      const controller = new AbortController();
+      const epoch = newEpoch(s, e, () => {
+        cancelled = true;
+        expect(h.store.cancelRun({ runId }).kind).toBe("applied");
+        controller.abort();
+      });
+      const running = h.runtime.execute(
+        activation,
+        workflowFor(s, epoch, performed, finished),
+        controller.signal,
+      );
+      const ended = await Promise.race([running, frozen(epoch, running)]);
+      if (!epoch.frozen) {
+        outcome = ended;
+        break;
+      }
+      // A killed worker does nothing more: let what was already under way come to rest.
+      await abandonAfter(running, 100);
+      // A kill: the host parks the run with the worker lost, and a new worker resumes it.
+      const parked = h.store.parkRun(activation.port.fence, {
+        code: "worker_lost",
+        message: "killed",
+        launchId: `l${e}`,
+      });
+      expect(parked.kind).toBe("applied");
+      activation = h.runtime.activate(runId);
+    }
+    if (outcome === undefined) {
+      // Every planned interruption hit: the last resume runs with none left.
+      const epoch = newEpoch(s, s.interruptions.length + 1, () => {});
+      outcome = await h.runtime.execute(activation, workflowFor(s, epoch, performed, finished));
+    }
+
+    // No settled effect was ever performed twice, however often the run crashed.
+    for (const [key, count] of performed) expect(count, key).toBe(1);
+
+    const run = h.store.getRun(runId);
+    if (cancelled) {
+      expect(run?.status).toBe("cancelled");
+      return;
+    }
+    const healthy = s.branches.filter((nodes) => nodes.every((n) => !n.fails)).length;
+    const need = needed(s.join, s.branches.length);
+    const steps = h.store.listRunSteps(runId);
+    expect(steps.filter((step) => step.status === "running")).toEqual([]);
+    if (healthy >= need) {
+      expect(outcome).toMatchObject({ kind: "completed" });
+      const output = (outcome as { output: Record<string, string> }).output;
+      const keys = Object.keys(output);
+      expect(keys.length).toBeGreaterThanOrEqual(need);
+      for (const key of keys) {
+        const b = Number(key.slice(1));
+        expect(s.branches[b]?.every((n) => !n.fails)).toBe(true);
+        expect(output[key]).toBe(`b${b}/n${(s.branches[b]?.length ?? 0) - 1}`);
+      }
+    } else {
+      expect(outcome).toMatchObject({ kind: "failed" });
+      expect((outcome as { error: { message: string } }).error.message).toMatch(
+        /^Branch b\d+ of fan failed: /,
+      );
+    }
+    // Each path's visits are numbered from 1 without gaps, and a visit's attempts only grow on crashes.
+    for (const step of steps) expect(step.visit).toBe(1);
+  } finally {
+    h.cleanup();
+  }
+}
+
+/** Resolves once the epoch froze; gives up (never resolving) once the execution ended. */
+function frozen(epoch: Epoch, running: Promise<unknown>): Promise<undefined> {
+  let done = false;
+  running.then(
+    () => {
+      done = true;
+    },
+    () => {
+      done = true;
+    },
+  );
+  return new Promise((resolve) => {
+    const poll = () => {
+      if (epoch.frozen) resolve(undefined);
+      else if (!done) setTimeout(poll, 5);
+    };
+    poll();
+  });
+}
+
+function newEpoch(s: Scenario, e: number, onCancel: () => void): Epoch {
+  return { calls: 0, frozen: false, interruption: s.interruptions[e], onCancel };
+}
+
+describe("parallel nodes: model-based, against the real store", () => {
+  it("end as the model says, through random interleavings, crashes and cancels, without repeating a settled effect", async () => {
+    await fc.assert(fc.asyncProperty(scenarios, check), { numRuns: 40 });
+  }, 300_000);
+});
