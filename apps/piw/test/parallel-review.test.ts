@@ -3,16 +3,26 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connectHost } from "@piw/client";
-import type { RunHistory } from "@piw/protocol";
+import type { RunHistory, RunView } from "@piw/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type FakeModel,
   lastMessageText,
   startFakeModel,
+  text,
   toolCall,
 } from "../../../tests/e2e/src/fake-model.ts";
 import { writeAgentConfig } from "../../../tests/e2e/src/pi-session.ts";
-import { cleanUp, collect, example, makeHome, type PiwResult, repo, runIdIn } from "./cli-harness.js";
+import {
+  cleanUp,
+  collect,
+  example,
+  makeHome,
+  type PiwResult,
+  repo,
+  runIdIn,
+  waitFor,
+} from "./cli-harness.js";
 
 // examples/parallel-review.workflow.ts from a shell, with the built CLI (`pnpm build` first): the
 // built host and worker it starts, real `node --check` and `node --test` commands in the project, and
@@ -184,6 +194,53 @@ describe("examples/parallel-review.workflow.ts with the built piw run, from a sh
       expect(saved.fix).toEqual({ status: "succeeded", output: report });
       expect(result.stdout).toMatch(/✓ fix +compute/);
       expect(result.stdout).not.toMatch(/✓ ship/);
+      model.assertNoErrors();
+    },
+    SLOW,
+  );
+
+  it(
+    "piw cancel mid-review stops every branch: the run ends cancelled and the reviewer's model call is cut off",
+    async () => {
+      const project = makeProject(false);
+      const reviewing = (r: { messages: unknown[] }) =>
+        JSON.stringify(r.messages).includes("Review the slow change");
+      model.replyOnce((r) =>
+        reviewing(r) ? text("thinking ".repeat(400), { chunkSize: 9, delayMs: 100 }) : undefined,
+      );
+      const started = await piwRun(
+        ["run", example("parallel-review"), "the slow change", "--detach"],
+        project,
+      );
+      expect(started.code, started.stderr).toBe(0);
+      const runId = runIdIn(started.stdout);
+      // The reviewer's session is streaming its answer: its branch is mid-flight.
+      await model.waitForRequest(reviewing, 90_000);
+      const cancelled = await piwRun(["cancel", runId], project);
+      expect(cancelled.code, cancelled.stderr).toBe(0);
+
+      // Cancel commits first: the run is cancelled as soon as the command returns.
+      const status = await piwRun(["status", runId, "--json"], project);
+      const view = JSON.parse(status.stdout) as RunView;
+      expect(view.status).toBe("cancelled");
+      const states = Object.fromEntries(view.nodes.map((n) => [n.path, n.state]));
+      // The join never closed, the review in flight was cancelled, and nothing after the join ran.
+      expect(states).toMatchObject({
+        checks: "cancelled",
+        "checks/review/review": "cancelled",
+        verdict: "pending",
+        ship: "pending",
+        fix: "pending",
+      });
+      const steps = (await history(runId)).steps;
+      expect(steps.filter((s) => s.status === "succeeded" && !s.path.startsWith("checks/"))).toEqual([]);
+      // The session was aborted: the model saw its client hang up before the reply was done.
+      await waitFor(
+        "the reviewer's model call to end",
+        () => model.requests.some((r) => reviewing(r) && r.outcome !== undefined),
+        60_000,
+      );
+      expect(model.requests.find((r) => reviewing(r))?.outcome).toBe("client_closed");
       model.assertNoErrors();
     },
     SLOW,

@@ -1,6 +1,7 @@
 import { type AgentEvent, AgentEventQueue, type RunPort, ValueTooLarge } from "@piw/engine";
 import type {
   AdvanceNodeVisit,
+  ClockReason,
   EnqueueMessage,
   Fence,
   FinishNodeVisit,
@@ -75,6 +76,11 @@ export class StoreRunPort implements RunPort {
       // Progress is live data: a store that cannot take it now must not fail the node.
     }
   }
+
+  async scheduleVisit(reason: ClockReason) {
+    return this.store.scheduleVisit(this.fence, reason);
+  }
+
   async parkRun(reason: RecoveryReason) {
     return this.store.parkRun(this.fence, reason);
   }

@@ -302,6 +302,42 @@ describe("parallel: scheduling", () => {
     expect(port.visits.find((v) => v.path === "fan")?.status).toBe("running");
   });
 
+  it("keeps each branch's wait time when several branches wait: each visit saves its own due time", async () => {
+    const wf = compileWorkflow(
+      around(
+        parallel({
+          branches: {
+            soon: wait({ ms: 60_000 }),
+            later: wait({ ms: 120_000 }),
+            work: compute({ run: () => 1 }),
+          },
+          join: "all",
+        }),
+      ),
+    );
+    const untils = (port: MemoryRunPort) => {
+      const seen = new Map<string, number>();
+      const schedule = port.scheduleVisit.bind(port);
+      port.scheduleVisit = async (reason) => {
+        if (reason.code === "waiting") seen.set(reason.path, reason.until);
+        return schedule(reason);
+      };
+      return seen;
+    };
+    const first = started(new MemoryRunPort({ input: { word: "x" } }));
+    const before = untils(first);
+    expect(await executeRun({ workflow: wf, port: first })).toEqual({ kind: "parked", reason: "waiting" });
+    // The run parks for the earliest of the two.
+    expect(first.parkedReason).toMatchObject({ path: "fan/soon/soon", until: before.get("fan/soon/soon") });
+    expect(before.size).toBe(2);
+    // Woken early (a resume): both waits park again for the times they first saved, not counted anew.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const second = started(first.reopen());
+    const after = untils(second);
+    expect(await executeRun({ workflow: wf, port: second })).toEqual({ kind: "parked", reason: "waiting" });
+    expect(after).toEqual(before);
+  });
+
   it("stops every branch when the run is cancelled, killing their commands", async () => {
     const groups: number[] = [];
     const sleeper = () => shell({ exec: ["sh", "-c", "sleep 60 & wait"] });

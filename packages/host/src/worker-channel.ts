@@ -84,6 +84,7 @@ export function workerHandlers(deps: WorkerChannelDeps, worker: LiveWorker): Han
     "message.enqueue": (params) => commit(() => store.enqueueMessage(fence, params)),
     "run.finish": (params) => commit(() => store.finishRun(fence, params)),
     "run.park": (params) => commit(() => store.parkRun(fence, params)),
+    "visit.schedule": (params) => commit(() => store.scheduleVisit(fence, params)),
     "run.redefine": (params) => commit(() => store.redefineRun(fence, params)),
     "agent.next": (key) => worker.agent.next(key),
     "agent.verdict": ({ submissionId, verdict }) => {

@@ -143,7 +143,36 @@ export default defineWorkflow({
 });
 `;
 
+/** Two branches wait (for different times) while a third works: the run parks on the clock and goes on. */
+const WAITING_FLOW = `import { compute, defineWorkflow, parallel, wait } from "piw";
+
+export default defineWorkflow({
+  name: "waiting",
+  startAt: "fan",
+  nodes: {
+    fan: parallel({
+      branches: { soon: wait({ ms: 2_500 }), later: wait({ ms: 3_500 }), work: compute({ run: () => "worked" }) },
+      join: "all",
+    }),
+    report: compute({ run: ({ outputs }) => Object.keys(outputs.fan as object).sort() }),
+  },
+  edges: { fan: { to: "report" }, report: { to: "done" } },
+});
+`;
+
 describe("parallel nodes through the host and real workers", () => {
+  it("parks a run whose branches wait, and the host's clock wakes it for each of their times", async () => {
+    const view = await runFlow("waiting", WAITING_FLOW);
+    expect(view.status).toBe("done");
+    expect(view.output).toEqual({ kind: "json", value: ["later", "soon", "work"] });
+    const events = host?.reader.listRunEvents(view.runId).map((e) => e.type) ?? [];
+    expect(events.filter((type) => type === "run.parked").length).toBeGreaterThanOrEqual(1);
+    // The later wait did not end with the earlier one: no sooner than 3.5 s after the run was created.
+    const later = stepOf(view.runId, "fan/later/later");
+    expect(later?.status).toBe("succeeded");
+    expect((later?.finishedAt ?? 0) - view.createdAt).toBeGreaterThanOrEqual(3_500);
+  }, 90_000);
+
   it("joins any: the winner's output, and the loser's real command is killed and its visit saved cancelled", async () => {
     const pids = join(box.dir, "pids");
     const view = await runFlow("race", ANY_FLOW, { pids });

@@ -59,6 +59,8 @@ export const workerMethods = {
   "message.enqueue": { params: enqueueMessageSchema, result: transitionSchema(messageRecordSchema) },
   "run.finish": { params: runEndingSchema, result: transitionSchema(runRecordSchema) },
   "run.park": { params: recoveryReasonSchema, result: transitionSchema(runRecordSchema) },
+  /** A wait or retry reason's schedule saved on its open visit, without parking (a parallel branch). */
+  "visit.schedule": { params: recoveryReasonSchema, result: transitionSchema(runRecordSchema) },
   /** Point the run at its changed workflow, which the worker checked against the saved position. */
   "run.redefine": { params: redefineRunSchema, result: transitionSchema(runRecordSchema) },
   /** Long poll: the next submission or turn end for an open agent visit. */

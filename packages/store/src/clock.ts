@@ -75,12 +75,13 @@ export function listDueRuns(ctx: StoreContext, now: number, limit: number): stri
 
 /**
  * The due time of the run's open wait or retry visit when it is later than `since` (when the lost
- * worker was launched: the clock woke it within the lead), else null. A worker launched after the
- * due time gets no second wake from this, so a worker that keeps dying cannot loop on the clock.
+ * worker was launched: the clock woke it within the lead), else null; of several open visits (parallel
+ * branches), the earliest such. A worker launched after the due time gets no second wake from this,
+ * so a worker that keeps dying cannot loop on the clock.
  */
 export function dueAfter(ctx: StoreContext, runId: string, since: number): number | null {
   const found = ctx
-    .stmt("SELECT MAX(due_at) AS due FROM run_steps WHERE run_id = ? AND status = 'running' AND due_at > ?")
+    .stmt("SELECT MIN(due_at) AS due FROM run_steps WHERE run_id = ? AND status = 'running' AND due_at > ?")
     .get(runId, since) as { due: number | null } | undefined;
   return found?.due ?? null;
 }

@@ -44,6 +44,34 @@ export function parkRun(ctx: StoreContext, fence: Fence, reason: RecoveryReason)
 }
 
 /**
+ * Save an open visit's wait or retry schedule without parking the run: a parallel branch that will
+ * park on the clock records its own due time at once, while the other branches go on; the run parks
+ * later, for the earliest of them. Refused for any other reason and for a run that is not running.
+ */
+export function scheduleOpenVisit(
+  ctx: StoreContext,
+  fence: Fence,
+  reason: RecoveryReason,
+): Transition<RunRecord> {
+  return ctx.tx(() => {
+    const row = ctx.fencedRun(fence);
+    if (isConflict(row)) return conflict(row);
+    if (row.status !== "running") return conflict(notRunning(row));
+    if (!isClockReason(reason)) {
+      return conflict({
+        kind: "state_mismatch",
+        resource: "run",
+        id: row.run_id,
+        expected: "a wait or retry reason",
+        actual: reason.code,
+      });
+    }
+    const scheduled = scheduleVisit(ctx, row, reason);
+    return scheduled ? conflict(scheduled) : applied(mapRunRow(row));
+  });
+}
+
+/**
  * When the clock wakes a run whose worker it launched early and lost: at its due time, and no sooner
  * than a lead from now, so that it is claimable at once yet later than every time the host's clock
  * has already tried (the clock skips those, see WakeClock).

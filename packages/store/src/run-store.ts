@@ -50,7 +50,7 @@ import {
   redefineRun,
 } from "./run-lifecycle.js";
 import { prepareContinuation, prepareRestart } from "./run-lineage.js";
-import { parkRun, recoverExpiredStarting, requestPause } from "./run-recovery.js";
+import { parkRun, recoverExpiredStarting, requestPause, scheduleOpenVisit } from "./run-recovery.js";
 import { reservePreparedRun } from "./run-reservation.js";
 import { readRunSnapshot } from "./run-snapshot.js";
 import { endTurn, latestWorkflowTurn, openSessionTurn, settleSessionTurns, startTurn } from "./turns.js";
@@ -145,6 +145,10 @@ export class RunStore {
   }
   cancelRun(req: { runId: string; expectedRevision?: number; by?: Answerer }) {
     return cancelRun(this.use(), req);
+  }
+  /** An open visit's wait or retry schedule, saved while the run goes on (a parallel branch). */
+  scheduleVisit(fence: Fence, reason: RecoveryReason) {
+    return scheduleOpenVisit(this.use(), fence, reason);
   }
   parkRun(fence: Fence, reason: RecoveryReason) {
     return parkRun(this.use(), fence, reason);

@@ -1,6 +1,7 @@
 import { type AgentEvent, type RunPort, type SubmissionVerdict, ValueTooLarge } from "@piw/engine";
 import {
   type AdvanceNodeVisit,
+  type ClockReason,
   type EnqueueMessage,
   type FinishNodeVisit,
   type MethodTable,
@@ -99,6 +100,10 @@ export class HostRunPort implements RunPort {
   finishRun(ending: RunEnding) {
     return refusedAsTooLarge(this.peer.call("run.finish", ending));
   }
+  scheduleVisit(reason: ClockReason) {
+    return refusedAsTooLarge(this.peer.call("visit.schedule", reason));
+  }
+
   parkRun(reason: RecoveryReason) {
     return refusedAsTooLarge(this.peer.call("run.park", reason));
   }

@@ -138,6 +138,7 @@ export class TestHost {
       "message.enqueue": (req) => store.enqueueMessage(fence, req),
       "run.finish": (ending) => store.finishRun(fence, ending),
       "run.park": (reason) => store.parkRun(fence, reason),
+      "visit.schedule": (reason) => store.scheduleVisit(fence, reason),
       "run.redefine": (req) => store.redefineRun(fence, req),
       "agent.next": () => new Promise(() => {}),
       "agent.verdict": () => ({ ok: true as const }),

@@ -7,33 +7,32 @@
  * `runs.resume`. Every managed effect appends a line to a ledger before it does its work, so the
  * soak can tell whether an effect the store had already settled was ever executed again.
  *
- * Invariants, checked for each run as soon as it completes and for all of them at the end:
- * - no run ends `failed` or `cancelled` (the workflow itself never fails);
- * - a completed run has every node succeeded, each visited once;
- * - every effect is settled, and no execution of it started after it was settled;
+ * Beside that chain runs a parallel workflow (joins "all" and "any" of branches of those kinds), and
+ * a share of the schedule's events cancels one of its runs mid-flight (`workflows.ts`).
+ *
+ * Invariants (`invariants.ts`), checked for each run as soon as it ends, and for all of them at the end:
+ * - no run ends `failed`, nor `cancelled` unless the soak cancelled it (the workflows never fail);
+ * - each run ends once: one end event in its trace, and an ended run never changes state again;
+ * - a completed run has every node succeeded (a join's loser aside), each visited once;
+ * - cancel wins: a cancelled run ends cancelled, and no effect of it is reserved after the cancel;
+ * - every effect of a completed run is settled; no execution of any effect started after it settled;
  * - after the storm, every run is done, or parked with a reason and completes after one resume.
  *
  * Settings (env): SOAK_SEED (1), SOAK_SECONDS (180), SOAK_CONCURRENCY (4), SOAK_NODES (12),
+ * SOAK_WORKFLOWS (chain,parallel), SOAK_CANCEL_PERCENT (5),
  * SOAK_KILL_MIN_MS (250), SOAK_KILL_MAX_MS (1500), SOAK_SKIP_BUILD=1 to use the apps already built,
  * SOAK_DIR for the scratch folder (a temp dir by default, removed unless SOAK_KEEP=1).
  * It is a script, not a test: it prints its figures and exits 1 if any invariant failed.
  */
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { type CallArgs, type CallParams, connectHost, type HostClient, newRequestKey } from "@piw/client";
+import { type CallParams, newRequestKey } from "@piw/client";
 import { type LoadedWorkflow, loadWorkflowFile } from "@piw/engine";
-import {
-  type ClientMethod,
-  type ClientResult,
-  isClockReason,
-  type JsonValue,
-  type RunHistory,
-  type RunSummary,
-  type RunView,
-} from "@piw/protocol";
+import { isClockReason, type JsonValue, type RunSummary } from "@piw/protocol";
+import { SoakHost } from "./host.js";
 import {
   checkCancelled,
   checkCompleted,
@@ -63,7 +62,7 @@ if (WORKFLOWS.length === 0 || WORKFLOWS.some((w) => w !== "chain" && w !== "para
   throw new Error("SOAK_WORKFLOWS must list chain, parallel or both, comma-separated");
 }
 /** The share of the schedule's events that cancel a run of the parallel workflow mid-flight. */
-const CANCEL_SHARE = WORKFLOWS.includes("parallel") ? envInt("SOAK_CANCEL_PERCENT", 10, 0) / 100 : 0;
+const CANCEL_SHARE = WORKFLOWS.includes("parallel") ? envInt("SOAK_CANCEL_PERCENT", 5, 0) / 100 : 0;
 const REPO = process.cwd();
 const HOST_MAIN = join(REPO, "apps/host/dist/main.js");
 
@@ -87,72 +86,10 @@ function seeded(seed: number): () => number {
 const random = seeded(SEED);
 const between = (min: number, max: number) => min + Math.floor(random() * (max - min + 1));
 
-// ---------------------------------------------------------------------------------------------------
-// The host: `apps/host/dist/main.js`, started again after every kill.
-
-let host: { process: ChildProcess; pid: number; client: HostClient } | undefined;
-
-async function startHost(): Promise<void> {
-  const fd = openSync(hostLog, "a");
-  const env: NodeJS.ProcessEnv = { ...process.env, PIW_HOME: stateDir };
-  delete env.PIW_WORKER_COMMAND;
-  const child = spawn(process.execPath, [HOST_MAIN], { stdio: ["ignore", fd, fd], env });
-  closeSync(fd);
-  if (child.pid === undefined) throw new Error(`could not start ${HOST_MAIN}`);
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    let client: HostClient | undefined;
-    try {
-      client = await connectHost({ stateDir, client: "test", autoStart: false });
-      const status = await client.call("host.status");
-      if (status.pid !== child.pid) throw new Error(`host ${status.pid} answered, expected ${child.pid}`);
-      client.on("disconnect", () => {});
-      host = { process: child, pid: child.pid, client };
-      return;
-    } catch (error) {
-      client?.close();
-      if (child.exitCode !== null || Date.now() > deadline) {
-        throw new Error(`the host did not come up: ${String(error)}\n${tail(hostLog)}`);
-      }
-      await sleep(50);
-    }
-  }
-}
-
-function tail(file: string): string {
-  try {
-    return readFileSync(file, "utf8").split("\n").slice(-30).join("\n");
-  } catch {
-    return "";
-  }
-}
-
-async function killHost(): Promise<void> {
-  if (host === undefined) return;
-  const current = host;
-  host = undefined;
-  current.client.close();
-  const exited = new Promise<void>((done) => {
-    if (current.process.exitCode !== null || current.process.signalCode !== null) done();
-    else current.process.once("exit", () => done());
-  });
-  current.process.kill("SIGKILL");
-  await exited;
-}
-
-/** A call to the current host; `undefined` when the host is down or went away during the call. */
-async function call<M extends ClientMethod>(
-  method: M,
-  ...args: CallArgs<M>
-): Promise<ClientResult<M> | undefined> {
-  const current = host;
-  if (current === undefined) return undefined;
-  try {
-    return await current.client.call(method, ...args);
-  } catch {
-    return undefined;
-  }
-}
+const soakHost = new SoakHost(HOST_MAIN, stateDir, hostLog);
+const startHost = () => soakHost.start();
+const killHost = () => soakHost.kill();
+const call = soakHost.call.bind(soakHost) as SoakHost["call"];
 
 // ---------------------------------------------------------------------------------------------------
 // Runs and their invariants.
@@ -192,6 +129,8 @@ const figures = {
   settledEffectsReExecuted: 0,
   cancelsApplied: 0,
   cancelsLost: 0,
+  cancelsInFlight: 0,
+  parallelCompleted: 0,
   runsCancelled: 0,
   reserveResends: 0,
   reservesAdopted: 0,
@@ -246,7 +185,7 @@ async function startRun(workflow: SoakWorkflow, index: number): Promise<void> {
 
 async function killSomething(): Promise<void> {
   const choice = random();
-  if (choice < 0.2 || host === undefined) {
+  if (choice < 0.2 || !soakHost.up) {
     await killHost();
     figures.hostKills += 1;
     await sleep(between(0, 400));
@@ -265,17 +204,22 @@ async function killSomething(): Promise<void> {
     await cancelOne();
     return;
   }
-  const victim = busy[Math.floor(random() * busy.length)];
-  if (victim === undefined) return;
-  // A worker of a parallel run with a branch's visit open: the kill lands mid-flight.
-  const inFlight =
-    runs.get(victim.runId)?.workflow === parallelWorkflow &&
-    ((await call("runs.get", { runId: victim.runId }))?.nodes ?? []).some(
-      (n) => n.path.includes("/") && n.state === "running",
-    );
-  if (!signal(victim.pid as number)) return;
+  // Half the time, the victim is the worker of a parallel run with a branch's visit open, if any:
+  // the kill lands mid-flight.
+  const flying: typeof busy = [];
+  for (const worker of busy) if (await branchesInFlight(worker.runId)) flying.push(worker);
+  const pool = flying.length > 0 && random() < 0.5 ? flying : busy;
+  const victim = pool[Math.floor(random() * pool.length)];
+  if (victim === undefined || !signal(victim.pid as number)) return;
   figures.workerKills += 1;
-  if (inFlight) figures.branchKills += 1;
+  if (flying.includes(victim)) figures.branchKills += 1;
+}
+
+/** A run of the parallel workflow with a branch's visit open right now. */
+async function branchesInFlight(runId: string): Promise<boolean> {
+  if (runs.get(runId)?.workflow !== parallelWorkflow) return false;
+  const view = await call("runs.get", { runId });
+  return (view?.nodes ?? []).some((n) => n.path.includes("/") && n.state === "running");
 }
 
 /** Cancels a random unfinished run of the parallel workflow, mid-flight, as a user would. */
@@ -293,12 +237,15 @@ async function cancelOne(): Promise<void> {
   const target = candidates[Math.floor(random() * candidates.length)];
   const run = target && runs.get(target.runId);
   if (run === undefined) return;
+  const flying = await branchesInFlight(run.runId);
   const reply = await call("runs.cancel", { runId: run.runId });
   // A reply lost with a killed host leaves the cancel unknown: the run may end either way.
   run.cancel = { repliedAt: reply === undefined ? null : Date.now() };
   if (reply === undefined) figures.cancelsLost += 1;
-  else if (reply.kind === "applied") figures.cancelsApplied += 1;
-  else run.cancel = undefined;
+  else if (reply.kind === "applied") {
+    figures.cancelsApplied += 1;
+    if (flying) figures.cancelsInFlight += 1;
+  } else run.cancel = undefined;
 }
 
 function signal(pid: number): boolean {
@@ -349,6 +296,7 @@ async function sweep(resumeParked: boolean): Promise<RunSummary[]> {
         }
         record(run, end, checkCompleted(run.workflow.expected, view, history, ledgerOf(run)));
         run.completed = true;
+        if (run.workflow === parallelWorkflow) figures.parallelCompleted += 1;
       }
     } else if (summary.status === "cancelled" && run.cancel !== undefined) {
       const history = await call("runs.history", { runId: run.runId });
@@ -416,7 +364,7 @@ async function main(): Promise<void> {
   while (Date.now() < stormEnds) {
     const list = await sweep(true);
     const active = list.filter((s) => runs.has(s.runId) && !TERMINAL.has(s.status)).length;
-    for (let i = active; i < CONCURRENCY && host !== undefined; i++) {
+    for (let i = active; i < CONCURRENCY && soakHost.up; i++) {
       const workflow = workflows[index % workflows.length] as SoakWorkflow;
       await startRun(workflow, index++);
     }
@@ -433,7 +381,7 @@ async function main(): Promise<void> {
 
   // The quiet phase: no more kills. Wait for every run to settle, then resume each parked run once.
   log("soak: the storm is over; settling every run");
-  if (host === undefined) await startHost();
+  if (!soakHost.up) await startHost();
   const settled = async (what: string) => {
     const deadline = Date.now() + 120_000;
     for (;;) {
@@ -484,8 +432,8 @@ function report(completed: number): void {
   const lines = [
     `soak: seed ${SEED}, ${SECONDS} s storm, ${CONCURRENCY} concurrent runs of ${WORKFLOWS.join(" and ")} (chain: ${NODES} nodes), kills every ${KILL_MIN_MS}-${KILL_MAX_MS} ms`,
     `kills: ${figures.hostKills} host, ${figures.workerKills} run workers (${figures.branchKills} with parallel branches in flight), ${figures.idleWorkerKills} idle workers`,
-    `cancels: ${figures.cancelsApplied} applied, ${figures.cancelsLost} replies lost with the host; ${figures.runsCancelled} runs ended cancelled`,
-    `runs: ${figures.runsStarted} started, ${completed} completed, ${figures.parkedDuringStorm} resumes during the storm, ${figures.parkedAfterStorm} parked after it (each resumed once)`,
+    `cancels: ${figures.cancelsApplied} applied (${figures.cancelsInFlight} with branches in flight), ${figures.cancelsLost} replies lost with the host; ${figures.runsCancelled} runs ended cancelled`,
+    `runs: ${figures.runsStarted} started, ${completed} completed (${figures.parallelCompleted} parallel), ${figures.parkedDuringStorm} resumes during the storm, ${figures.parkedAfterStorm} parked after it (each resumed once)`,
     `park reasons: ${[...parkReasons].map(([reason, n]) => `${reason} ${n}`).join(", ") || "none"}`,
     `effects: ${figures.effectExecutions} executions, ${figures.settledEffectsReExecuted} settled effects executed again`,
     `reserves sent again after a lost reply: ${figures.reserveResends} (${figures.reservesAdopted} found the run already saved)`,

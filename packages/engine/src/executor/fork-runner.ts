@@ -155,15 +155,19 @@ export async function runFork(
       `Branch ${branch} of ${node.path} was cancelled: its join was decided without it.`,
     );
 
-  const park = (branch: string, reason: ClockReason) =>
-    new Promise<Transition<RunRecord>>((resolve, reject) => {
+  const park = async (branch: string, reason: ClockReason) => {
+    // Saved now, so this wait keeps its time (and a retry its count) whichever branch parks the run.
+    if (lane.port.scheduleVisit) expectSaved(await lane.port.scheduleVisit(reason));
+    return new Promise<Transition<RunRecord>>((resolve, reject) => {
       const phase = phases.get(branch);
       if (phase?.kind !== "running") return reject(new ForkStopping());
       const { controller } = phase;
+      if (controller.signal.aborted) return reject(controller.signal.reason);
       controller.signal.addEventListener("abort", () => reject(controller.signal.reason), { once: true });
       phases.set(branch, { kind: "parking", controller, reason, settle: resolve });
       poke();
     });
+  };
 
   const start = (branch: CompiledBranch, from: NextStep) => {
     const controller = new AbortController();

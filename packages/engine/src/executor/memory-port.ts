@@ -280,6 +280,12 @@ export class MemoryRunPort implements RunPort {
     return applied({} as RunRecord);
   }
 
+  async scheduleVisit(reason: ClockReason): Promise<Transition<RunRecord>> {
+    if (!this.running()) return this.stale();
+    this.schedule(reason);
+    return applied({} as RunRecord);
+  }
+
   async parkRun(reason: RecoveryReason): Promise<Transition<RunRecord>> {
     if (!this.running()) return this.stale();
     if (isClockReason(reason)) this.schedule(reason);

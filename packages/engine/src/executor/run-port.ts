@@ -1,6 +1,7 @@
 import type {
   AdvanceNodeVisit,
   AgentTurnEnding,
+  ClockReason,
   EffectState,
   EnqueueMessage,
   FinishNodeVisit,
@@ -51,6 +52,12 @@ export interface RunPort {
   enqueueMessage(req: EnqueueMessage): Promise<Transition<MessageRecord>>;
   finishRun(ending: RunEnding): Promise<Transition<RunRecord>>;
   parkRun(reason: RecoveryReason): Promise<Transition<RunRecord>>;
+  /**
+   * Optional: save an open visit's wait or retry schedule without parking the run, so a parallel
+   * branch keeps its due time while other branches still run. Without it, a branch that waits with
+   * others gets its time counted again when the run wakes.
+   */
+  scheduleVisit?(reason: ClockReason): Promise<Transition<RunRecord>>;
   /** Follow the run's changed workflow from now on (a resume that accepted the changes). */
   redefineRun(req: RedefineRun): Promise<Transition<RunRecord>>;
   /**
