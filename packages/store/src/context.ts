@@ -76,6 +76,7 @@ export class StoreContext {
    * outcomes are returned: nothing is durable until then.
    */
   group<T>(requests: ReadonlyArray<() => T>): GroupOutcome<T>[] {
+    if (requests.length === 0) return [];
     if (requests.length === 1) {
       const only = requests[0] as () => T;
       try {
@@ -95,6 +96,8 @@ export class StoreContext {
       try {
         outcomes.push({ ok: true, value: this.savepoint(request) as T });
       } catch (error) {
+        // A request that swallowed the error that ended the transaction still lands here: its
+        // savepoint's RELEASE fails, so no request after it can run outside the group.
         if (!this.db.inTransaction) {
           lost = toStoreError(error);
           break;

@@ -143,6 +143,34 @@ describe("commitGroup", () => {
     expect(h.store.commitGroup([startFirst(a), startFirst(c)]).map((o) => o.ok)).toEqual([true, true]);
   });
 
+  it("fails the whole group when a request swallows the error that ended the transaction", () => {
+    const [a, b, c] = fences() as [Fence, Fence, Fence];
+    h.reopen();
+    h.reopen({ maxPageCount: statSync(join(h.dir, "state.db")).size / 4096 });
+    const before = everything();
+    const swallowing = () => {
+      try {
+        saved(startFirst(b)());
+        h.store.finishNodeVisit(b, {
+          path: "a",
+          visit: 1,
+          result: { status: "succeeded", output: "y".repeat(512 * 1024), next: null },
+        });
+      } catch {
+        return "swallowed";
+      }
+      return "not full";
+    };
+    const outcomes = h.store.commitGroup<unknown>([startFirst(a), swallowing, startFirst(c)]);
+    expect(outcomes.map((o) => (o.ok ? "ok" : o.error.code))).toEqual([
+      "store_failed",
+      "store_failed",
+      "store_failed",
+    ]);
+    // c did not run outside the group's transaction: nothing is saved.
+    expect(everything()).toEqual(before);
+  });
+
   it("commits a lone request as one plain transaction", () => {
     const [a] = fences() as [Fence];
     const [only] = h.store.commitGroup([startFirst(a)]);

@@ -225,6 +225,7 @@ async function countCommits(
 ): Promise<{ perNode: number; byMethod: Record<string, number> }> {
   const counts: Record<string, number> = {};
   const stack: string[] = [];
+  let open: { label: string | null } | null = null;
   const proto = RunStore.prototype as unknown as Record<string, unknown>;
   const restore: Array<() => void> = [];
   for (const name of Object.getOwnPropertyNames(proto)) {
@@ -232,6 +233,7 @@ async function countCommits(
     if (name === "constructor" || typeof original !== "function") continue;
     proto[name] = function (this: unknown, ...args: unknown[]) {
       stack.push(name);
+      if (open && open.label === null && name !== "commitGroup") open.label = name;
       try {
         return (original as (...a: unknown[]) => unknown).apply(this, args);
       } finally {
@@ -244,13 +246,28 @@ async function countCommits(
   }
   const ctxProto = StoreContext.prototype;
   const tx = ctxProto.tx;
+  const group = ctxProto.group;
+  // Only an outermost transaction commits (one inside a group is a savepoint). A commit counts for
+  // the method that opened it, or for the first one a group of one ran (worker writes are groups).
   ctxProto.tx = function <T>(this: StoreContext, fn: () => T): T {
-    const method = stack[0] ?? "(outside RunStore)";
-    counts[method] = (counts[method] ?? 0) + 1;
-    return tx.call(this, fn) as T;
+    if (this.db.inTransaction) return tx.call(this, fn) as T;
+    open = { label: stack.find((name) => name !== "commitGroup") ?? null };
+    try {
+      return tx.call(this, fn) as T;
+    } finally {
+      const method = open.label ?? stack[0] ?? "(outside RunStore)";
+      counts[method] = (counts[method] ?? 0) + 1;
+      open = null;
+    }
+  };
+  // A group of several requests is one commit of its own (a group of one is a plain `tx`).
+  ctxProto.group = function <T>(this: StoreContext, requests: ReadonlyArray<() => T>) {
+    if (requests.length > 1) counts["commitGroup (several)"] = (counts["commitGroup (several)"] ?? 0) + 1;
+    return group.call(this, requests) as ReturnType<typeof group<T>>;
   };
   restore.push(() => {
     ctxProto.tx = tx;
+    ctxProto.group = group;
   });
   const host = await startHost({
     stateDir: join(root, "count"),
@@ -271,9 +288,14 @@ async function countCommits(
     await host.stop();
     for (const undo of restore) undo();
   }
-  // A node boundary is one advanceNodeVisit, or a finishNodeVisit and a startNodeVisit.
+  // A node boundary is one advanceNodeVisit, or a finishNodeVisit and a startNodeVisit (one run:
+  // its worker's writes come one at a time, so no group holds more than one).
   const perNode =
-    ((counts.startNodeVisit ?? 0) + (counts.finishNodeVisit ?? 0) + (counts.advanceNodeVisit ?? 0)) / NODES;
+    ((counts.startNodeVisit ?? 0) +
+      (counts.finishNodeVisit ?? 0) +
+      (counts.advanceNodeVisit ?? 0) +
+      (counts["commitGroup (several)"] ?? 0)) /
+    NODES;
   return { perNode, byMethod: { ...counts } };
 }
 
