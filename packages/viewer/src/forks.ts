@@ -13,22 +13,32 @@ export function forkBranches(fork: ManifestFork): BranchRef[] {
   return fork.branches.map((branch) => ({ fork, branch, prefix: `${fork.path}/${branch.name}/` }));
 }
 
-/** Every branch of the manifest's parallel nodes, longest prefix first: a nested branch matches first. */
-export function branchRefs(manifest: Pick<GraphManifest, "forks">): BranchRef[] {
-  const refs = (manifest.forks ?? []).flatMap(forkBranches);
-  return refs.sort((a, b) => b.prefix.length - a.prefix.length || (a.prefix < b.prefix ? -1 : 1));
+/** Every branch of the manifest's parallel nodes, found by its path prefix. */
+export type BranchIndex = ReadonlyMap<string, BranchRef>;
+
+export function branchIndex(manifest: Pick<GraphManifest, "forks">): BranchIndex {
+  const index = new Map<string, BranchRef>();
+  for (const fork of manifest.forks ?? []) for (const ref of forkBranches(fork)) index.set(ref.prefix, ref);
+  return index;
 }
 
-/** The branches a node sits in, outermost first; none for a node outside every parallel node. */
-export function enclosingBranches(path: string, refs: readonly BranchRef[]): BranchRef[] {
+/**
+ * The branches a node sits in, outermost first; none for a node outside every parallel node. Only
+ * the path's own folders are looked up, so a large graph with many branches stays cheap.
+ */
+export function enclosingBranches(path: string, index: BranchIndex): BranchRef[] {
   const inside: BranchRef[] = [];
-  for (const ref of refs) if (path.startsWith(ref.prefix)) inside.push(ref);
-  return inside.reverse();
+  if (index.size === 0) return inside;
+  for (let cut = path.indexOf("/"); cut >= 0; cut = path.indexOf("/", cut + 1)) {
+    const ref = index.get(path.slice(0, cut + 1));
+    if (ref !== undefined) inside.push(ref);
+  }
+  return inside;
 }
 
 /** The node's path inside its innermost branch: `review/lint/run` → `run`. */
-export function localPath(path: string, refs: readonly BranchRef[]): string {
-  const ref = refs.find((r) => path.startsWith(r.prefix));
+export function localPath(path: string, index: BranchIndex): string {
+  const ref = enclosingBranches(path, index).at(-1);
   return ref === undefined ? path : path.slice(ref.prefix.length);
 }
 
