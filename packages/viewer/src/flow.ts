@@ -146,7 +146,7 @@ export function flowEntries(view: Pick<RunView, "manifest" | "nodes">): FlowEntr
       ...enclosingBranches(path, refs).map((ref) => ({
         at: ref.prefix,
         open: () => {
-          const branch = branchView(ref, view.nodes);
+          const branch = branchView(ref, view);
           branches.set(ref.prefix, branch);
           return { kind: "branch" as const, branch, depth: 0 };
         },

@@ -1,4 +1,4 @@
-import type { GraphManifest, ManifestFork, NodeView } from "@piw/protocol";
+import type { GraphManifest, ManifestFork, NodeView, RunView } from "@piw/protocol";
 import type { NodeState } from "./words.js";
 
 /** One branch of one parallel node, with the path prefix its nodes share (`<fork>/<branch>/`). */
@@ -66,13 +66,38 @@ export interface BranchView {
   running: NodeView[];
 }
 
-export function branchView(ref: BranchRef, nodes: readonly NodeView[]): BranchView {
-  const inside = nodes.filter((node) => node.path.startsWith(ref.prefix));
+/** The nodes whose edge ends a branch at its join. */
+export function joinEnds(manifest: Pick<GraphManifest, "edges">): ReadonlySet<string> {
+  const ends = new Set<string>();
+  for (const edge of manifest.edges) if (edge.to.kind === "join") ends.add(edge.from);
+  return ends;
+}
+
+/**
+ * A branch's state from its nodes. It succeeded only once a node that ends it at the join did; a
+ * branch part of the way through runs on while its fork runs, and was cut short (cancelled) when
+ * its fork's join was met without it.
+ */
+export function branchState(
+  inside: readonly NodeView[],
+  fork: NodeView | undefined,
+  ends: ReadonlySet<string>,
+): NodeState {
+  const state = groupState(inside);
+  if (state !== "succeeded" || inside.some((node) => ends.has(node.path) && node.state === "succeeded"))
+    return state;
+  if (fork === undefined || fork.state === "running") return "running";
+  return fork.state === "succeeded" ? "cancelled" : fork.state;
+}
+
+export function branchView(ref: BranchRef, view: Pick<RunView, "nodes" | "manifest">): BranchView {
+  const inside = view.nodes.filter((node) => node.path.startsWith(ref.prefix));
+  const fork = view.nodes.find((node) => node.path === ref.fork.path);
   return {
     forkPath: ref.fork.path,
     name: ref.branch.name,
     title: ref.branch.title,
-    state: groupState(inside),
+    state: branchState(inside, fork, joinEnds(view.manifest)),
     nodes: inside,
     running: inside.filter((node) => node.state === "running"),
   };

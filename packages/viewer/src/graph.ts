@@ -9,7 +9,15 @@ import {
   type GraphLayout,
   layoutGraph,
 } from "./graph-layout.js";
-import { type BandGeometry, type Box, bandGeometry, bandNeed, drawBand } from "./graph-bands.js";
+import {
+  type BandGeometry,
+  type BandRun,
+  type Box,
+  bandGeometry,
+  bandNeed,
+  drawBand,
+} from "./graph-bands.js";
+import { joinEnds } from "./forks.js";
 import { type CardText, cardText, columnsOf } from "./graph-cards.js";
 import { agentProgressOf, nodeProgressOf } from "./progress-words.js";
 import { clipToWidth } from "./text-width.js";
@@ -72,7 +80,7 @@ function geometry(
   texts: CardText[],
   labels: Map<number, string>,
   width: number,
-  nodes: Map<string, NodeView>,
+  run: BandRun,
 ): Geometry {
   const left = layout.leftLanes > 0 ? 2 * layout.leftLanes + 1 : 0;
   const right = layout.rightLanes > 0 ? 2 * layout.rightLanes + 1 : 0;
@@ -88,7 +96,7 @@ function geometry(
   for (const band of layout.bands) bandWidth = Math.max(bandWidth, bandNeed(band, columnNeed));
   const spineWidth = Math.max(cardWidth, Math.min(bandWidth, room));
   const spine = { x: left, width: spineWidth };
-  const bands = layout.bands.map((band) => bandGeometry(band, spine, columnNeed, layout.cards, nodes));
+  const bands = layout.bands.map((band) => bandGeometry(band, spine, columnNeed, layout.cards, run));
   const mainLeft = left + Math.floor((spineWidth - cardWidth) / 2);
   return {
     left: mainLeft,
@@ -261,7 +269,8 @@ export function naturalGraphWidth(
   const graph = layout ?? graphLayoutOf(view);
   const nodes = new Map(view.nodes.map((node) => [node.path, node]));
   const { texts, labels } = measure(graph, view, nodes, options.glyphs ?? detectGlyphs(), options.now);
-  return geometry(graph, texts, labels, Number.POSITIVE_INFINITY, nodes).total;
+  const run = { nodes, ends: joinEnds(view.manifest) };
+  return geometry(graph, texts, labels, Number.POSITIVE_INFINITY, run).total;
 }
 
 /**
@@ -273,7 +282,8 @@ export function renderGraph(view: RunView, options: GraphOptions, layout?: Graph
   const nodes = new Map(view.nodes.map((node) => [node.path, node]));
   const g = options.glyphs ?? detectGlyphs();
   const { texts, labels } = measure(graph, view, nodes, g, options.now);
-  const at = geometry(graph, texts, labels, options.width, nodes);
+  const run = { nodes, ends: joinEnds(view.manifest) };
+  const at = geometry(graph, texts, labels, options.width, run);
   const top = Math.max(0, Math.min(options.rows?.top ?? 0, graph.height));
   const rows = Math.max(0, Math.min(options.rows?.height ?? graph.height, graph.height - top));
   const canvas = new Canvas(at.total, rows, top, g.ellipsis);
@@ -300,7 +310,7 @@ export function renderGraph(view: RunView, options: GraphOptions, layout?: Graph
         cards: graph.cards,
         forkBox: at.main,
         nextBox: band.next === undefined ? undefined : boxOf(graph, at, band.next),
-        nodes,
+        run,
         heavyFork: heavy.has(band.fork),
       },
       g,

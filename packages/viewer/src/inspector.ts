@@ -94,7 +94,7 @@ export function renderInspector(
     push(joinWords(fork));
     const refs = branchIndex(view.manifest);
     for (const ref of forkBranches(fork)) {
-      const branch = branchView(ref, view.nodes);
+      const branch = branchView(ref, view);
       const at = branch.running.map((n) => localPath(n.path, refs)).join(", ");
       push(
         `  ${theme(NODE_TINTS[branch.state], `${g.node[branch.state]} ${branch.name}`)}  ${NODE_STATE_WORDS[branch.state]}${at === "" ? "" : ` at ${at}`}`,

@@ -274,7 +274,7 @@ export function renderFooterStatus(view: RunView, now?: number): string {
   let where = path;
   const fork = view.manifest.forks?.find((f) => f.path === path);
   if (fork !== undefined && view.nodes.some((n) => n.path === fork.path && n.state === "running")) {
-    const branches = forkBranches(fork).map((ref) => branchView(ref, view.nodes));
+    const branches = forkBranches(fork).map((ref) => branchView(ref, view));
     const running = branches.filter((branch) => branch.state === "running");
     const face = running.length === 1 ? running[0]?.running[0] : undefined;
     if (running.length === 1 && face !== undefined) {

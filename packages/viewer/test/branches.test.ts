@@ -280,6 +280,23 @@ describe("a parallel node in the widget and the footer", () => {
     expect(at60[3]).toBe(" ▶ ├ test › integration  #1  running 1m01s  3/10 ██▍░░░░░ ·…");
   });
 
+  it("counts a branch as succeeded only once the step that ends it did", () => {
+    // test is between unit and integration: nothing runs in it, yet it is not done.
+    let view = withNode(forkView(), "review/test/integration", {
+      state: "pending",
+      visits: 0,
+      attempt: 0,
+      startedAt: null,
+    });
+    expect(renderWidgetLines(view, { width: 80, now: NOW, glyphs: g })[3]).toMatch(/^ ▶ ├ test {2}/);
+    // The join was met without it (a join of any): the branch was cut short.
+    view = withNode(view, "review", { state: "succeeded", finishedAt: 60_000 });
+    view = withNode(view, "review/docs/check", { state: "succeeded", finishedAt: 50_000 });
+    expect(renderWidgetLines(view, { width: 80, now: NOW, glyphs: g })[3]).toMatch(
+      /^ ■ ├ test {2}.*cancelled/,
+    );
+  });
+
   it("says how many more branches there are past four", () => {
     const lines = renderWidgetLines(wideForkView(9, 3), { width: 60, now: NOW, glyphs: g });
     expect(lines).toEqual([
