@@ -124,7 +124,10 @@ that does not load is listed with its problem.`,
     usage: ["status <runId> [options]"],
     about: `Show a run: its status, input, final output (folded when long), every node, why it is parked
 (recovery reason) and its error. An answered checkpoint names the run that continues from it.
-What its isolated agent steps cost (model, tokens, cost, duration) is shown per step and in total.`,
+What its isolated agent steps cost (model, tokens, cost, duration) is shown per step and in total.
+A running step shows the progress it reported (count, message, and an estimate that says how sure
+it is) and an isolated agent step its latest tool call; a parallel node lists its steps under it,
+branch by branch, with how its join is met.`,
     options: {
       ...HELP,
       ...JSON_FLAG,

@@ -1,5 +1,5 @@
 import type { GraphManifest } from "@piw/protocol";
-import { branchRefs, enclosingBranches } from "./forks.js";
+import { branchIndex, enclosingBranches } from "./forks.js";
 
 /**
  * A parallel node's branches drawn side by side: under the fork card a line splits into one column
@@ -46,12 +46,12 @@ export interface Stacks {
  * its own branches stack in that one column.
  */
 export function stackCards(manifest: GraphManifest, ids: readonly string[]): Stacks {
-  const refs = branchRefs(manifest);
+  const refs = branchIndex(manifest);
   const columnOf: Stacks["columnOf"] = ids.map(() => undefined);
   const below: Stacks["below"] = ids.map(() => undefined);
   const bandOf = new Map<number, number>();
   const bands: BandLayout[] = [];
-  if (refs.length === 0) {
+  if (refs.size === 0) {
     ids.forEach((_, i) => {
       below[i] = i + 1 < ids.length ? i + 1 : undefined;
     });

@@ -1,5 +1,5 @@
 import type { GraphManifest, NodeView, RunView } from "@piw/protocol";
-import { type BranchView, branchRefs, branchView, enclosingBranches, groupState } from "./forks.js";
+import { type BranchView, branchIndex, branchView, enclosingBranches, groupState } from "./forks.js";
 import type { NodeState } from "./words.js";
 
 export type MountManifest = GraphManifest["mounts"][number];
@@ -74,12 +74,19 @@ function successors(manifest: GraphManifest): Map<string, string[]> {
 export function flowOrder(manifest: GraphManifest, nodes: readonly NodeView[]): string[] {
   const known = new Set(nodes.map((node) => node.path));
   const next = successors(manifest);
-  const refs = branchRefs(manifest);
+  const refs = branchIndex(manifest);
   const forks = new Map((manifest.forks ?? []).map((fork) => [fork.path, fork]));
   // Which branch a node belongs to, innermost; "" for the root workflow.
-  const home = (path: string) => refs.find((ref) => path.startsWith(ref.prefix))?.prefix ?? "";
-  const homes = refs.length === 0 ? undefined : new Map(manifest.nodes.map((n) => [n.path, home(n.path)]));
-  const homeOf = (path: string) => (homes === undefined ? "" : (homes.get(path) ?? home(path)));
+  const homeOf = (path: string) =>
+    refs.size === 0 ? "" : (enclosingBranches(path, refs).at(-1)?.prefix ?? "");
+  // Each scope's nodes in the manifest's order, for the ones its edges never reach.
+  const members = new Map<string, string[]>();
+  for (const node of manifest.nodes) {
+    const scope = homeOf(node.path);
+    const list = members.get(scope) ?? [];
+    list.push(node.path);
+    members.set(scope, list);
+  }
   const order: string[] = [];
   const seen = new Set<string>();
   /** One scope (the root or a branch) from `start`, breadth first, then its unreached nodes. */
@@ -96,10 +103,10 @@ export function flowOrder(manifest: GraphManifest, nodes: readonly NodeView[]): 
         queue.push(to);
       }
     }
-    for (const node of manifest.nodes) {
-      if (seen.has(node.path) || !known.has(node.path) || homeOf(node.path) !== scope) continue;
-      seen.add(node.path);
-      queue.push(node.path);
+    for (const path of members.get(scope) ?? []) {
+      if (seen.has(path) || !known.has(path)) continue;
+      seen.add(path);
+      queue.push(path);
     }
     for (const path of queue) {
       order.push(path);
@@ -123,7 +130,7 @@ export function flowOrder(manifest: GraphManifest, nodes: readonly NodeView[]): 
  */
 export function flowEntries(view: Pick<RunView, "manifest" | "nodes">): FlowEntry[] {
   const byPath = new Map(view.nodes.map((node) => [node.path, node]));
-  const refs = branchRefs(view.manifest);
+  const refs = branchIndex(view.manifest);
   const branches = new Map<string, BranchView>();
   const opened = new Set<string>();
   const entries: FlowEntry[] = [];
@@ -139,7 +146,7 @@ export function flowEntries(view: Pick<RunView, "manifest" | "nodes">): FlowEntr
       ...enclosingBranches(path, refs).map((ref) => ({
         at: ref.prefix,
         open: () => {
-          const branch = branchView(ref, view.nodes);
+          const branch = branchView(ref, view);
           branches.set(ref.prefix, branch);
           return { kind: "branch" as const, branch, depth: 0 };
         },

@@ -1,4 +1,4 @@
-import type { GraphManifest, ManifestFork, NodeView } from "@piw/protocol";
+import type { GraphManifest, ManifestFork, NodeView, RunView } from "@piw/protocol";
 import type { NodeState } from "./words.js";
 
 /** One branch of one parallel node, with the path prefix its nodes share (`<fork>/<branch>/`). */
@@ -13,22 +13,32 @@ export function forkBranches(fork: ManifestFork): BranchRef[] {
   return fork.branches.map((branch) => ({ fork, branch, prefix: `${fork.path}/${branch.name}/` }));
 }
 
-/** Every branch of the manifest's parallel nodes, longest prefix first: a nested branch matches first. */
-export function branchRefs(manifest: Pick<GraphManifest, "forks">): BranchRef[] {
-  const refs = (manifest.forks ?? []).flatMap(forkBranches);
-  return refs.sort((a, b) => b.prefix.length - a.prefix.length || (a.prefix < b.prefix ? -1 : 1));
+/** Every branch of the manifest's parallel nodes, found by its path prefix. */
+export type BranchIndex = ReadonlyMap<string, BranchRef>;
+
+export function branchIndex(manifest: Pick<GraphManifest, "forks">): BranchIndex {
+  const index = new Map<string, BranchRef>();
+  for (const fork of manifest.forks ?? []) for (const ref of forkBranches(fork)) index.set(ref.prefix, ref);
+  return index;
 }
 
-/** The branches a node sits in, outermost first; none for a node outside every parallel node. */
-export function enclosingBranches(path: string, refs: readonly BranchRef[]): BranchRef[] {
+/**
+ * The branches a node sits in, outermost first; none for a node outside every parallel node. Only
+ * the path's own folders are looked up, so a large graph with many branches stays cheap.
+ */
+export function enclosingBranches(path: string, index: BranchIndex): BranchRef[] {
   const inside: BranchRef[] = [];
-  for (const ref of refs) if (path.startsWith(ref.prefix)) inside.push(ref);
-  return inside.reverse();
+  if (index.size === 0) return inside;
+  for (let cut = path.indexOf("/"); cut >= 0; cut = path.indexOf("/", cut + 1)) {
+    const ref = index.get(path.slice(0, cut + 1));
+    if (ref !== undefined) inside.push(ref);
+  }
+  return inside;
 }
 
 /** The node's path inside its innermost branch: `review/lint/run` → `run`. */
-export function localPath(path: string, refs: readonly BranchRef[]): string {
-  const ref = refs.find((r) => path.startsWith(r.prefix));
+export function localPath(path: string, index: BranchIndex): string {
+  const ref = enclosingBranches(path, index).at(-1);
   return ref === undefined ? path : path.slice(ref.prefix.length);
 }
 
@@ -56,13 +66,38 @@ export interface BranchView {
   running: NodeView[];
 }
 
-export function branchView(ref: BranchRef, nodes: readonly NodeView[]): BranchView {
-  const inside = nodes.filter((node) => node.path.startsWith(ref.prefix));
+/** The nodes whose edge ends a branch at its join. */
+export function joinEnds(manifest: Pick<GraphManifest, "edges">): ReadonlySet<string> {
+  const ends = new Set<string>();
+  for (const edge of manifest.edges) if (edge.to.kind === "join") ends.add(edge.from);
+  return ends;
+}
+
+/**
+ * A branch's state from its nodes. It succeeded only once a node that ends it at the join did; a
+ * branch part of the way through runs on while its fork runs, and was cut short (cancelled) when
+ * its fork's join was met without it.
+ */
+export function branchState(
+  inside: readonly NodeView[],
+  fork: NodeView | undefined,
+  ends: ReadonlySet<string>,
+): NodeState {
+  const state = groupState(inside);
+  if (state !== "succeeded" || inside.some((node) => ends.has(node.path) && node.state === "succeeded"))
+    return state;
+  if (fork === undefined || fork.state === "running") return "running";
+  return fork.state === "succeeded" ? "cancelled" : fork.state;
+}
+
+export function branchView(ref: BranchRef, view: Pick<RunView, "nodes" | "manifest">): BranchView {
+  const inside = view.nodes.filter((node) => node.path.startsWith(ref.prefix));
+  const fork = view.nodes.find((node) => node.path === ref.fork.path);
   return {
     forkPath: ref.fork.path,
     name: ref.branch.name,
     title: ref.branch.title,
-    state: groupState(inside),
+    state: branchState(inside, fork, joinEnds(view.manifest)),
     nodes: inside,
     running: inside.filter((node) => node.state === "running"),
   };

@@ -1,7 +1,7 @@
 import type { NodeView } from "@piw/protocol";
 import type { BandLayout } from "./band-layout.js";
 import type { Canvas } from "./canvas.js";
-import { branchCounts, branchesToShow, groupState } from "./forks.js";
+import { branchCounts, branchesToShow, branchState } from "./forks.js";
 import type { Glyphs } from "./glyphs.js";
 import type { CardLayout } from "./graph-layout.js";
 import type { Tint } from "./theme.js";
@@ -34,18 +34,25 @@ export function bandNeed(band: BandLayout, need: (card: number) => number): numb
   return band.columns.length * each + (band.columns.length - 1) * COLUMN_GAP;
 }
 
-/** A branch's state from its cards' nodes. */
+/** What the band's lines need to know of the run: its nodes, and which of them end a branch. */
+export interface BandRun {
+  nodes: Map<string, NodeView>;
+  ends: ReadonlySet<string>;
+}
+
+/** A branch's state from its cards' nodes and its fork's. */
 function columnState(
   cards: readonly number[],
+  band: BandLayout,
   ids: readonly CardLayout[],
-  nodes: Map<string, NodeView>,
+  run: BandRun,
 ): NodeState {
   const inside: NodeView[] = [];
   for (const card of cards) {
-    const node = nodes.get(ids[card]?.id ?? "");
+    const node = run.nodes.get(ids[card]?.id ?? "");
     if (node !== undefined) inside.push(node);
   }
-  return groupState(inside);
+  return branchState(inside, run.nodes.get(ids[band.fork]?.id ?? ""), run.ends);
 }
 
 /**
@@ -58,11 +65,11 @@ export function bandGeometry(
   spine: Box,
   need: (card: number) => number,
   cards: readonly CardLayout[],
-  nodes: Map<string, NodeView>,
+  run: BandRun,
 ): BandGeometry {
   const count = band.columns.length;
   const fit = Math.max(1, Math.floor((spine.width + COLUMN_GAP) / (MIN_COLUMN_WIDTH + COLUMN_GAP)));
-  const states = band.columns.map((column, i) => ({ i, state: columnState(column.cards, cards, nodes) }));
+  const states = band.columns.map((column, i) => ({ i, state: columnState(column.cards, band, cards, run) }));
   const shown = count <= fit ? states : branchesToShow(states, Math.max(0, fit - 1));
   const hidden = states.filter((entry) => !shown.includes(entry)).map((entry) => entry.i);
   const slots = shown.length + (hidden.length > 0 ? 1 : 0);
@@ -130,7 +137,7 @@ export interface BandDrawing {
   cards: readonly CardLayout[];
   forkBox: Box;
   nextBox: Box | undefined;
-  nodes: Map<string, NodeView>;
+  run: BandRun;
   heavyFork: boolean;
 }
 
@@ -149,7 +156,8 @@ interface Slot {
  * A line the run went along is bold; one it has not is dim, with a hollow arrowhead.
  */
 export function drawBand(canvas: Canvas, d: BandDrawing, g: Glyphs): void {
-  const { band, at, cards, nodes } = d;
+  const { band, at, cards } = d;
+  const { nodes } = d.run;
   const visited = (card: number | undefined) =>
     card !== undefined && (nodes.get(cards[card]?.id ?? "")?.visits ?? 0) > 0;
   const forkVisited = visited(band.fork);
@@ -164,7 +172,7 @@ export function drawBand(canvas: Canvas, d: BandDrawing, g: Glyphs): void {
       x: centre(box),
       first: column.cards[0],
       bottom: last === undefined ? undefined : last.top + last.height - 1,
-      state: columnState(column.cards, cards, nodes),
+      state: columnState(column.cards, band, cards, d.run),
     });
   }
   if (at.more !== undefined)
@@ -194,7 +202,9 @@ export function drawBand(canvas: Canvas, d: BandDrawing, g: Glyphs): void {
   // The branches that did not fit: one box that says how many and what became of them.
   if (at.more !== undefined) {
     const { box, hidden } = at.more;
-    const states = hidden.map((i) => ({ state: columnState(band.columns[i]?.cards ?? [], cards, nodes) }));
+    const states = hidden.map((i) => ({
+      state: columnState(band.columns[i]?.cards ?? [], band, cards, d.run),
+    }));
     drawMoreBox(canvas, box, columnTop, `+${hidden.length} more`, branchCounts(states), g);
   }
 

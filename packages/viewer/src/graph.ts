@@ -1,8 +1,6 @@
 import { visibleWidth } from "@earendil-works/pi-tui";
 import type { NodeView, RunView } from "@piw/protocol";
 import { Canvas } from "./canvas.js";
-import { enclosingMounts } from "./flow.js";
-import { formatDuration } from "./format.js";
 import { detectGlyphs, type Glyphs } from "./glyphs.js";
 import {
   CARD_DETAIL_ROW,
@@ -11,11 +9,19 @@ import {
   type GraphLayout,
   layoutGraph,
 } from "./graph-layout.js";
-import { type BandGeometry, type Box, bandGeometry, bandNeed, drawBand } from "./graph-bands.js";
-import { agentProgressOf, nodeProgressOf, runningDetail } from "./progress-words.js";
+import {
+  type BandGeometry,
+  type BandRun,
+  type Box,
+  bandGeometry,
+  bandNeed,
+  drawBand,
+} from "./graph-bands.js";
+import { joinEnds } from "./forks.js";
+import { type CardText, cardText, columnsOf } from "./graph-cards.js";
+import { agentProgressOf, nodeProgressOf } from "./progress-words.js";
 import { clipToWidth } from "./text-width.js";
 import { plainTheme, type Theme, type Tint } from "./theme.js";
-import { NODE_STATE_WORDS, NODE_TINTS } from "./words.js";
 
 export interface GraphOptions {
   /** Columns available; cards shrink to fit, down to a minimum. */
@@ -41,83 +47,6 @@ export interface RenderedGraph {
 
 const MIN_CARD_WIDTH = 12;
 const MAX_CARD_WIDTH = 48;
-
-/** Columns of the progress bar on a running card. */
-const CARD_BAR_CELLS = 8;
-
-interface CardText {
-  title: string;
-  status: string;
-  /**
-   * A running node's progress and agent activity on a third row, for a card `inner` columns wide;
-   * clipped, never widening the card.
-   */
-  detail: ((inner: number) => string) | undefined;
-  /** Text on the top border: the include a node sits in. */
-  banner: string | undefined;
-  tint: Tint;
-}
-
-function statusText(node: NodeView, now: number | undefined, g: Glyphs): string {
-  const parts = [`${g.node[node.state]} ${NODE_STATE_WORDS[node.state]}`];
-  if (node.visits > 0) parts.push(`#${node.visits}`);
-  if (node.attempt > 1) parts.push(`try ${node.attempt}`);
-  if (node.state === "running" && now !== undefined && node.startedAt !== null) {
-    parts.push(formatDuration(now - node.startedAt));
-  } else if (node.startedAt !== null && node.finishedAt !== null) {
-    parts.push(formatDuration(node.finishedAt - node.startedAt));
-  }
-  if (node.errorCode !== null && node.state !== "succeeded") parts.push(node.errorCode);
-  return parts.join(" ");
-}
-
-/** A card in a branch column: the branch's path prefix, and whether it is the column's first card. */
-interface InColumn {
-  prefix: string;
-  name: string;
-  first: boolean;
-}
-
-function cardText(
-  card: CardLayout,
-  view: RunView,
-  nodes: Map<string, NodeView>,
-  g: Glyphs,
-  now?: number,
-  column?: InColumn,
-): CardText {
-  if (card.kind === "exit") {
-    const exit = card.id.slice("exit:".length);
-    const reached = view.status === "done" && view.outcome === "completed";
-    return {
-      title: `${g.exit} ${exit}`,
-      status: reached ? "exit, reached" : "exit",
-      detail: undefined,
-      banner: undefined,
-      tint: "dim",
-    };
-  }
-  const node = nodes.get(card.id);
-  const mount = enclosingMounts(card.id, view.manifest.mounts).at(-1);
-  // A branch's first card names the branch; inside a column a card is named from the branch down.
-  let banner = mount === undefined ? undefined : `${g.kind.include} ${mount.path} (${mount.workflow})`;
-  if (column?.first) banner = column.name;
-  const name = column === undefined ? card.id : card.id.slice(column.prefix.length);
-  if (node === undefined) return { title: name, status: "", detail: undefined, banner, tint: "dim" };
-  const running = nodeProgressOf(view, node) !== undefined || agentProgressOf(view, node) !== undefined;
-  // The bar only where it leaves room for the count, the estimate and some of the message.
-  const detail = running
-    ? (inner: number) =>
-        runningDetail(view, node, { now, glyphs: g, bar: inner >= 34 ? CARD_BAR_CELLS : 0, compact: true })
-    : undefined;
-  return {
-    title: `${g.kind[node.kind]} ${name}`,
-    status: statusText(node, now, g),
-    detail,
-    banner,
-    tint: NODE_TINTS[node.state],
-  };
-}
 
 /** Puts a line cell, turning a line crossing another into a crossing. */
 function putLine(canvas: Canvas, x: number, y: number, across: boolean, g: Glyphs, tint: Tint): void {
@@ -151,7 +80,7 @@ function geometry(
   texts: CardText[],
   labels: Map<number, string>,
   width: number,
-  nodes: Map<string, NodeView>,
+  run: BandRun,
 ): Geometry {
   const left = layout.leftLanes > 0 ? 2 * layout.leftLanes + 1 : 0;
   const right = layout.rightLanes > 0 ? 2 * layout.rightLanes + 1 : 0;
@@ -167,7 +96,7 @@ function geometry(
   for (const band of layout.bands) bandWidth = Math.max(bandWidth, bandNeed(band, columnNeed));
   const spineWidth = Math.max(cardWidth, Math.min(bandWidth, room));
   const spine = { x: left, width: spineWidth };
-  const bands = layout.bands.map((band) => bandGeometry(band, spine, columnNeed, layout.cards, nodes));
+  const bands = layout.bands.map((band) => bandGeometry(band, spine, columnNeed, layout.cards, run));
   const mainLeft = left + Math.floor((spineWidth - cardWidth) / 2);
   return {
     left: mainLeft,
@@ -306,18 +235,6 @@ function edgeTaken(
   return (nodes.get(to.id)?.visits ?? 0) > 0;
 }
 
-/** Each card's branch column, as its text needs it. */
-function columnsOf(graph: GraphLayout): Array<InColumn | undefined> {
-  return graph.columnOf.map((at, card) => {
-    if (at === undefined) return undefined;
-    const band = graph.bands[at.band];
-    const column = band?.columns[at.column];
-    const fork = graph.cards[band?.fork ?? -1];
-    if (column === undefined || fork === undefined) return undefined;
-    return { prefix: `${fork.id}/${column.name}/`, name: column.name, first: column.cards[0] === card };
-  });
-}
-
 function measure(
   graph: GraphLayout,
   view: RunView,
@@ -352,7 +269,8 @@ export function naturalGraphWidth(
   const graph = layout ?? graphLayoutOf(view);
   const nodes = new Map(view.nodes.map((node) => [node.path, node]));
   const { texts, labels } = measure(graph, view, nodes, options.glyphs ?? detectGlyphs(), options.now);
-  return geometry(graph, texts, labels, Number.POSITIVE_INFINITY, nodes).total;
+  const run = { nodes, ends: joinEnds(view.manifest) };
+  return geometry(graph, texts, labels, Number.POSITIVE_INFINITY, run).total;
 }
 
 /**
@@ -364,7 +282,8 @@ export function renderGraph(view: RunView, options: GraphOptions, layout?: Graph
   const nodes = new Map(view.nodes.map((node) => [node.path, node]));
   const g = options.glyphs ?? detectGlyphs();
   const { texts, labels } = measure(graph, view, nodes, g, options.now);
-  const at = geometry(graph, texts, labels, options.width, nodes);
+  const run = { nodes, ends: joinEnds(view.manifest) };
+  const at = geometry(graph, texts, labels, options.width, run);
   const top = Math.max(0, Math.min(options.rows?.top ?? 0, graph.height));
   const rows = Math.max(0, Math.min(options.rows?.height ?? graph.height, graph.height - top));
   const canvas = new Canvas(at.total, rows, top, g.ellipsis);
@@ -391,7 +310,7 @@ export function renderGraph(view: RunView, options: GraphOptions, layout?: Graph
         cards: graph.cards,
         forkBox: at.main,
         nextBox: band.next === undefined ? undefined : boxOf(graph, at, band.next),
-        nodes,
+        run,
         heavyFork: heavy.has(band.fork),
       },
       g,

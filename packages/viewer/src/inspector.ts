@@ -4,7 +4,7 @@ import { stepTranscriptLines } from "./agent-session-lines.js";
 import { ANSWERED_BY_WORDS, quotedExample } from "./answer-example.js";
 import { formatDuration } from "./format.js";
 import { detectGlyphs, type Glyphs } from "./glyphs.js";
-import { branchRefs, branchView, forkBranches, joinWords, localPath } from "./forks.js";
+import { branchIndex, branchView, forkBranches, joinWords, localPath } from "./forks.js";
 import { jsonLines } from "./json-lines.js";
 import {
   agentProgressOf,
@@ -92,9 +92,9 @@ export function renderInspector(
   const fork = view.manifest.forks?.find((f) => f.path === path);
   if (fork !== undefined) {
     push(joinWords(fork));
-    const refs = branchRefs(view.manifest);
+    const refs = branchIndex(view.manifest);
     for (const ref of forkBranches(fork)) {
-      const branch = branchView(ref, view.nodes);
+      const branch = branchView(ref, view);
       const at = branch.running.map((n) => localPath(n.path, refs)).join(", ");
       push(
         `  ${theme(NODE_TINTS[branch.state], `${g.node[branch.state]} ${branch.name}`)}  ${NODE_STATE_WORDS[branch.state]}${at === "" ? "" : ` at ${at}`}`,

@@ -2,7 +2,7 @@ import { visibleWidth } from "@earendil-works/pi-tui";
 import type { NodeView, RunView } from "@piw/protocol";
 import { ANSWERED_BY_WORDS, quotedExample } from "./answer-example.js";
 import { activePath } from "./flow.js";
-import { type BranchView, branchRefs, branchView, forkBranches, localPath } from "./forks.js";
+import { type BranchView, branchIndex, branchView, forkBranches, localPath } from "./forks.js";
 import { formatDuration, formatTimeLeft } from "./format.js";
 import { detectGlyphs, type Glyphs, UNICODE_GLYPHS } from "./glyphs.js";
 import { nodeProgressOf, progressWords, runningDetail } from "./progress-words.js";
@@ -274,12 +274,12 @@ export function renderFooterStatus(view: RunView, now?: number): string {
   let where = path;
   const fork = view.manifest.forks?.find((f) => f.path === path);
   if (fork !== undefined && view.nodes.some((n) => n.path === fork.path && n.state === "running")) {
-    const branches = forkBranches(fork).map((ref) => branchView(ref, view.nodes));
+    const branches = forkBranches(fork).map((ref) => branchView(ref, view));
     const running = branches.filter((branch) => branch.state === "running");
     const face = running.length === 1 ? running[0]?.running[0] : undefined;
     if (running.length === 1 && face !== undefined) {
       path = face.path;
-      where = `${fork.path} › ${running[0]?.name} › ${localPath(face.path, branchRefs(view.manifest))}`;
+      where = `${fork.path} › ${running[0]?.name} › ${localPath(face.path, branchIndex(view.manifest))}`;
     } else where = `${fork.path}: ${running.length} of ${branches.length} branches running`;
   }
   const node = view.nodes.find((n) => n.path === path);

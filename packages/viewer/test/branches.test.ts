@@ -1,5 +1,5 @@
 import { visibleWidth } from "@earendil-works/pi-tui";
-import type { NodeProgress } from "@piw/protocol";
+import type { NodeProgress, RunView } from "@piw/protocol";
 import { describe, expect, it } from "vitest";
 import {
   ASCII_GLYPHS,
@@ -130,6 +130,106 @@ describe("a parallel node in the graph", () => {
   });
 });
 
+describe("a parallel node inside a branch", () => {
+  // review's test branch runs its own parallel node `suites` with branches a and b.
+  const nested = {
+    ...forkManifest,
+    nodes: [
+      ...forkManifest.nodes.filter((n) => n.path !== "review/test/integration"),
+      {
+        path: "review/test/suites",
+        name: "suites",
+        scope: "review/test",
+        kind: "parallel" as const,
+        title: "suites",
+      },
+      {
+        path: "review/test/suites/a/run",
+        name: "run",
+        scope: "review/test/suites/a",
+        kind: "shell" as const,
+        title: "run",
+      },
+      {
+        path: "review/test/suites/b/run",
+        name: "run",
+        scope: "review/test/suites/b",
+        kind: "shell" as const,
+        title: "run",
+      },
+    ],
+    edges: [
+      ...forkManifest.edges.filter(
+        (e) => e.from !== "review/test/unit" && e.from !== "review/test/integration",
+      ),
+      { from: "review/test/unit", to: { kind: "node" as const, path: "review/test/suites" } },
+      { from: "review/test/suites", to: { kind: "node" as const, path: "review/test/report" } },
+      { from: "review/test/suites/a/run", to: { kind: "join" as const, path: "review/test/suites" } },
+      { from: "review/test/suites/b/run", to: { kind: "join" as const, path: "review/test/suites" } },
+    ],
+    forks: [
+      ...(forkManifest.forks ?? []),
+      {
+        path: "review/test/suites",
+        join: { kind: "all" as const },
+        concurrency: null,
+        branches: [
+          { name: "a", title: "a", startPath: "review/test/suites/a/run" },
+          { name: "b", title: "b", startPath: "review/test/suites/b/run" },
+        ],
+      },
+    ],
+  };
+
+  it("stacks the inner branches' nodes in the outer branch's column, in flow order", () => {
+    const view = withNode(
+      withNode(forkView(), "review/test/suites/b/run", {
+        state: "running",
+        visits: 1,
+        attempt: 1,
+        startedAt: 5_000,
+      }),
+      "review/test/suites",
+      { state: "running", visits: 1, attempt: 1, startedAt: 5_000 },
+    );
+    const shown = {
+      ...view,
+      manifest: nested,
+      nodes: view.nodes.filter((n) => n.path !== "review/test/integration"),
+    };
+    const withInner = [
+      ...shown.nodes,
+      ...["review/test/suites", "review/test/suites/a/run", "review/test/suites/b/run"]
+        .filter((path) => !shown.nodes.some((n) => n.path === path))
+        .map((path) => ({
+          ...(shown.nodes[0] as RunView["nodes"][number]),
+          path,
+          kind: "shell" as const,
+          state: "pending" as const,
+          visits: 0,
+          attempt: 0,
+          startedAt: null,
+          finishedAt: null,
+        })),
+    ];
+    const layout = layoutGraph(nested, withInner);
+    const test = layout.bands[0]?.columns[1]?.cards.map((card) => layout.cards[card]?.id);
+    expect(test).toEqual([
+      "review/test/unit",
+      "review/test/suites",
+      "review/test/suites/a/run",
+      "review/test/suites/b/run",
+      "review/test/report",
+    ]);
+    expect(layout.bands).toHaveLength(1);
+    // The widget still gives the outer branch one line.
+    const lines = renderWidgetLines({ ...shown, nodes: withInner }, { width: 80, now: NOW, glyphs: g });
+    expect(lines.filter((line) => line.includes("├") || line.includes("└"))).toHaveLength(3);
+    for (const line of renderGraph({ ...shown, nodes: withInner }, { width: 60, now: NOW, glyphs: g }).lines)
+      expect(visibleWidth(line)).toBeLessThanOrEqual(60);
+  });
+});
+
 describe("a parallel node in the run screen", () => {
   it("shows the running step's progress and agent activity in the inspector beside the graph", () => {
     let state = initialState("par-1");
@@ -178,6 +278,23 @@ describe("a parallel node in the widget and the footer", () => {
     expect(at30[3]).toBe(" ▶ ├ test …  #1  running 1m01s");
     const at60 = renderWidgetLines(midRun(), { width: 60, now: NOW, glyphs: g });
     expect(at60[3]).toBe(" ▶ ├ test › integration  #1  running 1m01s  3/10 ██▍░░░░░ ·…");
+  });
+
+  it("counts a branch as succeeded only once the step that ends it did", () => {
+    // test is between unit and integration: nothing runs in it, yet it is not done.
+    let view = withNode(forkView(), "review/test/integration", {
+      state: "pending",
+      visits: 0,
+      attempt: 0,
+      startedAt: null,
+    });
+    expect(renderWidgetLines(view, { width: 80, now: NOW, glyphs: g })[3]).toMatch(/^ ▶ ├ test {2}/);
+    // The join was met without it (a join of any): the branch was cut short.
+    view = withNode(view, "review", { state: "succeeded", finishedAt: 60_000 });
+    view = withNode(view, "review/docs/check", { state: "succeeded", finishedAt: 50_000 });
+    expect(renderWidgetLines(view, { width: 80, now: NOW, glyphs: g })[3]).toMatch(
+      /^ ■ ├ test {2}.*cancelled/,
+    );
   });
 
   it("says how many more branches there are past four", () => {
