@@ -109,7 +109,8 @@ function workflowFor(
             run: async ({ effects }: ActionContext) => {
               const call = ++epoch.calls;
               // A crash re-runs only what had not finished: never a visit the store holds as finished.
-              if (finishedBefore(`${scope}/n${i}`)) throw new Error(`${scope}/n${i} ran again after it finished`);
+              if (finishedBefore(`${scope}/n${i}`))
+                throw new Error(`${scope}/n${i} ran again after it finished`);
               if (epoch.interruption?.at === call && epoch.interruption.kind === "cancel") epoch.onCancel();
               for (let t = 0; t < node.waits; t += 1) await new Promise((r) => setTimeout(r, 1));
               await hangIf("crash-before", call);
