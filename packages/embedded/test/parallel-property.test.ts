@@ -28,6 +28,8 @@ interface Scenario {
   branches: { fails: boolean; waits: number }[][];
   join: JoinOption;
   concurrency: number | undefined;
+  /** The last branch is itself a parallel node of two copies of its chain (`x`, `y`), joined all. */
+  nested: boolean;
   /** Action invocations (counted per execution) at which the execution is interrupted. */
   interruptions: { at: number; kind: "crash-before" | "crash-in-effect" | "crash-after" | "cancel" }[];
 }
@@ -49,6 +51,7 @@ const scenarios: fc.Arbitrary<Scenario> = fc
         fc.integer({ min: 1, max: branches.length }).map((k): JoinOption => ({ atLeast: k })),
       ),
       concurrency: fc.option(fc.integer({ min: 1, max: branches.length }), { nil: undefined }),
+      nested: fc.boolean(),
       interruptions: fc.array(
         fc.record({
           at: fc.integer({ min: 1, max: 8 }),
@@ -94,10 +97,10 @@ function workflowFor(
       return forever();
     }
   };
-  const branchOf = (nodes: Scenario["branches"][number], b: number): WorkflowDefinition => {
+  const chainOf = (nodes: Scenario["branches"][number], scope: string, tag: string): WorkflowDefinition => {
     const names = nodes.map((_, i) => `n${i}`);
     return defineWorkflow({
-      name: `branch${b}`,
+      name: `chain-${tag}`,
       startAt: "n0",
       nodes: Object.fromEntries(
         nodes.map((node, i) => [
@@ -106,12 +109,12 @@ function workflowFor(
             run: async ({ effects }: ActionContext) => {
               const call = ++epoch.calls;
               // A crash re-runs only what had not finished: never a visit the store holds as finished.
-              if (finishedBefore(`fan/b${b}/n${i}`))
-                throw new Error(`fan/b${b}/n${i} ran again after it finished`);
+              if (finishedBefore(`${scope}/n${i}`))
+                throw new Error(`${scope}/n${i} ran again after it finished`);
               if (epoch.interruption?.at === call && epoch.interruption.kind === "cancel") epoch.onCancel();
               for (let t = 0; t < node.waits; t += 1) await new Promise((r) => setTimeout(r, 1));
               await hangIf("crash-before", call);
-              const key = `b${b}/n${i}`;
+              const key = `${tag}/n${i}`;
               const value = await effects.idempotent("note", { key }, async () => {
                 await hangIf("crash-in-effect", call);
                 performed.set(key, (performed.get(key) ?? 0) + 1);
@@ -126,6 +129,11 @@ function workflowFor(
       ),
       edges: Object.fromEntries(names.map((name, i) => [name, { to: names[i + 1] ?? "done" }])),
     } as never) as WorkflowDefinition;
+  };
+  const branchOf = (nodes: Scenario["branches"][number], b: number) => {
+    if (!(s.nested && b === s.branches.length - 1)) return chainOf(nodes, `fan/b${b}`, `b${b}`);
+    const inner = (twin: string) => chainOf(nodes, `fan/b${b}/b${b}/${twin}`, `b${b}${twin}`);
+    return parallel({ branches: { x: inner("x"), y: inner("y") }, join: "all" });
   };
   const branches = Object.fromEntries(s.branches.map((nodes, b) => [`b${b}`, branchOf(nodes, b)]));
   return compileWorkflow(
@@ -217,7 +225,9 @@ async function check(s: Scenario): Promise<void> {
       for (const key of keys) {
         const b = Number(key.slice(1));
         expect(s.branches[b]?.every((n) => !n.fails)).toBe(true);
-        expect(output[key]).toBe(`b${b}/n${(s.branches[b]?.length ?? 0) - 1}`);
+        const last = `n${(s.branches[b]?.length ?? 0) - 1}`;
+        const nested = s.nested && b === s.branches.length - 1;
+        expect(output[key]).toEqual(nested ? { x: `b${b}x/${last}`, y: `b${b}y/${last}` } : `b${b}/${last}`);
       }
     } else {
       expect(outcome).toMatchObject({ kind: "failed" });

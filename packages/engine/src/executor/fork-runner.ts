@@ -100,6 +100,15 @@ function initialPhase(exec: Execution, branch: CompiledBranch, savedAt: number):
   }
 }
 
+/** The visits still open in `scope` and the branches nested in it, saved after position `after`. */
+function openVisitsUnder(exec: Execution, scope: string, after: number): SavedVisit[] {
+  return exec.position.saved.filter((v, i) => {
+    if (i <= after || v.status !== "running") return false;
+    const lane = exec.workflow.nodes.get(v.path)?.lane ?? "";
+    return lane === scope || lane.startsWith(`${scope}/`);
+  });
+}
+
 /** A branch's port: the parent's, but a clock park goes through the fork, which parks the run once. */
 function branchPort(parent: RunPort, park: (reason: ClockReason) => Promise<Transition<RunRecord>>): RunPort {
   const parkRun = (reason: RecoveryReason) => (isClockReason(reason) ? park(reason) : parent.parkRun(reason));
@@ -220,7 +229,7 @@ export async function runFork(
     }
   };
 
-  const reopenedLosers: { name: string; start: Extract<NextStep, { kind: "visit" }> }[] = [];
+  const reopenedLosers: CompiledBranch[] = [];
   for (;;) {
     const stopped = [...phases.values()].some((p) => p.kind === "stopped");
     const decided = state();
@@ -230,8 +239,9 @@ export async function runFork(
       stopRest(new JoinDecided());
       for (const [name, phase] of phases) {
         // An unfinished visit of a branch the join no longer needs, from before a crash: saved as cancelled.
-        if (phase.kind === "queued" && phase.start.kind === "visit") {
-          reopenedLosers.push({ name, start: phase.start });
+        const branch = node.branches.find((b) => b.name === name);
+        if (phase.kind === "queued" && branch) {
+          reopenedLosers.push(branch);
           phases.set(name, { kind: "cancelled" });
         }
       }
@@ -254,10 +264,11 @@ export async function runFork(
     await Promise.race([...inFlight, poked]);
   }
   for (const loser of reopenedLosers) {
+    // Its open visit, and those of any parallel node nested in it: none of them runs again.
     const result = { status: "failed" as const, error: cancelError(loser.name) };
-    expectSaved(
-      await lane.port.finishNodeVisit({ path: loser.start.path, visit: loser.start.visit, result }),
-    );
+    for (const open of openVisitsUnder(exec, loser.scope, savedAt)) {
+      expectSaved(await lane.port.finishNodeVisit({ path: open.path, visit: open.visit, result }));
+    }
   }
 
   const errors = [...phases.values()].flatMap((p) => (p.kind === "stopped" ? [p.error] : []));
