@@ -83,9 +83,16 @@ function renderNodeLine(node: NodeView, columns: NodeColumns, style: Style, now:
   return parts.join("  ");
 }
 
+/** When a node's shown change happened: its finish, else its start; a node with neither sorts last. */
+function changedAt(node: NodeView): number {
+  return node.finishedAt ?? node.startedAt ?? Number.POSITIVE_INFINITY;
+}
+
 /**
  * Turns a stream of views into one line per node change, for `piw run` and the other following
  * commands. A node is printed when its state, visit or attempt changes; pending nodes are skipped.
+ * The changes one view carries print in the order they happened (a parallel node's branches finish
+ * before its join, though the graph lists them after it); ties keep the graph's order.
  */
 export class NodeChangeTracker {
   private readonly printed = new Map<string, string>();
@@ -94,15 +101,17 @@ export class NodeChangeTracker {
 
   changes(view: RunView): string[] {
     const columns = nodeColumns(view);
-    const lines: string[] = [];
+    const changed: NodeView[] = [];
     for (const node of view.nodes) {
       if (node.state === "pending") continue;
       const key = `${node.state}:${node.visits}:${node.attempt}`;
       if (this.printed.get(node.path) === key) continue;
       this.printed.set(node.path, key);
-      lines.push(`  ${renderNodeLine(node, columns, this.style, undefined)}`);
+      changed.push(node);
     }
-    return lines;
+    return changed
+      .sort((a, b) => changedAt(a) - changedAt(b))
+      .map((node) => `  ${renderNodeLine(node, columns, this.style, undefined)}`);
   }
 }
 

@@ -118,6 +118,31 @@ describe("node lines", () => {
     ]);
   });
 
+  it("print the changes of one view in the order they happened, not the graph's", () => {
+    const tracker = new NodeChangeTracker(plain);
+    const joined = view({
+      nodes: [
+        node("checks", {
+          kind: "parallel",
+          state: "succeeded",
+          visits: 1,
+          attempt: 1,
+          startedAt: 1,
+          finishedAt: 40,
+        }),
+        node("report", { state: "succeeded", visits: 1, attempt: 1, startedAt: 41, finishedAt: 45 }),
+        node("checks/lint/run", { state: "succeeded", visits: 1, attempt: 1, startedAt: 2, finishedAt: 30 }),
+        node("checks/tests/run", { state: "succeeded", visits: 1, attempt: 1, startedAt: 2, finishedAt: 20 }),
+      ],
+    });
+    expect(tracker.changes(joined).map((line) => line.trim().split(/\s+/)[1])).toEqual([
+      "checks/tests/run",
+      "checks/lint/run",
+      "checks",
+      "report",
+    ]);
+  });
+
   it("format durations compactly", () => {
     expect(formatDuration(12.4)).toBe("12ms");
     expect(formatDuration(1_450)).toBe("1.4s");

@@ -14,7 +14,7 @@ const manifestTargetSchema = z.discriminatedUnion("kind", [
 ]);
 
 /** When a parallel node's join is satisfied: every branch, the first one, or at least `count` of them. */
-export const joinPolicySchema = z.discriminatedUnion("kind", [
+const joinPolicySchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("all") }),
   z.object({ kind: z.literal("any") }),
   z.object({ kind: z.literal("atLeast"), count: z.number().int().positive() }),

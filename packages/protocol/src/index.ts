@@ -25,7 +25,7 @@ export { inspectFrame, MAX_FRAME_BYTES, PROTOCOL_VERSION } from "./frame-shape.j
 export { MAX_FRAME_DEPTH } from "./framing.js";
 export { quickHelloResult, quickRunSummaries } from "./run-summary-check.js";
 export type { GraphManifest, JoinPolicy, ManifestFork, ManifestTarget } from "./graph-manifest.js";
-export { graphManifestSchema, joinPolicySchema } from "./graph-manifest.js";
+export { graphManifestSchema } from "./graph-manifest.js";
 export type { JsonValue, RequestKey } from "./ids.js";
 export {
   jsonValueSchema,

@@ -60,7 +60,7 @@ function needed(join: JoinPolicy, total: number): number {
 }
 
 /** Pure: whether enough branches succeeded, or too many failed for the join ever to be satisfied. */
-export function joinState(join: JoinPolicy, total: number, succeeded: number, failed: number): JoinState {
+function joinState(join: JoinPolicy, total: number, succeeded: number, failed: number): JoinState {
   const need = needed(join, total);
   if (succeeded >= need) return "satisfied";
   return failed > total - need ? "impossible" : "pending";
