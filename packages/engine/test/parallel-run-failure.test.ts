@@ -118,4 +118,34 @@ describe("parallel: a run failure inside a branch", () => {
       forget ? [] : ["fan/steps/check"],
     );
   });
+
+  it("closes the fork's visit when a branch's timeoutMs function throws as its visit opens", async () => {
+    const wf = compileWorkflow(
+      defineWorkflow({
+        name: "deadline",
+        startAt: "fan",
+        nodes: {
+          fan: parallel({
+            branches: {
+              late: action({
+                timeoutMs: () => {
+                  throw new Error("no deadline today");
+                },
+                run: () => 1,
+              }),
+            },
+            join: "all",
+          }),
+        },
+        edges: { fan: { to: "done" } },
+      }),
+    );
+    const port = started(new MemoryRunPort());
+    expect(await executeRun({ workflow: wf, port })).toMatchObject({
+      kind: "failed",
+      error: { code: "node_failed", message: "The timeoutMs function of fan/late/late threw." },
+    });
+    expect(statusOf(port, "fan")).toEqual({ status: "failed", code: "node_failed" });
+    expect(port.visits.filter((v) => v.status === "running")).toEqual([]);
+  });
 });
