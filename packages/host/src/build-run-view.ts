@@ -13,6 +13,7 @@ import {
   type RunView,
   type SafeError,
   safeErrorSchema,
+  stoppedVisitState,
   UNVISITED_NODE,
   VIEW_VALUE_MAX_BYTES,
   type ViewValue,
@@ -88,10 +89,7 @@ function nullableViewValue(value: JsonValue | null): ViewValue | null {
 
 /** What a visit under way shows once nobody works on it: why its run stopped, else not started. */
 function interruptedState(run: RunRecord): NodeView["state"] {
-  if (run.outcome === "cancelled" || run.status === "cancelled") return "cancelled";
-  if (run.outcome === "timed_out") return "timed_out";
-  if (run.status === "parked" && run.paused) return "paused";
-  return "pending";
+  return stoppedVisitState(run) ?? "pending";
 }
 
 /** The path of the visit that is open right now, if any. */

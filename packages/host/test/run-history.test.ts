@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { RunningHost } from "../src/index.js";
 import { foldJson } from "../src/run-history.js";
-import { type Sandbox, sandbox, start, TestClient, writeWorkflow } from "./host-fixture.js";
+import { FLOWS, type Sandbox, sandbox, start, TestClient, writeWorkflow } from "./host-fixture.js";
 
 const BIG = `import { compute, defineWorkflow } from "piw";
 export default defineWorkflow({
@@ -12,6 +12,33 @@ export default defineWorkflow({
     boom: compute({ run: () => { throw new Error("no luck"); } }),
   },
   edges: { make: { to: "boom" }, boom: { to: "done" } },
+});
+`;
+
+/** Two branches side by side: one done at once, one that waits for a file that never comes. */
+const FORK = `import { existsSync } from "node:fs";
+import { compute, defineWorkflow, parallel } from "piw";
+import { z } from "zod";
+export default defineWorkflow({
+  name: "fork",
+  input: z.object({ release: z.string() }),
+  startAt: "fan",
+  nodes: {
+    fan: parallel({
+      branches: {
+        quick: compute({ run: () => 1 }),
+        slow: compute({
+          run: async ({ input }) => {
+            const { release } = input as { release: string };
+            while (!existsSync(release)) await new Promise((r) => setTimeout(r, 25));
+            return 2;
+          },
+        }),
+      },
+      join: "all",
+    }),
+  },
+  edges: { fan: { to: "done" } },
 });
 `;
 
@@ -59,6 +86,37 @@ describe("runs.history", () => {
     expect(boom).toMatchObject({ status: "failed", errorCode: expect.any(String) });
     expect(boom?.error).toBe("Compute node boom threw an Error.");
   });
+
+  it.each([
+    ["a single-path run", "hang", FLOWS.hang, "hang", { first: "succeeded", hang: "cancelled" }],
+    [
+      "a parallel run",
+      "fork",
+      FORK,
+      "fan/slow/slow",
+      { fan: "cancelled", "fan/quick/quick": "succeeded", "fan/slow/slow": "cancelled" },
+    ],
+  ])(
+    "shows the visits open at a cancel of %s as cancelled, as the view does",
+    async (_what, name, body, open, expected) => {
+      const flow = await writeWorkflow(box, name, body);
+      const reserved = await client.call("runs.reserve", flow.reserve({ release: `${box.dir}/never` }));
+      if (reserved.kind !== "applied") throw new Error(JSON.stringify(reserved));
+      const { runId } = reserved.value;
+      await client.call("runs.subscribe", { runId });
+      await client.view(runId, (v) => v.nodes.some((n) => n.path === open && n.state === "running"));
+      expect(await client.call("runs.cancel", { runId })).toMatchObject({ kind: "applied" });
+      const view = await client.view(runId, (v) => v.status === "cancelled" && v.currentWork.kind === "none");
+      const history = await client.call("runs.history", { runId });
+      const steps = Object.fromEntries((history?.steps ?? []).map((s) => [s.path, s.status]));
+      expect(steps).toEqual(expected);
+      // The view says the same of every node the history lists.
+      const states = Object.fromEntries(
+        view.nodes.filter((n) => n.path in steps).map((n) => [n.path, n.state]),
+      );
+      expect(states).toEqual(expected);
+    },
+  );
 
   it("answers null for an unknown run", async () => {
     expect(await client.call("runs.history", { runId: "nope-1" })).toBeNull();

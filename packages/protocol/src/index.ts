@@ -122,6 +122,7 @@ export {
   isTerminalStatus,
   RUN_TRANSITIONS,
   runStatusSchema,
+  stoppedVisitState,
 } from "./run-status.js";
 export type {
   CheckpointView,

@@ -11,12 +11,15 @@ import { traceEventSchema } from "./trace-events.js";
 export const historyEventSchema = z.object({ seq: z.number().int(), at: z.number() }).and(traceEventSchema);
 export type HistoryEvent = z.infer<typeof historyEventSchema>;
 
-/** One saved attempt-visit of a node, with its output (JSON, folded) or its error (text, bounded). */
+/**
+ * One saved attempt-visit of a node, with its output (JSON, folded) or its error (text, bounded). A
+ * visit still open when its run was cancelled, timed out or paused has that status, as in the view.
+ */
 const historyStepSchema = z.object({
   path: nodePathSchema,
   visit: z.number().int(),
   attempt: z.number().int(),
-  status: z.enum(["running", "succeeded", "failed", "timed_out"]),
+  status: z.enum(["running", "succeeded", "failed", "timed_out", "cancelled", "paused"]),
   startedAt: z.number(),
   finishedAt: z.number().nullable(),
   errorCode: z.string().nullable(),

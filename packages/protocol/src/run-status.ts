@@ -16,6 +16,22 @@ export type RunStatus = z.infer<typeof runStatusSchema>;
 export const terminalOutcomeSchema = z.enum(["completed", "waiting", "failed", "timed_out", "cancelled"]);
 export type TerminalOutcome = z.infer<typeof terminalOutcomeSchema>;
 
+/**
+ * What a visit still open in a run nobody works on any more shows: why its run stopped
+ * (`cancelled`, `timed_out`, or `paused` for a paused run), else null (the view calls it pending,
+ * the history running). The view and the history both take it from here.
+ */
+export function stoppedVisitState(run: {
+  status: RunStatus;
+  outcome: TerminalOutcome | null;
+  paused: boolean;
+}): "cancelled" | "timed_out" | "paused" | null {
+  if (run.outcome === "cancelled" || run.status === "cancelled") return "cancelled";
+  if (run.outcome === "timed_out") return "timed_out";
+  if (run.status === "parked" && run.paused) return "paused";
+  return null;
+}
+
 /** The statuses that hold the one-per-session reservation. */
 export const ACTIVE_STATUSES = ["queued", "starting", "running"] as const satisfies readonly RunStatus[];
 const TERMINAL_STATUSES = ["done", "failed", "cancelled"] as const satisfies readonly RunStatus[];

@@ -6,8 +6,10 @@ import type {
   JsonValue,
   MessageKind,
 } from "@piw/protocol";
+import { stoppedVisitState } from "@piw/protocol";
 import type { StoreContext } from "./context.js";
 import { StoreError } from "./errors.js";
+import { mapRunRow } from "./rows.js";
 
 // What a viewer's inspector shows of a run beyond its view: saved outputs, errors, effects, the
 // prompts sent to Pi and the turns that answered them. Values come back whole; the host bounds them.
@@ -22,7 +24,10 @@ export interface RunHistoryRecords {
 /** Every step, effect, message and turn of a run, oldest first; `not_found` for an unknown run. */
 export function readRunHistory(ctx: StoreContext, runId: string): RunHistoryRecords {
   return ctx.read(() => {
-    if (!ctx.getRunRow(runId)) throw new StoreError("not_found", `No run ${runId}.`);
+    const row = ctx.getRunRow(runId);
+    if (!row) throw new StoreError("not_found", `No run ${runId}.`);
+    // A visit still open when its run stopped says why, as the run's view does.
+    const stopped = stoppedVisitState(mapRunRow(row));
     const json = (hash: string | null) => (hash === null ? null : ctx.readJsonBlob(hash));
     const text = (hash: string | null) => (hash === null ? null : ctx.readTextBlob(hash));
     // A message body is saved as text or JSON, depending on its kind; both read back as text.
@@ -39,7 +44,7 @@ export function readRunHistory(ctx: StoreContext, runId: string): RunHistoryReco
         path: string;
         visit: number;
         attempt: number;
-        status: HistoryStep["status"];
+        status: "running" | "succeeded" | "failed" | "timed_out";
         output_hash: string | null;
         error_code: string | null;
         error_hash: string | null;
@@ -50,7 +55,7 @@ export function readRunHistory(ctx: StoreContext, runId: string): RunHistoryReco
       path: r.path,
       visit: r.visit,
       attempt: r.attempt,
-      status: r.status,
+      status: r.status === "running" ? (stopped ?? r.status) : r.status,
       startedAt: r.started_at,
       finishedAt: r.finished_at,
       errorCode: r.error_code,

@@ -178,6 +178,15 @@ export function describeEvent(event: HistoryEvent): string {
   return `${event.type} ${event.path}${event.visit === null ? "" : ` #${event.visit}`}`;
 }
 
+/** When the run last stopped (cancelled, timed out, parked); its open visits show that stop from then. */
+function lastStopAt(history: RunHistory): number {
+  for (let i = history.events.length - 1; i >= 0; i -= 1) {
+    const { type, at } = history.events[i] as HistoryEvent;
+    if (type === "run.cancelled" || type === "run.timed_out" || type === "run.parked") return at;
+  }
+  return Number.NEGATIVE_INFINITY;
+}
+
 /**
  * The inspector's data as it stood at a replay point: only what had happened by the event's time,
  * with work that finished later shown as still under way.
@@ -186,23 +195,27 @@ export function historyAt(history: RunHistory, position: number): RunHistory {
   const event = history.events[Math.min(Math.max(0, position), history.events.length - 1)];
   if (event === undefined) return history;
   const at = event.at;
+  const stoppedAt = lastStopAt(history);
   return {
     ...history,
     events: history.events.slice(0, position + 1),
     steps: history.steps
       .filter((step) => step.startedAt <= at)
-      .map((step) =>
-        step.finishedAt !== null && step.finishedAt > at
-          ? {
-              ...step,
-              status: "running" as const,
-              finishedAt: null,
-              output: null,
-              error: null,
-              errorCode: null,
-            }
-          : step,
-      ),
+      .map((step) => {
+        if (step.finishedAt !== null && step.finishedAt > at) {
+          return {
+            ...step,
+            status: "running" as const,
+            finishedAt: null,
+            output: null,
+            error: null,
+            errorCode: null,
+          };
+        }
+        // A visit open when the run stopped says so only from the stop on.
+        const open = step.finishedAt === null && step.status !== "running";
+        return open && at < stoppedAt ? { ...step, status: "running" as const } : step;
+      }),
     effects: history.effects
       .filter((effect) => effect.reservedAt <= at)
       .map((effect) =>

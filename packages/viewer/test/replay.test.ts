@@ -157,4 +157,30 @@ describe("historyAt", () => {
       ["route", "succeeded", "revise"],
     ]);
   });
+
+  it("shows a visit open at a cancel as running before the cancel and cancelled from it on", () => {
+    const cancelled = [
+      event({ type: "run.queued", data: { command: "start" } }),
+      event({ type: "run.running" }),
+      event({ type: "node.started", path: "draft", visit: 1, data: { kind: "agent" } }),
+      event({ type: "run.cancelled" }),
+    ];
+    const full = historyOf("run_02", cancelled, {
+      steps: [
+        {
+          path: "draft",
+          visit: 1,
+          attempt: 1,
+          status: "cancelled",
+          startedAt: cancelled[2]?.at ?? 0,
+          finishedAt: null,
+          errorCode: null,
+          error: null,
+          output: null,
+        },
+      ],
+    });
+    expect(historyAt(full, 2).steps.map((step) => step.status)).toEqual(["running"]);
+    expect(historyAt(full, 3).steps.map((step) => step.status)).toEqual(["cancelled"]);
+  });
 });

@@ -14,7 +14,7 @@ import {
 import type { CompiledBranch, CompiledParallelNode } from "../compiler/compiled-workflow.js";
 import { expectSaved, FenceLost, NodeFailure, RunParked } from "./execution-signals.js";
 import type { RunPort } from "./run-port.js";
-import { lastInLane, type NextStep, nextAfter } from "./run-position.js";
+import { laneOf, lastInLane, type NextStep, nextAfter } from "./run-position.js";
 import { type Execution, type Lane, runSequence } from "./visit-sequence.js";
 
 /** Why a branch's signal aborted: its join was decided without it (it is saved as cancelled). */
@@ -104,7 +104,7 @@ function initialPhase(exec: Execution, branch: CompiledBranch, savedAt: number):
 function openVisitsUnder(exec: Execution, scope: string, after: number): SavedVisit[] {
   return exec.position.saved.filter((v, i) => {
     if (i <= after || v.status !== "running") return false;
-    const lane = exec.workflow.nodes.get(v.path)?.lane ?? "";
+    const lane = laneOf(exec.workflow, v.path);
     return lane === scope || lane.startsWith(`${scope}/`);
   });
 }

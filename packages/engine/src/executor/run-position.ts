@@ -59,6 +59,21 @@ export function rebuildPosition(workflow: CompiledWorkflow, snapshot: RunSnapsho
   };
 }
 
+/**
+ * The lane of a saved visit's node. A node no longer in the workflow keeps the lane of the nearest
+ * branch its path is under, so the branch (and its fork) see it and fail with `source_changed`.
+ */
+export function laneOf(workflow: CompiledWorkflow, path: string): string {
+  const node = workflow.nodes.get(path);
+  if (node) return node.lane;
+  for (let end = path.lastIndexOf("/"); end > 0; end = path.lastIndexOf("/", end - 1)) {
+    const scope = path.slice(0, end);
+    const fork = workflow.nodes.get(scope.slice(0, Math.max(0, scope.lastIndexOf("/"))));
+    if (fork?.kind === "parallel" && fork.branches.some((b) => b.scope === scope)) return scope;
+  }
+  return "";
+}
+
 /** The last saved visit of `lane` after position `after` in `saved` (-1: from the start). */
 export function lastInLane(
   workflow: CompiledWorkflow,
@@ -68,7 +83,7 @@ export function lastInLane(
 ): SavedVisit | undefined {
   for (let i = saved.length - 1; i > after; i -= 1) {
     const visit = saved[i] as SavedVisit;
-    if ((workflow.nodes.get(visit.path)?.lane ?? "") === lane) return visit;
+    if (laneOf(workflow, visit.path) === lane) return visit;
   }
   return undefined;
 }

@@ -76,7 +76,8 @@ async function runOpened(
   visit: number,
   opened: Extract<NodeVisitState, { status: "running" }>,
 ): Promise<RunResult> {
-  if (node.kind === "parallel") return exec.runFork(lane, node, visit);
+  if (node.kind === "parallel")
+    return closeOnRunFailure(lane.port, node.path, visit, exec.runFork(lane, node, visit));
   const work = () =>
     runNode({
       workflow: exec.workflow,
@@ -96,6 +97,29 @@ async function runOpened(
       ...(exec.agents ? { agents: exec.agents } : {}),
     });
   return needsConversation(exec, node) ? exec.conversation.run(work) : work();
+}
+
+/**
+ * A failure that ends the whole run inside a fork's branch (maxSteps, a node no longer in the
+ * workflow) closes the fork's own visit with the same error before the run fails: it ended too.
+ */
+async function closeOnRunFailure(
+  port: RunPort,
+  path: string,
+  visit: number,
+  running: Promise<RunResult>,
+): Promise<RunResult> {
+  try {
+    return await running;
+  } catch (thrown) {
+    if (!(thrown instanceof NodeFailure)) throw thrown;
+    const error = safeError(thrown.code, thrown.message);
+    const result = thrown.timedOut
+      ? { status: "timed_out" as const, error }
+      : { status: "failed" as const, error };
+    expectSaved(await port.finishNodeVisit({ path, visit, result }));
+    throw thrown;
+  }
 }
 
 async function saveCancelled(port: RunPort, path: string, visit: number, error: SafeError): Promise<void> {
