@@ -81,14 +81,28 @@ export function workerHandlers(deps: WorkerChannelDeps, worker: LiveWorker): Han
     "run.markRunning": () => commit(() => store.markRunning(fence)),
     "visit.start": (params) => commit(() => store.startNodeVisit(fence, params)),
     "visit.finish": (params) =>
-      afterCommit(commit(() => store.finishNodeVisit(fence, params)), () => visitOver(params)),
+      afterCommit(
+        commit(() => store.finishNodeVisit(fence, params)),
+        () => visitOver(params),
+      ),
     "visit.advance": (params) =>
-      afterCommit(commit(() => store.advanceNodeVisit(fence, params)), () => visitOver(params.finish)),
+      afterCommit(
+        commit(() => store.advanceNodeVisit(fence, params)),
+        () => visitOver(params.finish),
+      ),
     "effect.reserve": (params) => commit(() => store.reserveEffect(fence, params)),
     "effect.settle": (params) => commit(() => store.settleEffect(fence, params)),
     "message.enqueue": (params) => commit(() => store.enqueueMessage(fence, params)),
-    "run.finish": (params) => afterCommit(commit(() => store.finishRun(fence, params)), endRun),
-    "run.park": (params) => afterCommit(commit(() => store.parkRun(fence, params)), endRun),
+    "run.finish": (params) =>
+      afterCommit(
+        commit(() => store.finishRun(fence, params)),
+        endRun,
+      ),
+    "run.park": (params) =>
+      afterCommit(
+        commit(() => store.parkRun(fence, params)),
+        endRun,
+      ),
     "visit.schedule": (params) => commit(() => store.scheduleVisit(fence, params)),
     "run.redefine": (params) => commit(() => store.redefineRun(fence, params)),
     "agent.next": (key) => worker.agent.next(key),

@@ -136,14 +136,18 @@ describe("isolated agent steps running at once in two parallel branches", () => 
       if (reserved.kind !== "applied") throw new Error(JSON.stringify(reserved));
       const { runId } = reserved.value;
 
-      const both = await client.view(
-        runId,
-        (v) => own(v, "fan/alpha/alpha") !== undefined && own(v, "fan/beta/beta") !== undefined,
-        VIEW_WAIT,
-      ).catch((error: unknown) => {
-        const last = client.views.filter((v) => v.runId === runId).at(-1);
-        throw new Error(`${String(error)}; model: ${model.errors.join("; ")}; last: ${JSON.stringify({ nodes: last?.nodes.map((n) => [n.path, n.state]), a: last?.agentActivity, p: last?.agentProgress, e: last?.error })}`);
-      });
+      const both = await client
+        .view(
+          runId,
+          (v) => own(v, "fan/alpha/alpha") !== undefined && own(v, "fan/beta/beta") !== undefined,
+          VIEW_WAIT,
+        )
+        .catch((error: unknown) => {
+          const last = client.views.filter((v) => v.runId === runId).at(-1);
+          throw new Error(
+            `${String(error)}; model: ${model.errors.join("; ")}; last: ${JSON.stringify({ nodes: last?.nodes.map((n) => [n.path, n.state]), a: last?.agentActivity, p: last?.agentProgress, e: last?.error })}`,
+          );
+        });
       expect(own(both, "fan/alpha/alpha")).toMatchObject({
         visit: 1,
         kind: "tool",
@@ -171,7 +175,11 @@ describe("isolated agent steps running at once in two parallel branches", () => 
       expect(alphaDone.agentActivity?.map((p) => p.path)).toEqual(["fan/beta/beta"]);
 
       await release(gates.BETA, runId, "fan/beta/beta");
-      const done = await client.view(runId, (v) => v.status === "done" && v.currentWork.kind === "none", VIEW_WAIT);
+      const done = await client.view(
+        runId,
+        (v) => v.status === "done" && v.currentWork.kind === "none",
+        VIEW_WAIT,
+      );
       expect(done.agentActivity).toBeUndefined();
       // The run's last fact outlives its visit: the last view still shows an accepted output.
       expect(done.agentProgress?.kind).toBe("submitted");
