@@ -3,38 +3,50 @@ import { agentProgressText, clipToWidth, nodeProgressOf, progressWords, UNICODE_
 import type { Style } from "./style.js";
 
 /**
- * The lines a follower prints for an isolated agent step's live progress: one per tool call the
- * host relayed (a rate limit may fold several into one, said as "+N more") and the accepted output.
+ * The lines a follower prints for isolated agent steps' live progress: one per tool call the host
+ * relayed (a rate limit may fold several into one, said as "+N more") and the accepted output. Each
+ * running agent visit (parallel branches run several) is followed on its own, under its own path.
  */
 export class AgentProgressLines {
-  private lastSeen = "";
-  private lastAttempt = "";
-  private toolCallsShown = 0;
+  /** Per visit (`path#visit`): the last fact printed, its attempt, and the tool calls it counted. */
+  private readonly visits = new Map<string, { seen: string; attempt: number; toolCallsShown: number }>();
 
   constructor(private readonly style: Style) {}
 
   changes(view: RunView): string[] {
-    const progress = view.agentProgress;
-    if (!progress) return [];
-    // A relaunched worker counts from 1 again: a fact is new when its attempt or its number is.
-    const seen = `${progress.path}#${progress.visit}.${progress.attempt}:${progress.seq}`;
-    if (seen === this.lastSeen) return [];
-    this.lastSeen = seen;
-    return [this.lineOf(progress)];
+    const lines: string[] = [];
+    for (const progress of factsOf(view)) {
+      const key = `${progress.path}#${progress.visit}`;
+      // A relaunched worker counts from 1 again: a fact is new when its attempt or its number is.
+      const seen = `${progress.attempt}:${progress.seq}`;
+      const shown = this.visits.get(key);
+      if (shown?.seen === seen) continue;
+      const toolCallsShown = shown?.attempt === progress.attempt ? shown.toolCallsShown : 0;
+      this.visits.set(key, {
+        seen,
+        attempt: progress.attempt,
+        toolCallsShown: progress.kind === "tool" ? progress.toolCalls : toolCallsShown,
+      });
+      lines.push(this.lineOf(progress, toolCallsShown));
+    }
+    return lines;
   }
 
-  private lineOf(progress: AgentProgress): string {
-    const attempt = `${progress.path}#${progress.visit}.${progress.attempt}`;
-    if (attempt !== this.lastAttempt) {
-      this.lastAttempt = attempt;
-      this.toolCallsShown = 0;
-    }
+  private lineOf(progress: AgentProgress, toolCallsShown: number): string {
     const where = this.style.dim(`${progress.path}:`);
     if (progress.kind === "submitted") return `    ${where} ${agentProgressText(progress)}`;
-    const folded = progress.toolCalls - this.toolCallsShown - 1;
-    this.toolCallsShown = progress.toolCalls;
+    const folded = progress.toolCalls - toolCallsShown - 1;
     return `    ${where} ${agentProgressText(progress)}${folded > 0 ? this.style.dim(` (+${folded} more)`) : ""}`;
   }
+}
+
+/** Each running agent visit's latest fact, then the run's latest when its visit is not among them. */
+function factsOf(view: RunView): AgentProgress[] {
+  const facts = [...(view.agentActivity ?? [])];
+  const latest = view.agentProgress;
+  if (latest !== undefined && !facts.some((p) => p.path === latest.path && p.visit === latest.visit))
+    facts.push(latest);
+  return facts;
 }
 
 /** Tenths of the total: a count prints a line each time it enters a new one. */

@@ -159,6 +159,34 @@ describe("piw status at a parallel node", () => {
     expect(parsed.agentProgress?.text).toBe("read README.md");
     expect(parsed.manifest.forks?.[0]?.branches.map((b) => b.name)).toEqual(["lint", "test", "docs"]);
   });
+
+  it("shows each running agent step's own activity under its own node, and in --json", () => {
+    const view = forked([], { agentActivity: [unitAgent(1), docsFact(2)], agentProgress: docsFact(2) });
+    const nodes = renderRunStatus(view, plain, NOW);
+    const under = (path: string) => nodes[nodes.findIndex((line) => line.includes(`${path} `)) + 1]?.trim();
+    expect(under("checks/test/unit")).toBe("→ grep parse src");
+    expect(under("checks/docs/check")).toBe("→ read README.md");
+    const parsed = OUTPUT_SCHEMAS.status.parse(JSON.parse(JSON.stringify(statusOutput(view))));
+    expect(parsed.agentActivity?.map((p) => [p.path, p.visit, p.text])).toEqual([
+      ["checks/test/unit", 1, "grep parse src"],
+      ["checks/docs/check", 1, "read README.md"],
+    ]);
+  });
+});
+
+const docsFact = (seq: number, toolCalls = 2) => ({
+  path: "checks/docs/check",
+  visit: 1,
+  attempt: 1,
+  seq,
+  toolCalls,
+  kind: "tool" as const,
+  text: "read README.md",
+});
+const unitAgent = (seq: number, toolCalls = 1) => ({
+  ...docsFact(seq, toolCalls),
+  path: "checks/test/unit",
+  text: "grep parse src",
 });
 
 describe("piw run's follow lines", () => {
@@ -180,5 +208,18 @@ describe("piw run's follow lines", () => {
   it("print an isolated agent's tool calls with the same words as every other view", () => {
     const lines = new AgentProgressLines(plain);
     expect(lines.changes(forked([]))).toEqual(["    checks/docs/check: → read README.md (+1 more)"]);
+  });
+
+  it("print each running agent step's own facts under its own path, counting its own tool calls", () => {
+    const lines = new AgentProgressLines(plain);
+    const at = (activity: ReturnType<typeof docsFact>[]) =>
+      lines.changes(forked([], { agentActivity: activity, agentProgress: activity.at(-1) }));
+    expect(at([unitAgent(1), docsFact(2, 1)])).toEqual([
+      "    checks/test/unit: → grep parse src",
+      "    checks/docs/check: → read README.md",
+    ]);
+    // Only the step that moved prints; the other one's count is not disturbed by it.
+    expect(at([unitAgent(1), docsFact(3, 3)])).toEqual(["    checks/docs/check: → read README.md (+1 more)"]);
+    expect(at([unitAgent(4, 2), docsFact(3, 3)])).toEqual(["    checks/test/unit: → grep parse src"]);
   });
 });

@@ -28,6 +28,8 @@ export interface LiveWorkerIndex {
   acceptedWorker(runId: string, generation: number): { launchId: string } | undefined;
   /** The latest isolated agent step progress a worker of the run reported, if any. */
   agentProgress?(runId: string): AgentProgress | undefined;
+  /** The latest fact of each open isolated agent visit of the run, oldest first. */
+  agentActivity?(runId: string): AgentProgress[];
 }
 
 export type ViewReader = Pick<
@@ -217,14 +219,29 @@ export function buildRunView(reader: ViewReader, runId: string, workers: LiveWor
     manifest,
     checkpoint: checkpointOf(reader, run),
     abortTurn: run.origin.kind === "pi" ? turnToAbort(reader, run, steps) : null,
-    ...progressOf(workers, runId),
+    ...progressOf(workers, runId, steps),
     ...nodeProgressOf(run, () => reader.listNodeProgress(runId)),
   };
 }
 
-function progressOf(workers: LiveWorkerIndex, runId: string): { agentProgress?: AgentProgress } {
+/**
+ * The run's latest agent fact, and each running agent visit's own: only visits the store still has
+ * running, so a view never names an activity whose visit has ended.
+ */
+function progressOf(
+  workers: LiveWorkerIndex,
+  runId: string,
+  steps: StepRecord[],
+): Pick<RunView, "agentProgress" | "agentActivity"> {
   const agentProgress = workers.agentProgress?.(runId);
-  return agentProgress === undefined ? {} : { agentProgress };
+  const running = new Set(steps.filter((s) => s.status === "running").map((s) => `${s.path}#${s.visit}`));
+  const agentActivity = (workers.agentActivity?.(runId) ?? []).filter((p) =>
+    running.has(`${p.path}#${p.visit}`),
+  );
+  return {
+    ...(agentProgress === undefined ? {} : { agentProgress }),
+    ...(agentActivity.length === 0 ? {} : { agentActivity }),
+  };
 }
 
 /** A run-list row: the view without the graph, built without reading every step. */

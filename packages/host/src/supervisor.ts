@@ -107,6 +107,10 @@ export class Supervisor implements LiveWorkerIndex {
     return this.progress.get(runId);
   }
 
+  agentActivity(runId: string): AgentProgress[] {
+    return this.progress.activity(runId);
+  }
+
   acceptedWorker(runId: string, generation: number): { launchId: string } | undefined {
     for (const worker of this.workers.values()) {
       if (worker.runId === runId && worker.generation === generation && worker.accepted) {
@@ -353,6 +357,7 @@ export class Supervisor implements LiveWorkerIndex {
   private onGone(worker: LiveWorker, how: string): void {
     const { store, log } = this.options;
     this.workers.delete(worker.launchId);
+    this.progress.dropLaunch(worker.runId, worker.launchId);
     // Read before the worker is gone: the decision on its own exit report, if it sent one.
     let decision = worker.reported;
     worker.advance({ type: "gone" });

@@ -1,4 +1,4 @@
-import type { RunView } from "@piw/protocol";
+import type { AgentProgress, RunView } from "@piw/protocol";
 import type { RunReader } from "@piw/store";
 import { buildRunView, type LiveWorkerIndex, type ViewReader } from "./build-run-view.js";
 
@@ -114,7 +114,7 @@ export class ViewPublisher {
       const view = this.build(runId);
       if (!view) continue;
       // A turn to abort is a decision for the session even when nothing else moved.
-      const key = `${view.revision}:${JSON.stringify(view.currentWork)}:${view.abortTurn?.turnId ?? ""}:${view.agentProgress?.seq ?? 0}:${progressKey(view)}`;
+      const key = `${view.revision}:${JSON.stringify(view.currentWork)}:${view.abortTurn?.turnId ?? ""}:${agentKey(view)}:${progressKey(view)}`;
       if (this.lastPushed.get(runId) === key) continue;
       this.lastPushed.set(runId, key);
       for (const [subscriptionId, sub] of subs) sub.sink.push("run.view", { subscriptionId, view });
@@ -211,4 +211,11 @@ export class ViewPublisher {
 /** What moves when a visit reports progress: nothing else in the view needs to change. */
 function progressKey(view: RunView): string {
   return (view.progress ?? []).map((p) => `${p.path}/${p.visit}@${p.updatedAt}`).join(",");
+}
+
+/** What moves when an agent visit reports: the latest fact, and each open visit's own. */
+function agentKey(view: RunView): string {
+  const fact = (p: AgentProgress) => `${p.path}/${p.visit}.${p.attempt}:${p.seq}`;
+  const latest = view.agentProgress === undefined ? "" : fact(view.agentProgress);
+  return [latest, ...(view.agentActivity ?? []).map(fact)].join(",");
 }

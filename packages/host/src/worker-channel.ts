@@ -54,6 +54,9 @@ export function workerHandlers(deps: WorkerChannelDeps, worker: LiveWorker): Han
     uncommitted.add(settled);
     return done;
   };
+  const endRun = () => deps.progress.endRun(runId);
+  const visitOver = (visit: { path: string; visit: number }) =>
+    deps.progress.finishVisit(runId, visit.path, visit.visit);
   const handlers: Handlers<typeof workerMethods> = {
     "worker.hello": ({ launchId }) => {
       if (launchId !== worker.launchId) {
@@ -77,13 +80,29 @@ export function workerHandlers(deps: WorkerChannelDeps, worker: LiveWorker): Han
     },
     "run.markRunning": () => commit(() => store.markRunning(fence)),
     "visit.start": (params) => commit(() => store.startNodeVisit(fence, params)),
-    "visit.finish": (params) => commit(() => store.finishNodeVisit(fence, params)),
-    "visit.advance": (params) => commit(() => store.advanceNodeVisit(fence, params)),
+    "visit.finish": (params) =>
+      afterCommit(
+        commit(() => store.finishNodeVisit(fence, params)),
+        () => visitOver(params),
+      ),
+    "visit.advance": (params) =>
+      afterCommit(
+        commit(() => store.advanceNodeVisit(fence, params)),
+        () => visitOver(params.finish),
+      ),
     "effect.reserve": (params) => commit(() => store.reserveEffect(fence, params)),
     "effect.settle": (params) => commit(() => store.settleEffect(fence, params)),
     "message.enqueue": (params) => commit(() => store.enqueueMessage(fence, params)),
-    "run.finish": (params) => commit(() => store.finishRun(fence, params)),
-    "run.park": (params) => commit(() => store.parkRun(fence, params)),
+    "run.finish": (params) =>
+      afterCommit(
+        commit(() => store.finishRun(fence, params)),
+        endRun,
+      ),
+    "run.park": (params) =>
+      afterCommit(
+        commit(() => store.parkRun(fence, params)),
+        endRun,
+      ),
     "visit.schedule": (params) => commit(() => store.scheduleVisit(fence, params)),
     "run.redefine": (params) => commit(() => store.redefineRun(fence, params)),
     "agent.next": (key) => worker.agent.next(key),
@@ -92,7 +111,7 @@ export function workerHandlers(deps: WorkerChannelDeps, worker: LiveWorker): Han
       return { ok: true as const };
     },
     "agent.progress": (progress) => {
-      deps.progress.set(runId, progress);
+      deps.progress.set(runId, progress, worker.launchId);
       deps.runChanged(runId);
       return { ok: true as const };
     },
@@ -147,4 +166,11 @@ function afterUncommitted(
           uncommitted.size === 0 ? handler(params) : Promise.all(uncommitted).then(() => handler(params));
   }
   return ordered as Handlers<typeof workerMethods>;
+}
+
+/** `then` once `write` is committed, whatever it decided; the write's own result is passed on. */
+async function afterCommit<T>(write: Promise<T>, then: () => void): Promise<T> {
+  const result = await write;
+  then();
+  return result;
 }

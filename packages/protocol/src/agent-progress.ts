@@ -5,6 +5,9 @@ import { boundSafeMessage } from "./safe-error.js";
 /** The longest text one progress fact carries: a tool call's summary or the submitted output. */
 const AGENT_PROGRESS_TEXT_MAX = 300;
 
+/** The most open agent visits one run view names in `agentActivity`; the host keeps no more. */
+export const AGENT_ACTIVITY_MAX = 32;
+
 /**
  * What an isolated agent step is doing now, as its worker tells the host: its latest tool call
  * (the tool's name and a secret-free summary, such as the path a `read` reads) or its accepted

@@ -1,5 +1,5 @@
 export type { AgentProgress } from "./agent-progress.js";
-export { progressText } from "./agent-progress.js";
+export { AGENT_ACTIVITY_MAX, progressText } from "./agent-progress.js";
 export type { AgentSessionReport, TranscriptEntry } from "./agent-session.js";
 export { AGENT_SESSION_EFFECT, agentSessionReportSchema } from "./agent-session.js";
 export type { AnswerCheck, AnsweredBy, Answerer } from "./answer-check.js";

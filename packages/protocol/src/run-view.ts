@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { agentProgressSchema } from "./agent-progress.js";
+import { AGENT_ACTIVITY_MAX, agentProgressSchema } from "./agent-progress.js";
 import { graphManifestSchema } from "./graph-manifest.js";
 import { answeredBySchema } from "./answer-check.js";
 import { jsonValueSchema, nodePathSchema, runIdSchema } from "./ids.js";
@@ -136,6 +136,13 @@ export const runViewSchema = z.object({
    * accepted output): live only, kept in the host's memory, absent when it has none.
    */
   agentProgress: agentProgressSchema.optional(),
+  /**
+   * What each isolated agent step running now is doing: the latest fact of every open agent visit
+   * (parallel branches run several at once), each naming its own path and visit, oldest first;
+   * absent when none is running. It sits beside `agentProgress` rather than replacing it, so a
+   * reader that knows only `agentProgress` keeps reading the latest fact of the run unchanged.
+   */
+  agentActivity: z.array(agentProgressSchema).max(AGENT_ACTIVITY_MAX).optional(),
   /** One entry per running node visit that reported progress; absent when none did. */
   progress: z.array(nodeProgressSchema).optional(),
   /** Set while the run waits at a checkpoint; absent or null otherwise. */

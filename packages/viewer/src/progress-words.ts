@@ -17,14 +17,21 @@ export function nodeProgressOf(
   return (view.progress ?? []).find((p) => p.path === node.path && p.visit === node.visits);
 }
 
-/** The isolated agent step's latest fact, when it belongs to this running node's current visit. */
+/**
+ * This running node's own isolated agent step's latest fact: its entry in `agentActivity` (one per
+ * running agent visit, so parallel branches each keep theirs), or, from a host that sends only the
+ * run's latest fact, `agentProgress` when that fact is this visit's.
+ */
 export function agentProgressOf(
-  view: Pick<RunView, "agentProgress">,
+  view: Pick<RunView, "agentProgress" | "agentActivity">,
   node: Pick<NodeView, "path" | "visits" | "state">,
 ): AgentProgress | undefined {
-  const progress = view.agentProgress;
-  if (node.state !== "running" || progress === undefined) return undefined;
-  return progress.path === node.path && progress.visit === node.visits ? progress : undefined;
+  if (node.state !== "running") return undefined;
+  const mine = (p: AgentProgress) => p.path === node.path && p.visit === node.visits;
+  const own = view.agentActivity?.find(mine);
+  if (own !== undefined) return own;
+  const latest = view.agentProgress;
+  return latest !== undefined && mine(latest) ? latest : undefined;
 }
 
 /** A reported number: whole numbers as they are, fractions to one decimal. */
@@ -155,7 +162,7 @@ export function agentProgressWords(progress: AgentProgress, ascii = false): stri
  * tool call. "" when it reported neither.
  */
 export function runningDetail(
-  view: Pick<RunView, "progress" | "agentProgress">,
+  view: Pick<RunView, "progress" | "agentProgress" | "agentActivity">,
   node: Pick<NodeView, "path" | "visits" | "state">,
   options: ProgressWordsOptions,
 ): string {

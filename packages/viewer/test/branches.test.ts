@@ -253,6 +253,27 @@ describe("a parallel node in the widget and the footer", () => {
     ]);
   });
 
+  it("shows each running agent step's own activity on its own branch's line", () => {
+    const testAgent = {
+      ...docsAgent,
+      path: "review/test/integration",
+      seq: 6,
+      toolCalls: 2,
+      text: "read api.test.ts",
+    };
+    // The run's latest fact is docs': a reader of agentProgress alone would see only that one.
+    const view = forkView([], { agentProgress: docsAgent, agentActivity: [testAgent, docsAgent] });
+    const lines = renderWidgetLines(view, { width: 110, now: NOW, glyphs: g });
+    expect(lines.find((line) => line.includes("test › integration"))).toContain("→ read api.test.ts");
+    expect(lines.find((line) => line.includes("docs › check"))).toContain("→ read docs/viewer.md");
+    const inspector = renderInspector(view, null, "review/test/integration", {
+      width: 80,
+      now: NOW,
+      glyphs: g,
+    });
+    expect(inspector).toContain("agent     → read api.test.ts (2 tool calls)");
+  });
+
   it("shows each confidence of the estimate its own way on the running branch's line", () => {
     const words = {
       high: "· 2 min left",
