@@ -1,6 +1,12 @@
 import { randomUUID } from "node:crypto";
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
-import { messageKindSchema, type RunView, type TurnAbort } from "@piw/protocol";
+import {
+  isTerminalStatus,
+  type MessageKind,
+  messageKindSchema,
+  type RunView,
+  type TurnAbort,
+} from "@piw/protocol";
 import { runStateWord } from "@piw/viewer";
 import { z } from "zod";
 import { HostLink, type HostLinkOptions, savedOrThrow, WorkflowError } from "./host-link.js";
@@ -13,6 +19,9 @@ import {
   type SessionEvent,
   type SessionPhase,
 } from "./session-phase.js";
+
+/** Messages saved with the run's end: when one is delivered, the run has ended. */
+const RUN_END_MESSAGES: ReadonlySet<MessageKind> = new Set(["launch_failure", "terminal", "presentation"]);
 
 /** The custom message type of everything piw puts into a Pi session. */
 export const PIW_MESSAGE_TYPE = "piw";
@@ -261,7 +270,7 @@ export class SessionBridge {
       const already = this.sent.has(message.messageId) || this.inSession(message.messageId);
       if (!already) {
         this.sent.add(message.messageId);
-        const view = this.widget.latest(message.runId);
+        const view = await this.viewAtDelivery(message);
         const details: PiwMessageDetails = {
           piwMessageId: message.messageId,
           runId: message.runId,
@@ -279,6 +288,19 @@ export class SessionBridge {
       await this.host.call("messages.delivered", { messageId: message.messageId });
       if (message.triggerTurn && !already) return;
     }
+  }
+
+  /**
+   * The run's view for a message's card. The widget's copy can be a push behind the store: a message
+   * about the run's end is saved together with that end, so a copy that has not seen it yet is asked
+   * for again rather than showing the card of a finished run as `running`.
+   */
+  private async viewAtDelivery(message: { runId: string; kind: MessageKind }): Promise<RunView | undefined> {
+    const cached = this.widget.latest(message.runId);
+    if (!RUN_END_MESSAGES.has(message.kind) || (cached !== undefined && isTerminalStatus(cached.status))) {
+      return cached;
+    }
+    return (await this.host.call("runs.get", { runId: message.runId })) ?? cached;
   }
 
   /** Whether the Pi session already holds the piw message with this outbox ID. */
