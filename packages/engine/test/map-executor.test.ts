@@ -68,7 +68,7 @@ const review = defineWorkflow({
 });
 
 async function run(wf: WorkflowDefinition, input: Input) {
-  const port = started(new MemoryRunPort({ input }));
+  const port = started(new MemoryRunPort({ input: input as never }));
   const outcome = await executeRun({ workflow: compileWorkflow(wf), port });
   return { port, outcome };
 }
