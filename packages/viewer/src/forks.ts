@@ -8,6 +8,14 @@ export interface BranchRef {
   prefix: string;
 }
 
+/**
+ * What views call a branch: its name, or for an item of a map node `<map>[<index>]` (its title in
+ * the run view's manifest), so `review[0]` never reads as a branch named `0`.
+ */
+export function branchLabel(fork: Pick<ManifestFork, "map">, branch: ManifestFork["branches"][number]): string {
+  return fork.map === true ? branch.title : branch.name;
+}
+
 /** One parallel node's branches, in the order the workflow lists them. */
 export function forkBranches(fork: ManifestFork): BranchRef[] {
   return fork.branches.map((branch) => ({ fork, branch, prefix: `${fork.path}/${branch.name}/` }));
@@ -61,6 +69,8 @@ export interface BranchView {
   forkPath: string;
   name: string;
   title: string;
+  /** What renderers print for it (branchLabel). */
+  label: string;
   state: NodeState;
   nodes: NodeView[];
   running: NodeView[];
@@ -97,6 +107,7 @@ export function branchView(ref: BranchRef, view: Pick<RunView, "nodes" | "manife
     forkPath: ref.fork.path,
     name: ref.branch.name,
     title: ref.branch.title,
+    label: branchLabel(ref.fork, ref.branch),
     state: branchState(inside, fork, joinEnds(view.manifest)),
     nodes: inside,
     running: inside.filter((node) => node.state === "running"),
