@@ -277,6 +277,67 @@ describe("map: scheduling", () => {
   });
 });
 
+describe("map: cancel and pause", () => {
+  it("stops every item's branch when the run is cancelled, and starts no queued item", async () => {
+    const started_: string[] = [];
+    let port: MemoryRunPort | undefined;
+    const controller = new AbortController();
+    const branch = action<string>({
+      run: async ({ input, signal }) => {
+        started_.push(input);
+        if (started_.length === 2 && port) {
+          // As the host's cancel arrives: the store first, then the worker's signal.
+          const cancelled = port;
+          setImmediate(() => {
+            cancelled.status = "cancelled";
+            controller.abort();
+          });
+        }
+        await new Promise((_, reject) => signal.addEventListener("abort", () => reject(signal.reason)));
+        return input;
+      },
+    });
+    const wf = compileWorkflow(around(map({ over: words, branch, concurrency: 2 })));
+    port = started(new MemoryRunPort({ input: { words: ["a", "b", "c"] } }));
+    const outcome = await executeRun({ workflow: wf, port, signal: controller.signal });
+    expect(outcome.kind).toBe("superseded");
+    expect(started_).toEqual(["a", "b"]);
+    expect(port.visits.find((v) => v.path === "fan/2/fan")).toBeUndefined();
+  });
+
+  it("pauses at the first node boundary an item's branch reaches; the resume runs only what had not finished", async () => {
+    const runs: Record<string, number> = {};
+    let port: MemoryRunPort | undefined;
+    const two = defineWorkflow({
+      name: "two-steps",
+      startAt: "one",
+      nodes: {
+        one: compute<string>({
+          run: ({ input }) => {
+            runs[input] = (runs[input] ?? 0) + 1;
+            if (port && input === "a") port.pauseRequested = true;
+            return input;
+          },
+        }),
+        two: compute({ run: ({ outputs }) => `${outputs.one}!` }),
+      },
+      edges: { one: { to: "two" }, two: { to: "done" } },
+    });
+    const wf = compileWorkflow(around(map({ over: words, branch: two, concurrency: 1 })));
+    port = started(new MemoryRunPort({ input: { words: ["a", "b"] } }));
+    expect(await executeRun({ workflow: wf, port })).toEqual({ kind: "parked", reason: "paused" });
+    expect(port.visits.find((v) => v.path === "fan/0/one")?.status).toBe("succeeded");
+    expect(port.visits.find((v) => v.path === "fan/1/one")).toBeUndefined();
+    const resumed = started(port.reopen());
+    port = undefined;
+    expect(await executeRun({ workflow: wf, port: resumed })).toEqual({
+      kind: "completed",
+      output: ["a!", "b!"],
+    });
+    expect(runs).toEqual({ a: 1, b: 1 });
+  });
+});
+
 describe("map: crash recovery", () => {
   it("rebuilds the branches from the saved list, re-runs only unfinished items, and never a settled effect", async () => {
     let list = ["a", "b", "c"];
