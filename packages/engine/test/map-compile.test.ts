@@ -122,14 +122,23 @@ describe("map: compile errors", () => {
   it.each([
     [{ join: "most" }, 'join must be "all", "any" or { atLeast: k }'],
     [{ join: { atLeast: 0 } }, "join { atLeast: k } needs an integer k from 1 to maxItems (100); got 0"],
-    [{ join: { atLeast: 6 }, maxItems: 5 }, "join { atLeast: k } needs an integer k from 1 to maxItems (5); got 6"],
+    [
+      { join: { atLeast: 6 }, maxItems: 5 },
+      "join { atLeast: k } needs an integer k from 1 to maxItems (5); got 6",
+    ],
     [{ concurrency: 0 }, "concurrency must be an integer of at least 1 (how many branches run at once)"],
     [{ concurrency: 1.5 }, "concurrency must be an integer of at least 1 (how many branches run at once)"],
     [{ maxItems: 0 }, "maxItems must be an integer from 1 to 1000 (the longest list the map accepts)"],
     [{ maxItems: 1001 }, "maxItems must be an integer from 1 to 1000 (the longest list the map accepts)"],
-    [{ over: [1, 2] }, "over must be a function of the scope ({ input, outputs }) that returns the list of items"],
+    [
+      { over: [1, 2] },
+      "over must be a function of the scope ({ input, outputs }) that returns the list of items",
+    ],
     [{ branch: 3 }, "the branch must be a workflow, an includeWorkflow(...) or a node"],
-    [{ branches: {} }, expect.stringContaining('map nodes have no option "branches"; only parallel nodes take it')],
+    [
+      { branches: {} },
+      expect.stringContaining('map nodes have no option "branches"; only parallel nodes take it'),
+    ],
   ])("refuses %j", (fields, message) => {
     expect(messages(fields)).toContainEqual(message);
   });

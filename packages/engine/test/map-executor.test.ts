@@ -111,7 +111,9 @@ describe("map: joins", () => {
       name: "child",
       input: z.object({ word: z.string(), at: z.string() }),
       startAt: "say",
-      nodes: { say: compute<{ word: string; at: string }>({ run: ({ input }) => `${input.at}:${input.word}` }) },
+      nodes: {
+        say: compute<{ word: string; at: string }>({ run: ({ input }) => `${input.at}:${input.word}` }),
+      },
       edges: { say: { to: "done" } },
     });
     const projected = await run(
@@ -159,7 +161,9 @@ describe("map: joins", () => {
     expect((await fan(["a", "bad", "b"])).outcome).toEqual({ kind: "completed", output: ["a", null, "b"] });
     const failed = await fan(["bad", "a", "bad"]);
     expect(failed.outcome).toMatchObject({ kind: "failed", error: { code: "node_failed" } });
-    expect(failed.port.visits.find((v) => v.path === "fan")?.error?.message).toMatch(/^Branch 0 of fan failed: Compute node fan\/0\/fan threw/);
+    expect(failed.port.visits.find((v) => v.path === "fan")?.error?.message).toMatch(
+      /^Branch 0 of fan failed: Compute node fan\/0\/fan threw/,
+    );
   });
 });
 
@@ -170,7 +174,9 @@ describe("map: lists", () => {
     const all = await run(around(map({ over: words, branch: echo })), { words: [] });
     expect(all.outcome).toEqual({ kind: "completed", output: [] });
     for (const join of ["any", { atLeast: 2 }] as const) {
-      const few = await run(around(map({ over: words, branch: echo, join })), { words: join === "any" ? [] : [1] });
+      const few = await run(around(map({ over: words, branch: echo, join })), {
+        words: join === "any" ? [] : [1],
+      });
       expect(few.outcome).toMatchObject({ kind: "failed", error: { code: "map_too_few_items" } });
       expect(few.port.visits.filter((v) => v.path.startsWith("fan/"))).toEqual([]);
     }

@@ -57,7 +57,11 @@ function itemsOf(seen: Map<string, Map<string, Tuple>>, map: string, outer: Tupl
  * The instances of a template path: one per tuple seen of its innermost map; an instance of a map
  * above it with no item seen yet keeps the rest of the path as the template.
  */
-function tuplesFor(template: string, maps: ReadonlySet<string>, seen: Map<string, Map<string, Tuple>>): Tuple[] {
+function tuplesFor(
+  template: string,
+  maps: ReadonlySet<string>,
+  seen: Map<string, Map<string, Tuple>>,
+): Tuple[] {
   let tuples: Tuple[] = [[]];
   mapsAbove(template, maps).forEach((map, depth) => {
     tuples = tuples.flatMap((outer) => {
@@ -78,7 +82,10 @@ function fillTarget(to: ManifestTarget, tuple: Tuple, maps: ReadonlySet<string>)
  * the branches its visits ran, `<map>/0/...`, `<map>/1/...`, each titled `<map>[<index>]`. A map
  * with no item visited yet keeps its template branch, so the graph still shows its shape.
  */
-export function instantiateMapBranches(manifest: GraphManifest, visitedPaths: Iterable<string>): GraphManifest {
+export function instantiateMapBranches(
+  manifest: GraphManifest,
+  visitedPaths: Iterable<string>,
+): GraphManifest {
   const maps = new Set((manifest.forks ?? []).flatMap((f) => (f.map ? [f.path] : [])));
   if (maps.size === 0) return manifest;
   const seen = seenTuples(visitedPaths, maps);
@@ -97,7 +104,11 @@ export function instantiateMapBranches(manifest: GraphManifest, visitedPaths: It
     })),
   );
   const edges = manifest.edges.flatMap((edge) =>
-    copies(edge.from, (tuple, fill) => ({ ...edge, from: fill(edge.from), to: fillTarget(edge.to, tuple, maps) })),
+    copies(edge.from, (tuple, fill) => ({
+      ...edge,
+      from: fill(edge.from),
+      to: fillTarget(edge.to, tuple, maps),
+    })),
   );
   const forks = (manifest.forks ?? []).flatMap((fork) =>
     copies(fork.path, (tuple, fill): ManifestFork => {
@@ -113,7 +124,11 @@ export function instantiateMapBranches(manifest: GraphManifest, visitedPaths: It
         path,
         branches: items.map((t) => {
           const index = t.at(-1) as number;
-          return { name: String(index), title: `${name}[${index}]`, startPath: concreteOf(template.startPath, t, maps) };
+          return {
+            name: String(index),
+            title: `${name}[${index}]`,
+            startPath: concreteOf(template.startPath, t, maps),
+          };
         }),
       };
     }),

@@ -49,4 +49,3 @@ export function concreteOf(template: string, indices: readonly number[], maps: R
   }
   return out.join("/");
 }
-

@@ -12,7 +12,10 @@ export interface BranchRef {
  * What views call a branch: its name, or for an item of a map node `<map>[<index>]` (its title in
  * the run view's manifest), so `review[0]` never reads as a branch named `0`.
  */
-export function branchLabel(fork: Pick<ManifestFork, "map">, branch: ManifestFork["branches"][number]): string {
+export function branchLabel(
+  fork: Pick<ManifestFork, "map">,
+  branch: ManifestFork["branches"][number],
+): string {
   return fork.map === true ? branch.title : branch.name;
 }
 

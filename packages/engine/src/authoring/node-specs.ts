@@ -1,11 +1,6 @@
 import type { AnsweredBy } from "@piw/protocol";
 import type { ZodType, z } from "zod";
-import type {
-  ActionContext,
-  NodeContext,
-  ScopeContext,
-  ShellReport,
-} from "../compiler/compiled-workflow.js";
+import type { ActionContext, NodeContext, ScopeContext, ShellReport } from "../compiler/compiled-workflow.js";
 import type { AgentSessionKind, IsolatedAgentOptions } from "./agent-options.js";
 import type { RetryPolicy, WaitOptions, WaitOutput } from "./clock-specs.js";
 

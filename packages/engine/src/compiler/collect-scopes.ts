@@ -122,9 +122,7 @@ function visitScope(tree: CollectedTree, visiting: PendingScope): PendingScope[]
       });
     }
     if (compiled?.kind === "map" && place.path.length <= MAX_PATH_LENGTH) {
-      branchScopes.push(
-        ...mapScope(spec as unknown as Fields, place, [...ancestors, definition], problems),
-      );
+      branchScopes.push(...mapScope(spec as unknown as Fields, place, [...ancestors, definition], problems));
     }
     if (compiled?.kind === "parallel" && place.path.length <= MAX_PATH_LENGTH) {
       branchScopes.push(

@@ -4,7 +4,11 @@ import type { CompiledNode } from "./compiled-workflow.js";
 export { MAP_ITEM_SEGMENT } from "@piw/protocol";
 
 /** A node of a template as one item's branch runs it: its paths filled in, its item index set. */
-function instantiate(node: CompiledNode, indices: readonly number[], maps: ReadonlySet<string>): CompiledNode {
+function instantiate(
+  node: CompiledNode,
+  indices: readonly number[],
+  maps: ReadonlySet<string>,
+): CompiledNode {
   const fill = (template: string) => concreteOf(template, indices, maps);
   const base = {
     path: fill(node.path),

@@ -10,11 +10,7 @@ import {
   type SavedVisit,
   type Transition,
 } from "@piw/protocol";
-import type {
-  CompiledBranch,
-  CompiledMapNode,
-  CompiledParallelNode,
-} from "../compiler/compiled-workflow.js";
+import type { CompiledBranch, CompiledMapNode, CompiledParallelNode } from "../compiler/compiled-workflow.js";
 import { expectSaved, FenceLost, NodeFailure, RunParked } from "./execution-signals.js";
 import { type JoinState, joinState } from "./join-policy.js";
 import { openMapList } from "./map-list.js";

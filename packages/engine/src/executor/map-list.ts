@@ -31,7 +31,10 @@ function isJson(value: unknown, depth: number): boolean {
 function checkedItems(node: CompiledMapNode, list: unknown): unknown[] {
   if (!Array.isArray(list)) {
     const got = list === null ? "null" : typeof list;
-    throw new NodeFailure("map_items_invalid", `The list of map node ${node.path} is not an array (got ${got}).`);
+    throw new NodeFailure(
+      "map_items_invalid",
+      `The list of map node ${node.path} is not an array (got ${got}).`,
+    );
   }
   if (list.length > node.maxItems) {
     throw new NodeFailure(

@@ -25,7 +25,11 @@ export interface Execution {
   /** The run's conversation holds one step at a time: branches take turns at it. */
   conversation: OneAtATime;
   /** Runs a parallel or map node's visit (fork-runner.ts); passed in so the two files need not import each other. */
-  runFork(lane: Lane, node: Extract<CompiledNode, { kind: "parallel" | "map" }>, visit: number): Promise<RunResult>;
+  runFork(
+    lane: Lane,
+    node: Extract<CompiledNode, { kind: "parallel" | "map" }>,
+    visit: number,
+  ): Promise<RunResult>;
 }
 
 type RunResult = Awaited<ReturnType<typeof runNode>>;

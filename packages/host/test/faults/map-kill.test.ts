@@ -74,7 +74,9 @@ describe("kill -9 in the middle of a map node", () => {
     const { runId } = reserved.value;
     await c.view(runId, (v) => {
       const state = (path: string) => v.nodes.find((n) => n.path === path)?.state;
-      return state("fan/0/fan") === "succeeded" && state("fan/2/fan") === "succeeded" && state("fan") === "running";
+      return (
+        state("fan/0/fan") === "succeeded" && state("fan/2/fan") === "succeeded" && state("fan") === "running"
+      );
     });
     await until("the slow item to hang", () => existsSync(pidFile) && lines(log).includes("slow attempt"));
     const workerPid = Number(readFileSync(pidFile, "utf8"));
