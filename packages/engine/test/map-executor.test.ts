@@ -10,6 +10,7 @@ import {
   includeWorkflow,
   MemoryRunPort,
   map,
+  parallel,
   type WorkflowDefinition,
 } from "../src/index.js";
 
@@ -280,6 +281,44 @@ describe("map: scheduling", () => {
       "fan/1/fan#1",
       "again#2",
     ]);
+  });
+});
+
+describe("map: nesting", () => {
+  it("runs a map in a map's branch, and a parallel node in a map's branch, each under its item's path", async () => {
+    const letters = defineWorkflow({
+      name: "letters",
+      input: z.string(),
+      startAt: "split",
+      nodes: {
+        split: map({
+          over: ({ input }: { input: string }) => input.split(""),
+          branch: compute<string>({ run: ({ input, mapIndex }) => `${mapIndex}${input}` }),
+        }),
+        both: parallel({
+          branches: {
+            upper: compute<string>({ run: ({ input }) => input.toUpperCase() }),
+            size: compute<string>({ run: ({ input }) => input.length }),
+          },
+          join: "all",
+        }),
+      },
+      edges: { split: { to: "both" }, both: { to: "done" } },
+    });
+    const { port, outcome } = await run(around(map({ over: words, branch: letters })), { words: ["ab", "c"] });
+    expect(outcome).toEqual({
+      kind: "completed",
+      output: [
+        { upper: "AB", size: 2 },
+        { upper: "C", size: 1 },
+      ],
+    });
+    const paths = port.visits.map((v) => v.path);
+    expect(paths).toEqual(
+      expect.arrayContaining(["fan/0/split/0/split", "fan/0/split/1/split", "fan/1/split/0/split"]),
+    );
+    expect(paths).toEqual(expect.arrayContaining(["fan/0/both/upper/upper", "fan/1/both/size/size"]));
+    expect(port.visits.every((v) => v.status === "succeeded")).toBe(true);
   });
 });
 

@@ -7,10 +7,10 @@ type Fields = Record<string, unknown>;
 type Check = (message: string) => void;
 
 /** How many branches of a map run at once when it does not say. */
-export const DEFAULT_MAP_CONCURRENCY = 4;
+const DEFAULT_MAP_CONCURRENCY = 4;
 /** The longest list a map accepts when it does not say, and the most it may allow. */
-export const DEFAULT_MAP_MAX_ITEMS = 100;
-export const MAP_MAX_ITEMS_LIMIT = 1000;
+const DEFAULT_MAP_MAX_ITEMS = 100;
+const MAP_MAX_ITEMS_LIMIT = 1000;
 
 interface MapPlace {
   path: string;

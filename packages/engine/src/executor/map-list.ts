@@ -8,7 +8,7 @@ import { effectsFor } from "./node-runner.js";
 import type { Execution, Lane } from "./visit-sequence.js";
 
 /** The most JSON a map's list may take when saved; a longer list fails the node. */
-export const MAP_ITEMS_MAX_BYTES = 256 * 1024;
+const MAP_ITEMS_MAX_BYTES = 256 * 1024;
 const MAX_ITEM_DEPTH = 64;
 
 /** The effect type the list is saved under: one per map visit, so a crash retry reads it back. */
