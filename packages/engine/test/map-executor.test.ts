@@ -250,6 +250,16 @@ describe("map: scheduling", () => {
     expect(byDefault.most()).toBe(4);
   });
 
+  it("reports on its own visit how many of its items' branches have ended, of how many", async () => {
+    const branch = action({ run: () => sleep(300) });
+    const { port } = await run(around(map({ over: () => [1, 2, 3], branch, concurrency: 1 })), { words: [] });
+    const reports = port.progressReports.filter((r) => r.path === "fan").map((r) => r.state);
+    // Rate-limited: the first and the last are always sent, every one of them counts of 3.
+    expect(reports[0]).toMatchObject({ done: 0, total: 3 });
+    expect(reports.at(-1)).toMatchObject({ done: 3, total: 3 });
+    expect(reports.map((r) => r.done)).toEqual([...reports.map((r) => r.done)].sort());
+  });
+
   it("gives a re-visit of the map node (a loop) fresh visits and a fresh list", async () => {
     let round = 0;
     const wf = defineWorkflow({

@@ -13,6 +13,7 @@ import {
 import type { CompiledBranch, CompiledMapNode, CompiledParallelNode } from "../compiler/compiled-workflow.js";
 import { expectSaved, FenceLost, NodeFailure, RunParked } from "./execution-signals.js";
 import { type JoinState, joinState } from "./join-policy.js";
+import { type VisitProgress, visitProgress } from "./visit-progress.js";
 import { openMapList } from "./map-list.js";
 import type { RunPort } from "./run-port.js";
 import { laneOf, lastInLane, type NextStep, nextAfter } from "./run-position.js";
@@ -121,6 +122,8 @@ interface OpenFork {
   node: ForkNode;
   branches: readonly CompiledBranch[];
   limit: number;
+  /** A map's visit reports how many of its items' branches have ended, so views can count them. */
+  progress?: VisitProgress;
 }
 
 /**
@@ -134,6 +137,7 @@ export async function runFork(
   lane: Lane,
   node: ForkNode,
   visit: number,
+  attempt: number,
 ): Promise<NodeVisitResult> {
   if (node.kind === "parallel") {
     const limit = node.concurrency ?? node.branches.length;
@@ -141,7 +145,18 @@ export async function runFork(
   }
   const list = await openMapList(exec, lane, node, visit);
   if (list.kind === "failed") return { status: "failed", error: list.error };
-  return runBranches(exec, lane, { node, branches: list.branches, limit: node.concurrency }, visit);
+  const where = { path: node.path, visit, attempt };
+  const progress = visitProgress(where, lane.port.reportProgress?.bind(lane.port));
+  try {
+    return await runBranches(
+      exec,
+      lane,
+      { node, branches: list.branches, limit: node.concurrency, progress },
+      visit,
+    );
+  } finally {
+    progress.flush();
+  }
 }
 
 async function runBranches(
@@ -161,6 +176,9 @@ async function runBranches(
   let parking = false;
 
   const count = (kind: BranchPhase["kind"]) => [...phases.values()].filter((p) => p.kind === kind).length;
+  const reportEnded = () =>
+    fork.progress?.report({ done: count("succeeded") + count("failed") + count("cancelled"), total });
+  reportEnded();
   const state = () => joinState(node.join, total, count("succeeded"), count("failed"));
   const cancelError = (branch: string) =>
     safeError(
@@ -221,6 +239,7 @@ async function runBranches(
       lane.signal.removeEventListener("abort", onOuter);
       phases.set(branch.name, phase);
       inFlight.delete(done);
+      reportEnded();
     });
     inFlight.add(done);
   };

@@ -29,6 +29,7 @@ export interface Execution {
     lane: Lane,
     node: Extract<CompiledNode, { kind: "parallel" | "map" }>,
     visit: number,
+    attempt: number,
   ): Promise<RunResult>;
 }
 
@@ -81,7 +82,7 @@ async function runOpened(
   opened: Extract<NodeVisitState, { status: "running" }>,
 ): Promise<RunResult> {
   if (node.kind === "parallel" || node.kind === "map")
-    return closeOnRunFailure(lane.port, node.path, visit, exec.runFork(lane, node, visit));
+    return closeOnRunFailure(lane.port, node.path, visit, exec.runFork(lane, node, visit, opened.attempt));
   const work = () =>
     runNode({
       workflow: exec.workflow,
