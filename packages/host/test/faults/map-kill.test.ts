@@ -59,58 +59,88 @@ afterEach(async () => {
   box.cleanup();
 });
 
+/** Starts the run over `a,slow,b` and returns once a and b have finished and slow hangs in its worker. */
+async function startAndHang(c: TestClient) {
+  const flow = await writeWorkflow(box, "mapped", MAP_FLOW);
+  const log = join(box.dir, "effects.log");
+  const pidFile = join(box.dir, "worker.pid");
+  const listFile = join(box.dir, "list.txt");
+  writeFileSync(listFile, "a,slow,b");
+  const reserved = await c.call("runs.reserve", flow.reserve({ log, pidFile, listFile }));
+  if (reserved.kind !== "applied") throw new Error(JSON.stringify(reserved));
+  const { runId } = reserved.value;
+  await c.view(runId, (v) => {
+    const state = (path: string) => v.nodes.find((n) => n.path === path)?.state;
+    return (
+      state("fan/0/fan") === "succeeded" && state("fan/2/fan") === "succeeded" && state("fan") === "running"
+    );
+  });
+  await until("the slow item to hang", () => existsSync(pidFile) && lines(log).includes("slow attempt"));
+  const workerPid = Number(readFileSync(pidFile, "utf8"));
+  expect(isRunning(workerPid)).toBe(true);
+  // What `over` would say now: the relaunch must not see it.
+  writeFileSync(listFile, "x,y");
+  return { runId, log, workerPid };
+}
+
+/** The run completed over the saved list; the host that saw it through is then stopped. */
+async function expectCompleted(c: TestClient, runId: string): Promise<void> {
+  const view = await settledView(c, runId);
+  expect(view.status).toBe("done");
+  expect(view.output).toEqual({ kind: "json", value: ["a", "slow done", "b"] });
+  // The run view lists each item's branch under the map, as the viewer and `piw status` draw it.
+  expect(view.manifest.forks?.[0]?.branches.map((b) => b.title)).toEqual(["fan[0]", "fan[1]", "fan[2]"]);
+  await idle(c);
+  await host?.stop();
+  host = undefined;
+}
+
+/** Each settled effect ran once; only the unfinished item's node ran again, in a second launch. */
+function expectOnlySlowAgain(runId: string, log: string): void {
+  expect([...lines(log)].sort()).toEqual(["a", "b", "slow", "slow attempt", "slow attempt"]);
+  const { outcome, steps } = readState(box, (store) => ({
+    outcome: outcomeOf(store, runId, log),
+    steps: store.listRunSteps(runId).map((s) => [s.path, s.visit, s.attempt, s.status]),
+  }));
+  expect(outcome).toMatchObject({ status: "done", launches: 2 });
+  // The saved list and one note per item, each settled once.
+  expect(outcome.effects).toEqual(["settled", "settled", "settled", "settled"]);
+  expect(steps).toEqual(
+    expect.arrayContaining([
+      ["fan", 1, 2, "succeeded"],
+      ["fan/0/fan", 1, 1, "succeeded"],
+      ["fan/1/fan", 1, 2, "succeeded"],
+      ["fan/2/fan", 1, 1, "succeeded"],
+      ["report", 1, 1, "succeeded"],
+    ]),
+  );
+  expect(steps).toHaveLength(5);
+}
+
 describe("kill -9 in the middle of a map node", () => {
   it("of the worker: relaunched over the saved list, only the unfinished item runs again, no settled effect again", async () => {
     host = await HostProcess.start(box);
     const c = await host.connect();
     client = c;
-    const flow = await writeWorkflow(box, "mapped", MAP_FLOW);
-    const log = join(box.dir, "effects.log");
-    const pidFile = join(box.dir, "worker.pid");
-    const listFile = join(box.dir, "list.txt");
-    writeFileSync(listFile, "a,slow,b");
-    const reserved = await c.call("runs.reserve", flow.reserve({ log, pidFile, listFile }));
-    if (reserved.kind !== "applied") throw new Error(JSON.stringify(reserved));
-    const { runId } = reserved.value;
-    await c.view(runId, (v) => {
-      const state = (path: string) => v.nodes.find((n) => n.path === path)?.state;
-      return (
-        state("fan/0/fan") === "succeeded" && state("fan/2/fan") === "succeeded" && state("fan") === "running"
-      );
-    });
-    await until("the slow item to hang", () => existsSync(pidFile) && lines(log).includes("slow attempt"));
-    const workerPid = Number(readFileSync(pidFile, "utf8"));
-    expect(isRunning(workerPid)).toBe(true);
-
-    // What `over` would say now: the relaunch must not see it.
-    writeFileSync(listFile, "x,y");
+    const { runId, log, workerPid } = await startAndHang(c);
     process.kill(workerPid, "SIGKILL");
-    const view = await settledView(c, runId);
-    expect(view.status).toBe("done");
-    expect(view.output).toEqual({ kind: "json", value: ["a", "slow done", "b"] });
-    // The run view lists each item's branch under the map, as the viewer and `piw status` draw it.
-    expect(view.manifest.forks?.[0]?.branches.map((b) => b.name)).toEqual(["0", "1", "2"]);
-    await idle(c);
-    await host.stop();
-    host = undefined;
+    await expectCompleted(c, runId);
+    expectOnlySlowAgain(runId, log);
+    expect(readState(box, (store) => outcomeOf(store, runId, log).parks)).toEqual(["worker_lost"]);
+  }, 120_000);
 
-    expect([...lines(log)].sort()).toEqual(["a", "b", "slow", "slow attempt", "slow attempt"]);
-    const { outcome, steps } = readState(box, (store) => ({
-      outcome: outcomeOf(store, runId, log),
-      steps: store.listRunSteps(runId).map((s) => [s.path, s.visit, s.attempt, s.status]),
-    }));
-    expect(outcome).toMatchObject({ status: "done", launches: 2, parks: ["worker_lost"] });
-    // The saved list and one note per item, each settled once.
-    expect(outcome.effects).toEqual(["settled", "settled", "settled", "settled"]);
-    expect(steps).toEqual(
-      expect.arrayContaining([
-        ["fan", 1, 2, "succeeded"],
-        ["fan/0/fan", 1, 1, "succeeded"],
-        ["fan/1/fan", 1, 2, "succeeded"],
-        ["fan/2/fan", 1, 1, "succeeded"],
-        ["report", 1, 1, "succeeded"],
-      ]),
-    );
-    expect(steps).toHaveLength(5);
+  it("of the host: the next host relaunches it over the saved list, and only the unfinished item runs again", async () => {
+    host = await HostProcess.start(box);
+    const first = await host.connect();
+    const { runId, log, workerPid } = await startAndHang(first);
+    first.close();
+    await host.kill9();
+    // Its channel closed with the host: the worker leaves by itself.
+    await until("the orphaned worker to exit", () => !isRunning(workerPid), 20_000);
+    host = await HostProcess.start(box);
+    const c = await host.connect();
+    client = c;
+    await expectCompleted(c, runId);
+    expectOnlySlowAgain(runId, log);
   }, 120_000);
 });
