@@ -193,6 +193,8 @@ describe("map: lists", () => {
       [[secret, Number.NaN], "map_items_invalid"],
       [[secret, new Date()], "map_items_invalid"],
       [[secret.repeat(300_000)], "map_items_invalid"],
+      [Promise.resolve([secret]), "map_items_invalid"],
+      [[[secret, undefined]], "map_items_invalid"],
     ];
     for (const [list, code, maxItems] of cases) {
       const fan = map({ over: () => list as unknown[], branch: echo, ...(maxItems ? { maxItems } : {}) });
@@ -201,6 +203,22 @@ describe("map: lists", () => {
       expect(JSON.stringify(outcome)).not.toContain(secret);
       expect(port.visits.filter((v) => v.path.startsWith("fan/"))).toEqual([]);
     }
+  });
+
+  it("gives the branches the list as JSON saves it, on the first run as after a crash", async () => {
+    const seen: unknown[] = [];
+    const branch = compute<unknown>({
+      run: ({ input }) => {
+        seen.push(input);
+        return input;
+      },
+    });
+    const list = [{ name: "a", note: undefined }, -0];
+    const { outcome } = await run(around(map({ over: () => list, branch, concurrency: 1 })), { words: [] });
+    expect(outcome).toEqual({ kind: "completed", output: [{ name: "a" }, 0] });
+    expect(seen).toEqual([{ name: "a" }, 0]);
+    expect(Object.keys(seen[0] as object)).toEqual(["name"]);
+    expect(Object.is(seen[1], -0)).toBe(false);
   });
 
   it("fails with map_item_invalid when an item does not match the branch's input schema, and routes it", async () => {
@@ -315,7 +333,9 @@ describe("map: nesting", () => {
       },
       edges: { split: { to: "both" }, both: { to: "done" } },
     });
-    const { port, outcome } = await run(around(map({ over: words, branch: letters })), { words: ["ab", "c"] });
+    const { port, outcome } = await run(around(map({ over: words, branch: letters })), {
+      words: ["ab", "c"],
+    });
     expect(outcome).toEqual({
       kind: "completed",
       output: [

@@ -17,6 +17,10 @@ const ITEMS_EFFECT = "map.items";
 /** A map visit's branches, one per saved item; or why the list fails the node. */
 export type MapList = { kind: "branches"; branches: CompiledBranch[] } | { kind: "failed"; error: SafeError };
 
+/**
+ * Whether JSON keeps `value` as it is: no function, symbol, bigint, NaN or class instance (a Date
+ * would turn into a string). A property that is `undefined` is left out when saved, as JSON does.
+ */
 function isJson(value: unknown, depth: number): boolean {
   if (value === null || typeof value === "string" || typeof value === "boolean") return true;
   if (typeof value === "number") return Number.isFinite(value);
@@ -24,13 +28,21 @@ function isJson(value: unknown, depth: number): boolean {
   if (Array.isArray(value)) return value.every((v) => isJson(v, depth + 1));
   const proto = Object.getPrototypeOf(value);
   if (proto !== Object.prototype && proto !== null) return false;
-  return Object.values(value).every((v) => isJson(v, depth + 1));
+  return Object.values(value).every((v) => v === undefined || isJson(v, depth + 1));
 }
 
-/** The list `over` returned, checked; the errors name counts and sizes, never an item. */
+/**
+ * The list `over` returned, checked, as JSON saves it: the first run's branches see exactly what a
+ * crash retry reads back. The errors name counts and sizes, never an item.
+ */
 function checkedItems(node: CompiledMapNode, list: unknown): unknown[] {
   if (!Array.isArray(list)) {
-    const got = list === null ? "null" : typeof list;
+    const thenable = typeof (list as { then?: unknown } | null)?.then === "function";
+    const got = thenable
+      ? "a promise: over must return the list itself"
+      : list === null
+        ? "null"
+        : typeof list;
     throw new NodeFailure(
       "map_items_invalid",
       `The list of map node ${node.path} is not an array (got ${got}).`,
@@ -46,14 +58,15 @@ function checkedItems(node: CompiledMapNode, list: unknown): unknown[] {
   if (bad >= 0) {
     throw new NodeFailure("map_items_invalid", `Item ${bad} of map node ${node.path} is not a JSON value.`);
   }
-  const bytes = Buffer.byteLength(JSON.stringify(list), "utf8");
+  const json = JSON.stringify(list);
+  const bytes = Buffer.byteLength(json, "utf8");
   if (bytes > MAP_ITEMS_MAX_BYTES) {
     throw new NodeFailure(
       "map_items_invalid",
       `The list of map node ${node.path} takes ${bytes} bytes of JSON, more than ${MAP_ITEMS_MAX_BYTES}.`,
     );
   }
-  return list;
+  return JSON.parse(json) as unknown[];
 }
 
 /**
