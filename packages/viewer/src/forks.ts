@@ -1,4 +1,10 @@
-import type { GraphManifest, ManifestFork, NodeView, RunView } from "@piw/protocol";
+import {
+  type GraphManifest,
+  MAP_ITEM_SEGMENT,
+  type ManifestFork,
+  type NodeView,
+  type RunView,
+} from "@piw/protocol";
 import type { NodeState } from "./words.js";
 
 /** One branch of one parallel node, with the path prefix its nodes share (`<fork>/<branch>/`). */
@@ -10,13 +16,16 @@ export interface BranchRef {
 
 /**
  * What views call a branch: its name, or for an item of a map node `<map>[<index>]` (its title in
- * the run view's manifest), so `review[0]` never reads as a branch named `0`.
+ * the run view's manifest), so `review[0]` never reads as a branch named `0`. A map none of whose
+ * items has started shows its one template branch as `<map>[*]`.
  */
 export function branchLabel(
-  fork: Pick<ManifestFork, "map">,
+  fork: Pick<ManifestFork, "map" | "path">,
   branch: ManifestFork["branches"][number],
 ): string {
-  return fork.map === true ? branch.title : branch.name;
+  if (fork.map !== true) return branch.name;
+  if (branch.name !== MAP_ITEM_SEGMENT) return branch.title;
+  return `${fork.path.slice(fork.path.lastIndexOf("/") + 1)}[*]`;
 }
 
 /** One parallel node's branches, in the order the workflow lists them. */

@@ -73,6 +73,6 @@ describe("a map node's branches in the views", () => {
 
   it("shows the template branch of a map no item of which has started", () => {
     const view = withNode(runViewOf(instantiateMapBranches(template, ["fan"])), "fan", running);
-    expect(renderWidgetLines(view, { width: 60, now: NOW, glyphs: g })[1]).toBe(" · └ work");
+    expect(renderWidgetLines(view, { width: 60, now: NOW, glyphs: g })[1]).toBe(" · └ fan[*]");
   });
 });
