@@ -352,6 +352,31 @@ describe("map: nesting", () => {
   });
 });
 
+describe("map: includes in a branch", () => {
+  it("mounts a child workflow in each item's branch, its input projected from the item", async () => {
+    const greet = defineWorkflow({
+      name: "greet",
+      input: z.object({ who: z.string() }),
+      startAt: "say",
+      exits: ["said"],
+      nodes: { say: compute<{ who: string }>({ run: ({ input }) => `hi ${input.who}` }) },
+      edges: { say: { to: "said" } },
+    });
+    const branch = defineWorkflow({
+      name: "branch",
+      input: z.string(),
+      startAt: "hello",
+      includes: { hello: includeWorkflow(greet, { input: ({ input }) => ({ who: input as string }) }) },
+      nodes: { echo: compute<string>({ run: ({ input }) => `${input}!` }) },
+      edges: { "hello.said": { to: "echo" }, echo: { to: "done" } },
+    } as never) as WorkflowDefinition;
+    const { port, outcome } = await run(around(map({ over: words, branch })), { words: ["ann", "bob"] });
+    expect(outcome).toEqual({ kind: "completed", output: ["ann!", "bob!"] });
+    expect(port.visits.find((v) => v.path === "fan/0/hello/say")?.output).toBe("hi ann");
+    expect(port.visits.find((v) => v.path === "fan/1/hello/say")?.output).toBe("hi bob");
+  });
+});
+
 describe("map: cancel and pause", () => {
   it("stops every item's branch when the run is cancelled, and starts no queued item", async () => {
     const started_: string[] = [];
