@@ -262,7 +262,7 @@ export function renderRunStatus(view: RunView, style: Style, now: number = Date.
     if (entry.kind === "branch") {
       const { branch } = entry;
       lines.push(
-        `  ${indent}${style.dim("branch")} ${branch.name}  ${nodeGlyph(branch.state, style)} ${NODE_STATE_WORDS[branch.state]}`,
+        `  ${indent}${style.dim("branch")} ${branch.label}  ${nodeGlyph(branch.state, style)} ${NODE_STATE_WORDS[branch.state]}`,
       );
     } else if (entry.kind === "node") {
       const fork = forks.get(entry.node.path);

@@ -24,6 +24,7 @@ const KINDS = [
   "include",
   "wait",
   "parallel",
+  "map",
 ];
 
 let h: Harness;
@@ -131,6 +132,25 @@ describe("the node pages and their examples", () => {
     h.cleanup();
     const long = await runExample("parallel", "x".repeat(41));
     expect(long.outcome).toEqual({ kind: "completed", output: "too long to check" });
+  });
+
+  it("map: one branch per word, joined in word order, each visit under its item's index", async () => {
+    const { runId, outcome } = await runExample("map", "map every word");
+    expect(outcome).toEqual({ kind: "completed", output: "every (word 2 of 3)" });
+    const steps = h.store.listRunSteps(runId).map((s) => `${s.path}:${s.status}`);
+    expect(steps.sort()).toEqual(
+      [
+        "words:succeeded",
+        ...[0, 1, 2].flatMap((i) => [`words/${i}/letters:succeeded`, `words/${i}/describe:succeeded`]),
+        "longest:succeeded",
+      ].sort(),
+    );
+    h.cleanup();
+    const empty = await runExample("map", "   ");
+    expect(empty.outcome).toEqual({ kind: "completed", output: "no words to measure" });
+    h.cleanup();
+    const many = await runExample("map", "w ".repeat(21));
+    expect(many.outcome).toMatchObject({ kind: "failed", error: { code: "map_too_many_items" } });
   });
 
   it("decision: a short task takes the short edge", async () => {

@@ -5,6 +5,7 @@ import {
   compileWorkflow,
   defineWorkflow,
   type JoinOption,
+  map,
   parallel,
   WorkflowError,
   type WorkflowDefinition,
@@ -14,7 +15,7 @@ import { describe, expect, it } from "vitest";
 import { abandonAfter, openRuntime } from "./harness.js";
 
 /**
- * Model-based property test of parallel nodes against the real store: random branch shapes, joins,
+ * Model-based property test of parallel and map nodes against the real store: random branch shapes, joins,
  * concurrency caps and interleavings (each action waits a generated number of timer turns), with
  * kill-like crashes (everything of an execution freezes where it stands, and a new one resumes the
  * run) and cancels at generated points. The model says how the run must end; the saved state must
@@ -30,6 +31,12 @@ interface Scenario {
   concurrency: number | undefined;
   /** The last branch is itself a parallel node of two copies of its chain (`x`, `y`), joined all. */
   nested: boolean;
+  /**
+   * The fork is a map node over the branch numbers instead: one chain workflow whose node `n<i>` acts
+   * as branch `input`'s node i (or passes on when that branch is shorter), at `fan/<b>/n<i>`. Its
+   * `over` answers `[]` after a crash, so only the saved list can give the model's outcome.
+   */
+  mapped: boolean;
   /** Action invocations (counted per execution) at which the execution is interrupted. */
   interruptions: { at: number; kind: "crash-before" | "crash-in-effect" | "crash-after" | "cancel" }[];
 }
@@ -52,6 +59,7 @@ const scenarios: fc.Arbitrary<Scenario> = fc
       ),
       concurrency: fc.option(fc.integer({ min: 1, max: branches.length }), { nil: undefined }),
       nested: fc.boolean(),
+      mapped: fc.boolean(),
       interruptions: fc.array(
         fc.record({
           at: fc.integer({ min: 1, max: 8 }),
@@ -75,6 +83,8 @@ function needed(join: JoinOption, total: number): number {
 
 /** One execution's view of the world: its count of action calls, and whether it froze (a kill). */
 interface Epoch {
+  /** Which execution of the run this is: 0 the first, then one more per resume. */
+  index: number;
   calls: number;
   frozen: boolean;
   interruption: Scenario["interruptions"][number] | undefined;
@@ -82,6 +92,52 @@ interface Epoch {
 }
 
 const forever = () => new Promise<never>(() => {});
+
+type Step = (
+  node: Scenario["branches"][number][number],
+  scope: string,
+  tag: string,
+  i: number,
+  effects: ActionContext["effects"],
+) => Promise<string>;
+
+/** The scenario as a map node over the branch numbers, its branch one chain long enough for each. */
+function mappedWorkflow(s: Scenario, epoch: Epoch, step: Step): WorkflowDefinition {
+  const names = Array.from({ length: Math.max(...s.branches.map((b) => b.length)) }, (_, i) => `n${i}`);
+  const chain = defineWorkflow({
+    name: "chain",
+    startAt: "n0",
+    nodes: Object.fromEntries(
+      names.map((name, i) => [
+        name,
+        action({
+          run: ({ input, outputs, effects }: ActionContext<number>) => {
+            const node = s.branches[input]?.[i];
+            return node === undefined
+              ? outputs[`n${i - 1}`]
+              : step(node, `fan/${input}`, `b${input}`, i, effects);
+          },
+        }),
+      ]),
+    ),
+    edges: Object.fromEntries(names.map((name, i) => [name, { to: names[i + 1] ?? "done" }])),
+  } as never) as WorkflowDefinition;
+  return defineWorkflow({
+    name: "property",
+    startAt: "fan",
+    maxSteps: 100_000,
+    nodes: {
+      fan: map({
+        // After a crash only the saved list gives the model's outcome.
+        over: () => (epoch.index === 0 ? s.branches.map((_, b) => b) : []),
+        branch: chain,
+        join: s.join,
+        ...(s.concurrency === undefined ? {} : { concurrency: s.concurrency }),
+      }),
+    },
+    edges: { fan: { to: "done" } },
+  });
+}
 
 /** The workflow, compiled against one execution's epoch (its closures), with the same digest each time. */
 function workflowFor(
@@ -97,6 +153,30 @@ function workflowFor(
       return forever();
     }
   };
+  /** The work of node i of a branch: waits, one effect, maybe a failure; interrupted where planned. */
+  const step: Step = async (
+    node: Scenario["branches"][number][number],
+    scope: string,
+    tag: string,
+    i: number,
+    effects: ActionContext["effects"],
+  ) => {
+    const call = ++epoch.calls;
+    // A crash re-runs only what had not finished: never a visit the store holds as finished.
+    if (finishedBefore(`${scope}/n${i}`)) throw new Error(`${scope}/n${i} ran again after it finished`);
+    if (epoch.interruption?.at === call && epoch.interruption.kind === "cancel") epoch.onCancel();
+    for (let t = 0; t < node.waits; t += 1) await new Promise((r) => setTimeout(r, 1));
+    await hangIf("crash-before", call);
+    const key = `${tag}/n${i}`;
+    const value = await effects.idempotent("note", { key }, async () => {
+      await hangIf("crash-in-effect", call);
+      performed.set(key, (performed.get(key) ?? 0) + 1);
+      return key;
+    });
+    await hangIf("crash-after", call);
+    if (node.fails) throw new WorkflowError(`${key} failed`);
+    return value;
+  };
   const chainOf = (nodes: Scenario["branches"][number], scope: string, tag: string): WorkflowDefinition => {
     const names = nodes.map((_, i) => `n${i}`);
     return defineWorkflow({
@@ -105,31 +185,13 @@ function workflowFor(
       nodes: Object.fromEntries(
         nodes.map((node, i) => [
           `n${i}`,
-          action({
-            run: async ({ effects }: ActionContext) => {
-              const call = ++epoch.calls;
-              // A crash re-runs only what had not finished: never a visit the store holds as finished.
-              if (finishedBefore(`${scope}/n${i}`))
-                throw new Error(`${scope}/n${i} ran again after it finished`);
-              if (epoch.interruption?.at === call && epoch.interruption.kind === "cancel") epoch.onCancel();
-              for (let t = 0; t < node.waits; t += 1) await new Promise((r) => setTimeout(r, 1));
-              await hangIf("crash-before", call);
-              const key = `${tag}/n${i}`;
-              const value = await effects.idempotent("note", { key }, async () => {
-                await hangIf("crash-in-effect", call);
-                performed.set(key, (performed.get(key) ?? 0) + 1);
-                return key;
-              });
-              await hangIf("crash-after", call);
-              if (node.fails) throw new WorkflowError(`${key} failed`);
-              return value;
-            },
-          }),
+          action({ run: ({ effects }: ActionContext) => step(node, scope, tag, i, effects) }),
         ]),
       ),
       edges: Object.fromEntries(names.map((name, i) => [name, { to: names[i + 1] ?? "done" }])),
     } as never) as WorkflowDefinition;
   };
+  if (s.mapped) return compileWorkflow(mappedWorkflow(s, epoch, step));
   const branchOf = (nodes: Scenario["branches"][number], b: number) => {
     if (!(s.nested && b === s.branches.length - 1)) return chainOf(nodes, `fan/b${b}`, `b${b}`);
     const inner = (twin: string) => chainOf(nodes, `fan/b${b}/b${b}/${twin}`, `b${b}${twin}`);
@@ -217,7 +279,18 @@ async function check(s: Scenario): Promise<void> {
     const need = needed(s.join, s.branches.length);
     const steps = h.store.listRunSteps(runId);
     expect(steps.filter((step) => step.status === "running")).toEqual([]);
-    if (healthy >= need) {
+    if (healthy >= need && s.mapped) {
+      expect(outcome).toMatchObject({ kind: "completed" });
+      // In item order; a branch that failed or was cancelled gives null.
+      const output = (outcome as { output: (string | null)[] }).output;
+      expect(output).toHaveLength(s.branches.length);
+      expect(output.filter((entry) => entry !== null).length).toBeGreaterThanOrEqual(need);
+      output.forEach((entry, b) => {
+        if (entry === null) return;
+        expect(s.branches[b]?.every((n) => !n.fails)).toBe(true);
+        expect(entry).toBe(`b${b}/n${(s.branches[b]?.length ?? 0) - 1}`);
+      });
+    } else if (healthy >= need) {
       expect(outcome).toMatchObject({ kind: "completed" });
       const output = (outcome as { output: Record<string, string> }).output;
       const keys = Object.keys(output);
@@ -232,7 +305,7 @@ async function check(s: Scenario): Promise<void> {
     } else {
       expect(outcome).toMatchObject({ kind: "failed" });
       expect((outcome as { error: { message: string } }).error.message).toMatch(
-        /^Branch b\d+ of fan failed: /,
+        s.mapped ? /^Branch \d+ of fan failed: / : /^Branch b\d+ of fan failed: /,
       );
     }
     // Each path's visits are numbered from 1 without gaps, and a visit's attempts only grow on crashes.
@@ -263,10 +336,10 @@ function frozen(epoch: Epoch, running: Promise<unknown>): Promise<undefined> {
 }
 
 function newEpoch(s: Scenario, e: number, onCancel: () => void): Epoch {
-  return { calls: 0, frozen: false, interruption: s.interruptions[e], onCancel };
+  return { index: e, calls: 0, frozen: false, interruption: s.interruptions[e], onCancel };
 }
 
-describe("parallel nodes: model-based, against the real store", () => {
+describe("parallel and map nodes: model-based, against the real store", () => {
   it("end as the model says, through random interleavings, crashes and cancels, without repeating a settled effect", async () => {
     await fc.assert(fc.asyncProperty(scenarios, check), { numRuns: 40 });
   }, 300_000);

@@ -13,6 +13,7 @@ import {
   defineWorkflow,
   includeWorkflow,
   notify,
+  map,
   parallel,
   shell,
   wait,
@@ -76,6 +77,10 @@ const NODES: Record<WorkflowNode["kind"], { node: WorkflowNode; options: string[
   parallel: {
     node: parallel({ branches: { a: compute({ run: () => 1 }) }, join: "all" }),
     options: ["title", "branches", "join", "concurrency"],
+  },
+  map: {
+    node: map({ over: () => [1], branch: compute({ run: () => 1 }) }),
+    options: ["title", "over", "branch", "join", "concurrency", "maxItems"],
   },
 };
 

@@ -6,6 +6,7 @@ import {
   type GraphManifest,
   type JsonValue,
   graphManifestSchema,
+  instantiateMapBranches,
   type NodeView,
   nodeKindSchema,
   type RunRecord,
@@ -207,8 +208,12 @@ function nodesOf(
 export function buildRunView(reader: ViewReader, runId: string, workers: LiveWorkerIndex): RunView | null {
   const run = reader.getRun(runId);
   if (!run) return null;
-  const manifest = manifestOf(reader, run);
   const steps = reader.listRunSteps(runId);
+  // A map node's branches are known only from its visits: the view lists those it ran.
+  const manifest = instantiateMapBranches(
+    manifestOf(reader, run),
+    steps.map((s) => s.path),
+  );
   const work = currentWorkOf(reader, run, workers, () => steps);
   const input = reader.readRunInput(runId);
   return {

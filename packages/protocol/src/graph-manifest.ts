@@ -24,12 +24,17 @@ const joinPolicySchema = z.discriminatedUnion("kind", [
  * One parallel node: its branches start at `startPath` (the fork-to-branch edges are not in `edges`),
  * their last edges lead to `{ kind: "join", path }`, and the node's own edges are where the run goes
  * after the join. `concurrency` null means every branch at once.
+ *
+ * A map node (`map: true`) has one branch, named `each`: the template of the branch it runs once per
+ * item of its list. Its visits have the paths `<map>/<index>/...`; a run view lists the branches
+ * that ran as `0`, `1`, ... in place of the template (instantiateMapBranches).
  */
 const manifestForkSchema = z.object({
   path: nodePathSchema,
   join: joinPolicySchema,
   concurrency: z.number().int().positive().nullable(),
   branches: z.array(z.object({ name: z.string().min(1), title: z.string(), startPath: nodePathSchema })),
+  map: z.literal(true).optional(),
 });
 
 /**

@@ -26,6 +26,9 @@ export { MAX_FRAME_DEPTH } from "./framing.js";
 export { quickHelloResult, quickRunSummaries } from "./run-summary-check.js";
 export type { GraphManifest, JoinPolicy, ManifestFork, ManifestTarget } from "./graph-manifest.js";
 export { graphManifestSchema } from "./graph-manifest.js";
+export { instantiateMapBranches } from "./map-manifest.js";
+export type { MapInstance } from "./map-paths.js";
+export { concreteOf, MAP_ITEM_SEGMENT, templateOf } from "./map-paths.js";
 export type { JsonValue, RequestKey } from "./ids.js";
 export {
   jsonValueSchema,

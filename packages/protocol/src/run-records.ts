@@ -131,6 +131,7 @@ export const nodeKindSchema = z.enum([
   "decision",
   "wait",
   "parallel",
+  "map",
 ]);
 export type NodeKind = z.infer<typeof nodeKindSchema>;
 

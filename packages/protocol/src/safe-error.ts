@@ -25,6 +25,10 @@ export const errorCodeSchema = z.enum([
   "output_too_large", // a node's output, effect value or message broke the size or nesting limit of a frame
   "max_steps_exceeded", // a loop ran past the workflow's maxSteps
   "effect_conflict", // one effect identity was reused with another request
+  "map_items_invalid", // a map node's list is not an array of JSON values, or its JSON is too large
+  "map_too_many_items", // a map node's list is longer than its maxItems
+  "map_too_few_items", // a map node's list is shorter than its join "any" or { atLeast } needs
+  "map_item_invalid", // an item of a map node's list does not match its branch's input schema
   "pi_sdk_missing", // an isolated agent step found no Pi SDK to open its session with
   "worker_failed", // a worker reported a failure outside any node
   "internal_error", // a bug in piw; the message says where to report it

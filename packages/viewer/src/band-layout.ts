@@ -1,5 +1,5 @@
 import type { GraphManifest } from "@piw/protocol";
-import { branchIndex, enclosingBranches } from "./forks.js";
+import { branchIndex, branchLabel, enclosingBranches } from "./forks.js";
 
 /**
  * A parallel node's branches drawn side by side: under the fork card a line splits into one column
@@ -24,6 +24,8 @@ export interface BandLayout {
 interface BandColumn {
   name: string;
   title: string;
+  /** What its banner says (branchLabel). */
+  label: string;
   cards: number[];
 }
 
@@ -70,7 +72,12 @@ export function stackCards(manifest: GraphManifest, ids: readonly string[]): Sta
     });
     bands.push({
       fork: card,
-      columns: fork.branches.map((branch) => ({ name: branch.name, title: branch.title, cards: [] })),
+      columns: fork.branches.map((branch) => ({
+        name: branch.name,
+        title: branch.title,
+        label: branchLabel(fork, branch),
+        cards: [],
+      })),
       splitRow: 0,
       mergeRow: 0,
       next: undefined,

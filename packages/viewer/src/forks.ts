@@ -1,4 +1,10 @@
-import type { GraphManifest, ManifestFork, NodeView, RunView } from "@piw/protocol";
+import {
+  type GraphManifest,
+  MAP_ITEM_SEGMENT,
+  type ManifestFork,
+  type NodeView,
+  type RunView,
+} from "@piw/protocol";
 import type { NodeState } from "./words.js";
 
 /** One branch of one parallel node, with the path prefix its nodes share (`<fork>/<branch>/`). */
@@ -6,6 +12,20 @@ export interface BranchRef {
   fork: ManifestFork;
   branch: ManifestFork["branches"][number];
   prefix: string;
+}
+
+/**
+ * What views call a branch: its name, or for an item of a map node `<map>[<index>]` (its title in
+ * the run view's manifest), so `review[0]` never reads as a branch named `0`. A map none of whose
+ * items has started shows its one template branch as `<map>[*]`.
+ */
+export function branchLabel(
+  fork: Pick<ManifestFork, "map" | "path">,
+  branch: ManifestFork["branches"][number],
+): string {
+  if (fork.map !== true) return branch.name;
+  if (branch.name !== MAP_ITEM_SEGMENT) return branch.title;
+  return `${fork.path.slice(fork.path.lastIndexOf("/") + 1)}[*]`;
 }
 
 /** One parallel node's branches, in the order the workflow lists them. */
@@ -61,6 +81,8 @@ export interface BranchView {
   forkPath: string;
   name: string;
   title: string;
+  /** What renderers print for it (branchLabel). */
+  label: string;
   state: NodeState;
   nodes: NodeView[];
   running: NodeView[];
@@ -97,6 +119,7 @@ export function branchView(ref: BranchRef, view: Pick<RunView, "nodes" | "manife
     forkPath: ref.fork.path,
     name: ref.branch.name,
     title: ref.branch.title,
+    label: branchLabel(ref.fork, ref.branch),
     state: branchState(inside, fork, joinEnds(view.manifest)),
     nodes: inside,
     running: inside.filter((node) => node.state === "running"),

@@ -43,6 +43,7 @@ function statusText(node: NodeView, now: number | undefined, g: Glyphs): string 
 export interface InColumn {
   prefix: string;
   name: string;
+  label: string;
   first: boolean;
 }
 
@@ -69,7 +70,7 @@ export function cardText(
   const mount = enclosingMounts(card.id, view.manifest.mounts).at(-1);
   // A branch's first card names the branch; inside a column a card is named from the branch down.
   let banner = mount === undefined ? undefined : `${g.kind.include} ${mount.path} (${mount.workflow})`;
-  if (column?.first) banner = column.name;
+  if (column?.first) banner = column.label;
   const name = column === undefined ? card.id : card.id.slice(column.prefix.length);
   if (node === undefined) return { title: name, status: "", detail: undefined, banner, tint: "dim" };
   const running = nodeProgressOf(view, node) !== undefined || agentProgressOf(view, node) !== undefined;
@@ -95,6 +96,7 @@ export function columnsOf(graph: GraphLayout): Array<InColumn | undefined> {
     const column = band?.columns[at.column];
     const fork = graph.cards[band?.fork ?? -1];
     if (column === undefined || fork === undefined) return undefined;
-    return { prefix: `${fork.id}/${column.name}/`, name: column.name, first: column.cards[0] === card };
+    const prefix = `${fork.id}/${column.name}/`;
+    return { prefix, name: column.name, label: column.label, first: column.cards[0] === card };
   });
 }

@@ -97,7 +97,7 @@ export function renderInspector(
       const branch = branchView(ref, view);
       const at = branch.running.map((n) => localPath(n.path, refs)).join(", ");
       push(
-        `  ${theme(NODE_TINTS[branch.state], `${g.node[branch.state]} ${branch.name}`)}  ${NODE_STATE_WORDS[branch.state]}${at === "" ? "" : ` at ${at}`}`,
+        `  ${theme(NODE_TINTS[branch.state], `${g.node[branch.state]} ${branch.label}`)}  ${NODE_STATE_WORDS[branch.state]}${at === "" ? "" : ` at ${at}`}`,
       );
     }
   }

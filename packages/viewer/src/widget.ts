@@ -90,8 +90,8 @@ function rowLabel(row: WidgetRow, g: Glyphs): string {
     case "branch": {
       const face = row.branch.running[0];
       return face === undefined
-        ? row.branch.name
-        : `${row.branch.name} ${g.chosen} ${branchLocal(row.branch, face)}`;
+        ? row.branch.label
+        : `${row.branch.label} ${g.chosen} ${branchLocal(row.branch, face)}`;
     }
     case "more":
       return moreWords(row);
@@ -279,7 +279,7 @@ export function renderFooterStatus(view: RunView, now?: number): string {
     const face = running.length === 1 ? running[0]?.running[0] : undefined;
     if (running.length === 1 && face !== undefined) {
       path = face.path;
-      where = `${fork.path} › ${running[0]?.name} › ${localPath(face.path, branchIndex(view.manifest))}`;
+      where = `${fork.path} › ${running[0]?.label} › ${localPath(face.path, branchIndex(view.manifest))}`;
     } else where = `${fork.path}: ${running.length} of ${branches.length} branches running`;
   }
   const node = view.nodes.find((n) => n.path === path);

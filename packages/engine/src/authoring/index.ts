@@ -42,6 +42,7 @@ export type {
   NodeText,
   NotifyNode,
   JoinOption,
+  MapNode,
   ParallelNode,
   ShellExec,
   TimeoutOption,
@@ -54,6 +55,8 @@ export type {
 export { action, agent, checkpoint, compute, decision, notify, shell, wait } from "./node-specs.js";
 export type { BranchOutput, ParallelBranch, ParallelOptions, ParallelOutput } from "./parallel.js";
 export { parallel } from "./parallel.js";
+export type { MapOptions, MapOutput } from "./map.js";
+export { map } from "./map.js";
 export type { RetryBackoff, RetryOn, RetryPolicy, WaitOptions, WaitOutput } from "./clock-specs.js";
 export { WorkflowError } from "./workflow-error.js";
 export { ProgressInvalid } from "../executor/visit-progress.js";

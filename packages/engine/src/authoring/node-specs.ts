@@ -1,6 +1,6 @@
 import type { AnsweredBy } from "@piw/protocol";
 import type { ZodType, z } from "zod";
-import type { ActionContext, NodeContext, ShellReport } from "../compiler/compiled-workflow.js";
+import type { ActionContext, NodeContext, ScopeContext, ShellReport } from "../compiler/compiled-workflow.js";
 import type { AgentSessionKind, IsolatedAgentOptions } from "./agent-options.js";
 import type { RetryPolicy, WaitOptions, WaitOutput } from "./clock-specs.js";
 
@@ -109,6 +109,21 @@ export interface ParallelNode<B = Readonly<Record<string, unknown>>, O = unknown
   readonly concurrency?: number;
 }
 
+/**
+ * Runs one branch per item of a list computed when its visit opens, and joins them; its output is
+ * the branches' outputs in item order (`map()` builds it and types `Br`).
+ */
+export interface MapNode<Br = unknown, O = unknown> extends NodeBase<O> {
+  readonly kind: "map";
+  over(ctx: ScopeContext<unknown>): readonly unknown[];
+  readonly branch: Br;
+  readonly join?: JoinOption;
+  /** How many branches may run at once; default 4. */
+  readonly concurrency?: number;
+  /** The longest list accepted; default 100, at most 1000. */
+  readonly maxItems?: number;
+}
+
 /** Any node, whatever its input and output types. */
 export type WorkflowNode =
   | AgentNode<unknown, unknown>
@@ -119,7 +134,8 @@ export type WorkflowNode =
   | CheckpointNode<unknown, unknown>
   | DecisionNode<unknown, string>
   | WaitNode<unknown>
-  | ParallelNode;
+  | ParallelNode
+  | MapNode;
 
 export type NodeKindName = WorkflowNode["kind"];
 

@@ -88,10 +88,15 @@ export function buildManifest(
   return manifest;
 }
 
-/** The parallel nodes, with their joins and branches; the fork-to-branch edges are derived from these. */
+/** The parallel and map nodes, with their joins and branches; the fork-to-branch edges come from these. */
 function forksOf(nodes: ReadonlyMap<string, CompiledNode>): NonNullable<GraphManifest["forks"]> {
   const forks: NonNullable<GraphManifest["forks"]> = [];
   for (const node of nodes.values()) {
+    if (node.kind === "map") {
+      const { name, title, startPath } = node.branch;
+      const { path, join, concurrency } = node;
+      forks.push({ path, join, concurrency, branches: [{ name, title, startPath }], map: true });
+    }
     if (node.kind !== "parallel") continue;
     forks.push({
       path: node.path,

@@ -12,6 +12,8 @@ import type { CompiledNode } from "./compiled-workflow.js";
 import { fieldName, unknownFields } from "./known-fields.js";
 import { joinPath, localNameProblem, workflowNameProblem } from "./names.js";
 import { branchScopesOf } from "./parallel-node.js";
+import { mapBranchScopeOf } from "./map-node.js";
+import { MAP_ITEM_SEGMENT } from "./map-paths.js";
 import { collectEdges } from "./scope-edges.js";
 import type { OutcomeRoutesModel, ScopeModel } from "./scope-model.js";
 
@@ -113,11 +115,14 @@ function visitScope(tree: CollectedTree, visiting: PendingScope): PendingScope[]
     nodeNames.add(name);
     if (compiled !== undefined) tree.nodes.set(place.path, compiled);
     if (lane !== "" && compiled?.kind === "checkpoint") {
+      const fork = tree.nodes.get(lane.slice(0, lane.lastIndexOf("/")))?.kind === "map" ? "map" : "parallel";
       problems.push({
         path: place.path,
-        message:
-          "a checkpoint cannot sit inside a parallel branch: a gate in a branch is not supported yet; put it before or after the parallel node",
+        message: `a checkpoint cannot sit inside a ${fork} branch: a gate in a branch is not supported yet; put it before or after the ${fork} node`,
       });
+    }
+    if (compiled?.kind === "map" && place.path.length <= MAX_PATH_LENGTH) {
+      branchScopes.push(...mapScope(spec as unknown as Fields, place, [...ancestors, definition], problems));
     }
     if (compiled?.kind === "parallel" && place.path.length <= MAX_PATH_LENGTH) {
       branchScopes.push(
@@ -225,6 +230,25 @@ function forkScopes(
       },
     ];
   });
+}
+
+/** The template scope of a map node's branch, `<map>/each`: its own lane, run once per item. */
+function mapScope(
+  spec: Fields,
+  place: { path: string; name: string; scope: string },
+  ancestors: readonly WorkflowDefinition[],
+  problems: CompileProblem[],
+): PendingScope[] {
+  const branch = mapBranchScopeOf(spec, place.name, () => undefined);
+  if (branch === undefined) return [];
+  const path = joinPath(place.path, MAP_ITEM_SEGMENT);
+  if (ancestors.includes(branch.definition)) {
+    problems.push({ path, message: `workflow "${branch.definition.name}" includes itself` });
+    return [];
+  }
+  const fork = { path: place.path, branch: MAP_ITEM_SEGMENT };
+  const parent = { scope: place.scope, mount: MAP_ITEM_SEGMENT, include: branch.include, fork };
+  return [{ definition: branch.definition, path, parent, ancestors, lane: path }];
 }
 
 function checkStartAt(

@@ -11,6 +11,7 @@ import { fieldName, unknownFields } from "./known-fields.js";
 import { type CompiledRetry, compileRetry } from "./retry-policy.js";
 import { compileWaitDue } from "./wait-due.js";
 import { compileParallel } from "./parallel-node.js";
+import { compileMap } from "./map-node.js";
 
 /** Where a node sits: what every problem about it is reported against. */
 export interface NodePlace {
@@ -191,6 +192,7 @@ const NODE_FIELDS: { [K in NodeKindName]: FieldsOf<K> } = {
   decision: ["kind", "title", "choices", "decide"],
   wait: ["kind", "title", "ms", "until"],
   parallel: ["kind", "title", "branches", "join", "concurrency"],
+  map: ["kind", "title", "over", "branch", "join", "concurrency", "maxItems"],
 };
 
 function isNodeKind(kind: unknown): kind is NodeKindName {
@@ -335,9 +337,11 @@ function buildNode(
     }
     case "parallel":
       return compileParallel(f, base, problem);
+    case "map":
+      return compileMap(f, base, problem);
     default:
       problem(
-        `unknown node kind ${JSON.stringify(f.kind)}: build nodes with agent(), compute(), action(), shell(), notify(), checkpoint(), decision(), wait() or parallel()`,
+        `unknown node kind ${JSON.stringify(f.kind)}: build nodes with agent(), compute(), action(), shell(), notify(), checkpoint(), decision(), wait(), parallel() or map()`,
       );
       return undefined;
   }

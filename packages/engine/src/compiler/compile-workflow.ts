@@ -12,6 +12,9 @@ import { checkGraph } from "./graph-checks.js";
 import type { GraphManifest } from "./graph-manifest.js";
 import { nextStep, startPathOf } from "./graph-routing.js";
 import { joinPath } from "./names.js";
+import { concreteOf, type MapInstance, templateOf } from "@piw/protocol";
+import { InstancedNodes } from "./map-paths.js";
+import { mapItemOf } from "./map-items.js";
 import { failureStep } from "./outcome-routes.js";
 import { RoutingError, ScopeInputError } from "./runtime-errors.js";
 import { describeIssues } from "./schema-issues.js";
@@ -34,10 +37,11 @@ export function compileWorkflow(definition: WorkflowDefinition): CompiledWorkflo
   const successors = new Map(
     [...resolved].map(([from, targets]) => [from, targets.map((t) => t.to)] as const),
   );
-  // A parallel node goes on into each of its branches too (those edges are not in the manifest).
+  // A parallel or map node goes on into each of its branches too (those edges are not in the manifest).
   for (const node of nodes.values()) {
-    if (node.kind !== "parallel") continue;
-    const starts: NextStep[] = node.branches.map((b) => ({ kind: "node", path: b.startPath }));
+    if (node.kind !== "parallel" && node.kind !== "map") continue;
+    const branches = node.kind === "map" ? [node.branch] : node.branches;
+    const starts: NextStep[] = branches.map((b) => ({ kind: "node", path: b.startPath }));
     successors.set(node.path, [...(successors.get(node.path) ?? []), ...starts]);
   }
   const paths = [...scopes.values()].flatMap((s) => [...s.nodeNames].map((name) => joinPath(s.path, name)));
@@ -48,9 +52,13 @@ export function compileWorkflow(definition: WorkflowDefinition): CompiledWorkflo
 
   const manifest = buildManifest(definition, scopes, nodes, startPath, resolved);
   const digest = definitionDigest(manifest, scopes);
+  const maps = new Set([...nodes.values()].flatMap((n) => (n.kind === "map" ? [n.path] : [])));
+  /** A scope or node path of a visit (`review/3`), resolved to its template (`review/each`). */
+  const resolve = (path: string): MapInstance => templateOf(path, maps) ?? { template: ":", indices: [] };
   const scopeOutputs = (scope: string, outputsByPath: ReadonlyMap<string, unknown>) => {
     const outputs: Record<string, unknown> = {};
-    for (const name of scopes.get(scope)?.nodeNames ?? []) {
+    const model = scopes.get(resolve(scope).template);
+    for (const name of model?.nodeNames ?? []) {
       const path = joinPath(scope, name);
       if (outputsByPath.has(path)) outputs[name] = outputsByPath.get(path);
     }
@@ -61,17 +69,23 @@ export function compileWorkflow(definition: WorkflowDefinition): CompiledWorkflo
     runInput: unknown,
     outputsByPath: ReadonlyMap<string, unknown>,
   ): unknown => {
-    const model = scopes.get(scope);
+    const { template, indices } = resolve(scope);
+    const model = scopes.get(template);
     if (model === undefined) throw new ScopeInputError(scope, `no workflow is mounted at "${scope}"`);
     if (model.parent === undefined) return parseInput(model.definition.input, runInput, scope);
-    const { include } = model.parent;
+    const { include, fork } = model.parent;
+    const parentScope = concreteOf(model.parent.scope, indices, maps);
     const projection = include.input;
+    // A map's branch sees its item, from the list its map's open visit saved, as its scope's input.
+    const input =
+      fork !== undefined && maps.has(fork.path)
+        ? mapItemOf(outputsByPath, scope)
+        : typeof projection === "function"
+          ? scopeInput(parentScope, runInput, outputsByPath)
+          : undefined;
     const value =
       typeof projection === "function"
-        ? projection({
-            input: scopeInput(model.parent.scope, runInput, outputsByPath),
-            outputs: scopeOutputs(model.parent.scope, outputsByPath),
-          })
+        ? projection({ input, outputs: scopeOutputs(parentScope, outputsByPath) })
         : projection;
     return parseInput(model.definition.input, value, scope);
   };
@@ -86,15 +100,19 @@ export function compileWorkflow(definition: WorkflowDefinition): CompiledWorkflo
       onFailure: definition.notifyModel?.onFailure ?? true,
       onCancel: definition.notifyModel?.onCancel ?? true,
     },
-    nodes,
+    nodes: new InstancedNodes(nodes, maps),
     next(path: string, output: unknown): NextStep {
-      const node = nodes.get(path);
+      const { template, indices } = resolve(path);
+      const node = nodes.get(template);
       if (node === undefined) throw new RoutingError("unknown_path", path, `no node has the path "${path}"`);
-      return nextStep(scopes, node.scope, node.name, output);
+      const step = nextStep(scopes, node.scope, node.name, output);
+      return step.kind === "exit" ? step : { ...step, path: concreteOf(step.path, indices, maps) };
     },
     failureRoute(path, outcome) {
-      const node = nodes.get(path);
-      return node === undefined ? null : failureStep(scopes, node.scope, node.name, outcome);
+      const { template, indices } = resolve(path);
+      const node = nodes.get(template);
+      const to = node === undefined ? null : failureStep(scopes, node.scope, node.name, outcome);
+      return to === null ? null : concreteOf(to, indices, maps);
     },
     scopeInput,
     scopeOutputs,
@@ -106,9 +124,13 @@ export function compileWorkflow(definition: WorkflowDefinition): CompiledWorkflo
   return compiled;
 }
 
-/** Fills in each parallel node's branch start paths, now that every branch scope is collected. */
+/** Fills in each parallel and map node's branch start paths, now that every branch scope is collected. */
 function placeBranchStarts(nodes: Map<string, CompiledNode>, scopes: ReadonlyMap<string, ScopeModel>): void {
   for (const node of nodes.values()) {
+    if (node.kind === "map") {
+      const startPath = startPathOf(scopes, node.branch.scope) ?? node.branch.scope;
+      nodes.set(node.path, { ...node, branch: { ...node.branch, startPath } });
+    }
     if (node.kind !== "parallel") continue;
     const branches = node.branches.map((b) => ({ ...b, startPath: startPathOf(scopes, b.scope) ?? b.scope }));
     nodes.set(node.path, { ...node, branches });
@@ -168,6 +190,8 @@ function nodeSettings(spec: WorkflowNode): unknown {
       return {};
     case "parallel":
       return { join: spec.join, concurrency: spec.concurrency };
+    case "map":
+      return { join: spec.join, concurrency: spec.concurrency, maxItems: spec.maxItems };
     default:
       return spec satisfies never;
   }

@@ -19,6 +19,8 @@ export interface NodeContext<I = unknown> {
   failures: Record<string, NodeFailureInfo>;
   /** The full compiled path, the local name and the visit number of this node visit. */
   node: { path: string; name: string; visit: number };
+  /** Inside a map node's branch: the index of its item (`ctx.input`) in the map's list. */
+  mapIndex?: number;
   /** Aborted on cancel or timeout. */
   signal: AbortSignal;
   /**
@@ -88,6 +90,8 @@ interface CompiledNodeBase {
    */
   lane: string;
   title: string;
+  /** Inside a map node's branch: the index of its item in the innermost map around it. */
+  mapIndex?: number;
 }
 
 export interface CompiledComputeNode extends CompiledNodeBase {
@@ -182,6 +186,21 @@ export interface CompiledParallelNode extends CompiledNodeBase {
   concurrency: number | null;
 }
 
+/**
+ * Runs its branch once per item of the list `over` returns when the visit opens (saved before any
+ * branch starts). The branch is compiled once, as a template at `<map>/each` (map-paths.ts); item
+ * `i` runs it at `<map>/<i>`.
+ */
+export interface CompiledMapNode extends CompiledNodeBase {
+  kind: "map";
+  over(ctx: ScopeContext): unknown;
+  /** The template branch: scope `<map>/each`, its first node's template path. */
+  branch: CompiledBranch;
+  join: JoinPolicy;
+  concurrency: number;
+  maxItems: number;
+}
+
 export type CompiledNode =
   | CompiledComputeNode
   | CompiledActionNode
@@ -191,7 +210,8 @@ export type CompiledNode =
   | CompiledAgentNode
   | CompiledDecisionNode
   | CompiledWaitNode
-  | CompiledParallelNode;
+  | CompiledParallelNode
+  | CompiledMapNode;
 
 /** A visit's ending that an outcome route can take; `exitCode` only for a shell node's non-ok exit. */
 export type FailureOutcome = { status: "failed"; exitCode?: number } | { status: "timed_out" };

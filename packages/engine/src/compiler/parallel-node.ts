@@ -30,20 +30,26 @@ export interface BranchScope {
   include: WorkflowInclude;
 }
 
-function recordOf(value: unknown): Fields | undefined {
+export function recordOf(value: unknown): Fields | undefined {
   return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Fields) : undefined;
 }
 
-function joinOf(value: unknown, branchCount: number, problem: Check): JoinPolicy | undefined {
+/** The join policy; `k` of `atLeast` goes from 1 to `most` (`mostWhat` says what that bound is). */
+export function joinOf(
+  value: unknown,
+  most: number,
+  problem: Check,
+  mostWhat = "the number of branches",
+): JoinPolicy | undefined {
   if (value === "all") return { kind: "all" };
   if (value === "any") return { kind: "any" };
   const atLeast = recordOf(value)?.atLeast;
   if (recordOf(value) !== undefined && Object.keys(value as object).length === 1 && atLeast !== undefined) {
-    if (typeof atLeast === "number" && Number.isInteger(atLeast) && atLeast >= 1 && atLeast <= branchCount) {
+    if (typeof atLeast === "number" && Number.isInteger(atLeast) && atLeast >= 1 && atLeast <= most) {
       return { kind: "atLeast", count: atLeast };
     }
     problem(
-      `join { atLeast: k } needs an integer k from 1 to the number of branches (${branchCount}); got ${typeof atLeast === "number" ? atLeast : typeof atLeast}`,
+      `join { atLeast: k } needs an integer k from 1 to ${mostWhat} (${most}); got ${typeof atLeast === "number" ? atLeast : typeof atLeast}`,
     );
     return undefined;
   }
@@ -75,7 +81,7 @@ function nodeBranch(name: string, node: WorkflowNode): WorkflowDefinition {
 /** Without a projection of its own, a branch sees the parent scope's input. */
 const parentInput = (ctx: { input: unknown }) => ctx.input;
 
-function branchScopeOf(name: string, value: unknown, problem: Check): BranchScope | undefined {
+export function branchScopeOf(name: string, value: unknown, problem: Check): BranchScope | undefined {
   const fields = recordOf(value);
   const titled = (t: unknown) => (typeof t === "string" ? t : name);
   if (fields?.kind === "include") {

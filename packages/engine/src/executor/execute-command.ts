@@ -86,7 +86,7 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecutionOutc
       position,
       steps: { count: position.stepCount },
       conversation: new OneAtATime(),
-      runFork: (lane, node, visit) => runFork(exec, lane, node, visit),
+      runFork: (lane, node, visit, attempt) => runFork(exec, lane, node, visit, attempt),
       ...(options.onProcessGroup ? { onProcessGroup: options.onProcessGroup } : {}),
       ...(options.debug ? { debug: options.debug } : {}),
       ...(options.agents ? { agents: options.agents } : {}),

@@ -2,7 +2,6 @@ import {
   type ClockReason,
   clockDueAt,
   isClockReason,
-  type JoinPolicy,
   type NodeVisitResult,
   type RecoveryReason,
   type RunRecord,
@@ -11,8 +10,11 @@ import {
   type SavedVisit,
   type Transition,
 } from "@piw/protocol";
-import type { CompiledBranch, CompiledParallelNode } from "../compiler/compiled-workflow.js";
+import type { CompiledBranch, CompiledMapNode, CompiledParallelNode } from "../compiler/compiled-workflow.js";
 import { expectSaved, FenceLost, NodeFailure, RunParked } from "./execution-signals.js";
+import { type JoinState, joinState } from "./join-policy.js";
+import { type VisitProgress, visitProgress } from "./visit-progress.js";
+import { openMapList } from "./map-list.js";
 import type { RunPort } from "./run-port.js";
 import { laneOf, lastInLane, type NextStep, nextAfter } from "./run-position.js";
 import { type Execution, type Lane, runSequence } from "./visit-sequence.js";
@@ -43,28 +45,6 @@ type BranchPhase =
   | { kind: "cancelled" }
   /** It threw: the fork stops the others and throws the same once they have all ended. */
   | { kind: "stopped"; error: unknown };
-
-type JoinState = "pending" | "satisfied" | "impossible";
-
-function needed(join: JoinPolicy, total: number): number {
-  switch (join.kind) {
-    case "all":
-      return total;
-    case "any":
-      return 1;
-    case "atLeast":
-      return join.count;
-    default:
-      return join satisfies never;
-  }
-}
-
-/** Pure: whether enough branches succeeded, or too many failed for the join ever to be satisfied. */
-function joinState(join: JoinPolicy, total: number, succeeded: number, failed: number): JoinState {
-  const need = needed(join, total);
-  if (succeeded >= need) return "satisfied";
-  return failed > total - need ? "impossible" : "pending";
-}
 
 function findSaved(saved: readonly SavedVisit[], path: string, visit: number): number {
   for (let i = saved.length - 1; i >= 0; i -= 1) {
@@ -134,8 +114,20 @@ function firstStop(errors: unknown[]): unknown {
   );
 }
 
+/** A node that forks: a parallel node's branches are fixed, a map node's come from its saved list. */
+type ForkNode = CompiledParallelNode | CompiledMapNode;
+
+/** A fork's visit as the runner sees it: its branches, in order, and how many may run at once. */
+interface OpenFork {
+  node: ForkNode;
+  branches: readonly CompiledBranch[];
+  limit: number;
+  /** A map's visit reports how many of its items' branches have ended, so views can count them. */
+  progress?: VisitProgress;
+}
+
 /**
- * Runs one visit of a parallel node: its branches, at most `concurrency` at once, each its own
+ * Runs one visit of a parallel or map node: its branches, at most `concurrency` at once, each its own
  * sequence of visits, until the join is decided; then the branches still running are cancelled and
  * saved as such. Branches that had finished before a crash are not run again. Never returns or throws
  * before every branch it started has ended.
@@ -143,20 +135,50 @@ function firstStop(errors: unknown[]): unknown {
 export async function runFork(
   exec: Execution,
   lane: Lane,
-  node: CompiledParallelNode,
+  node: ForkNode,
+  visit: number,
+  attempt: number,
+): Promise<NodeVisitResult> {
+  if (node.kind === "parallel") {
+    const limit = node.concurrency ?? node.branches.length;
+    return runBranches(exec, lane, { node, branches: node.branches, limit }, visit);
+  }
+  const list = await openMapList(exec, lane, node, visit);
+  if (list.kind === "failed") return { status: "failed", error: list.error };
+  const where = { path: node.path, visit, attempt };
+  const progress = visitProgress(where, lane.port.reportProgress?.bind(lane.port));
+  try {
+    return await runBranches(
+      exec,
+      lane,
+      { node, branches: list.branches, limit: node.concurrency, progress },
+      visit,
+    );
+  } finally {
+    progress.flush();
+  }
+}
+
+async function runBranches(
+  exec: Execution,
+  lane: Lane,
+  fork: OpenFork,
   visit: number,
 ): Promise<NodeVisitResult> {
-  const total = node.branches.length;
-  const limit = node.concurrency ?? total;
+  const { node, limit } = fork;
+  const total = fork.branches.length;
   const savedAt = findSaved(exec.position.saved, node.path, visit);
   const phases = new Map<string, BranchPhase>(
-    node.branches.map((b) => [b.name, initialPhase(exec, b, savedAt)]),
+    fork.branches.map((b) => [b.name, initialPhase(exec, b, savedAt)]),
   );
   const inFlight = new Set<Promise<void>>();
   let poke: () => void = () => undefined;
   let parking = false;
 
   const count = (kind: BranchPhase["kind"]) => [...phases.values()].filter((p) => p.kind === kind).length;
+  const reportEnded = () =>
+    fork.progress?.report({ done: count("succeeded") + count("failed") + count("cancelled"), total });
+  reportEnded();
   const state = () => joinState(node.join, total, count("succeeded"), count("failed"));
   const cancelError = (branch: string) =>
     safeError(
@@ -217,6 +239,7 @@ export async function runFork(
       lane.signal.removeEventListener("abort", onOuter);
       phases.set(branch.name, phase);
       inFlight.delete(done);
+      reportEnded();
     });
     inFlight.add(done);
   };
@@ -239,7 +262,7 @@ export async function runFork(
       stopRest(new JoinDecided());
       for (const [name, phase] of phases) {
         // An unfinished visit of a branch the join no longer needs, from before a crash: saved as cancelled.
-        const branch = node.branches.find((b) => b.name === name);
+        const branch = fork.branches.find((b) => b.name === name);
         if (phase.kind === "queued" && branch) {
           reopenedLosers.push(branch);
           phases.set(name, { kind: "cancelled" });
@@ -248,7 +271,7 @@ export async function runFork(
     } else {
       // A branch parked on the clock holds no slot: it runs nothing until the run wakes.
       let running = count("running");
-      for (const branch of node.branches) {
+      for (const branch of fork.branches) {
         const phase = phases.get(branch.name);
         if (running >= limit) break;
         if (phase?.kind !== "queued") continue;
@@ -274,9 +297,10 @@ export async function runFork(
   const errors = [...phases.values()].flatMap((p) => (p.kind === "stopped" ? [p.error] : []));
   if (errors.length > 0) throw firstStop(errors);
   if (lane.signal.aborted) {
-    return { status: "failed", error: safeError("cancelled", `Parallel node ${node.path} was cancelled.`) };
+    const what = node.kind === "map" ? "Map" : "Parallel";
+    return { status: "failed", error: safeError("cancelled", `${what} node ${node.path} was cancelled.`) };
   }
-  return joinResult(exec, node, phases, state());
+  return joinResult(exec, fork, phases, state());
 
   /** Every branch that can still run is parked on the clock: park the run once, for the earliest. */
   async function parkWhenIdle(): Promise<void> {
@@ -290,18 +314,33 @@ export async function runFork(
   }
 }
 
+/**
+ * The joined output: a parallel node's by branch name (only the branches that succeeded), a map
+ * node's in item order (`null` for an item whose branch did not succeed).
+ */
+function joinedOutput(fork: OpenFork, phases: ReadonlyMap<string, BranchPhase>): unknown {
+  const outputOf = (branch: CompiledBranch) => {
+    const phase = phases.get(branch.name);
+    return phase?.kind === "succeeded" ? { value: phase.output } : undefined;
+  };
+  if (fork.node.kind === "map") return fork.branches.map((b) => outputOf(b)?.value ?? null);
+  const output: Record<string, unknown> = {};
+  for (const branch of fork.branches) {
+    const got = outputOf(branch);
+    if (got !== undefined) output[branch.name] = got.value;
+  }
+  return output;
+}
+
 function joinResult(
   exec: Execution,
-  node: CompiledParallelNode,
+  fork: OpenFork,
   phases: ReadonlyMap<string, BranchPhase>,
   state: JoinState,
 ): NodeVisitResult {
+  const { node } = fork;
   if (state === "satisfied") {
-    const output: Record<string, unknown> = {};
-    for (const branch of node.branches) {
-      const phase = phases.get(branch.name);
-      if (phase?.kind === "succeeded") output[branch.name] = phase.output;
-    }
+    const output = joinedOutput(fork, phases);
     const target = exec.workflow.next(node.path, output);
     return {
       status: "succeeded",
@@ -310,7 +349,7 @@ function joinResult(
     };
   }
   // The first branch, in declaration order, that failed on its own (not cancelled by the join).
-  const failures = node.branches.flatMap((b) => {
+  const failures = fork.branches.flatMap((b) => {
     const phase = phases.get(b.name);
     return phase?.kind === "failed" ? [{ name: b.name, error: phase.error }] : [];
   });

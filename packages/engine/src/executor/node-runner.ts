@@ -82,6 +82,7 @@ export function nodeContextFor(
       return failures;
     },
     node: { path, name: node?.name ?? path.slice(path.lastIndexOf("/") + 1), visit },
+    ...(node?.mapIndex === undefined ? {} : { mapIndex: node.mapIndex }),
     signal,
     progress,
   };
@@ -97,7 +98,9 @@ function toJson(value: unknown): JsonValue {
 }
 
 /** Managed effects for one attempt of one visit. Ordinals restart at each attempt, so identities repeat. */
-function effectsFor(run: NodeRun): ActionContext["effects"] {
+export function effectsFor(
+  run: Pick<NodeRun, "runId" | "node" | "port" | "visit" | "debug">,
+): ActionContext["effects"] {
   const visitId = nodeVisitId({ runId: run.runId, path: run.node.path, visit: run.visit });
   let ordinal = 0;
   const perform = async <R>(
@@ -273,8 +276,9 @@ async function produce(run: NodeRun, signal: AbortSignal, progress: VisitProgres
         ctx,
       );
     case "parallel":
+    case "map":
       // Its branches are visits of their own: the executor runs them (fork-runner.ts), never this.
-      throw new Error(`Parallel node ${node.path} reached the single-node runner.`);
+      throw new Error(`Node ${node.path} of kind ${node.kind} reached the single-node runner.`);
     default:
       return node satisfies never;
   }

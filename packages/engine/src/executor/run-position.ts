@@ -68,8 +68,10 @@ export function laneOf(workflow: CompiledWorkflow, path: string): string {
   if (node) return node.lane;
   for (let end = path.lastIndexOf("/"); end > 0; end = path.lastIndexOf("/", end - 1)) {
     const scope = path.slice(0, end);
-    const fork = workflow.nodes.get(scope.slice(0, Math.max(0, scope.lastIndexOf("/"))));
+    const cut = Math.max(0, scope.lastIndexOf("/"));
+    const fork = workflow.nodes.get(scope.slice(0, cut));
     if (fork?.kind === "parallel" && fork.branches.some((b) => b.scope === scope)) return scope;
+    if (fork?.kind === "map" && /^\d+$/.test(scope.slice(cut + 1))) return scope;
   }
   return "";
 }

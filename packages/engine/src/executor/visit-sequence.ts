@@ -24,8 +24,13 @@ export interface Execution {
   agents?: AgentPlacement;
   /** The run's conversation holds one step at a time: branches take turns at it. */
   conversation: OneAtATime;
-  /** Runs a parallel node's visit (fork-runner.ts); passed in so the two files need not import each other. */
-  runFork(lane: Lane, node: Extract<CompiledNode, { kind: "parallel" }>, visit: number): Promise<RunResult>;
+  /** Runs a parallel or map node's visit (fork-runner.ts); passed in so the two files need not import each other. */
+  runFork(
+    lane: Lane,
+    node: Extract<CompiledNode, { kind: "parallel" | "map" }>,
+    visit: number,
+    attempt: number,
+  ): Promise<RunResult>;
 }
 
 type RunResult = Awaited<ReturnType<typeof runNode>>;
@@ -76,8 +81,8 @@ async function runOpened(
   visit: number,
   opened: Extract<NodeVisitState, { status: "running" }>,
 ): Promise<RunResult> {
-  if (node.kind === "parallel")
-    return closeOnRunFailure(lane.port, node.path, visit, exec.runFork(lane, node, visit));
+  if (node.kind === "parallel" || node.kind === "map")
+    return closeOnRunFailure(lane.port, node.path, visit, exec.runFork(lane, node, visit, opened.attempt));
   const work = () =>
     runNode({
       workflow: exec.workflow,
