@@ -104,7 +104,15 @@ describe("runs.history", () => {
       if (reserved.kind !== "applied") throw new Error(JSON.stringify(reserved));
       const { runId } = reserved.value;
       await client.call("runs.subscribe", { runId });
-      await client.view(runId, (v) => v.nodes.some((n) => n.path === open && n.state === "running"));
+      // The cancel lands while `open` runs and after every node expected to succeed has: a parallel
+      // run's quick branch may still be finishing when the slow one shows as running.
+      const settled = Object.entries(expected).filter(([, state]) => state === "succeeded");
+      await client.view(
+        runId,
+        (v) =>
+          v.nodes.some((n) => n.path === open && n.state === "running") &&
+          settled.every(([path]) => v.nodes.some((n) => n.path === path && n.state === "succeeded")),
+      );
       expect(await client.call("runs.cancel", { runId })).toMatchObject({ kind: "applied" });
       const view = await client.view(runId, (v) => v.status === "cancelled" && v.currentWork.kind === "none");
       const history = await client.call("runs.history", { runId });
