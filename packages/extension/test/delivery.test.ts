@@ -31,12 +31,15 @@ interface PiStub {
   ctx: ExtensionContext;
   entries: Array<Record<string, unknown>>;
   sent: Array<{ content: string; details: { piwMessageId: string } }>;
+  /** Whether an agent run is streaming (Pi's `isIdle()` is false while it is). */
+  streaming: boolean;
 }
 
 /** Just the parts of Pi the bridge uses: a session with entries, and sendMessage that appends one. */
 function piStub(): PiStub {
   const entries: Array<Record<string, unknown>> = [];
   const sent: PiStub["sent"] = [];
+  const stub = { entries, sent, streaming: false } as PiStub;
   const pi = {
     sendMessage(message: { customType: string; content: string; details: { piwMessageId: string } }) {
       sent.push(message);
@@ -45,11 +48,13 @@ function piStub(): PiStub {
   } as unknown as ExtensionAPI;
   const ctx = {
     sessionManager: { getSessionId: () => SESSION, getEntries: () => entries },
-    isIdle: () => true,
+    isIdle: () => !stub.streaming,
     hasPendingMessages: () => false,
     ui: { setWidget() {}, setStatus() {} },
   } as unknown as ExtensionContext;
-  return { pi, ctx, entries, sent };
+  stub.pi = pi;
+  stub.ctx = ctx;
+  return stub;
 }
 
 let root: string;
@@ -158,5 +163,43 @@ describe("message delivery to the Pi session", () => {
     // The session holds each message exactly once.
     const inSession = stub.entries.map((e) => (e.details as { piwMessageId: string }).piwMessageId);
     expect(inSession.sort()).toEqual([...ids].sort());
+  }, 60_000);
+
+  it("gives a message back when a turn starts between the idle check and the send, and sends it after that turn", async () => {
+    const stub = piStub();
+    const bridge = bridgeFor(stub);
+    const { runId, ids } = await finishedRunWithMessages(bridge);
+    // The user's prompt starts an agent run while the host answers the first claim: Pi was idle when
+    // the delivery began and is streaming by the time the claimed message could be sent.
+    const call = bridge.host.call.bind(bridge.host);
+    let turnPending = true;
+    bridge.host.call = (async (method, params) => {
+      const reply = await call(method, params);
+      if (method === "messages.claim" && turnPending) {
+        turnPending = false;
+        bridge.agentStarting(undefined);
+        stub.streaming = true;
+        bridge.agentStarted();
+      }
+      return reply;
+    }) as typeof bridge.host.call;
+    await bridge.deliver();
+    expect(turnPending).toBe(false);
+    expect(stub.sent).toEqual([]);
+    // Given back, not left claimed: both are first in line for the next idle boundary.
+    const during = await bridge.host.call("runs.history", { runId });
+    expect(during?.messages.map((m) => m.status)).toEqual(["pending", "pending"]);
+
+    // The user's turn ends; at the idle boundary both messages go out, in order.
+    stub.streaming = false;
+    await bridge.agentEnded([{ role: "assistant", stopReason: "stop" }]);
+    await bridge.settled();
+    expect(stub.sent.map((m) => m.details.piwMessageId)).toEqual([
+      `msg:${runId}:terminal`,
+      `msg:${runId}:presentation`,
+    ]);
+    const after = await bridge.host.call("runs.history", { runId });
+    expect(after?.messages.map((m) => m.status)).toEqual(["delivered", "delivered"]);
+    expect([...ids].sort()).toEqual(stub.sent.map((m) => m.details.piwMessageId).sort());
   }, 60_000);
 });

@@ -157,6 +157,7 @@ export function clientHandlers(
       if (isSaved(delivered)) touched(delivered.value.runId);
       return delivered;
     },
+    "messages.release": (params) => store.releaseMessage(params),
     "host.status": () => ({
       ...info,
       workers: supervisor.liveWorkers(),
