@@ -1,16 +1,13 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { prepareLaunch, reserveRequest } from "@piw/engine";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SessionBridge } from "../src/session-bridge.js";
+import { HOST_COMMAND, sourceWorkerEnv, stopHostProcess } from "../../../tests/e2e/src/piw-processes.ts";
 
 // The real host and worker, from source, as separate processes; only Pi itself is played by the test.
-const REPO = resolve(import.meta.dirname, "../../..");
-const TSX = join(REPO, "node_modules/tsx/dist/loader.mjs");
-const HOST_COMMAND = [process.execPath, "--import", TSX, join(REPO, "apps/host/src/main.ts")];
-const WORKER_COMMAND = [process.execPath, "--import", TSX, join(REPO, "apps/worker/src/main.ts")];
 
 // Once it completes, the host queues two messages for the session: the terminal note, then the
 // presentation follow-up that asks the model for a human-readable answer.
@@ -63,31 +60,16 @@ beforeEach(() => {
   root = mkdtempSync(join(tmpdir(), "piw-ext-delivery-"));
   mkdirSync(join(root, "project", ".pi", "workflows"), { recursive: true });
   writeFileSync(join(root, "project", ".pi", "workflows", "announce.workflow.ts"), ANNOUNCE);
-  process.env.PIW_WORKER_COMMAND = JSON.stringify(WORKER_COMMAND);
-  process.env.TSX_TSCONFIG_PATH = join(REPO, "tsconfig.json");
+  Object.assign(process.env, sourceWorkerEnv());
 });
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 afterEach(async () => {
   for (const bridge of bridges) {
     // Close the bridge's link first: it would start a new host when this one goes away.
     const status = await bridge.host.call("host.status", {}).catch(() => undefined);
     await bridge.shutdown();
-    if (status === undefined) continue;
-    try {
-      process.kill(status.pid, "SIGTERM");
-    } catch {
-      continue;
-    }
     // The host stops its workers (the idle one too) and exits; then nothing writes in the state dir.
-    for (let i = 0; i < 200 && alive(status.pid); i += 1) await new Promise((r) => setTimeout(r, 50));
+    if (status !== undefined) await stopHostProcess(status.pid);
   }
   bridges = [];
   // The stopping host may still be writing its caches for a moment.
