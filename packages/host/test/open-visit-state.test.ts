@@ -1,11 +1,9 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import type { Fence } from "@piw/protocol";
-import { RunStore } from "@piw/store";
+import type { RunStore } from "@piw/store";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { buildRunView } from "../src/build-run-view.js";
 import { readRunHistoryView } from "../src/run-history.js";
+import { runningRun, type StoreFile, saved, storeFile } from "./store-file.js";
 
 // The run's view and its history, read from one real store file: a visit left open when the run
 // stopped must be shown the same way by both.
@@ -13,40 +11,17 @@ import { readRunHistoryView } from "../src/run-history.js";
 const RUN = "open-visit-1";
 const noWorkers = { acceptedWorker: () => undefined };
 
-let dir: string;
+let file: StoreFile;
 let store: RunStore;
 beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), "piw-open-visit-"));
-  store = RunStore.open({ stateDir: join(dir, "state") });
+  file = storeFile("piw-open-visit-");
+  store = file.store;
 });
-afterEach(() => {
-  store.close();
-  rmSync(dir, { recursive: true, force: true });
-});
-
-function saved<T>(result: { kind: string; value?: T }): T {
-  if (result.kind !== "applied" && result.kind !== "adopted") throw new Error(JSON.stringify(result));
-  return result.value as T;
-}
+afterEach(() => file.cleanup());
 
 /** A running run with two branches side by side: `fan/quick` failed, `fan/slow` still open. */
 function forkWithOpenBranch(): Fence {
-  saved(
-    store.reservePreparedRun({
-      runId: RUN,
-      workflowName: "fork",
-      source: { kind: "file", path: "/tmp/fork.workflow.ts", sha256: "a".repeat(64) },
-      definitionDigest: "digest-1",
-      manifest: { nodes: [] },
-      input: null,
-      origin: { kind: "cli" },
-    }),
-  );
-  const claim = saved(store.claimRun({ runId: RUN, claimToken: "claim-1", leaseMs: 30_000 })) as {
-    command: { generation: number };
-  };
-  const fence = { runId: RUN, generation: claim.command.generation, claimToken: "claim-1" };
-  saved(store.markRunning(fence));
+  const fence = runningRun(store, RUN, { workflowName: "fork" });
   for (const path of ["fan/quick/quick", "fan/slow/slow"]) {
     saved(store.startNodeVisit(fence, { path, visit: 1, nodeKind: "compute" }));
   }
