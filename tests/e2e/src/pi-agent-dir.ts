@@ -11,7 +11,7 @@ const FAKE_PROVIDER = "fake";
 export const PI_TEST_ENV = { PI_OFFLINE: "1", PI_TELEMETRY: "0", PI_SKIP_VERSION_CHECK: "1" } as const;
 
 /** A model's price per million tokens, as Pi's `models.json` spells it. */
-export interface ModelCost {
+interface ModelCost {
   input: number;
   output: number;
   cacheRead: number;
