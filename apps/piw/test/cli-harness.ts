@@ -1,15 +1,17 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { isProcessAlive } from "@piw/state-dir";
+import {
+  HOST_COMMAND as hostCommand,
+  PREFLIGHT_COMMAND as preflightCommand,
+  REPO as repo,
+  TSX_LOADER as tsx,
+  WORKER_COMMAND as workerCommand,
+} from "../../../tests/e2e/src/piw-processes.ts";
 
-export const repo = resolve(import.meta.dirname, "../../..");
-// An absolute loader path: the host runs in another folder, where a bare `tsx` would not resolve.
-const tsx = join(repo, "node_modules", "tsx", "dist", "loader.mjs");
-export const hostCommand = [process.execPath, "--import", tsx, join(repo, "apps/host/src/main.ts")];
-export const workerCommand = [process.execPath, "--import", tsx, join(repo, "apps/worker/src/main.ts")];
-const preflightCommand = [process.execPath, "--import", tsx, join(repo, "apps/worker/src/preflight.ts")];
+export { hostCommand, repo, workerCommand };
 const cliEntry = join(repo, "apps/piw/src/main.ts");
 
 export const example = (name: string) => join(repo, "examples", `${name}.workflow.ts`);

@@ -1,12 +1,4 @@
-import {
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  readlinkSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connectHost } from "@piw/client";
@@ -21,6 +13,7 @@ import {
   text,
   toolCall,
 } from "../../../tests/e2e/src/fake-model.ts";
+import { fakeAgentHome } from "../../../tests/e2e/src/pi-agent-dir.ts";
 import { cleanUp, example, hostPid, makeHome, piw, runIdIn, waitFor } from "./cli-harness.js";
 
 // `piw run` of a workflow with an isolated agent step, from a shell: the real CLI, host and worker,
@@ -39,43 +32,10 @@ beforeAll(async () => {
   model = await startFakeModel();
   home = makeHome();
   user = mkdtempSync(join(tmpdir(), "piw-user-"));
-  const agentDir = join(user, "agent");
-  mkdirSync(agentDir, { recursive: true });
-  writeFileSync(
-    join(agentDir, "models.json"),
-    JSON.stringify({
-      providers: {
-        fake: {
-          baseUrl: model.baseUrl,
-          api: "openai-completions",
-          apiKey: "fake-key",
-          models: [
-            {
-              id: model.modelId,
-              name: "Fake",
-              reasoning: false,
-              input: ["text"],
-              contextWindow: 128_000,
-              maxTokens: 4_096,
-            },
-          ],
-        },
-      },
-    }),
-  );
-  writeFileSync(
-    join(agentDir, "settings.json"),
-    JSON.stringify({ defaultProvider: "fake", defaultModel: model.modelId }),
-  );
+  const agent = fakeAgentHome(user, { model });
   project = mkdtempSync(join(tmpdir(), "piw-review-"));
   writeFileSync(join(project, "README.md"), "# Widget\nThe widget spins. TODO: say how fast.\n");
-  env = {
-    HOME: user,
-    PI_CODING_AGENT_DIR: agentDir,
-    PI_OFFLINE: "1",
-    PI_TELEMETRY: "0",
-    PI_SKIP_VERSION_CHECK: "1",
-  };
+  env = agent.env;
 });
 
 afterAll(async () => {

@@ -12,7 +12,7 @@ import {
   text,
   toolCall,
 } from "../../../tests/e2e/src/fake-model.ts";
-import { writeAgentConfig } from "../../../tests/e2e/src/pi-session.ts";
+import { fakeAgentHome } from "../../../tests/e2e/src/pi-agent-dir.ts";
 import {
   cleanUp,
   collect,
@@ -41,18 +41,7 @@ beforeAll(async () => {
   model = await startFakeModel();
   home = makeHome();
   user = mkdtempSync(join(tmpdir(), "piw-user-"));
-  const agentDir = join(user, "agent");
-  writeAgentConfig(agentDir, { model });
-  env = {
-    ...process.env,
-    HOME: user,
-    PIW_HOME: home,
-    PI_CODING_AGENT_DIR: agentDir,
-    PI_OFFLINE: "1",
-    PI_TELEMETRY: "0",
-    PI_SKIP_VERSION_CHECK: "1",
-    NO_COLOR: "1",
-  };
+  env = { ...process.env, ...fakeAgentHome(user, { model }).env, PIW_HOME: home, NO_COLOR: "1" };
   // The built apps, not the sources: nothing may point the CLI or the host elsewhere.
   for (const name of ["PIW_HOST_COMMAND", "PIW_WORKER_COMMAND", "PIW_PREFLIGHT_COMMAND"]) delete env[name];
 });

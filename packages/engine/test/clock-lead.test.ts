@@ -9,15 +9,11 @@ import {
   MemoryRunPort,
   wait,
 } from "../src/index.js";
+import { started } from "./memory-run.js";
 
 // The wake lead: the host's clock wakes a run shortly before its due time, and the woken wait or retry
 // sleeps in its worker until that time. The in-memory port keeps the store's rules for clock parks;
 // each reopen is what a freshly woken worker sees. Assertions are about order and outcomes.
-
-function started(port: MemoryRunPort): MemoryRunPort {
-  port.status = "running";
-  return port;
-}
 
 /** The run as the worker reads it after its sleep: a pause was asked for meanwhile. */
 function pausedMeanwhile(port: MemoryRunPort): MemoryRunPort {

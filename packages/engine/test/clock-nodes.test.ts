@@ -12,14 +12,10 @@ import {
   wait,
   type WorkflowDefinition,
 } from "../src/index.js";
+import { started } from "./memory-run.js";
 
 // Wait nodes and retry policies against the in-memory port, which keeps the store's rules for
 // clock parks. Each "wake" is a reopen: the state a fresh worker sees when the host wakes the run.
-
-function started(port: MemoryRunPort): MemoryRunPort {
-  port.status = "running";
-  return port;
-}
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -17,22 +17,8 @@ import {
   notify,
   shell,
 } from "../src/index.js";
+import { forever, runUntilIdle, started } from "./memory-run.js";
 import { release } from "./fixtures.js";
-
-/** Lets the test stop a node at an exact point, the way a killed worker would stop. */
-function forever(): Promise<never> {
-  return new Promise(() => {});
-}
-
-async function runUntilIdle(promise: Promise<unknown>): Promise<void> {
-  // The hung node never settles: give the executor time to reach it, then abandon it like a dead process.
-  await Promise.race([promise, new Promise((resolve) => setTimeout(resolve, 50))]);
-}
-
-function started(port: MemoryRunPort): MemoryRunPort {
-  port.status = "running";
-  return port;
-}
 
 describe("executing a run", () => {
   it("runs a compute chain to completion and saves every visit", async () => {

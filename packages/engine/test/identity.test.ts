@@ -10,21 +10,7 @@ import {
   executeRun,
   MemoryRunPort,
 } from "../src/index.js";
-
-/** Lets the test stop a node at an exact point, the way a killed worker would stop. */
-function forever(): Promise<never> {
-  return new Promise(() => {});
-}
-
-async function runUntilIdle(promise: Promise<unknown>): Promise<void> {
-  // The hung node never settles: give the executor time to reach it, then abandon it like a dead process.
-  await Promise.race([promise, new Promise((resolve) => setTimeout(resolve, 50))]);
-}
-
-function started(port: MemoryRunPort): MemoryRunPort {
-  port.status = "running";
-  return port;
-}
+import { forever, runUntilIdle, started } from "./memory-run.js";
 
 describe("who may construct identities", () => {
   it("exports no identity constructor from the public entry, only the branded types", () => {

@@ -12,11 +12,7 @@ import {
   MemoryRunPort,
   parallel,
 } from "../src/index.js";
-
-function started(port: MemoryRunPort): MemoryRunPort {
-  port.status = "running";
-  return port;
-}
+import { started } from "./memory-run.js";
 
 async function until(what: string, probe: () => boolean): Promise<void> {
   for (let i = 0; i < 500; i += 1) {

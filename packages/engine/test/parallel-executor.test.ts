@@ -14,20 +14,7 @@ import {
   wait,
   type WorkflowDefinition,
 } from "../src/index.js";
-
-function started(port: MemoryRunPort): MemoryRunPort {
-  port.status = "running";
-  return port;
-}
-
-function forever(): Promise<never> {
-  return new Promise(() => {});
-}
-
-async function runUntilIdle(promise: Promise<unknown>): Promise<void> {
-  // The hung node never settles: give the executor time to reach it, then abandon it like a dead process.
-  await Promise.race([promise, new Promise((resolve) => setTimeout(resolve, 100))]);
-}
+import { boundedFork, forever, runUntilIdle, started } from "./memory-run.js";
 
 function ownGroup(): number {
   const stat = readFileSync("/proc/self/stat", "utf8");
@@ -262,25 +249,7 @@ describe("parallel: scheduling", () => {
   });
 
   it("counts every branch visit against maxSteps", async () => {
-    const wf = compileWorkflow(
-      defineWorkflow({
-        name: "bounded",
-        maxSteps: 3,
-        startAt: "fan",
-        nodes: {
-          fan: parallel({
-            branches: {
-              a: compute({ run: () => 1 }),
-              b: compute({ run: () => 2 }),
-              c: compute({ run: () => 3 }),
-            },
-            join: "all",
-            concurrency: 1,
-          }),
-        },
-        edges: { fan: { to: "done" } },
-      }),
-    );
+    const wf = boundedFork();
     const outcome = await executeRun({ workflow: wf, port: started(new MemoryRunPort()) });
     expect(outcome).toMatchObject({ kind: "failed", error: { code: "max_steps_exceeded" } });
   });
@@ -532,7 +501,7 @@ describe("parallel: crash recovery", () => {
       around(parallel({ branches: { a: effectful("a"), b: effectful("b") }, join: "all" })),
     );
     const first = started(new MemoryRunPort({ input: { word: "x" } }));
-    await runUntilIdle(executeRun({ workflow: wf, port: first }));
+    await runUntilIdle(executeRun({ workflow: wf, port: first }), 100);
     expect(first.visits.find((v) => v.path === "fan/a/a")?.status).toBe("succeeded");
     expect(first.visits.find((v) => v.path === "fan/b/b")?.status).toBe("running");
 
@@ -585,7 +554,7 @@ describe("parallel: crash recovery", () => {
       }
       return saved;
     };
-    await runUntilIdle(executeRun({ workflow: wf, port: first }));
+    await runUntilIdle(executeRun({ workflow: wf, port: first }), 100);
     expect(crashed).toBe(true);
     hang = false;
     const second = started(first.reopen());

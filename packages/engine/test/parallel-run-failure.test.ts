@@ -9,43 +9,16 @@ import {
   parallel,
   type WorkflowDefinition,
 } from "../src/index.js";
-
-function started(port: MemoryRunPort): MemoryRunPort {
-  port.status = "running";
-  return port;
-}
-
-function statusOf(port: MemoryRunPort, path: string) {
-  const visit = port.visits.find((v) => v.path === path);
-  return visit && { status: visit.status, code: visit.error?.code ?? null };
-}
+import { boundedFork, started, visitStatus } from "./memory-run.js";
 
 /** A run that fails inside a branch, with a failure that ends the run, closes the fork's visit too. */
 describe("parallel: a run failure inside a branch", () => {
   it("closes the fork's visit with maxSteps' error when a branch exceeds it", async () => {
-    const wf = compileWorkflow(
-      defineWorkflow({
-        name: "bounded",
-        maxSteps: 3,
-        startAt: "fan",
-        nodes: {
-          fan: parallel({
-            branches: {
-              a: compute({ run: () => 1 }),
-              b: compute({ run: () => 2 }),
-              c: compute({ run: () => 3 }),
-            },
-            join: "all",
-            concurrency: 1,
-          }),
-        },
-        edges: { fan: { to: "done" } },
-      }),
-    );
+    const wf = boundedFork();
     const port = started(new MemoryRunPort());
     const outcome = await executeRun({ workflow: wf, port });
     expect(outcome).toMatchObject({ kind: "failed", error: { code: "max_steps_exceeded" } });
-    expect(statusOf(port, "fan")).toEqual({ status: "failed", code: "max_steps_exceeded" });
+    expect(visitStatus(port, "fan")).toEqual({ status: "failed", code: "max_steps_exceeded" });
     const fan = port.visits.find((v) => v.path === "fan");
     expect(outcome.kind === "failed" && fan?.error?.message).toBe(
       outcome.kind === "failed" && outcome.error.message,
@@ -73,8 +46,8 @@ describe("parallel: a run failure inside a branch", () => {
       kind: "failed",
       error: { code: "max_steps_exceeded" },
     });
-    expect(statusOf(port, "fan")).toEqual({ status: "failed", code: "max_steps_exceeded" });
-    expect(statusOf(port, "fan/inner/inner")).toEqual({ status: "failed", code: "max_steps_exceeded" });
+    expect(visitStatus(port, "fan")).toEqual({ status: "failed", code: "max_steps_exceeded" });
+    expect(visitStatus(port, "fan/inner/inner")).toEqual({ status: "failed", code: "max_steps_exceeded" });
     expect(port.visits.filter((v) => v.status === "running")).toEqual([]);
   });
 
@@ -103,7 +76,7 @@ describe("parallel: a run failure inside a branch", () => {
     const first = started(new MemoryRunPort());
     const running = executeRun({ workflow: compileWorkflow(shaped("check")), port: first });
     await Promise.race([running, new Promise((resolve) => setTimeout(resolve, 100))]);
-    expect(statusOf(first, "fan/steps/first")).toEqual({ status: "succeeded", code: null });
+    expect(visitStatus(first, "fan/steps/first")).toEqual({ status: "succeeded", code: null });
     // The workflow changed under the run: the branch's next node is no longer in it.
     const second = started(first.reopen());
     if (forget)
@@ -113,7 +86,7 @@ describe("parallel: a run failure inside a branch", () => {
       );
     const outcome = await executeRun({ workflow: compileWorkflow(shaped("verify")), port: second });
     expect(outcome).toMatchObject({ kind: "failed", error: { code: "source_changed" } });
-    expect(statusOf(second, "fan")).toEqual({ status: "failed", code: "source_changed" });
+    expect(visitStatus(second, "fan")).toEqual({ status: "failed", code: "source_changed" });
     expect(second.visits.filter((v) => v.status === "running").map((v) => v.path)).toEqual(
       forget ? [] : ["fan/steps/check"],
     );
@@ -145,7 +118,7 @@ describe("parallel: a run failure inside a branch", () => {
       kind: "failed",
       error: { code: "node_failed", message: "The timeoutMs function of fan/late/late threw." },
     });
-    expect(statusOf(port, "fan")).toEqual({ status: "failed", code: "node_failed" });
+    expect(visitStatus(port, "fan")).toEqual({ status: "failed", code: "node_failed" });
     expect(port.visits.filter((v) => v.status === "running")).toEqual([]);
   });
 });

@@ -233,7 +233,8 @@ export class SessionBridge {
   /**
    * Deliver the session's queued messages while Pi is idle, oldest first. At most one of them starts
    * a turn; the rest wait for the next idle boundary. A message already in the session (a crash
-   * between append and acknowledgement) is acknowledged, never sent twice.
+   * between append and acknowledgement) is acknowledged, never sent twice. Pi is checked for idle in
+   * the same tick as each send, so a turn that starts meanwhile never receives a piw message.
    */
   deliver(): Promise<void> {
     const current = this.delivery;
@@ -269,8 +270,15 @@ export class SessionBridge {
       if (!message) return;
       const already = this.sent.has(message.messageId) || this.inSession(message.messageId);
       if (!already) {
-        this.sent.add(message.messageId);
         const view = await this.viewAtDelivery(message);
+        // Pi may have started a turn while the host answered: sent now, the message would land inside
+        // that turn (Pi queues it into the running agent run). It goes back to the outbox instead and
+        // is sent at the next idle boundary. No await between this check and the send.
+        if (!this.isIdle()) {
+          await this.host.call("messages.release", { sessionId, messageId: message.messageId });
+          return;
+        }
+        this.sent.add(message.messageId);
         const details: PiwMessageDetails = {
           piwMessageId: message.messageId,
           runId: message.runId,

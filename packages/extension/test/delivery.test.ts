@@ -1,16 +1,13 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { prepareLaunch, reserveRequest } from "@piw/engine";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SessionBridge } from "../src/session-bridge.js";
+import { HOST_COMMAND, sourceWorkerEnv, stopHostProcess } from "../../../tests/e2e/src/piw-processes.ts";
 
 // The real host and worker, from source, as separate processes; only Pi itself is played by the test.
-const REPO = resolve(import.meta.dirname, "../../..");
-const TSX = join(REPO, "node_modules/tsx/dist/loader.mjs");
-const HOST_COMMAND = [process.execPath, "--import", TSX, join(REPO, "apps/host/src/main.ts")];
-const WORKER_COMMAND = [process.execPath, "--import", TSX, join(REPO, "apps/worker/src/main.ts")];
 
 // Once it completes, the host queues two messages for the session: the terminal note, then the
 // presentation follow-up that asks the model for a human-readable answer.
@@ -31,12 +28,15 @@ interface PiStub {
   ctx: ExtensionContext;
   entries: Array<Record<string, unknown>>;
   sent: Array<{ content: string; details: { piwMessageId: string } }>;
+  /** Whether an agent run is streaming (Pi's `isIdle()` is false while it is). */
+  streaming: boolean;
 }
 
 /** Just the parts of Pi the bridge uses: a session with entries, and sendMessage that appends one. */
 function piStub(): PiStub {
   const entries: Array<Record<string, unknown>> = [];
   const sent: PiStub["sent"] = [];
+  const stub = { entries, sent, streaming: false } as PiStub;
   const pi = {
     sendMessage(message: { customType: string; content: string; details: { piwMessageId: string } }) {
       sent.push(message);
@@ -45,11 +45,13 @@ function piStub(): PiStub {
   } as unknown as ExtensionAPI;
   const ctx = {
     sessionManager: { getSessionId: () => SESSION, getEntries: () => entries },
-    isIdle: () => true,
+    isIdle: () => !stub.streaming,
     hasPendingMessages: () => false,
     ui: { setWidget() {}, setStatus() {} },
   } as unknown as ExtensionContext;
-  return { pi, ctx, entries, sent };
+  stub.pi = pi;
+  stub.ctx = ctx;
+  return stub;
 }
 
 let root: string;
@@ -58,31 +60,16 @@ beforeEach(() => {
   root = mkdtempSync(join(tmpdir(), "piw-ext-delivery-"));
   mkdirSync(join(root, "project", ".pi", "workflows"), { recursive: true });
   writeFileSync(join(root, "project", ".pi", "workflows", "announce.workflow.ts"), ANNOUNCE);
-  process.env.PIW_WORKER_COMMAND = JSON.stringify(WORKER_COMMAND);
-  process.env.TSX_TSCONFIG_PATH = join(REPO, "tsconfig.json");
+  Object.assign(process.env, sourceWorkerEnv());
 });
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 afterEach(async () => {
   for (const bridge of bridges) {
     // Close the bridge's link first: it would start a new host when this one goes away.
     const status = await bridge.host.call("host.status", {}).catch(() => undefined);
     await bridge.shutdown();
-    if (status === undefined) continue;
-    try {
-      process.kill(status.pid, "SIGTERM");
-    } catch {
-      continue;
-    }
     // The host stops its workers (the idle one too) and exits; then nothing writes in the state dir.
-    for (let i = 0; i < 200 && alive(status.pid); i += 1) await new Promise((r) => setTimeout(r, 50));
+    if (status !== undefined) await stopHostProcess(status.pid);
   }
   bridges = [];
   // The stopping host may still be writing its caches for a moment.
@@ -158,5 +145,43 @@ describe("message delivery to the Pi session", () => {
     // The session holds each message exactly once.
     const inSession = stub.entries.map((e) => (e.details as { piwMessageId: string }).piwMessageId);
     expect(inSession.sort()).toEqual([...ids].sort());
+  }, 60_000);
+
+  it("gives a message back when a turn starts between the idle check and the send, and sends it after that turn", async () => {
+    const stub = piStub();
+    const bridge = bridgeFor(stub);
+    const { runId, ids } = await finishedRunWithMessages(bridge);
+    // The user's prompt starts an agent run while the host answers the first claim: Pi was idle when
+    // the delivery began and is streaming by the time the claimed message could be sent.
+    const call = bridge.host.call.bind(bridge.host);
+    let turnPending = true;
+    bridge.host.call = (async (method, params) => {
+      const reply = await call(method, params);
+      if (method === "messages.claim" && turnPending) {
+        turnPending = false;
+        bridge.agentStarting(undefined);
+        stub.streaming = true;
+        bridge.agentStarted();
+      }
+      return reply;
+    }) as typeof bridge.host.call;
+    await bridge.deliver();
+    expect(turnPending).toBe(false);
+    expect(stub.sent).toEqual([]);
+    // Given back, not left claimed: both are first in line for the next idle boundary.
+    const during = await bridge.host.call("runs.history", { runId });
+    expect(during?.messages.map((m) => m.status)).toEqual(["pending", "pending"]);
+
+    // The user's turn ends; at the idle boundary both messages go out, in order.
+    stub.streaming = false;
+    await bridge.agentEnded([{ role: "assistant", stopReason: "stop" }]);
+    await bridge.settled();
+    expect(stub.sent.map((m) => m.details.piwMessageId)).toEqual([
+      `msg:${runId}:terminal`,
+      `msg:${runId}:presentation`,
+    ]);
+    const after = await bridge.host.call("runs.history", { runId });
+    expect(after?.messages.map((m) => m.status)).toEqual(["delivered", "delivered"]);
+    expect([...ids].sort()).toEqual(stub.sent.map((m) => m.details.piwMessageId).sort());
   }, 60_000);
 });

@@ -8,20 +8,21 @@ import {
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WorkflowError } from "../src/host-link.js";
 import { SessionBridge } from "../src/session-bridge.js";
 import { runAction } from "../src/workflow-actions.js";
+import {
+  HOST_COMMAND,
+  PREFLIGHT_COMMAND,
+  sourceWorkerEnv,
+  stopHostProcess,
+} from "../../../tests/e2e/src/piw-processes.ts";
 
 // The extension's start and answer load workflow files in the real preflight child (from source), never
 // in Pi's process: this test process stands in for Pi and must survive whatever the workflow does.
-const REPO = resolve(import.meta.dirname, "../../..");
-const TSX = join(REPO, "node_modules/tsx/dist/loader.mjs");
-const HOST_COMMAND = [process.execPath, "--import", TSX, join(REPO, "apps/host/src/main.ts")];
-const WORKER_COMMAND = [process.execPath, "--import", TSX, join(REPO, "apps/worker/src/main.ts")];
-const PREFLIGHT_COMMAND = [process.execPath, "--import", TSX, join(REPO, "apps/worker/src/preflight.ts")];
 const SESSION = "session-preflight";
 
 const workflow = (name: string, prelude: string) =>
@@ -56,8 +57,7 @@ let bridge: SessionBridge;
 const env = () => process.env;
 
 beforeAll(() => {
-  process.env.PIW_WORKER_COMMAND = JSON.stringify(WORKER_COMMAND);
-  process.env.TSX_TSCONFIG_PATH = join(REPO, "tsconfig.json");
+  Object.assign(process.env, sourceWorkerEnv());
   root = mkdtempSync(join(tmpdir(), "piw-ext-preflight-"));
   project = join(root, "project");
   stateDir = join(root, "state");
@@ -92,10 +92,7 @@ beforeAll(() => {
 afterAll(async () => {
   const status = await bridge.host.call("host.status", {}).catch(() => undefined);
   await bridge.shutdown();
-  if (status !== undefined) {
-    process.kill(status.pid, "SIGTERM");
-    for (let i = 0; i < 200 && alive(status.pid); i += 1) await new Promise((r) => setTimeout(r, 50));
-  }
+  if (status !== undefined) await stopHostProcess(status.pid);
   rmSync(root, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
 });
 

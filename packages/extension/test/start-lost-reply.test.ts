@@ -1,18 +1,19 @@
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SessionBridge } from "../src/session-bridge.js";
 import { parseAction, runAction } from "../src/workflow-actions.js";
+import {
+  HOST_COMMAND,
+  PREFLIGHT_COMMAND,
+  sourceWorkerEnv,
+  stopHostProcess,
+} from "../../../tests/e2e/src/piw-processes.ts";
 
 // The real host and worker, from source; only Pi is played by the test. The first host SIGKILLs
 // itself after committing the start and before replying (its test hook), as a host crash would.
-const REPO = resolve(import.meta.dirname, "../../..");
-const TSX = join(REPO, "node_modules/tsx/dist/loader.mjs");
-const HOST_COMMAND = [process.execPath, "--import", TSX, join(REPO, "apps/host/src/main.ts")];
-const WORKER_COMMAND = [process.execPath, "--import", TSX, join(REPO, "apps/worker/src/main.ts")];
-const PREFLIGHT_COMMAND = [process.execPath, "--import", TSX, join(REPO, "apps/worker/src/preflight.ts")];
 const SESSION = "session-lost-reply";
 
 const GREET = `import { compute, defineWorkflow } from "piw";
@@ -42,8 +43,7 @@ beforeEach(() => {
   mkdirSync(join(root, "project", ".pi", "workflows"), { recursive: true });
   writeFileSync(join(root, "project", ".pi", "workflows", "greet.workflow.ts"), GREET);
   // Every host the bridge starts inherits this; the once-file lets only the first one die.
-  process.env.PIW_WORKER_COMMAND = JSON.stringify(WORKER_COMMAND);
-  process.env.TSX_TSCONFIG_PATH = join(REPO, "tsconfig.json");
+  Object.assign(process.env, sourceWorkerEnv());
   process.env.PIW_HOST_CRASH_AT = "after-create";
   process.env.PIW_HOST_CRASH_ONCE_FILE = join(root, "host-crashed");
 });
@@ -53,17 +53,7 @@ afterEach(async () => {
   const status = await bridge?.host.call("host.status", {}).catch(() => undefined);
   await bridge?.shutdown();
   bridge = undefined;
-  if (status !== undefined) {
-    try {
-      process.kill(status.pid, "SIGTERM");
-      for (let i = 0; i < 200; i += 1) {
-        process.kill(status.pid, 0);
-        await new Promise((r) => setTimeout(r, 50));
-      }
-    } catch {
-      // Gone.
-    }
-  }
+  if (status !== undefined) await stopHostProcess(status.pid);
   rmSync(root, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
 });
 

@@ -1,18 +1,19 @@
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import type { ExtensionAPI, ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { piwExtension } from "../src/index.js";
 import { SessionBridge } from "../src/session-bridge.js";
+import {
+  HOST_COMMAND,
+  PREFLIGHT_COMMAND,
+  sourceWorkerEnv,
+  stopHostProcess,
+} from "../../../tests/e2e/src/piw-processes.ts";
 
 // `/workflow` as Pi runs it: the extension's registered command handler, a real host and worker as
 // separate processes; only Pi itself is played by the test.
-const REPO = resolve(import.meta.dirname, "../../..");
-const TSX = join(REPO, "node_modules/tsx/dist/loader.mjs");
-const HOST_COMMAND = [process.execPath, "--import", TSX, join(REPO, "apps/host/src/main.ts")];
-const WORKER_COMMAND = [process.execPath, "--import", TSX, join(REPO, "apps/worker/src/main.ts")];
-const PREFLIGHT_COMMAND = [process.execPath, "--import", TSX, join(REPO, "apps/worker/src/preflight.ts")];
 const SESSION = "session-under-test";
 
 // Its output is the task it was given, so the test sees exactly what the command passed on.
@@ -119,18 +120,8 @@ beforeEach(() => {
   mkdirSync(join(root, "project", ".pi", "workflows"), { recursive: true });
   writeFileSync(join(root, "project", ".pi", "workflows", "tidy.workflow.ts"), TIDY);
   writeFileSync(join(root, "project", ".pi", "workflows", "ask.workflow.ts"), ASK);
-  process.env.PIW_WORKER_COMMAND = JSON.stringify(WORKER_COMMAND);
-  process.env.TSX_TSCONFIG_PATH = join(REPO, "tsconfig.json");
+  Object.assign(process.env, sourceWorkerEnv());
 });
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 afterEach(async () => {
   let hostPid: number | undefined;
@@ -139,14 +130,7 @@ afterEach(async () => {
     await bridge.shutdown();
   }
   for (const stub of stubs) await stub.shutdown();
-  if (hostPid !== undefined) {
-    try {
-      process.kill(hostPid, "SIGTERM");
-      for (let i = 0; i < 200 && alive(hostPid); i += 1) await new Promise((r) => setTimeout(r, 50));
-    } catch {
-      // Already gone.
-    }
-  }
+  if (hostPid !== undefined) await stopHostProcess(hostPid);
   stubs = [];
   bridges = [];
   rmSync(root, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });

@@ -90,7 +90,10 @@ function nullableViewValue(value: JsonValue | null): ViewValue | null {
   return value === null ? null : viewValue(value);
 }
 
-/** What a visit under way shows once nobody works on it: why its run stopped, else not started. */
+/**
+ * What a visit under way shows once nobody works on it: the history's rule for a stopped run, and
+ * pending for an active run with no worker or turn on it.
+ */
 function interruptedState(run: RunRecord): NodeView["state"] {
   return stoppedVisitState(run) ?? "pending";
 }

@@ -10,12 +10,14 @@ import {
   type TurnRecord,
 } from "@piw/protocol";
 import type { RunStore } from "@piw/store";
-import { buildRunSummary, buildRunView } from "./build-run-view.js";
+import { buildRunSummary, buildRunView, type LiveWorkerIndex } from "./build-run-view.js";
+import type { PiSdkLocation } from "./pi-sdk-location.js";
 import type { RunControl } from "./run-control.js";
 import { readRunHistoryView } from "./run-history.js";
 import { turnStopReason } from "./turn-abort.js";
 import type { Supervisor } from "./supervisor.js";
 import type { ViewPublisher, ViewSink } from "./view-publisher.js";
+import type { WorkflowTurns } from "./workflow-turns.js";
 
 export interface HostInfo {
   pid: number;
@@ -29,6 +31,12 @@ export interface ClientHandlerDeps {
   store: RunStore;
   control: RunControl;
   supervisor: Supervisor;
+  /** What the views know of live work: accepted workers and isolated agent steps' activity. */
+  live: LiveWorkerIndex;
+  /** Where a session's workflow turn (submit, update, end) reaches its visit's worker. */
+  turns: WorkflowTurns;
+  /** Where the extension's report of its Pi's SDK folder goes. */
+  piSdk: Pick<PiSdkLocation, "report">;
   publisher: ViewPublisher;
   info: HostInfo;
   /** How long the extension holds claimed messages before another delivery may take them. */
@@ -55,7 +63,7 @@ export function clientHandlers(
   deps: ClientHandlerDeps,
   conn: ClientConnection,
 ): Handlers<typeof clientMethods> {
-  const { store, control, supervisor, publisher, info } = deps;
+  const { store, control, supervisor, live, turns, publisher, info } = deps;
   const touched = (runId: string | null | undefined) => {
     if (runId) supervisor.runChanged(runId);
   };
@@ -68,7 +76,7 @@ export function clientHandlers(
         );
       }
       conn.greeted = true;
-      if (piSdk !== undefined && client === "extension") supervisor.piSdk.report(piSdk);
+      if (piSdk !== undefined && client === "extension") deps.piSdk.report(piSdk);
       return {
         protocol: PROTOCOL_VERSION,
         hostPid: info.pid,
@@ -77,9 +85,9 @@ export function clientHandlers(
       };
     },
     "runs.reserve": (params) => control.reserve(params),
-    "runs.get": ({ runId }) => buildRunView(store, runId, supervisor),
+    "runs.get": ({ runId }) => buildRunView(store, runId, live),
     "runs.history": ({ runId }) => readRunHistoryView(store, runId),
-    "runs.list": (query) => store.listRuns(query).map((run) => buildRunSummary(store, run, supervisor)),
+    "runs.list": (query) => store.listRuns(query).map((run) => buildRunSummary(store, run, live)),
     "runs.cancel": ({ runId, by }) => control.cancel(runId, by),
     "runs.pause": ({ runId }) => control.pause(runId),
     "runs.resume": ({ runId, acceptChanges }) =>
@@ -121,19 +129,19 @@ export function clientHandlers(
         // host had the session abort (its step is over) is only reported, like any other end.
         if (turn.endReason === "aborted" && turn.runId !== null && !hostStopped(store, turn)) {
           control.pause(turn.runId);
-        } else supervisor.turnEnded(turn);
+        } else turns.turnEnded(turn);
       }
       if (isSaved(ended)) touched(ended.value.runId);
       return ended;
     },
     "turns.settle": (params) => {
       const settled = store.settleSessionTurns(params);
-      if (settled.kind === "applied") for (const turn of settled.value) supervisor.turnEnded(turn);
+      if (settled.kind === "applied") for (const turn of settled.value) turns.turnEnded(turn);
       if (isSaved(settled)) for (const turn of settled.value) touched(turn.runId);
       return settled;
     },
-    "turns.submit": ({ sessionId, output }) => supervisor.submit(sessionId, output),
-    "turns.update": ({ sessionId, update }) => supervisor.update(sessionId, update),
+    "turns.submit": ({ sessionId, output }) => turns.submit(sessionId, output),
+    "turns.update": ({ sessionId, update }) => turns.update(sessionId, update),
     "messages.claim": ({ sessionId, limit }) => {
       const claimed = store.claimMessages({
         sessionId,
@@ -149,6 +157,7 @@ export function clientHandlers(
       if (isSaved(delivered)) touched(delivered.value.runId);
       return delivered;
     },
+    "messages.release": (params) => store.releaseMessage(params),
     "host.status": () => ({
       ...info,
       workers: supervisor.liveWorkers(),

@@ -2,17 +2,21 @@ import { chmodSync, unlinkSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
 import { prepareStateDir } from "@piw/state-dir";
 import { type RunReader, RunStore } from "@piw/store";
+import { AgentProgressBoard } from "./agent-progress-board.js";
+import type { LiveWorkerIndex } from "./build-run-view.js";
 import type { HostInfo } from "./client-handlers.js";
 import { serveClient } from "./client-session.js";
 import { type HostCrashHook, noHostCrash } from "./crash-hook.js";
 import { describeBug } from "./host-errors.js";
 import { acquireHostLock, type HostLock } from "./host-lock.js";
 import { type HostLog, silentLog } from "./host-log.js";
+import { PiSdkLocation } from "./pi-sdk-location.js";
 import { reconcileAtStart, sweepExpiredStarting } from "./reconcile.js";
 import { RunControl } from "./run-control.js";
 import { Supervisor } from "./supervisor.js";
 import { ViewPublisher } from "./view-publisher.js";
 import { WakeClock } from "./wake-clock.js";
+import { WorkflowTurns } from "./workflow-turns.js";
 
 export interface StartHostOptions {
   /** Holds `state.db`, `host.sock` and `host.lock`; created 0700. */
@@ -97,6 +101,8 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
     synchronous: store.settings().synchronous,
   };
   const holder: { publisher?: ViewPublisher; clock?: WakeClock } = {};
+  const progress = new AgentProgressBoard();
+  const piSdk = new PiSdkLocation(log);
   const supervisor = new Supervisor({
     store,
     stateDir: paths.stateDir,
@@ -105,6 +111,8 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
     leaseMs: options.leaseMs ?? 30_000,
     cancelGraceMs: options.cancelGraceMs ?? 3_000,
     log,
+    progress,
+    piSdk,
     ...(options.groupCommit === undefined ? {} : { groupCommit: options.groupCommit }),
     ...(options.onGroupCommit ? { onGroupCommit: options.onGroupCommit } : {}),
     publish: (runId) => {
@@ -113,8 +121,18 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
       holder.clock?.arm(runId);
     },
   });
+  const live: LiveWorkerIndex = {
+    acceptedWorker: (runId, generation) => supervisor.acceptedWorker(runId, generation),
+    agentProgress: (runId) => progress.get(runId),
+    agentActivity: (runId) => progress.activity(runId),
+  };
+  const turns = new WorkflowTurns({
+    store,
+    currentWorker: (runId) => supervisor.currentWorker(runId),
+    runChanged: (runId) => supervisor.runChanged(runId),
+  });
   const clock = new WakeClock({ store, supervisor, log, now });
-  const publisher = new ViewPublisher(store, supervisor, (error) => log(`views: ${describeBug(error)}`));
+  const publisher = new ViewPublisher(store, live, (error) => log(`views: ${describeBug(error)}`));
   holder.publisher = publisher;
   const control = new RunControl({
     store,
@@ -140,6 +158,9 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
         store,
         control,
         supervisor,
+        live,
+        turns,
+        piSdk,
         publisher,
         info,
         messageLeaseMs: options.messageLeaseMs ?? 60_000,

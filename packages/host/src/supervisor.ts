@@ -1,27 +1,14 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { statSync } from "node:fs";
-import {
-  type AgentProgress,
-  isTerminalStatus,
-  RpcError,
-  RpcPeer,
-  type SubmissionResult,
-  type Transition,
-  type TurnRecord,
-  workerMethods,
-} from "@piw/protocol";
+import { isTerminalStatus, RpcError, RpcPeer, type Transition, workerMethods } from "@piw/protocol";
 import type { Claim, RunStore } from "@piw/store";
-import { agentTurnEnding } from "./agent-channel.js";
-import { turnStopReason } from "./turn-abort.js";
-import { saveTurnProgress } from "./turn-progress.js";
-import { AgentProgressBoard } from "./agent-progress-board.js";
-import type { LiveWorkerIndex } from "./build-run-view.js";
+import type { AgentProgressBoard } from "./agent-progress-board.js";
 import { describeBug } from "./host-errors.js";
 import type { HostLog } from "./host-log.js";
 import { killProcessGroups } from "./process-groups.js";
 import { WarmWorker } from "./warm-worker.js";
 import { LiveWorker } from "./live-worker.js";
-import { PiSdkLocation } from "./pi-sdk-location.js";
+import type { PiSdkLocation } from "./pi-sdk-location.js";
 import { workerHandlers } from "./worker-channel.js";
 import { GroupCommitter } from "./group-committer.js";
 
@@ -36,6 +23,10 @@ export interface SupervisorOptions {
   /** How long a cancelled run's worker may take to exit before its process group is killed. */
   cancelGraceMs: number;
   log: HostLog;
+  /** Where workers report their isolated agent steps' progress; a gone worker's open visits leave it. */
+  progress: AgentProgressBoard;
+  /** Pi's SDK as a connected Pi reported it, handed to each worker for isolated agent steps. */
+  piSdk: Pick<PiSdkLocation, "entry">;
   /** Publish the run's view to subscribers. */
   publish(runId: string): void;
   /** Group commit of the workers' durable writes (default on; off only for benches and tests). */
@@ -71,18 +62,13 @@ function workerEnv(options: SupervisorOptions): Record<string, string> {
  * Launches are served by a pre-started idle worker (see WarmWorker), which is no run's worker until
  * it is assigned.
  */
-export class Supervisor implements LiveWorkerIndex {
+export class Supervisor {
   private readonly workers = new Map<string, LiveWorker>();
-  /** Isolated agent steps' latest progress, per run, as workers report it. */
-  readonly progress = new AgentProgressBoard();
-  /** Where Pi's SDK is, as connected Pi processes reported it (for isolated agent steps). */
-  readonly piSdk: PiSdkLocation;
   private readonly warm: WarmWorker;
   private readonly committer: GroupCommitter;
   private stopping = false;
 
   constructor(private readonly options: SupervisorOptions) {
-    this.piSdk = new PiSdkLocation(options.log);
     this.warm = new WarmWorker({
       command: options.workerCommand,
       env: workerEnv(options),
@@ -101,14 +87,6 @@ export class Supervisor implements LiveWorkerIndex {
   /** The pre-started worker waiting for the next activation, if any; it belongs to no run. */
   idleWorkerPid(): number | null {
     return this.warm.idlePid();
-  }
-
-  agentProgress(runId: string): AgentProgress | undefined {
-    return this.progress.get(runId);
-  }
-
-  agentActivity(runId: string): AgentProgress[] {
-    return this.progress.activity(runId);
   }
 
   acceptedWorker(runId: string, generation: number): { launchId: string } | undefined {
@@ -163,82 +141,14 @@ export class Supervisor implements LiveWorkerIndex {
     }
   }
 
-  /** The accepted worker running `runId` now, if any. */
-  private currentWorker(runId: string): LiveWorker | undefined {
+  /** The worker of the run's current generation, if any. */
+  currentWorker(runId: string): LiveWorker | undefined {
     const run = this.options.store.getRun(runId);
     if (!run) return undefined;
     for (const worker of this.workers.values()) {
       if (worker.runId === runId && worker.generation === run.generation) return worker;
     }
     return undefined;
-  }
-
-  /**
-   * The model's output for the step that owns the session's open turn (seed 000): only that turn may
-   * submit, and only for the visit it was started for. Resolves with the worker's verdict.
-   */
-  async submit(sessionId: string, output: unknown): Promise<SubmissionResult> {
-    const { store } = this.options;
-    const turn = store.openSessionTurn(sessionId);
-    if (!turn || turn.runId === null || turn.path === null || turn.visit === null) {
-      // A submit after the host stopped the step's turn (a deadline, a cancel) says why.
-      const last = store.latestWorkflowTurn(sessionId);
-      const stopped =
-        last?.runId != null
-          ? turnStopReason(store.getRun(last.runId), last, store.listRunSteps(last.runId))
-          : null;
-      const why =
-        stopped === null || stopped.includes("already succeeded")
-          ? "submit only while answering a workflow step prompt."
-          : `${stopped} It takes no more submissions.`;
-      throw new RpcError("refused", `No workflow step owns this turn: ${why}`);
-    }
-    const run = store.getRun(turn.runId);
-    const steps = store.listRunSteps(turn.runId);
-    const stopped = turnStopReason(run, turn, steps);
-    const openStep = steps.find((saved) => saved.path === turn.path && saved.visit === turn.visit);
-    if (stopped !== null && (openStep?.status === "timed_out" || run?.status === "cancelled")) {
-      throw new RpcError("refused", `${stopped} It takes no more submissions.`);
-    }
-    if (run?.status !== "running") {
-      throw new RpcError(
-        "refused",
-        `Run ${turn.runId} is ${run?.status ?? "gone"}; its step ${turn.path} takes no submissions.`,
-      );
-    }
-    const step = openStep;
-    if (step?.status !== "running") {
-      // A second submit after the accepted one, in the same turn: nothing is waiting for it.
-      throw new RpcError(
-        "refused",
-        `Workflow step ${turn.path} is already ${step?.status ?? "closed"}; end your turn, the workflow goes on by itself.`,
-      );
-    }
-    const worker = this.currentWorker(turn.runId);
-    if (!worker) {
-      throw new RpcError(
-        "refused",
-        `Run ${turn.runId} has no running worker for step ${turn.path} right now; submit again shortly.`,
-      );
-    }
-    return worker.agent.submit({ path: turn.path, visit: turn.visit }, output);
-  }
-
-  /** The model's progress on the step the session's open turn runs (the workflow tool's `update`). */
-  update(sessionId: string, update: Record<string, unknown>): { runId: string; path: string; visit: number } {
-    const fenceOf = (runId: string) => this.currentWorker(runId)?.fence;
-    const saved = saveTurnProgress({ store: this.options.store, fenceOf }, sessionId, update);
-    this.runChanged(saved.runId);
-    return saved;
-  }
-
-  /** A workflow turn ended without being answered by a submission (or was lost): tell its step. */
-  turnEnded(turn: TurnRecord): void {
-    if (turn.runId === null || turn.path === null || turn.visit === null) return;
-    this.currentWorker(turn.runId)?.agent.turnEnded(
-      { path: turn.path, visit: turn.visit },
-      agentTurnEnding(turn),
-    );
   }
 
   /** Kill the run's workers (their exits are then judged as lost). */
@@ -313,8 +223,8 @@ export class Supervisor implements LiveWorkerIndex {
     const deps = {
       store,
       log,
-      progress: this.progress,
-      piSdk: this.piSdk,
+      progress: this.options.progress,
+      piSdk: this.options.piSdk,
       runChanged: (id: string) => this.runChanged(id),
       committer: this.committer,
     };
@@ -357,7 +267,7 @@ export class Supervisor implements LiveWorkerIndex {
   private onGone(worker: LiveWorker, how: string): void {
     const { store, log } = this.options;
     this.workers.delete(worker.launchId);
-    this.progress.dropLaunch(worker.runId, worker.launchId);
+    this.options.progress.dropLaunch(worker.runId, worker.launchId);
     // Read before the worker is gone: the decision on its own exit report, if it sent one.
     let decision = worker.reported;
     worker.advance({ type: "gone" });

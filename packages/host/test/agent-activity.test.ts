@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { closeSync, constants, mkdirSync, openSync, writeFileSync } from "node:fs";
+import { closeSync, constants, openSync } from "node:fs";
 import { join } from "node:path";
 import type { AgentProgress, RunView } from "@piw/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -9,6 +9,7 @@ import {
   startFakeModel,
   toolCall,
 } from "../../../tests/e2e/src/fake-model.ts";
+import { fakeAgentHome } from "../../../tests/e2e/src/pi-agent-dir.ts";
 import type { RunningHost } from "../src/index.js";
 import { type Sandbox, sandbox, start, TestClient, TSX_ENV, until, writeWorkflow } from "./host-fixture.js";
 
@@ -43,45 +44,12 @@ export default defineWorkflow({
 });
 `;
 
-function writeAgentDir(agentDir: string): void {
-  mkdirSync(agentDir, { recursive: true });
-  const fake = {
-    baseUrl: model.baseUrl,
-    api: "openai-completions",
-    apiKey: "fake-key",
-    models: [
-      {
-        id: model.modelId,
-        name: "Fake",
-        reasoning: false,
-        input: ["text"],
-        contextWindow: 128_000,
-        maxTokens: 4_096,
-      },
-    ],
-  };
-  writeFileSync(join(agentDir, "models.json"), JSON.stringify({ providers: { fake } }));
-  writeFileSync(
-    join(agentDir, "settings.json"),
-    JSON.stringify({ defaultProvider: "fake", defaultModel: model.modelId, defaultProjectTrust: "always" }),
-  );
-}
-
 beforeAll(async () => {
   box = sandbox();
   model = await startFakeModel();
-  const agentDir = join(box.dir, "agent");
-  writeAgentDir(agentDir);
-  host = await start(box, {
-    workerEnv: {
-      ...TSX_ENV,
-      HOME: box.dir,
-      PI_CODING_AGENT_DIR: agentDir,
-      PI_OFFLINE: "1",
-      PI_TELEMETRY: "0",
-      PI_SKIP_VERSION_CHECK: "1",
-    },
-  });
+  // The worker's isolated sessions use a Pi agent dir in the sandbox whose model is the fake.
+  const agent = fakeAgentHome(box.dir, { model });
+  host = await start(box, { workerEnv: { ...TSX_ENV, ...agent.env } });
   client = await TestClient.connect(host.socketPath);
   await client.call("runs.subscribe", {});
 });

@@ -1,10 +1,11 @@
 import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Fence, Transition } from "@piw/protocol";
+import type { Fence } from "@piw/protocol";
 import { type OpenStoreOptions, RunStore, StoreError } from "@piw/store";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { GroupCommitter } from "../src/group-committer.js";
+import { runningRun, saved } from "./store-file.js";
 
 let dir: string;
 let store: RunStore;
@@ -19,29 +20,8 @@ afterEach(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function saved<T>(t: Transition<T>): T {
-  if (t.kind === "applied" || t.kind === "adopted") return t.value;
-  throw new Error(`expected a saved transition, got ${JSON.stringify(t)}`);
-}
-
 /** A run reserved, claimed and marked running, as its worker's fence sees it. */
-function running(runId: string): Fence {
-  saved(
-    store.reservePreparedRun({
-      runId,
-      workflowName: "demo",
-      source: { kind: "file", path: "/tmp/demo.workflow.ts", sha256: "a".repeat(64) },
-      definitionDigest: "digest-1",
-      manifest: { nodes: ["a"] },
-      input: null,
-      origin: { kind: "cli" },
-    }),
-  );
-  const claim = saved(store.claimRun({ runId, claimToken: `claim-${runId}`, leaseMs: 30_000 }));
-  const fence = { runId, generation: claim.command.generation, claimToken: claim.command.claimToken };
-  saved(store.markRunning(fence));
-  return fence;
-}
+const running = (runId: string): Fence => runningRun(store, runId, { manifest: { nodes: ["a"] } });
 
 const start = (fence: Fence) => () =>
   store.startNodeVisit(fence, { path: "a", visit: 1, nodeKind: "compute" });

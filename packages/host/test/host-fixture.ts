@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto";
 import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { loadWorkflowFile } from "@piw/engine";
 import {
   type ClientMethod,
@@ -19,18 +19,11 @@ import {
   type RunView,
 } from "@piw/protocol";
 import { isProcessAlive } from "@piw/state-dir";
+import { REPO, TSX_LOADER, WORKER_COMMAND } from "../../../tests/e2e/src/piw-processes.ts";
 import { type RunningHost, type StartHostOptions, startHost } from "../src/index.js";
 
-export const REPO = resolve(import.meta.dirname, "../../..");
-/** The real worker, from source. */
-/** tsx's loader by absolute path: workers start in the run's directory, where a bare "tsx" would not resolve. */
-export const TSX_LOADER = join(REPO, "node_modules/tsx/dist/loader.mjs");
-export const WORKER_COMMAND = [
-  process.execPath,
-  "--import",
-  TSX_LOADER,
-  join(REPO, "apps/worker/src/main.ts"),
-];
+/** The real worker, from source (tsx's loader by absolute path: workers start in the run's directory). */
+export { REPO, TSX_LOADER, WORKER_COMMAND };
 /** The real host binary, from source. */
 export const HOST_MAIN = join(REPO, "apps/host/src/main.ts");
 export const TSX_ENV = { TSX_TSCONFIG_PATH: join(REPO, "tsconfig.json") };

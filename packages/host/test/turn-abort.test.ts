@@ -1,49 +1,24 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import type { Fence } from "@piw/protocol";
-import { RunStore } from "@piw/store";
+import type { RunStore } from "@piw/store";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { buildRunView } from "../src/build-run-view.js";
+import { runningRun, type StoreFile, saved, storeFile } from "./store-file.js";
 
 const RUN = "abort-1";
 const SESSION = "session-1";
 const noWorkers = { acceptedWorker: () => undefined };
 
-let dir: string;
+let file: StoreFile;
 let store: RunStore;
 beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), "piw-abort-"));
-  store = RunStore.open({ stateDir: join(dir, "state") });
+  file = storeFile("piw-abort-");
+  store = file.store;
 });
-afterEach(() => {
-  store.close();
-  rmSync(dir, { recursive: true, force: true });
-});
-
-function saved<T>(result: { kind: string; value?: T }): T {
-  if (result.kind !== "applied" && result.kind !== "adopted") throw new Error(JSON.stringify(result));
-  return result.value as T;
-}
+afterEach(() => file.cleanup());
 
 /** A running run of a Pi session whose agent step's prompt started a turn the host accepted. */
 function openStepTurn(timeoutMs = 60_000): { fence: Fence; requestId: string } {
-  saved(
-    store.reservePreparedRun({
-      runId: RUN,
-      workflowName: "abort",
-      source: { kind: "file", path: "/tmp/abort.workflow.ts", sha256: "a".repeat(64) },
-      definitionDigest: "digest-1",
-      manifest: { nodes: [] },
-      input: null,
-      origin: { kind: "pi", sessionId: SESSION },
-    }),
-  );
-  const claim = saved(store.claimRun({ runId: RUN, claimToken: "claim-1", leaseMs: 30_000 })) as {
-    command: { generation: number };
-  };
-  const fence = { runId: RUN, generation: claim.command.generation, claimToken: "claim-1" };
-  saved(store.markRunning(fence));
+  const fence = runningRun(store, RUN, { workflowName: "abort", origin: { kind: "pi", sessionId: SESSION } });
   saved(store.startNodeVisit(fence, { path: "work", visit: 1, nodeKind: "agent", timeoutMs }));
   const messageId = `msg:${RUN}:work:1:step_prompt`;
   saved(

@@ -1,43 +1,26 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import type { Fence, RunOrigin, RunView } from "@piw/protocol";
-import { RunStore } from "@piw/store";
+import type { RunStore } from "@piw/store";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ViewPublisher } from "../src/view-publisher.js";
+import { runningRun, type StoreFile, storeFile } from "./store-file.js";
 
 const RUN = "views-1";
 
-let dir: string;
+let file: StoreFile;
 let store: RunStore;
 let publisher: ViewPublisher | undefined;
 beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), "piw-views-"));
-  store = RunStore.open({ stateDir: join(dir, "state") });
+  file = storeFile("piw-views-");
+  store = file.store;
 });
 afterEach(() => {
   publisher?.close();
-  store.close();
-  rmSync(dir, { recursive: true, force: true });
+  file.cleanup();
 });
 
 /** A run that is running, so that each opened visit moves its revision (a new view). */
-function runningRun(runId = RUN, origin: RunOrigin = { kind: "cli" }): Fence {
-  const reserved = store.reservePreparedRun({
-    runId,
-    workflowName: "views",
-    source: { kind: "file", path: "/tmp/views.workflow.ts", sha256: "a".repeat(64) },
-    definitionDigest: "digest-1",
-    manifest: { nodes: [] },
-    input: null,
-    origin,
-  });
-  if (reserved.kind !== "applied") throw new Error(JSON.stringify(reserved));
-  const claim = store.claimRun({ runId, claimToken: "claim-1", leaseMs: 30_000 });
-  if (claim.kind !== "applied") throw new Error(JSON.stringify(claim));
-  const fence = { runId, generation: claim.value.command.generation, claimToken: "claim-1" };
-  if (store.markRunning(fence).kind !== "applied") throw new Error("not running");
-  return fence;
+function running(runId = RUN, origin: RunOrigin = { kind: "cli" }): Fence {
+  return runningRun(store, runId, { workflowName: "views", origin });
 }
 
 function openVisit(fence: Fence, path: string): void {
@@ -76,7 +59,7 @@ async function publisherWithClock(perRead: number) {
 
 describe("ViewPublisher", () => {
   it("pushes every change of a run whose view costs nothing", async () => {
-    const fence = runningRun();
+    const fence = running();
     const { views, publisher } = await publisherWithClock(0);
     for (const path of ["a", "b", "c"]) {
       openVisit(fence, path);
@@ -88,7 +71,7 @@ describe("ViewPublisher", () => {
   });
 
   it("holds an expensive run's views back for ten times their cost, then sends the latest state", async () => {
-    const fence = runningRun();
+    const fence = running();
     const { clock, views, publisher } = await publisherWithClock(5);
     openVisit(fence, "a");
     publisher.changed(RUN);
@@ -112,7 +95,7 @@ describe("ViewPublisher", () => {
   });
 
   it("publishes a held-back change on its own once the wait is over", async () => {
-    const fence = runningRun();
+    const fence = running();
     const { clock, views, publisher } = await publisherWithClock(1);
     openVisit(fence, "a");
     publisher.changed(RUN);
@@ -138,9 +121,9 @@ describe("ViewPublisher", () => {
   });
 
   it("sends a session's subscriber only that session's runs, and an all-runs subscriber every run", async () => {
-    const mine = runningRun("mine-1", { kind: "pi", sessionId: "session-a" });
-    const theirs = runningRun("theirs-1", { kind: "pi", sessionId: "session-b" });
-    const cli = runningRun("cli-1");
+    const mine = running("mine-1", { kind: "pi", sessionId: "session-a" });
+    const theirs = running("theirs-1", { kind: "pi", sessionId: "session-b" });
+    const cli = running("cli-1");
     publisher = new ViewPublisher(store, { acceptedWorker: () => undefined }, (error) => {
       throw error;
     });

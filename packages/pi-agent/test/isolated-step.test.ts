@@ -19,6 +19,7 @@ import {
   text,
   toolCall,
 } from "../../../tests/e2e/src/fake-model.ts";
+import { fakeAgentHome, PI_TEST_ENV } from "../../../tests/e2e/src/pi-agent-dir.ts";
 import { createPiAgentSessions } from "../src/index.js";
 
 let model: FakeModel;
@@ -26,51 +27,17 @@ let home: string;
 let env: NodeJS.ProcessEnv;
 let project: string;
 
-/** A temp HOME whose Pi agent dir points at the fake model, as a user's `~/.pi/agent` would. */
-function writeAgentDir(agentDir: string, fake: FakeModel): void {
-  mkdirSync(agentDir, { recursive: true });
-  const models = {
-    providers: {
-      fake: {
-        baseUrl: fake.baseUrl,
-        api: "openai-completions",
-        apiKey: "fake-key",
-        models: [
-          {
-            id: fake.modelId,
-            name: "Fake scripted model",
-            reasoning: false,
-            input: ["text"],
-            contextWindow: 128_000,
-            maxTokens: 4_096,
-            cost: { input: 1, output: 2, cacheRead: 0, cacheWrite: 0 },
-          },
-        ],
-      },
-    },
-  };
-  writeFileSync(join(agentDir, "models.json"), JSON.stringify(models));
-  writeFileSync(
-    join(agentDir, "settings.json"),
-    JSON.stringify({ defaultProvider: "fake", defaultModel: fake.modelId, defaultProjectTrust: "always" }),
-  );
-}
-
 beforeAll(async () => {
   model = await startFakeModel();
   home = mkdtempSync(join(tmpdir(), "piw-pi-agent-"));
-  writeAgentDir(join(home, "agent"), model);
+  // A temp HOME whose Pi agent dir points at the fake model, priced so that a step's cost shows.
+  const agent = fakeAgentHome(home, { model, cost: { input: 1, output: 2, cacheRead: 0, cacheWrite: 0 } });
   project = join(home, "project");
   mkdirSync(project);
   writeFileSync(join(project, "NOTES.md"), "The secret word is PELICAN.\n");
-  // Pi's SDK reads these from the process: no network, no telemetry, no version check.
-  for (const [key, value] of Object.entries({
-    PI_OFFLINE: "1",
-    PI_TELEMETRY: "0",
-    PI_SKIP_VERSION_CHECK: "1",
-  }))
-    process.env[key] = value;
-  env = { ...process.env, HOME: home, PI_CODING_AGENT_DIR: join(home, "agent") };
+  // Pi's SDK reads PI_TEST_ENV from this process, the rest from each session's environment.
+  Object.assign(process.env, PI_TEST_ENV);
+  env = { ...process.env, ...agent.env };
 });
 
 afterAll(async () => {

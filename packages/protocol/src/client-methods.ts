@@ -143,6 +143,11 @@ export const clientMethods = lazyTable({
     params: z.object({ messageId: opaqueIdSchema }),
     result: transitionSchema(messageRecordSchema),
   }),
+  /** A claimed message the extension could not send (Pi started a turn first): pending again. */
+  "messages.release": () => ({
+    params: z.object({ sessionId: opaqueIdSchema, messageId: opaqueIdSchema }),
+    result: transitionSchema(messageRecordSchema),
+  }),
   "host.status": () => ({
     params: z.object({}).optional(),
     result: z.object({
@@ -199,6 +204,7 @@ export const lostReplyPolicy = {
   "turns.update": "resend",
   "messages.claim": "report",
   "messages.delivered": "report",
+  "messages.release": "report",
   "host.status": "resend",
   "host.stop": "report",
 } as const satisfies { [M in ClientMethod]: LostReplyPolicy };

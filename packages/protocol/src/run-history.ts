@@ -13,13 +13,14 @@ export type HistoryEvent = z.infer<typeof historyEventSchema>;
 
 /**
  * One saved attempt-visit of a node, with its output (JSON, folded) or its error (text, bounded). A
- * visit still open when its run was cancelled, timed out or paused has that status, as in the view.
+ * visit still open when its run stopped has the state the view gives it (`stoppedVisitState`):
+ * cancelled, timed out, paused, or pending.
  */
 const historyStepSchema = z.object({
   path: nodePathSchema,
   visit: z.number().int(),
   attempt: z.number().int(),
-  status: z.enum(["running", "succeeded", "failed", "timed_out", "cancelled", "paused"]),
+  status: z.enum(["pending", "running", "succeeded", "failed", "timed_out", "cancelled", "paused"]),
   startedAt: z.number(),
   finishedAt: z.number().nullable(),
   errorCode: z.string().nullable(),

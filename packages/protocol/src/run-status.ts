@@ -17,18 +17,21 @@ export const terminalOutcomeSchema = z.enum(["completed", "waiting", "failed", "
 export type TerminalOutcome = z.infer<typeof terminalOutcomeSchema>;
 
 /**
- * What a visit still open in a run nobody works on any more shows: why its run stopped
- * (`cancelled`, `timed_out`, or `paused` for a paused run), else null (the view calls it pending,
- * the history running). The view and the history both take it from here.
+ * What a visit still open in a run that stopped shows, in the run's view and its history alike: why
+ * the run stopped (`cancelled`, `timed_out`, or `paused` for a paused run), else `pending` for any
+ * other stopped run (it failed, finished or parked with the visit unfinished: nothing is running it).
+ * Null while the run is queued, starting or running: then only the host knows whether a worker or a
+ * turn is on it (the view says `running` or `pending`, the history `running`).
  */
 export function stoppedVisitState(run: {
   status: RunStatus;
   outcome: TerminalOutcome | null;
   paused: boolean;
-}): "cancelled" | "timed_out" | "paused" | null {
+}): "cancelled" | "timed_out" | "paused" | "pending" | null {
   if (run.outcome === "cancelled" || run.status === "cancelled") return "cancelled";
   if (run.outcome === "timed_out") return "timed_out";
   if (run.status === "parked" && run.paused) return "paused";
+  if (!isActiveStatus(run.status)) return "pending";
   return null;
 }
 

@@ -129,6 +129,39 @@ export function claimMessages(
   });
 }
 
+/**
+ * The deliverer gives a claimed message back (Pi started a turn before it could be sent): it is pending
+ * again, first in line at the next claim. A message the run's end cancelled stays cancelled.
+ */
+export function releaseMessage(
+  ctx: StoreContext,
+  req: { sessionId: string; messageId: string },
+): Transition<MessageRecord> {
+  return ctx.tx(() => {
+    const row = getMessage(ctx, req.messageId);
+    if (!row || row.session_id !== req.sessionId) {
+      return conflict({ kind: "not_found", resource: "message", id: req.messageId });
+    }
+    if (row.status === "pending") return adopted(mapMessage(ctx, row));
+    if (row.status !== "claimed") {
+      return conflict({
+        kind: "state_mismatch",
+        resource: "message",
+        id: req.messageId,
+        expected: "claimed",
+        actual: row.status,
+      });
+    }
+    // Only the claimed row of this session moves; the deliverer owns it until its lease runs out.
+    ctx
+      .stmt(
+        "UPDATE messages SET status = 'pending', claim_token = NULL, lease_expires_at = NULL WHERE message_id = ? AND session_id = ? AND status = 'claimed'",
+      )
+      .run(req.messageId, req.sessionId);
+    return applied(mapMessage(ctx, { ...row, status: "pending" }));
+  });
+}
+
 function settleMessage(
   ctx: StoreContext,
   messageId: string,

@@ -38,6 +38,7 @@ import {
   listRunsNeedingPresentation,
   listSessionMessages,
   markMessageDelivered,
+  releaseMessage,
 } from "./outbox.js";
 import * as readers from "./readers.js";
 import * as terminalReaders from "./terminal-readers.js";
@@ -223,6 +224,9 @@ export class RunStore {
   }
   markMessageDelivered(req: MessageRef) {
     return markMessageDelivered(this.use(), req);
+  }
+  releaseMessage(req: MessageRef & { sessionId: string }) {
+    return releaseMessage(this.use(), req);
   }
   cancelMessage(req: MessageRef) {
     return cancelMessage(this.use(), req);

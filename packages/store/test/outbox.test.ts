@@ -387,6 +387,65 @@ describe("markMessageDelivered and cancelMessage", () => {
   });
 });
 
+describe("releaseMessage", () => {
+  const id = (n: number) => `msg:${RUN}:implement:1:step_prompt:${n}`;
+
+  it("gives a claimed message back as pending, first in line, without touching the run", () => {
+    const fence = runningRun(h.store, RUN);
+    openVisit(fence);
+    for (const n of [1, 2]) saved(h.store.enqueueMessage(fence, prompt(fence, n)));
+    saved(h.store.claimMessages({ sessionId: SESSION, claimToken: "d", leaseMs: 60_000, limit: 1 }));
+    const before = runSnapshot(h.store, RUN);
+
+    expect(h.store.releaseMessage({ sessionId: SESSION, messageId: id(1) })).toMatchObject({
+      kind: "applied",
+      value: { messageId: id(1), status: "pending" },
+    });
+    expect(runSnapshot(h.store, RUN)).toEqual(before);
+    expect(h.store.releaseMessage({ sessionId: SESSION, messageId: id(1) })).toMatchObject({
+      kind: "adopted",
+      value: { status: "pending" },
+    });
+    // Long before the lease would have run out, the next claim takes it again, ahead of the second.
+    expect(
+      saved(h.store.claimMessages({ sessionId: SESSION, claimToken: "d2", leaseMs: 60_000, limit: 1 })).map(
+        (m) => m.messageId,
+      ),
+    ).toEqual([id(1)]);
+  });
+
+  it("leaves a delivered or cancelled message, and another session's, as they are", () => {
+    const fence = runningRun(h.store, RUN);
+    openVisit(fence);
+    for (const n of [1, 2, 3]) saved(h.store.enqueueMessage(fence, prompt(fence, n)));
+    saved(h.store.claimMessages({ sessionId: SESSION, claimToken: "d", leaseMs: 60_000 }));
+    saved(h.store.markMessageDelivered({ messageId: id(1) }));
+    saved(h.store.cancelMessage({ messageId: id(2) }));
+    const before = statuses();
+
+    expect(h.store.releaseMessage({ sessionId: SESSION, messageId: id(1) })).toEqual({
+      kind: "conflict",
+      evidence: {
+        kind: "state_mismatch",
+        resource: "message",
+        id: id(1),
+        expected: "claimed",
+        actual: "delivered",
+      },
+    });
+    expect(h.store.releaseMessage({ sessionId: SESSION, messageId: id(2) })).toMatchObject({
+      kind: "conflict",
+      evidence: { kind: "state_mismatch", actual: "cancelled" },
+    });
+    expect(h.store.releaseMessage({ sessionId: "session-2", messageId: id(3) })).toEqual({
+      kind: "conflict",
+      evidence: { kind: "not_found", resource: "message", id: id(3) },
+    });
+    expect(statuses()).toEqual(before);
+    expectRefusedBySchema(clientMethods["messages.release"].params, { sessionId: SESSION, messageId: "" });
+  });
+});
+
 describe("terminalization", () => {
   it.each([
     ["finishRun", (fence: Fence) => saved(h.store.finishRun(fence, { outcome: "completed", output: 1 }))],

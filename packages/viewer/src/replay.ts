@@ -178,11 +178,21 @@ export function describeEvent(event: HistoryEvent): string {
   return `${event.type} ${event.path}${event.visit === null ? "" : ` #${event.visit}`}`;
 }
 
-/** When the run last stopped (cancelled, timed out, parked); its open visits show that stop from then. */
+/** The trace events after which a run's open visits show why it stopped (see `stoppedVisitState`). */
+const RUN_STOPS: ReadonlySet<HistoryEvent["type"]> = new Set([
+  "run.cancelled",
+  "run.timed_out",
+  "run.parked",
+  "run.failed",
+  "run.completed",
+  "run.waiting",
+]);
+
+/** When the run last stopped (ended or parked); its open visits show that stop from then. */
 function lastStopAt(history: RunHistory): number {
   for (let i = history.events.length - 1; i >= 0; i -= 1) {
     const { type, at } = history.events[i] as HistoryEvent;
-    if (type === "run.cancelled" || type === "run.timed_out" || type === "run.parked") return at;
+    if (RUN_STOPS.has(type)) return at;
   }
   return Number.NEGATIVE_INFINITY;
 }

@@ -183,4 +183,30 @@ describe("historyAt", () => {
     expect(historyAt(full, 2).steps.map((step) => step.status)).toEqual(["running"]);
     expect(historyAt(full, 3).steps.map((step) => step.status)).toEqual(["cancelled"]);
   });
+
+  it("shows a visit open when its run failed as running before the failure and pending from it on", () => {
+    const failed = [
+      event({ type: "run.queued", data: { command: "start" } }),
+      event({ type: "run.running" }),
+      event({ type: "node.started", path: "draft", visit: 1, data: { kind: "agent" } }),
+      event({ type: "run.failed", data: { code: "node_failed" } }),
+    ];
+    const full = historyOf("run_03", failed, {
+      steps: [
+        {
+          path: "draft",
+          visit: 1,
+          attempt: 1,
+          status: "pending",
+          startedAt: failed[2]?.at ?? 0,
+          finishedAt: null,
+          errorCode: null,
+          error: null,
+          output: null,
+        },
+      ],
+    });
+    expect(historyAt(full, 2).steps.map((step) => step.status)).toEqual(["running"]);
+    expect(historyAt(full, 3).steps.map((step) => step.status)).toEqual(["pending"]);
+  });
 });

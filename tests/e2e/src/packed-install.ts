@@ -1,9 +1,10 @@
 import { execFile } from "node:child_process";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { PI_PACKAGE } from "./piw-fixture.ts";
-import { isAlive } from "./scratch.ts";
+
+export { stopHost } from "./piw-processes.ts";
 
 const run = promisify(execFile);
 
@@ -35,18 +36,4 @@ export async function packPiw(destination: string, env: NodeJS.ProcessEnv): Prom
   const packed = readdirSync(destination).find((name) => name.endsWith(".tgz"));
   if (packed === undefined) throw new Error("npm pack wrote no tarball");
   return join(destination, packed);
-}
-
-/** Stop the host that holds `stateDir/host.lock`, if one does, and wait until it has gone. */
-export async function stopHost(stateDir: string): Promise<void> {
-  const lock = join(stateDir, "host.lock");
-  if (!existsSync(lock)) return;
-  const pid = Number(readFileSync(lock, "utf8").trim().split(/\s+/)[0]);
-  if (!Number.isInteger(pid) || pid <= 0) return;
-  try {
-    process.kill(pid, "SIGTERM");
-  } catch {
-    return;
-  }
-  for (let i = 0; i < 200 && isAlive(pid); i += 1) await new Promise((r) => setTimeout(r, 50));
 }

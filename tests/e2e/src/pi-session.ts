@@ -1,14 +1,13 @@
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { StringDecoder } from "node:string_decoder";
 import type { FakeModel } from "./fake-model.ts";
+import { PI_TEST_ENV, writeAgentConfig } from "./pi-agent-dir.ts";
 
 /** The `pi` binary installed as this package's devDependency. */
 export const PI_BIN = resolve(import.meta.dirname, "..", "node_modules", ".bin", "pi");
-
-const FAKE_PROVIDER = "fake";
 
 /** Any stdout record from `pi --mode rpc`: a response, a session event or an extension UI request. */
 export interface RpcRecord {
@@ -156,9 +155,7 @@ export class PiSession {
         HOME: home,
         TMPDIR: process.env.TMPDIR ?? tmpdir(),
         PI_CODING_AGENT_DIR: agentDir,
-        PI_OFFLINE: "1",
-        PI_TELEMETRY: "0",
-        PI_SKIP_VERSION_CHECK: "1",
+        ...PI_TEST_ENV,
         NO_COLOR: "1",
         ...options.env,
       },
@@ -419,47 +416,6 @@ export class PiSession {
 
 export function startPiSession(options: PiSessionOptions): Promise<PiSession> {
   return PiSession.start(options);
-}
-
-/** `models.json` pointing at the fake model and `settings.json` (project trust on), in `agentDir`. */
-export function writeAgentConfig(
-  agentDir: string,
-  options: Pick<PiSessionOptions, "model" | "settings">,
-): void {
-  const { model } = options;
-  const models = {
-    providers: {
-      [FAKE_PROVIDER]: {
-        baseUrl: model.baseUrl,
-        api: "openai-completions",
-        apiKey: "fake-key",
-        models: [
-          {
-            id: model.modelId,
-            name: "Fake scripted model",
-            reasoning: false,
-            input: ["text"],
-            contextWindow: 128_000,
-            maxTokens: 4_096,
-            cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
-          },
-        ],
-      },
-    },
-  };
-  const settings = {
-    defaultProvider: FAKE_PROVIDER,
-    defaultModel: model.modelId,
-    defaultProjectTrust: "always",
-    ...options.settings,
-  };
-  writeJson(join(agentDir, "models.json"), models);
-  writeJson(join(agentDir, "settings.json"), settings);
-}
-
-function writeJson(path: string, value: unknown): void {
-  mkdirSync(dirname(path), { recursive: true });
-  writeFileSync(path, `${JSON.stringify(value, null, 2)}\n`);
 }
 
 function summarizeEvent(event: RpcRecord): string {

@@ -3,7 +3,8 @@ import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { FakeModel } from "./fake-model.ts";
-import { PI_BIN, writeAgentConfig } from "./pi-session.ts";
+import { PI_TEST_ENV, writeAgentConfig } from "./pi-agent-dir.ts";
+import { PI_BIN } from "./pi-session.ts";
 
 // The real Pi in its interactive terminal UI: tmux runs it, `send-keys` types, `capture-pane` reads
 // the screen. Rpc mode draws nothing, so what a user sees in the chat is only testable here.
@@ -39,9 +40,7 @@ export class PiTerminal {
       HOME: home,
       TMPDIR: process.env.TMPDIR ?? tmpdir(),
       PI_CODING_AGENT_DIR: agentDir,
-      PI_OFFLINE: "1",
-      PI_TELEMETRY: "0",
-      PI_SKIP_VERSION_CHECK: "1",
+      ...PI_TEST_ENV,
       LANG: "C.UTF-8",
       TERM: "xterm-256color",
       ...options.env,

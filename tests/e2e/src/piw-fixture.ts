@@ -1,28 +1,20 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { HostConnection } from "@piw/client";
 import type { RunView } from "@piw/protocol";
 import { type FakeModel, startFakeModel } from "./fake-model.ts";
 import { type PiSession, startPiSession } from "./pi-session.ts";
-import { isAlive } from "./scratch.ts";
+import { HOST_COMMAND, hostPidIn, REPO, sourceWorkerEnv, stopHost } from "./piw-processes.ts";
 
-export const REPO = resolve(import.meta.dirname, "..", "..", "..");
+export { HOST_COMMAND, REPO, stopHost } from "./piw-processes.ts";
+
 /** The Pi package as a user installs it: its built extension and its skill. */
 export const PI_PACKAGE = join(REPO, "apps", "pi-package");
-const TSX_LOADER = join(REPO, "node_modules", "tsx", "dist", "loader.mjs");
-/** Host and worker run from source (tsx), exactly as the CLI tests run them. */
-export const HOST_COMMAND = [process.execPath, "--import", TSX_LOADER, join(REPO, "apps/host/src/main.ts")];
-const WORKER_COMMAND = [process.execPath, "--import", TSX_LOADER, join(REPO, "apps/worker/src/main.ts")];
 
 /** The environment that points the extension at a state dir and runs host and workers from source. */
 export function piwEnv(stateDir: string): Record<string, string> {
-  return {
-    PIW_HOME: stateDir,
-    PIW_HOST_COMMAND: JSON.stringify(HOST_COMMAND),
-    PIW_WORKER_COMMAND: JSON.stringify(WORKER_COMMAND),
-    TSX_TSCONFIG_PATH: join(REPO, "tsconfig.json"),
-  };
+  return { PIW_HOME: stateDir, PIW_HOST_COMMAND: JSON.stringify(HOST_COMMAND), ...sourceWorkerEnv() };
 }
 
 /** One isolated piw world: a state dir, a project with workflows, a fake model and a real Pi. */
@@ -141,27 +133,6 @@ export async function startPiwWorld(options: WorldOptions = {}): Promise<PiwWorl
       rmSync(root, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
     },
   };
-}
-
-/** The PID in the host lock of a state dir, if a host runs. */
-function hostPidIn(stateDir: string): number | undefined {
-  const lock = join(stateDir, "host.lock");
-  if (!existsSync(lock)) return undefined;
-  const pid = Number(readFileSync(lock, "utf8").trim().split(/\s+/)[0]);
-  return Number.isInteger(pid) && pid > 0 ? pid : undefined;
-}
-
-/** Stops the state dir's host, if one runs, and waits a while for it to exit. */
-export async function stopHost(stateDir: string): Promise<void> {
-  const pid = hostPidIn(stateDir);
-  if (pid === undefined) return;
-  try {
-    process.kill(pid, "SIGTERM");
-  } catch {
-    return;
-  }
-  // The host stops its workers and exits; both may still write caches in the state dir.
-  for (let i = 0; i < 100 && isAlive(pid); i += 1) await new Promise((r) => setTimeout(r, 50));
 }
 
 /** The text of every piw custom message in the Pi session, in order. */

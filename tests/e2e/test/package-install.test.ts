@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -7,23 +7,10 @@ import { afterEach, describe, expect, it } from "vitest";
 import { startFakeModel } from "../src/fake-model.ts";
 import { PI_BIN, type PiSession, startPiSession } from "../src/pi-session.ts";
 import { PI_PACKAGE } from "../src/piw-fixture.ts";
-import { isAlive } from "../src/scratch.ts";
+import { stopHost } from "../src/piw-processes.ts";
 
 const run = promisify(execFile);
 
-/** Stop the host that owns `stateDir`, if one runs, and wait for it to exit. */
-async function stopHost(stateDir: string): Promise<void> {
-  const lock = join(stateDir, "host.lock");
-  if (!existsSync(lock)) return;
-  const pid = Number(readFileSync(lock, "utf8").trim().split(/\s+/)[0]);
-  if (!Number.isInteger(pid) || pid <= 0) return;
-  try {
-    process.kill(pid, "SIGTERM");
-  } catch {
-    return;
-  }
-  for (let i = 0; i < 200 && isAlive(pid); i += 1) await new Promise((r) => setTimeout(r, 50));
-}
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();

@@ -8,7 +8,7 @@
  * Environment: BENCH_ROUNDS (timed rounds of each, default 20), BENCH_WARMUP (untimed first, default 3).
  * Run from the repository root (tsx resolves `@piw/*` to source).
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
@@ -16,6 +16,7 @@ import { agent, compileWorkflow, defineWorkflow, executeRun, MemoryRunPort } fro
 import { createPiAgentSessions, loadPiSdk } from "@piw/pi-agent";
 import { z } from "zod";
 import { lastMessageText, startFakeModel, text, toolCall } from "../../../tests/e2e/src/fake-model.ts";
+import { fakeAgentHome, PI_TEST_ENV } from "../../../tests/e2e/src/pi-agent-dir.ts";
 
 function envInt(name: string, fallback: number): number {
   const raw = process.env[name];
@@ -34,38 +35,11 @@ model.reply((r) =>
     : undefined,
 );
 const home = mkdtempSync(join(tmpdir(), "piw-bench-isolated-"));
-const agentDir = join(home, "agent");
 const project = join(home, "project");
-mkdirSync(agentDir, { recursive: true });
 mkdirSync(project);
-writeFileSync(
-  join(agentDir, "models.json"),
-  JSON.stringify({
-    providers: {
-      fake: {
-        baseUrl: model.baseUrl,
-        api: "openai-completions",
-        apiKey: "fake-key",
-        models: [
-          {
-            id: model.modelId,
-            name: "Fake",
-            reasoning: false,
-            input: ["text"],
-            contextWindow: 128_000,
-            maxTokens: 4_096,
-          },
-        ],
-      },
-    },
-  }),
-);
-writeFileSync(
-  join(agentDir, "settings.json"),
-  JSON.stringify({ defaultProvider: "fake", defaultModel: model.modelId }),
-);
-Object.assign(process.env, { PI_OFFLINE: "1", PI_TELEMETRY: "0", PI_SKIP_VERSION_CHECK: "1" });
-const env = { ...process.env, HOME: home, PI_CODING_AGENT_DIR: agentDir };
+const { agentDir, env: agentEnv } = fakeAgentHome(home, { model });
+Object.assign(process.env, PI_TEST_ENV);
+const env = { ...process.env, ...agentEnv };
 
 const loadStart = performance.now();
 const sdk = await loadPiSdk(env);
