@@ -110,8 +110,9 @@ export function claimRun(ctx: StoreContext, req: ClaimRequest): Transition<Claim
         generation: row.generation + 1,
         claim_token: req.claimToken,
         lease_expires_at: ctx.now() + req.leaseMs,
-        // Only an explicit resume clears a pause; a re-claim after an expired lease keeps it.
-        paused: row.status === "parked" ? 0 : row.paused,
+        // Only an explicit resume clears a pause; a relaunch after a lost worker, or a re-claim after an
+        // expired lease, keeps it.
+        paused: req.resume === true ? 0 : row.paused,
         recovery_reason: null,
         wake_at: null,
       },

@@ -91,8 +91,8 @@ export function parkRow(
   reason: RecoveryReason,
   wakeAt: number | null = clockDueAt(reason),
 ): void {
-  // A wait or retry pause keeps a pause asked for while its node ran; the clock skips a paused run.
-  const clocked = isClockReason(reason) || wakeAt !== null;
+  // A pause asked for while the run ran is kept whatever parks it: a wait or retry (the clock skips a
+  // paused run) and a lost worker too (its relaunch then parks at the first node boundary it reaches).
   transitionRun(
     ctx,
     row,
@@ -102,7 +102,7 @@ export function parkRow(
       lease_expires_at: null,
       generation: row.generation + 1,
       recovery_reason: canonicalJson(reason),
-      paused: reason.code === "paused" || (clocked && row.paused === 1) ? 1 : 0,
+      paused: reason.code === "paused" || row.paused === 1 ? 1 : 0,
       wake_at: wakeAt,
     },
     { type: "run.parked", data: { reason: reason.code } },

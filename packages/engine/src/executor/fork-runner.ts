@@ -3,6 +3,7 @@ import {
   clockDueAt,
   isClockReason,
   type NodeVisitResult,
+  PAUSED_AT_NODE_BOUNDARY,
   type RecoveryReason,
   type RunRecord,
   type SafeError,
@@ -33,11 +34,15 @@ class ForkStopping extends Error {
 type BranchPhase =
   | { kind: "queued"; start: NextStep; reopens: boolean }
   | { kind: "running"; controller: AbortController }
-  /** Its wait or retry pause asks to park the run; held until nothing else of the fork can run. */
+  /**
+   * At rest until the run parks: its wait or retry pause asks to park the run on the clock (held until
+   * nothing else of the fork can run), or a pause stopped it at a node boundary (`paused`, held until
+   * every running branch has finished its visit).
+   */
   | {
       kind: "parking";
       controller: AbortController;
-      reason: ClockReason;
+      reason: ParkReason;
       settle(t: Transition<RunRecord>): void;
     }
   | { kind: "succeeded"; output: unknown }
@@ -89,12 +94,51 @@ function openVisitsUnder(exec: Execution, scope: string, after: number): SavedVi
   });
 }
 
-/** A branch's port: the parent's, but a clock park goes through the fork, which parks the run once. */
-function branchPort(parent: RunPort, park: (reason: ClockReason) => Promise<Transition<RunRecord>>): RunPort {
-  const parkRun = (reason: RecoveryReason) => (isClockReason(reason) ? park(reason) : parent.parkRun(reason));
+/** What a branch may ask its fork to park the run for: the clock, or a pause at a node boundary. */
+type ParkReason = ClockReason | Extract<RecoveryReason, { code: "paused" }>;
+
+/** A start the store refused because a pause was asked for (it parked nothing: see `holdOnPause`). */
+function heldByPause<T>(t: Transition<T>): boolean {
+  return t.kind === "recoveryRequired" && t.reason.code === "paused";
+}
+
+/**
+ * A branch's port: the parent's, but a park goes through the fork, which parks the run once. Its
+ * starts ask the store to hold rather than park on a pause: the branch then rests at that boundary
+ * until the fork parks the run. A start that already asks (a fork nested in this branch) passes through.
+ */
+function branchPort(
+  parent: RunPort,
+  park: (reason: ParkReason) => Promise<Transition<RunRecord>>,
+  onHeld: (req: { path: string; visit: number }) => void,
+): RunPort {
+  const parkRun = (reason: RecoveryReason) =>
+    isClockReason(reason) || reason.code === "paused" ? park(reason) : parent.parkRun(reason);
+  const holdThen = async <T>(t: Transition<T>): Promise<Transition<T>> => {
+    // Returned once the run is parked; the sequence then stops on the refusal as at any park.
+    expectSaved(await park(PAUSED_AT_NODE_BOUNDARY));
+    return t;
+  };
+  const startNodeVisit: RunPort["startNodeVisit"] = async (req) => {
+    if (req.holdOnPause) return parent.startNodeVisit(req);
+    const t = await parent.startNodeVisit({ ...req, holdOnPause: true });
+    if (!heldByPause(t)) return t;
+    onHeld(req);
+    return holdThen(t);
+  };
+  const advance = parent.advanceNodeVisit?.bind(parent);
+  const advanceNodeVisit: RunPort["advanceNodeVisit"] = advance
+    ? async (req) => {
+        if (req.start.holdOnPause) return advance(req);
+        const t = await advance({ ...req, start: { ...req.start, holdOnPause: true } });
+        return (t.kind === "applied" || t.kind === "adopted") && heldByPause(t.value.started) ? holdThen(t) : t;
+      }
+    : undefined;
   return new Proxy(parent, {
     get(target, prop) {
       if (prop === "parkRun") return parkRun;
+      if (prop === "startNodeVisit") return startNodeVisit;
+      if (prop === "advanceNodeVisit") return advanceNodeVisit;
       const value = Reflect.get(target, prop, target);
       return typeof value === "function" ? value.bind(target) : value;
     },
@@ -102,12 +146,15 @@ function branchPort(parent: RunPort, park: (reason: ClockReason) => Promise<Tran
 }
 
 /**
- * The error a stopped fork throws. A park first: the other branches' writes are refused because the
- * run is parked. Then a lost fence (nothing more can be saved), then a failure that ends the run.
+ * The error a stopped fork throws. A park first (the one the fork made, else a branch's): the other
+ * branches' writes are refused because the run is parked. Then a lost fence (nothing more can be
+ * saved), then a failure that ends the run.
  */
-function firstStop(errors: unknown[]): unknown {
+function firstStop(errors: unknown[], parkedFor: ParkReason | undefined): unknown {
+  const parked = errors.find((e) => e instanceof RunParked);
+  if (parked && parkedFor) return new RunParked(parkedFor);
   return (
-    errors.find((e) => e instanceof RunParked) ??
+    parked ??
     errors.find((e) => e instanceof FenceLost) ??
     errors.find((e) => e instanceof NodeFailure) ??
     errors[0]
@@ -174,6 +221,8 @@ async function runBranches(
   const inFlight = new Set<Promise<void>>();
   let poke: () => void = () => undefined;
   let parking = false;
+  /** The reason the fork parked the run with, once it has. */
+  let parkedFor: ParkReason | undefined;
 
   const count = (kind: BranchPhase["kind"]) => [...phases.values()].filter((p) => p.kind === kind).length;
   const reportEnded = () =>
@@ -186,9 +235,9 @@ async function runBranches(
       `Branch ${branch} of ${node.path} was cancelled: its join was decided without it.`,
     );
 
-  const park = async (branch: string, reason: ClockReason) => {
+  const park = async (branch: string, reason: ParkReason) => {
     // Saved now, so this wait keeps its time (and a retry its count) whichever branch parks the run.
-    if (lane.port.scheduleVisit) expectSaved(await lane.port.scheduleVisit(reason));
+    if (isClockReason(reason) && lane.port.scheduleVisit) expectSaved(await lane.port.scheduleVisit(reason));
     return new Promise<Transition<RunRecord>>((resolve, reject) => {
       const phase = phases.get(branch);
       if (phase?.kind !== "running") return reject(new ForkStopping());
@@ -200,14 +249,19 @@ async function runBranches(
     });
   };
 
-  const start = (branch: CompiledBranch, from: NextStep) => {
+  const start = (branch: CompiledBranch, from: NextStep, reopens: boolean) => {
     const controller = new AbortController();
+    // Its unfinished visit from before a crash, held by a pause before it reopened: still open.
+    let heldReopen = false;
+    const onHeld = (req: { path: string; visit: number }) => {
+      if (reopens && from.kind === "visit" && req.path === from.path && req.visit === from.visit) heldReopen = true;
+    };
     const onOuter = () => controller.abort(lane.signal.reason);
     lane.signal.addEventListener("abort", onOuter, { once: true });
     phases.set(branch.name, { kind: "running", controller });
     const branchLane: Lane = {
       name: branch.scope,
-      port: branchPort(lane.port, (reason) => park(branch.name, reason)),
+      port: branchPort(lane.port, (reason) => park(branch.name, reason), onHeld),
       signal: controller.signal,
       cancelledByJoin: () =>
         controller.signal.reason instanceof JoinDecided ? cancelError(branch.name) : null,
@@ -230,10 +284,17 @@ async function runBranches(
             return end satisfies never;
         }
       },
-      (error: unknown): BranchPhase =>
-        branchLane.cancelledByJoin() !== null && !(error instanceof FenceLost)
-          ? { kind: "cancelled" }
-          : { kind: "stopped", error },
+      (error: unknown): BranchPhase => {
+        if (error instanceof FenceLost) return { kind: "stopped", error };
+        if (branchLane.cancelledByJoin() !== null) {
+          // Nothing of it ran again: its join closes the open visit as for a loser never started.
+          if (heldReopen) reopenedLosers.push(branch);
+          return { kind: "cancelled" };
+        }
+        // A cancel of the run while the branch rested at a boundary: it ends as cancelled, like the rest.
+        if (lane.signal.aborted && !(error instanceof RunParked)) return { kind: "cancelled" };
+        return { kind: "stopped", error };
+      },
     );
     const done = task.then((phase) => {
       lane.signal.removeEventListener("abort", onOuter);
@@ -243,6 +304,9 @@ async function runBranches(
     });
     inFlight.add(done);
   };
+
+  /** Whether a branch rests at a boundary for a pause: then no other branch starts. */
+  const pausing = () => [...phases.values()].some((p) => p.kind === "parking" && p.reason.code === "paused");
 
   /** Stop what still runs or waits: losers of a decided join are cancelled, otherwise only stopped. */
   const stopRest = (reason: Error) => {
@@ -271,11 +335,13 @@ async function runBranches(
     } else {
       // A branch parked on the clock holds no slot: it runs nothing until the run wakes.
       let running = count("running");
+      // A pause: the branches that run finish their visits, and no other branch starts.
+      if (pausing()) running = limit;
       for (const branch of fork.branches) {
         const phase = phases.get(branch.name);
         if (running >= limit) break;
         if (phase?.kind !== "queued") continue;
-        start(branch, phase.start);
+        start(branch, phase.start, phase.reopens);
         running += 1;
       }
       await parkWhenIdle();
@@ -295,21 +361,28 @@ async function runBranches(
   }
 
   const errors = [...phases.values()].flatMap((p) => (p.kind === "stopped" ? [p.error] : []));
-  if (errors.length > 0) throw firstStop(errors);
+  if (errors.length > 0) throw firstStop(errors, parkedFor);
   if (lane.signal.aborted) {
     const what = node.kind === "map" ? "Map" : "Parallel";
     return { status: "failed", error: safeError("cancelled", `${what} node ${node.path} was cancelled.`) };
   }
   return joinResult(exec, fork, phases, state());
 
-  /** Every branch that can still run is parked on the clock: park the run once, for the earliest. */
+  /**
+   * Every branch that can still run rests: park the run once. For a pause as soon as no branch runs
+   * (the queued ones start after the resume), else on the clock for the earliest due time.
+   */
   async function parkWhenIdle(): Promise<void> {
-    if (parking || count("running") > 0 || count("queued") > 0) return;
+    if (parking || count("running") > 0) return;
+    const paused = pausing();
+    if (!paused && count("queued") > 0) return;
     const waiting = [...phases.values()].flatMap((p) => (p.kind === "parking" ? [p] : []));
     const earliest = waiting.sort((a, b) => (clockDueAt(a.reason) ?? 0) - (clockDueAt(b.reason) ?? 0))[0];
     if (earliest === undefined) return;
     parking = true;
-    const parked = await lane.port.parkRun(earliest.reason);
+    // A pause parks the run with no wake time: the due times stay saved on the visits.
+    parkedFor = paused ? PAUSED_AT_NODE_BOUNDARY : earliest.reason;
+    const parked = await lane.port.parkRun(parkedFor);
     for (const phase of waiting) phase.settle(parked);
   }
 }
