@@ -219,7 +219,13 @@ async function runBranches(
     fork.branches.map((b) => [b.name, initialPhase(exec, b, savedAt)]),
   );
   const inFlight = new Set<Promise<void>>();
-  let poke: () => void = () => undefined;
+  /** A branch came to rest: the loop looks again (at once, if it came while the loop was looking). */
+  let poked = false;
+  let wake: (() => void) | undefined;
+  const poke = () => {
+    poked = true;
+    wake?.();
+  };
   let parking = false;
   /** The reason the fork parked the run with, once it has. */
   let parkedFor: ParkReason | undefined;
@@ -318,6 +324,7 @@ async function runBranches(
 
   const reopenedLosers: CompiledBranch[] = [];
   for (;;) {
+    poked = false;
     const stopped = [...phases.values()].some((p) => p.kind === "stopped");
     const decided = state();
     if (stopped || lane.signal.aborted) {
@@ -347,10 +354,12 @@ async function runBranches(
       await parkWhenIdle();
     }
     if (inFlight.size === 0) break;
-    const poked = new Promise<void>((resolve) => {
-      poke = resolve;
+    if (poked) continue;
+    const woken = new Promise<void>((resolve) => {
+      wake = resolve;
     });
-    await Promise.race([...inFlight, poked]);
+    await Promise.race([...inFlight, woken]);
+    wake = undefined;
   }
   for (const loser of reopenedLosers) {
     // Its open visit, and those of any parallel node nested in it: none of them runs again.
