@@ -12,7 +12,7 @@ import {
 } from "@piw/engine";
 import type { AdvanceNodeVisit } from "@piw/protocol";
 import { afterEach, describe, expect, it } from "vitest";
-import type { EmbeddedActivation } from "../src/index.js";
+import type { EmbeddedActivation } from "../src/embedded-runtime.js";
 import { StoreRunPort } from "../src/store-run-port.js";
 import { type Harness, openRuntime } from "./harness.js";
 
