@@ -282,20 +282,31 @@ describe("a pause inside a parallel node drains its branches", () => {
     void h.runtime.execute(first, wf);
     while (!held) await new Promise((r) => setTimeout(r, 5));
     expect(h.store.getRun(runId)).toMatchObject({ status: "running", paused: true });
-    expect(h.store.parkRun(first.port.fence, { code: "worker_lost", message: "killed", launchId: "l1" }).kind).toBe(
-      "applied",
-    );
+    expect(
+      h.store.parkRun(first.port.fence, { code: "worker_lost", message: "killed", launchId: "l1" }).kind,
+    ).toBe("applied");
     hang = false;
     // The host relaunches it: the pause still holds, so the new worker parks it without running anything.
     const relaunch = h.runtime.activate(runId);
     expect(await h.runtime.execute(relaunch, wf)).toEqual({ kind: "parked", reason: "paused" });
-    expect(runs).toEqual(new Map([["a1", 1], ["b1", 1]]));
+    expect(runs).toEqual(
+      new Map([
+        ["a1", 1],
+        ["b1", 1],
+      ]),
+    );
     expect(h.store.listRunSteps(runId).find((s) => s.path === "fan/b/b2")).toBeUndefined();
 
     const resumed = h.runtime.activate(runId, { resume: true });
     expect(await h.runtime.execute(resumed, wf)).toMatchObject({ kind: "completed" });
     // a1 had not finished: it ran again (its effect once); b1 had: it did not.
-    expect(runs).toEqual(new Map([["a1", 2], ["b1", 1], ["b2", 1]]));
+    expect(runs).toEqual(
+      new Map([
+        ["a1", 2],
+        ["b1", 1],
+        ["b2", 1],
+      ]),
+    );
     expect(h.store.listRunEffects(runId).every((e) => e.status === "settled")).toBe(true);
   });
 });
@@ -338,7 +349,9 @@ describe("a retry in a branch waits for its due time", () => {
     expect(attempts).toBe(1);
     const run = h.store.getRun(runId);
     expect(run?.recoveryReason).toMatchObject({ code: "retry_waiting", path: "fan/b/b", attempt: 2 });
-    const at = (run?.recoveryReason as { at: number }).at;
+    const reason = run?.recoveryReason;
+    if (reason?.code !== "retry_waiting") throw new Error("the run is not waiting for b's retry");
+    const { at } = reason;
     const b = h.store.listRunSteps(runId).find((s) => s.path === "fan/b/b");
     expect(b?.status).toBe("running");
     // Every attempt of b's visit opened before its saved due time, and none ran its work since.

@@ -345,7 +345,7 @@ describe("startNodeVisit", () => {
     startVisit(fence, "plan", 1);
     saved(h.store.requestPause({ runId: RUN }));
 
-    const reason = { code: "paused", message: "Paused at a node boundary by request." };
+    const reason = { code: "paused" as const, message: "Paused at a node boundary by request." };
     const held = { path: "build", visit: 1, nodeKind: "compute" as const, holdOnPause: true as const };
     expect(h.store.startNodeVisit(fence, held)).toEqual({ kind: "recoveryRequired", reason });
     expect(h.store.getRun(RUN)).toMatchObject({ status: "running", paused: true, claimed: true });

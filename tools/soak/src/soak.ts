@@ -71,9 +71,7 @@ if (WORKFLOWS.length === 0 || WORKFLOWS.some((w) => !["chain", "parallel", "map"
 }
 /** The share of the schedule's events that cancel a run of the parallel or map workflow mid-flight. */
 const CANCEL_SHARE =
-  WORKFLOWS.includes("parallel") || WORKFLOWS.includes("map")
-    ? envInt("SOAK_CANCEL_PERCENT", 5, 0) / 100
-    : 0;
+  WORKFLOWS.includes("parallel") || WORKFLOWS.includes("map") ? envInt("SOAK_CANCEL_PERCENT", 5, 0) / 100 : 0;
 const REPO = process.cwd();
 const HOST_MAIN = join(REPO, "apps/host/dist/main.js");
 
@@ -244,12 +242,7 @@ async function cancelOne(): Promise<void> {
   const list = (await call("runs.list", { limit: 1000 })) ?? [];
   const candidates = list.filter((s) => {
     const run = runs.get(s.runId);
-    return (
-      run !== undefined &&
-      run.cancel === undefined &&
-      forks(run.workflow) &&
-      !TERMINAL.has(s.status)
-    );
+    return run !== undefined && run.cancel === undefined && forks(run.workflow) && !TERMINAL.has(s.status);
   });
   const target = candidates[Math.floor(random() * candidates.length)];
   const run = target && runs.get(target.runId);

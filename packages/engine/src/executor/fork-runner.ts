@@ -131,7 +131,9 @@ function branchPort(
     ? async (req) => {
         if (req.start.holdOnPause) return advance(req);
         const t = await advance({ ...req, start: { ...req.start, holdOnPause: true } });
-        return (t.kind === "applied" || t.kind === "adopted") && heldByPause(t.value.started) ? holdThen(t) : t;
+        return (t.kind === "applied" || t.kind === "adopted") && heldByPause(t.value.started)
+          ? holdThen(t)
+          : t;
       }
     : undefined;
   return new Proxy(parent, {
@@ -260,7 +262,8 @@ async function runBranches(
     // Its unfinished visit from before a crash, held by a pause before it reopened: still open.
     let heldReopen = false;
     const onHeld = (req: { path: string; visit: number }) => {
-      if (reopens && from.kind === "visit" && req.path === from.path && req.visit === from.visit) heldReopen = true;
+      if (reopens && from.kind === "visit" && req.path === from.path && req.visit === from.visit)
+        heldReopen = true;
     };
     const onOuter = () => controller.abort(lane.signal.reason);
     lane.signal.addEventListener("abort", onOuter, { once: true });

@@ -94,7 +94,10 @@ describe("kill -9 while a pause drains a parallel node", () => {
     expect((await c.call("runs.pause", { runId })).kind).toBe("applied");
     writeFileSync(goFile, "");
     // a1 finished and was saved; the run still runs, draining: slow's visit is open.
-    const draining = await c.view(runId, (v) => v.nodes.find((n) => n.path === "fan/a/a1")?.state === "succeeded");
+    const draining = await c.view(
+      runId,
+      (v) => v.nodes.find((n) => n.path === "fan/a/a1")?.state === "succeeded",
+    );
     expect(draining.status).toBe("running");
     expect(readState(box, (store) => store.getRun(runId)?.paused)).toBe(true);
     process.kill(workerPid, "SIGKILL");
