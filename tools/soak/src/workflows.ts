@@ -118,7 +118,7 @@ export function writeParallelWorkflow(root: string): string {
 export const RACE_LOSERS = new Set(["race/late/late"]);
 
 /** How many items the map workflow's `fan` runs its chain for. */
-export const MAP_ITEMS = 5;
+const MAP_ITEMS = 5;
 
 /**
  * The map workflow: an action, then a map node over MAP_ITEMS items (each item a chain of every kind,
