@@ -18,7 +18,7 @@ import { abandonAfter, openRuntime } from "./harness.js";
  * Model-based property test of parallel and map nodes against the real store: random branch shapes, joins,
  * concurrency caps and interleavings (each action waits a generated number of timer turns), with
  * kill-like crashes (everything of an execution freezes where it stands, and a new one resumes the
- * run) and cancels at generated points. The model says how the run must end; the saved state must
+ * run), pauses (the branches drain, the run parks, and a resume goes on) and cancels at generated points. The model says how the run must end; the saved state must
  * show every settled effect performed at most once, and nothing left open after a terminal end.
  */
 
@@ -38,7 +38,10 @@ interface Scenario {
    */
   mapped: boolean;
   /** Action invocations (counted per execution) at which the execution is interrupted. */
-  interruptions: { at: number; kind: "crash-before" | "crash-in-effect" | "crash-after" | "cancel" }[];
+  interruptions: {
+    at: number;
+    kind: "crash-before" | "crash-in-effect" | "crash-after" | "cancel" | "pause";
+  }[];
 }
 
 const scenarios: fc.Arbitrary<Scenario> = fc
@@ -68,6 +71,7 @@ const scenarios: fc.Arbitrary<Scenario> = fc
             "crash-in-effect" as const,
             "crash-after" as const,
             "cancel" as const,
+            "pause" as const,
           ),
         }),
         { maxLength: 2 },
@@ -89,6 +93,7 @@ interface Epoch {
   frozen: boolean;
   interruption: Scenario["interruptions"][number] | undefined;
   onCancel(): void;
+  onPause(): void;
 }
 
 const forever = () => new Promise<never>(() => {});
@@ -165,6 +170,7 @@ function workflowFor(
     // A crash re-runs only what had not finished: never a visit the store holds as finished.
     if (finishedBefore(`${scope}/n${i}`)) throw new Error(`${scope}/n${i} ran again after it finished`);
     if (epoch.interruption?.at === call && epoch.interruption.kind === "cancel") epoch.onCancel();
+    if (epoch.interruption?.at === call && epoch.interruption.kind === "pause") epoch.onPause();
     for (let t = 0; t < node.waits; t += 1) await new Promise((r) => setTimeout(r, 1));
     await hangIf("crash-before", call);
     const key = `${tag}/n${i}`;
@@ -220,11 +226,7 @@ async function check(s: Scenario): Promise<void> {
   try {
     const performed = new Map<string, number>();
     const runId = h.runtime.reserve({
-      workflow: workflowFor(
-        s,
-        newEpoch(s, 0, () => {}),
-        performed,
-      ),
+      workflow: workflowFor(s, newEpoch(s, 0, noCancel), performed),
       source,
       input: null,
     });
@@ -233,19 +235,31 @@ async function check(s: Scenario): Promise<void> {
       h.store.listRunSteps(runId).some((step) => step.path === path && step.status !== "running");
     let outcome: Awaited<ReturnType<typeof h.runtime.execute>> | undefined;
     let cancelled = false;
+    const pause = () => {
+      // A pause may come after the run's last boundary, or twice: then there is nothing to change.
+      const asked = h.store.requestPause({ runId }).kind;
+      expect(["applied", "adopted", "conflict"]).toContain(asked);
+    };
     for (let e = 0; e <= s.interruptions.length; e += 1) {
       const controller = new AbortController();
-      const epoch = newEpoch(s, e, () => {
+      const cancel = () => {
         cancelled = true;
         expect(h.store.cancelRun({ runId }).kind).toBe("applied");
         controller.abort();
-      });
+      };
+      const epoch = newEpoch(s, e, cancel, pause);
       const running = h.runtime.execute(
         activation,
         workflowFor(s, epoch, performed, finished),
         controller.signal,
       );
       const ended = await Promise.race([running, frozen(epoch, running)]);
+      if (!epoch.frozen && ended?.kind === "parked" && ended.reason === "paused") {
+        // Paused: every branch came to rest, nothing is left running; a resume goes on.
+        expect(h.store.getRun(runId)).toMatchObject({ status: "parked", paused: true });
+        activation = h.runtime.activate(runId, { resume: true });
+        continue;
+      }
       if (!epoch.frozen) {
         outcome = ended;
         break;
@@ -263,8 +277,13 @@ async function check(s: Scenario): Promise<void> {
     }
     if (outcome === undefined) {
       // Every planned interruption hit: the last resume runs with none left.
-      const epoch = newEpoch(s, s.interruptions.length + 1, () => {});
-      outcome = await h.runtime.execute(activation, workflowFor(s, epoch, performed, finished));
+      for (let more = 0; outcome === undefined || isPaused(outcome); more += 1) {
+        // A pause asked for before a crash still holds after it: that execution parks, and one more resumes.
+        expect(more).toBeLessThan(3);
+        if (outcome !== undefined) activation = h.runtime.activate(runId, { resume: true });
+        const epoch = newEpoch(s, s.interruptions.length + 1 + more, noCancel);
+        outcome = await h.runtime.execute(activation, workflowFor(s, epoch, performed, finished));
+      }
     }
 
     // No settled effect was ever performed twice, however often the run crashed.
@@ -335,8 +354,14 @@ function frozen(epoch: Epoch, running: Promise<unknown>): Promise<undefined> {
   });
 }
 
-function newEpoch(s: Scenario, e: number, onCancel: () => void): Epoch {
-  return { index: e, calls: 0, frozen: false, interruption: s.interruptions[e], onCancel };
+function newEpoch(s: Scenario, e: number, onCancel: () => void, onPause = () => {}): Epoch {
+  return { index: e, calls: 0, frozen: false, interruption: s.interruptions[e], onCancel, onPause };
+}
+
+const noCancel = () => {};
+
+function isPaused(outcome: { kind: string; reason?: string }): boolean {
+  return outcome.kind === "parked" && outcome.reason === "paused";
 }
 
 describe("parallel and map nodes: model-based, against the real store", () => {

@@ -430,16 +430,15 @@ describe("parallel: pause, deadlines and retries in branches", () => {
     });
     expect(first.parkedReason).toMatchObject({ code: "retry_waiting", path: "fan/flaky/flaky", attempt: 2 });
     expect(first.visits.find((v) => v.path === "fan/steady/steady")?.status).toBe("succeeded");
-    // An explicit resume before the pause is over runs the attempt at once.
+    // A resume before the pause is over: in a branch the attempt is not run early, it parks again.
+    const dueAt = (first.parkedReason as { at: number }).at;
     const resumed = started(first.reopen());
     expect(await executeRun({ workflow: wf, port: resumed })).toEqual({
-      kind: "completed",
-      output: { flaky: "second", steady: "steady" },
+      kind: "parked",
+      reason: "retry_waiting",
     });
-    expect(resumed.visits.find((v) => v.path === "fan/flaky/flaky")).toMatchObject({
-      attempt: 2,
-      status: "succeeded",
-    });
+    expect(resumed.parkedReason).toMatchObject({ code: "retry_waiting", attempt: 2, at: dueAt });
+    expect(attempts).toBe(1);
   });
 });
 

@@ -144,6 +144,12 @@ export const startNodeVisitSchema = z.object({
   nodeKind: nodeKindSchema,
   /** The visit's deadline length; the store saves `started + timeoutMs` on the first attempt only. */
   timeoutMs: z.number().int().min(1).max(MAX_NODE_TIMEOUT_MS).nullable().optional(),
+  /**
+   * A parallel or map branch's start: when a pause was asked for, the store refuses it with
+   * `recoveryRequired` (paused) without parking the run, so that the fork lets its other branches
+   * finish their visits and parks the run itself once every branch is at rest.
+   */
+  holdOnPause: z.literal(true).optional(),
 });
 
 /** A visit's saved deadline: its length and the absolute time (epoch ms) it passes. */

@@ -83,7 +83,8 @@ function expectedVisit(ctx: StoreContext, runId: string, path: string, visit: nu
 
 /**
  * Open a node visit, or reopen it after a crash (same visit number, next attempt). A finished visit is
- * adopted with its saved result so settled work is never repeated. A pause request parks the run here.
+ * adopted with its saved result so settled work is never repeated. A pause request parks the run here
+ * (a branch's start, `holdOnPause`, is only refused: its fork parks the run).
  */
 export function startNodeVisit(
   ctx: StoreContext,
@@ -110,7 +111,8 @@ function openVisit(ctx: StoreContext, fence: Fence, req: StartNodeVisit): Transi
   }
   if (row.paused === 1) {
     const reason = PAUSED_AT_NODE_BOUNDARY;
-    parkRow(ctx, row, reason);
+    // A branch's start stops here without parking: its fork parks the run once all its branches rest.
+    if (req.holdOnPause !== true) parkRow(ctx, row, reason);
     return recoveryRequired(reason);
   }
   if (step) {

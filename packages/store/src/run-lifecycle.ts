@@ -70,6 +70,19 @@ export interface ClaimRequest {
 }
 
 /**
+ * Whether a claimed run stays paused. A claim of a parked run resumes it and clears a pause, except the
+ * host's relaunch after a lost worker (`worker_lost`, not an explicit resume): a pause asked for before
+ * the worker died still holds, and the new worker parks at the first boundary. A re-claim after an
+ * expired lease keeps it too.
+ */
+function pausedAfterClaim(row: RunRow, req: ClaimRequest): number {
+  if (row.status !== "parked") return row.paused;
+  if (req.resume === true || row.recovery_reason === null) return 0;
+  const reason = JSON.parse(row.recovery_reason) as { code?: string };
+  return reason.code === "worker_lost" ? row.paused : 0;
+}
+
+/**
  * queued -> starting, or parked -> starting (an explicit resume). Returns the one run command the
  * worker will execute. A repeated claim with the same token adopts; any other is refused.
  */
@@ -110,8 +123,7 @@ export function claimRun(ctx: StoreContext, req: ClaimRequest): Transition<Claim
         generation: row.generation + 1,
         claim_token: req.claimToken,
         lease_expires_at: ctx.now() + req.leaseMs,
-        // Only an explicit resume clears a pause; a re-claim after an expired lease keeps it.
-        paused: row.status === "parked" ? 0 : row.paused,
+        paused: pausedAfterClaim(row, req),
         recovery_reason: null,
         wake_at: null,
       },

@@ -91,8 +91,9 @@ export function parkRow(
   reason: RecoveryReason,
   wakeAt: number | null = clockDueAt(reason),
 ): void {
-  // A wait or retry pause keeps a pause asked for while its node ran; the clock skips a paused run.
-  const clocked = isClockReason(reason) || wakeAt !== null;
+  // A wait or retry pause keeps a pause asked for while its node ran (the clock skips a paused run), and
+  // so does a lost worker's relaunch (the new worker then parks at the first node boundary it reaches).
+  const kept = isClockReason(reason) || wakeAt !== null || reason.code === "worker_lost";
   transitionRun(
     ctx,
     row,
@@ -102,7 +103,7 @@ export function parkRow(
       lease_expires_at: null,
       generation: row.generation + 1,
       recovery_reason: canonicalJson(reason),
-      paused: reason.code === "paused" || (clocked && row.paused === 1) ? 1 : 0,
+      paused: reason.code === "paused" || (kept && row.paused === 1) ? 1 : 0,
       wake_at: wakeAt,
     },
     { type: "run.parked", data: { reason: reason.code } },

@@ -340,6 +340,41 @@ describe("startNodeVisit", () => {
     });
   });
 
+  it("refuses a branch's start (holdOnPause) on a pause without parking: the run still runs and finishes visits", () => {
+    const fence = runningRun(h.store, RUN);
+    startVisit(fence, "plan", 1);
+    saved(h.store.requestPause({ runId: RUN }));
+
+    const reason = { code: "paused" as const, message: "Paused at a node boundary by request." };
+    const held = { path: "build", visit: 1, nodeKind: "compute" as const, holdOnPause: true as const };
+    expect(h.store.startNodeVisit(fence, held)).toEqual({ kind: "recoveryRequired", reason });
+    expect(h.store.getRun(RUN)).toMatchObject({ status: "running", paused: true, claimed: true });
+    expect(h.store.listRunSteps(RUN).map((s) => s.path)).toEqual(["plan"]);
+    // Another branch's visit in flight still finishes and is saved; then the fork parks the run itself.
+    succeed(fence, "plan", 1, { plan: "x" }, "build");
+    saved(h.store.parkRun(fence, reason));
+    expect(h.store.getRun(RUN)).toMatchObject({ status: "parked", paused: true, recoveryReason: reason });
+  });
+
+  it("keeps a pause through a lost worker's relaunch; only an explicit resume clears it", () => {
+    const fence = runningRun(h.store, RUN);
+    startVisit(fence, "plan", 1);
+    saved(h.store.requestPause({ runId: RUN }));
+    saved(h.store.parkRun(fence, { code: "worker_lost", message: "lost", launchId: "l-1" }));
+    expect(h.store.getRun(RUN)).toMatchObject({ status: "parked", paused: true });
+    const relaunch = saved(h.store.claimRun({ runId: RUN, claimToken: "relaunch", leaseMs: 30_000 }));
+    expect(h.store.getRun(RUN)).toMatchObject({ status: "starting", paused: true });
+    const next = { runId: RUN, generation: relaunch.command.generation, claimToken: "relaunch" };
+    saved(h.store.markRunning(next));
+    // The reopened visit is a boundary: the relaunched worker parks there, paused.
+    expect(h.store.startNodeVisit(next, { path: "plan", visit: 1, nodeKind: "compute" })).toMatchObject({
+      kind: "recoveryRequired",
+      reason: { code: "paused" },
+    });
+    saved(h.store.claimRun({ runId: RUN, claimToken: "resume", leaseMs: 30_000, resume: true }));
+    expect(h.store.getRun(RUN)).toMatchObject({ status: "starting", paused: false });
+  });
+
   it("reports an unknown run as not_found", () => {
     expect(
       h.store.startNodeVisit(

@@ -51,6 +51,14 @@ export interface RunCheck {
 
 const ENDS = new Set(["run.completed", "run.failed", "run.timed_out", "run.cancelled"]);
 
+/** A map node's saved item list: the engine's own effect, with no ledger line of an action. */
+const MAP_LIST = "map.items";
+
+/** The effects the workflows' actions performed (a map's saved list aside). */
+function actionEffects(history: RunHistory): RunHistory["effects"] {
+  return history.effects.filter((e) => e.effectType !== MAP_LIST);
+}
+
 /** The run's trace holds exactly one end: a run never ends twice, whatever was killed. */
 function endsOnce(history: RunHistory, problems: string[]): void {
   const ends = history.events.filter((e) => ENDS.has(e.type)).map((e) => e.type);
@@ -60,7 +68,7 @@ function endsOnce(history: RunHistory, problems: string[]): void {
 /** No execution of a settled effect started after it was settled; every settled one ran. */
 function settledOnce(history: RunHistory, mine: LedgerLine[], problems: string[]): number {
   let late = 0;
-  for (const effect of history.effects) {
+  for (const effect of actionEffects(history)) {
     if (effect.status !== "settled" || effect.settledAt === null) continue;
     const runs = mine.filter((line) => line.path === effect.path && line.visit === effect.visit);
     if (runs.length === 0) problems.push(`effect at ${effect.path} settled without running`);
@@ -90,7 +98,7 @@ export function checkCompleted(
       problems.push(`${node.path} is ${node.state} after ${node.visits} visits`);
     }
   }
-  const effects = history.effects;
+  const effects = actionEffects(history);
   if (effects.length !== expected.actions) {
     problems.push(`${effects.length} effects saved, expected ${expected.actions}`);
   }

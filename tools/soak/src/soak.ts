@@ -7,8 +7,9 @@
  * `runs.resume`. Every managed effect appends a line to a ledger before it does its work, so the
  * soak can tell whether an effect the store had already settled was ever executed again.
  *
- * Beside that chain runs a parallel workflow (joins "all" and "any" of branches of those kinds), and
- * a share of the schedule's events cancels one of its runs mid-flight (`workflows.ts`).
+ * Beside that chain run a parallel workflow (joins "all" and "any" of branches of those kinds) and a
+ * map workflow (the same joins over items' branches), and a share of the schedule's events cancels
+ * one of their runs mid-flight (`workflows.ts`).
  *
  * Invariants (`invariants.ts`), checked for each run as soon as it ends, and for all of them at the end:
  * - no run ends `failed`, nor `cancelled` unless the soak cancelled it (the workflows never fail);
@@ -19,7 +20,7 @@
  * - after the storm, every run is done, or parked with a reason and completes after one resume.
  *
  * Settings (env): SOAK_SEED (1), SOAK_SECONDS (180), SOAK_CONCURRENCY (4), SOAK_NODES (12),
- * SOAK_WORKFLOWS (chain,parallel), SOAK_CANCEL_PERCENT (5),
+ * SOAK_WORKFLOWS (chain,parallel,map), SOAK_CANCEL_PERCENT (5),
  * SOAK_KILL_MIN_MS (250), SOAK_KILL_MAX_MS (1500), SOAK_SKIP_BUILD=1 to use the apps already built,
  * SOAK_DIR for the scratch folder (a temp dir by default, removed unless SOAK_KEEP=1).
  * It is a script, not a test: it prints its figures and exits 1 if any invariant failed.
@@ -41,7 +42,14 @@ import {
   type RunCheck,
   readLedger,
 } from "./invariants.js";
-import { RACE_LOSERS, writeChainWorkflow, writeParallelWorkflow } from "./workflows.js";
+import {
+  MAP_RACE_LOSERS,
+  mapRunPaths,
+  RACE_LOSERS,
+  writeChainWorkflow,
+  writeMapWorkflow,
+  writeParallelWorkflow,
+} from "./workflows.js";
 
 function envInt(name: string, fallback: number, min: number): number {
   const raw = process.env[name];
@@ -57,12 +65,13 @@ const CONCURRENCY = envInt("SOAK_CONCURRENCY", 4, 1);
 const NODES = envInt("SOAK_NODES", 12, 3);
 const KILL_MIN_MS = envInt("SOAK_KILL_MIN_MS", 250, 10);
 const KILL_MAX_MS = envInt("SOAK_KILL_MAX_MS", 1500, KILL_MIN_MS);
-const WORKFLOWS = (process.env.SOAK_WORKFLOWS ?? "chain,parallel").split(",").filter(Boolean);
-if (WORKFLOWS.length === 0 || WORKFLOWS.some((w) => w !== "chain" && w !== "parallel")) {
-  throw new Error("SOAK_WORKFLOWS must list chain, parallel or both, comma-separated");
+const WORKFLOWS = (process.env.SOAK_WORKFLOWS ?? "chain,parallel,map").split(",").filter(Boolean);
+if (WORKFLOWS.length === 0 || WORKFLOWS.some((w) => !["chain", "parallel", "map"].includes(w))) {
+  throw new Error("SOAK_WORKFLOWS must list some of chain, parallel and map, comma-separated");
 }
-/** The share of the schedule's events that cancel a run of the parallel workflow mid-flight. */
-const CANCEL_SHARE = WORKFLOWS.includes("parallel") ? envInt("SOAK_CANCEL_PERCENT", 5, 0) / 100 : 0;
+/** The share of the schedule's events that cancel a run of the parallel or map workflow mid-flight. */
+const CANCEL_SHARE =
+  WORKFLOWS.includes("parallel") || WORKFLOWS.includes("map") ? envInt("SOAK_CANCEL_PERCENT", 5, 0) / 100 : 0;
 const REPO = process.cwd();
 const HOST_MAIN = join(REPO, "apps/host/dist/main.js");
 
@@ -131,6 +140,7 @@ const figures = {
   cancelsLost: 0,
   cancelsInFlight: 0,
   parallelCompleted: 0,
+  mapCompleted: 0,
   runsCancelled: 0,
   reserveResends: 0,
   reservesAdopted: 0,
@@ -204,7 +214,7 @@ async function killSomething(): Promise<void> {
     await cancelOne();
     return;
   }
-  // Half the time, the victim is the worker of a parallel run with a branch's visit open, if any:
+  // Half the time, the victim is the worker of a parallel or map run with a branch's visit open, if any:
   // the kill lands mid-flight.
   const flying: typeof busy = [];
   for (const worker of busy) if (await branchesInFlight(worker.runId)) flying.push(worker);
@@ -215,24 +225,24 @@ async function killSomething(): Promise<void> {
   if (flying.includes(victim)) figures.branchKills += 1;
 }
 
-/** A run of the parallel workflow with a branch's visit open right now. */
+/** Whether runs of this workflow fork: the parallel and the map workflow. */
+function forks(workflow: SoakWorkflow | undefined): boolean {
+  return workflow !== undefined && (workflow === parallelWorkflow || workflow === mapWorkflow);
+}
+
+/** A run of the parallel or map workflow with a branch's visit open right now. */
 async function branchesInFlight(runId: string): Promise<boolean> {
-  if (runs.get(runId)?.workflow !== parallelWorkflow) return false;
+  if (!forks(runs.get(runId)?.workflow)) return false;
   const view = await call("runs.get", { runId });
   return (view?.nodes ?? []).some((n) => n.path.includes("/") && n.state === "running");
 }
 
-/** Cancels a random unfinished run of the parallel workflow, mid-flight, as a user would. */
+/** Cancels a random unfinished run of the parallel or map workflow, mid-flight, as a user would. */
 async function cancelOne(): Promise<void> {
   const list = (await call("runs.list", { limit: 1000 })) ?? [];
   const candidates = list.filter((s) => {
     const run = runs.get(s.runId);
-    return (
-      run !== undefined &&
-      run.cancel === undefined &&
-      run.workflow === parallelWorkflow &&
-      !TERMINAL.has(s.status)
-    );
+    return run !== undefined && run.cancel === undefined && forks(run.workflow) && !TERMINAL.has(s.status);
   });
   const target = candidates[Math.floor(random() * candidates.length)];
   const run = target && runs.get(target.runId);
@@ -297,6 +307,7 @@ async function sweep(resumeParked: boolean): Promise<RunSummary[]> {
         record(run, end, checkCompleted(run.workflow.expected, view, history, ledgerOf(run)));
         run.completed = true;
         if (run.workflow === parallelWorkflow) figures.parallelCompleted += 1;
+        if (run.workflow === mapWorkflow) figures.mapCompleted += 1;
       }
     } else if (summary.status === "cancelled" && run.cancel !== undefined) {
       const history = await call("runs.history", { runId: run.runId });
@@ -327,13 +338,22 @@ async function sweep(resumeParked: boolean): Promise<RunSummary[]> {
 }
 
 let parallelWorkflow: SoakWorkflow | undefined;
+let mapWorkflow: SoakWorkflow | undefined;
 
-/** Loads a written workflow; its completed runs must show every node of its manifest. */
-async function soakWorkflow(file: string, losers: ReadonlySet<string>): Promise<SoakWorkflow> {
+/**
+ * Loads a written workflow; its completed runs must show every node of its manifest (`concrete`
+ * turns a map's template paths into its items' paths).
+ */
+async function soakWorkflow(
+  file: string,
+  losers: ReadonlySet<string>,
+  concrete: (paths: string[]) => string[] = (paths) => paths,
+): Promise<SoakWorkflow> {
   const loaded = await loadWorkflowFile(file);
   const nodes = loaded.workflow.manifest.nodes;
-  const actions = nodes.filter((n) => n.kind === "action").length;
-  return { loaded, expected: { paths: nodes.map((n) => n.path), actions, losers } };
+  const paths = concrete(nodes.map((n) => n.path));
+  const actions = concrete(nodes.filter((n) => n.kind === "action").map((n) => n.path)).length;
+  return { loaded, expected: { paths, actions, losers } };
 }
 
 function build(): void {
@@ -351,6 +371,10 @@ async function main(): Promise<void> {
   if (WORKFLOWS.includes("parallel")) {
     parallelWorkflow = await soakWorkflow(writeParallelWorkflow(root), RACE_LOSERS);
     workflows.push(parallelWorkflow);
+  }
+  if (WORKFLOWS.includes("map")) {
+    mapWorkflow = await soakWorkflow(writeMapWorkflow(root), MAP_RACE_LOSERS, mapRunPaths);
+    workflows.push(mapWorkflow);
   }
   await startHost();
   log(
@@ -431,9 +455,9 @@ async function main(): Promise<void> {
 function report(completed: number): void {
   const lines = [
     `soak: seed ${SEED}, ${SECONDS} s storm, ${CONCURRENCY} concurrent runs of ${WORKFLOWS.join(" and ")} (chain: ${NODES} nodes), kills every ${KILL_MIN_MS}-${KILL_MAX_MS} ms`,
-    `kills: ${figures.hostKills} host, ${figures.workerKills} run workers (${figures.branchKills} with parallel branches in flight), ${figures.idleWorkerKills} idle workers`,
+    `kills: ${figures.hostKills} host, ${figures.workerKills} run workers (${figures.branchKills} with parallel or map branches in flight), ${figures.idleWorkerKills} idle workers`,
     `cancels: ${figures.cancelsApplied} applied (${figures.cancelsInFlight} with branches in flight), ${figures.cancelsLost} replies lost with the host; ${figures.runsCancelled} runs ended cancelled`,
-    `runs: ${figures.runsStarted} started, ${completed} completed (${figures.parallelCompleted} parallel), ${figures.parkedDuringStorm} resumes during the storm, ${figures.parkedAfterStorm} parked after it (each resumed once)`,
+    `runs: ${figures.runsStarted} started, ${completed} completed (${figures.parallelCompleted} parallel, ${figures.mapCompleted} map), ${figures.parkedDuringStorm} resumes during the storm, ${figures.parkedAfterStorm} parked after it (each resumed once)`,
     `park reasons: ${[...parkReasons].map(([reason, n]) => `${reason} ${n}`).join(", ") || "none"}`,
     `effects: ${figures.effectExecutions} executions, ${figures.settledEffectsReExecuted} settled effects executed again`,
     `reserves sent again after a lost reply: ${figures.reserveResends} (${figures.reservesAdopted} found the run already saved)`,

@@ -2,13 +2,14 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 // The soak's workflows, written as source files to its scratch folder: a chain of node kinds in
-// turn, and a parallel one whose branches run those kinds side by side. Every action performs one
+// turn, a parallel one whose branches run those kinds side by side, and a map one that runs a chain
+// of them once per item. Every action performs one
 // idempotent managed effect that writes a ledger line (run, node, visit, start time) before its work,
 // so an execution that a kill cut short is counted too.
 
 const PRELUDE = [
   'import { appendFileSync } from "node:fs";',
-  'import { action, compute, defineWorkflow, parallel, shell, wait, type ActionContext } from "piw";',
+  'import { action, compute, defineWorkflow, map, parallel, shell, wait, type ActionContext } from "piw";',
   'import { z } from "zod";',
   "",
   "type Input = { tag: string; ledger: string };",
@@ -115,3 +116,56 @@ export function writeParallelWorkflow(root: string): string {
 
 /** Branches a join `any` may leave unfinished: their node is cancelled (or never ran), not succeeded. */
 export const RACE_LOSERS = new Set(["race/late/late"]);
+
+/** How many items the map workflow's `fan` runs its chain for. */
+const MAP_ITEMS = 5;
+
+/**
+ * The map workflow: an action, then a map node over MAP_ITEMS items (each item a chain of every kind,
+ * at most three at once, joined on all), then a map node over two items joined on any (item 0's
+ * command ends at once, item 1's sleeps two seconds and is cancelled), then an action. Kills land
+ * while items' branches are in flight.
+ */
+export function writeMapWorkflow(root: string): string {
+  const lines = [
+    ...PRELUDE,
+    `const item = ${chain("soak-item", "i", 4, 1).join("\n")};`,
+    "",
+    "const copies = (n: number) => ({ input }: { input: Input }) => Array.from({ length: n }, () => input);",
+    "",
+    "export default defineWorkflow({",
+    '  name: "soak-map",',
+    "  input,",
+    '  startAt: "pre",',
+    "  nodes: {",
+    "    pre: action({ run: step }),",
+    `    fan: map({ over: copies(${MAP_ITEMS}), branch: item, join: "all", concurrency: 3 }),`,
+    "    race: map({",
+    "      over: copies(2),",
+    '      branch: shell({ exec: ({ mapIndex }) => ["sleep", mapIndex === 0 ? "0" : "2"] }),',
+    '      join: "any",',
+    "    }),",
+    "    post: action({ run: step }),",
+    "  },",
+    '  edges: { pre: { to: "fan" }, fan: { to: "race" }, race: { to: "post" }, post: { to: "done" } },',
+    "});",
+    "",
+  ];
+  const file = join(root, "soak-map.workflow.ts");
+  writeFileSync(file, lines.join("\n"));
+  return file;
+}
+
+/** The map workflow's join `any` loser: item 1's command, cancelled (or never finished). */
+export const MAP_RACE_LOSERS = new Set(["race/1/race"]);
+
+/** The concrete paths of a completed run of the map workflow: each `each` segment as every item. */
+export function mapRunPaths(templates: readonly string[]): string[] {
+  return templates.flatMap((path) => {
+    if (path.startsWith("fan/each/")) {
+      return Array.from({ length: MAP_ITEMS }, (_, i) => path.replace("fan/each/", `fan/${i}/`));
+    }
+    if (path.startsWith("race/each/")) return [0, 1].map((i) => path.replace("race/each/", `race/${i}/`));
+    return [path];
+  });
+}

@@ -1,9 +1,8 @@
 import {
-  type ClockReason,
   clockDueAt,
   isClockReason,
   type NodeVisitResult,
-  type RecoveryReason,
+  PAUSED_AT_NODE_BOUNDARY,
   type RunRecord,
   type SafeError,
   safeError,
@@ -11,11 +10,11 @@ import {
   type Transition,
 } from "@piw/protocol";
 import type { CompiledBranch, CompiledMapNode, CompiledParallelNode } from "../compiler/compiled-workflow.js";
-import { expectSaved, FenceLost, NodeFailure, RunParked } from "./execution-signals.js";
+import { branchPort, firstStop, type ParkReason } from "./branch-port.js";
+import { expectSaved, FenceLost, RunParked } from "./execution-signals.js";
 import { type JoinState, joinState } from "./join-policy.js";
 import { type VisitProgress, visitProgress } from "./visit-progress.js";
 import { openMapList } from "./map-list.js";
-import type { RunPort } from "./run-port.js";
 import { laneOf, lastInLane, type NextStep, nextAfter } from "./run-position.js";
 import { type Execution, type Lane, runSequence } from "./visit-sequence.js";
 
@@ -33,11 +32,15 @@ class ForkStopping extends Error {
 type BranchPhase =
   | { kind: "queued"; start: NextStep; reopens: boolean }
   | { kind: "running"; controller: AbortController }
-  /** Its wait or retry pause asks to park the run; held until nothing else of the fork can run. */
+  /**
+   * At rest until the run parks: its wait or retry pause asks to park the run on the clock (held until
+   * nothing else of the fork can run), or a pause stopped it at a node boundary (`paused`, held until
+   * every running branch has finished its visit).
+   */
   | {
       kind: "parking";
       controller: AbortController;
-      reason: ClockReason;
+      reason: ParkReason;
       settle(t: Transition<RunRecord>): void;
     }
   | { kind: "succeeded"; output: unknown }
@@ -87,31 +90,6 @@ function openVisitsUnder(exec: Execution, scope: string, after: number): SavedVi
     const lane = laneOf(exec.workflow, v.path);
     return lane === scope || lane.startsWith(`${scope}/`);
   });
-}
-
-/** A branch's port: the parent's, but a clock park goes through the fork, which parks the run once. */
-function branchPort(parent: RunPort, park: (reason: ClockReason) => Promise<Transition<RunRecord>>): RunPort {
-  const parkRun = (reason: RecoveryReason) => (isClockReason(reason) ? park(reason) : parent.parkRun(reason));
-  return new Proxy(parent, {
-    get(target, prop) {
-      if (prop === "parkRun") return parkRun;
-      const value = Reflect.get(target, prop, target);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  });
-}
-
-/**
- * The error a stopped fork throws. A park first: the other branches' writes are refused because the
- * run is parked. Then a lost fence (nothing more can be saved), then a failure that ends the run.
- */
-function firstStop(errors: unknown[]): unknown {
-  return (
-    errors.find((e) => e instanceof RunParked) ??
-    errors.find((e) => e instanceof FenceLost) ??
-    errors.find((e) => e instanceof NodeFailure) ??
-    errors[0]
-  );
 }
 
 /** A node that forks: a parallel node's branches are fixed, a map node's come from its saved list. */
@@ -172,8 +150,16 @@ async function runBranches(
     fork.branches.map((b) => [b.name, initialPhase(exec, b, savedAt)]),
   );
   const inFlight = new Set<Promise<void>>();
-  let poke: () => void = () => undefined;
+  /** A branch came to rest: the loop looks again (at once, if it came while the loop was looking). */
+  let poked = false;
+  let wake: (() => void) | undefined;
+  const poke = () => {
+    poked = true;
+    wake?.();
+  };
   let parking = false;
+  /** The reason the fork parked the run with, once it has. */
+  let parkedFor: ParkReason | undefined;
 
   const count = (kind: BranchPhase["kind"]) => [...phases.values()].filter((p) => p.kind === kind).length;
   const reportEnded = () =>
@@ -186,9 +172,9 @@ async function runBranches(
       `Branch ${branch} of ${node.path} was cancelled: its join was decided without it.`,
     );
 
-  const park = async (branch: string, reason: ClockReason) => {
+  const park = async (branch: string, reason: ParkReason) => {
     // Saved now, so this wait keeps its time (and a retry its count) whichever branch parks the run.
-    if (lane.port.scheduleVisit) expectSaved(await lane.port.scheduleVisit(reason));
+    if (isClockReason(reason) && lane.port.scheduleVisit) expectSaved(await lane.port.scheduleVisit(reason));
     return new Promise<Transition<RunRecord>>((resolve, reject) => {
       const phase = phases.get(branch);
       if (phase?.kind !== "running") return reject(new ForkStopping());
@@ -200,14 +186,20 @@ async function runBranches(
     });
   };
 
-  const start = (branch: CompiledBranch, from: NextStep) => {
+  const start = (branch: CompiledBranch, from: NextStep, reopens: boolean) => {
     const controller = new AbortController();
+    // Its unfinished visit from before a crash, held by a pause before it reopened: still open.
+    let heldReopen = false;
+    const onHeld = (req: { path: string; visit: number }) => {
+      if (reopens && from.kind === "visit" && req.path === from.path && req.visit === from.visit)
+        heldReopen = true;
+    };
     const onOuter = () => controller.abort(lane.signal.reason);
     lane.signal.addEventListener("abort", onOuter, { once: true });
     phases.set(branch.name, { kind: "running", controller });
     const branchLane: Lane = {
       name: branch.scope,
-      port: branchPort(lane.port, (reason) => park(branch.name, reason)),
+      port: branchPort(lane.port, (reason) => park(branch.name, reason), onHeld),
       signal: controller.signal,
       cancelledByJoin: () =>
         controller.signal.reason instanceof JoinDecided ? cancelError(branch.name) : null,
@@ -230,10 +222,17 @@ async function runBranches(
             return end satisfies never;
         }
       },
-      (error: unknown): BranchPhase =>
-        branchLane.cancelledByJoin() !== null && !(error instanceof FenceLost)
-          ? { kind: "cancelled" }
-          : { kind: "stopped", error },
+      (error: unknown): BranchPhase => {
+        if (error instanceof FenceLost) return { kind: "stopped", error };
+        if (branchLane.cancelledByJoin() !== null) {
+          // Nothing of it ran again: its join closes the open visit as for a loser never started.
+          if (heldReopen) reopenedLosers.push(branch);
+          return { kind: "cancelled" };
+        }
+        // A cancel of the run while the branch rested at a boundary: it ends as cancelled, like the rest.
+        if (lane.signal.aborted && !(error instanceof RunParked)) return { kind: "cancelled" };
+        return { kind: "stopped", error };
+      },
     );
     const done = task.then((phase) => {
       lane.signal.removeEventListener("abort", onOuter);
@@ -243,6 +242,9 @@ async function runBranches(
     });
     inFlight.add(done);
   };
+
+  /** Whether a branch rests at a boundary for a pause: then no other branch starts. */
+  const pausing = () => [...phases.values()].some((p) => p.kind === "parking" && p.reason.code === "paused");
 
   /** Stop what still runs or waits: losers of a decided join are cancelled, otherwise only stopped. */
   const stopRest = (reason: Error) => {
@@ -254,6 +256,7 @@ async function runBranches(
 
   const reopenedLosers: CompiledBranch[] = [];
   for (;;) {
+    poked = false;
     const stopped = [...phases.values()].some((p) => p.kind === "stopped");
     const decided = state();
     if (stopped || lane.signal.aborted) {
@@ -271,20 +274,24 @@ async function runBranches(
     } else {
       // A branch parked on the clock holds no slot: it runs nothing until the run wakes.
       let running = count("running");
+      // A pause: the branches that run finish their visits, and no other branch starts.
+      if (pausing()) running = limit;
       for (const branch of fork.branches) {
         const phase = phases.get(branch.name);
         if (running >= limit) break;
         if (phase?.kind !== "queued") continue;
-        start(branch, phase.start);
+        start(branch, phase.start, phase.reopens);
         running += 1;
       }
       await parkWhenIdle();
     }
     if (inFlight.size === 0) break;
-    const poked = new Promise<void>((resolve) => {
-      poke = resolve;
+    if (poked) continue;
+    const woken = new Promise<void>((resolve) => {
+      wake = resolve;
     });
-    await Promise.race([...inFlight, poked]);
+    await Promise.race([...inFlight, woken]);
+    wake = undefined;
   }
   for (const loser of reopenedLosers) {
     // Its open visit, and those of any parallel node nested in it: none of them runs again.
@@ -295,21 +302,28 @@ async function runBranches(
   }
 
   const errors = [...phases.values()].flatMap((p) => (p.kind === "stopped" ? [p.error] : []));
-  if (errors.length > 0) throw firstStop(errors);
+  if (errors.length > 0) throw firstStop(errors, parkedFor);
   if (lane.signal.aborted) {
     const what = node.kind === "map" ? "Map" : "Parallel";
     return { status: "failed", error: safeError("cancelled", `${what} node ${node.path} was cancelled.`) };
   }
   return joinResult(exec, fork, phases, state());
 
-  /** Every branch that can still run is parked on the clock: park the run once, for the earliest. */
+  /**
+   * Every branch that can still run rests: park the run once. For a pause as soon as no branch runs
+   * (the queued ones start after the resume), else on the clock for the earliest due time.
+   */
   async function parkWhenIdle(): Promise<void> {
-    if (parking || count("running") > 0 || count("queued") > 0) return;
+    if (parking || count("running") > 0) return;
+    const paused = pausing();
+    if (!paused && count("queued") > 0) return;
     const waiting = [...phases.values()].flatMap((p) => (p.kind === "parking" ? [p] : []));
     const earliest = waiting.sort((a, b) => (clockDueAt(a.reason) ?? 0) - (clockDueAt(b.reason) ?? 0))[0];
     if (earliest === undefined) return;
     parking = true;
-    const parked = await lane.port.parkRun(earliest.reason);
+    // A pause parks the run with no wake time: the due times stay saved on the visits.
+    parkedFor = paused ? PAUSED_AT_NODE_BOUNDARY : earliest.reason;
+    const parked = await lane.port.parkRun(parkedFor);
     for (const phase of waiting) phase.settle(parked);
   }
 }

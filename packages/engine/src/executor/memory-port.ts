@@ -157,7 +157,10 @@ export class MemoryRunPort implements RunPort {
         result,
       });
     }
-    if (this.pauseRequested) return this.park(PAUSED_AT_NODE_BOUNDARY);
+    if (this.pauseRequested) {
+      if (req.holdOnPause === true) return recoveryRequired(PAUSED_AT_NODE_BOUNDARY);
+      return this.park(PAUSED_AT_NODE_BOUNDARY);
+    }
     if (existing) {
       existing.attempt += 1;
       const deadline = this.deadlines.get(`${req.path}:${req.visit}`) ?? null;

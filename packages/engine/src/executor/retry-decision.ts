@@ -48,19 +48,41 @@ export async function retryIfAllowed(check: RetryCheck): Promise<void> {
 /**
  * Before a retry attempt the clock woke within the wake lead: sleep until the attempt is due. A pause
  * asked for meanwhile parks the run (the visit keeps its due time, and a resume runs the attempt); a
- * cancel returns `cancelled` at once. An attempt resumed earlier than the lead runs at once.
+ * cancel returns `cancelled` at once. An attempt the run reached earlier than the lead runs at once,
+ * except in a parallel or map branch (`inBranch`): there the run may have woken for another branch,
+ * so the attempt parks again for its saved due time, as a wait that is not due does.
  */
 export async function awaitRetryDue(
   port: RunPort,
   opened: Extract<NodeVisitState, { status: "running" }>,
   signal: AbortSignal,
-): Promise<Exclude<DueHold, "paused">> {
-  if (opened.dueAt === undefined || (opened.failedAttempts ?? 0) === 0) return "due";
+  node: CompiledNode,
+  inBranch: boolean,
+): Promise<Exclude<DueHold, "paused" | "ahead">> {
+  const failed = opened.failedAttempts ?? 0;
+  if (opened.dueAt === undefined || failed === 0) return "due";
   const held = await holdUntilDue({ dueAt: opened.dueAt, port, signal, now: Date.now });
-  if (held !== "paused") return held;
+  if (held === "due" || held === "cancelled") return held;
+  const attempts = "retry" in node && node.retry !== null ? node.retry.attempts : failed + 1;
+  if (held === "ahead") {
+    if (!inBranch) return "due";
+    const at = opened.dueAt;
+    const reason: ClockReason = {
+      code: "retry_waiting",
+      message: `attempt ${failed + 1} of ${attempts} at ${new Date(at).toISOString()} (not due yet)`,
+      path: opened.path,
+      visit: opened.visit,
+      attempt: failed + 1,
+      attempts: Math.max(attempts, failed + 1),
+      at,
+      lastError: "not_due",
+    };
+    expectSaved(await port.parkRun(reason));
+    throw new RunParked(reason);
+  }
   const reason = {
     code: "paused" as const,
-    message: `Paused before attempt ${(opened.failedAttempts ?? 0) + 1} of ${opened.path}.`,
+    message: `Paused before attempt ${failed + 1} of ${opened.path}.`,
   };
   expectSaved(await port.parkRun(reason));
   throw new RunParked(reason);

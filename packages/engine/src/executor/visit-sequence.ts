@@ -176,7 +176,7 @@ export async function runSequence(exec: Execution, lane: Lane, start: NextStep):
         }
         // A retry attempt the clock woke within its lead waits here for its due time.
         if (opened.status === "running" && node.kind !== "wait") {
-          if ((await awaitRetryDue(port, opened, signal)) === "cancelled") {
+          if ((await awaitRetryDue(port, opened, signal, node, lane.name !== "")) === "cancelled") {
             const cancelled = lane.cancelledByJoin();
             // A branch its join cancelled while its attempt slept: the visit is saved as cancelled.
             if (cancelled) await saveCancelled(port, next.path, next.visit, cancelled);
