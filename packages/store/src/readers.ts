@@ -160,7 +160,11 @@ export interface EffectListLength {
  * The length of each settled `effectType` effect of the run whose result is a JSON array, counted by
  * SQLite in one query: the arrays themselves never leave the database.
  */
-export function listEffectListLengths(ctx: StoreContext, runId: string, effectType: string): EffectListLength[] {
+export function listEffectListLengths(
+  ctx: StoreContext,
+  runId: string,
+  effectType: string,
+): EffectListLength[] {
   return ctx.read(() =>
     (
       ctx
