@@ -82,7 +82,8 @@ async function reserve(name: string, source: string, input: Record<string, strin
 
 const stateOf = (view: RunView, path: string) => view.nodes.find((n) => n.path === path)?.state;
 const titles = (view: RunView) => view.manifest.forks?.[0]?.branches.map((b) => b.title);
-const settled = (v: RunView) => ["done", "failed", "cancelled"].includes(v.status) && v.currentWork.kind === "none";
+const settled = (v: RunView) =>
+  ["done", "failed", "cancelled"].includes(v.status) && v.currentWork.kind === "none";
 
 describe("a map node's items in the run view", () => {
   it("lists every item's branch from the moment the list is saved, the queued ones pending", async () => {
@@ -91,7 +92,10 @@ describe("a map node's items in the run view", () => {
     const blocked = await c.view(runId, (v) => stateOf(v, "fan/0/fan") === "running", 60_000);
     expect(titles(blocked)).toEqual(["fan[0]", "fan[1]", "fan[2]", "fan[3]", "fan[4]"]);
     for (const i of [1, 2, 3, 4]) {
-      expect(blocked.nodes.find((n) => n.path === `fan/${i}/fan`)).toMatchObject({ state: "pending", visits: 0 });
+      expect(blocked.nodes.find((n) => n.path === `fan/${i}/fan`)).toMatchObject({
+        state: "pending",
+        visits: 0,
+      });
     }
     expect(blocked.nodes.some((n) => n.path.includes("each"))).toBe(false);
     // A view asked for, not pushed, is the same view.
