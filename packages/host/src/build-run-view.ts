@@ -7,12 +7,15 @@ import {
   type JsonValue,
   graphManifestSchema,
   instantiateMapBranches,
+  MAP_ITEMS_EFFECT,
+  MAP_LIST_ERROR_CODES,
   type NodeView,
   nodeKindSchema,
   type RunRecord,
   type RunSummary,
   type RunView,
   type SafeError,
+  type SavedMapList,
   safeErrorSchema,
   stoppedVisitState,
   UNVISITED_NODE,
@@ -39,6 +42,7 @@ export type ViewReader = Pick<
   | "readRunManifest"
   | "listRunSteps"
   | "listNodeProgress"
+  | "listEffectListLengths"
   | "readRunError"
   | "readRunInput"
   | "readRunFinalOutput"
@@ -159,20 +163,47 @@ function summaryOf(
   };
 }
 
-/** One node per manifest node, merged with the latest saved visit of its path. */
-function nodesOf(
-  manifest: GraphManifest,
-  steps: StepRecord[],
-  active: boolean,
-  interrupted: NodeView["state"],
-): NodeView[] {
+/** The latest saved visit of each path (its latest attempt). */
+function latestVisits(steps: StepRecord[]): Map<string, StepRecord> {
   const latest = new Map<string, StepRecord>();
-  const visits = new Map<string, Set<number>>();
   for (const step of steps) {
     const seen = latest.get(step.path);
     if (!seen || step.visit > seen.visit || (step.visit === seen.visit && step.attempt >= seen.attempt)) {
       latest.set(step.path, step);
     }
+  }
+  return latest;
+}
+
+/**
+ * The saved list of each map path's latest visit, open or finished, so the view lists its items
+ * before they start. A visit whose list was refused ran no branch and lists none; one query a run.
+ */
+function savedMapListsOf(
+  reader: ViewReader,
+  runId: string,
+  manifest: GraphManifest,
+  latest: Map<string, StepRecord>,
+): SavedMapList[] {
+  if (!(manifest.forks ?? []).some((fork) => fork.map)) return [];
+  return reader.listEffectListLengths(runId, MAP_ITEMS_EFFECT).flatMap(({ path, visit, length }) => {
+    const step = latest.get(path);
+    if (step?.visit !== visit) return [];
+    const refused = step.status === "failed" && MAP_LIST_ERROR_CODES.has(step.errorCode ?? "");
+    return refused ? [] : [{ path, items: length }];
+  });
+}
+
+/** One node per manifest node, merged with the latest saved visit of its path. */
+function nodesOf(
+  manifest: GraphManifest,
+  steps: StepRecord[],
+  latest: Map<string, StepRecord>,
+  active: boolean,
+  interrupted: NodeView["state"],
+): NodeView[] {
+  const visits = new Map<string, Set<number>>();
+  for (const step of steps) {
     const set = visits.get(step.path) ?? new Set<number>();
     set.add(step.visit);
     visits.set(step.path, set);
@@ -212,10 +243,13 @@ export function buildRunView(reader: ViewReader, runId: string, workers: LiveWor
   const run = reader.getRun(runId);
   if (!run) return null;
   const steps = reader.listRunSteps(runId);
-  // A map node's branches are known only from its visits: the view lists those it ran.
+  const latest = latestVisits(steps);
+  // A map node's branches come from its saved lists and its visits: every item, started or not.
+  const saved = manifestOf(reader, run);
   const manifest = instantiateMapBranches(
-    manifestOf(reader, run),
+    saved,
     steps.map((s) => s.path),
+    savedMapListsOf(reader, runId, saved, latest),
   );
   const work = currentWorkOf(reader, run, workers, () => steps);
   const input = reader.readRunInput(runId);
@@ -223,7 +257,7 @@ export function buildRunView(reader: ViewReader, runId: string, workers: LiveWor
     ...summaryOf(reader, run, manifest.title ?? null, errorOf(reader, run), work, input),
     input: viewValue(input),
     output: run.outcome === "completed" ? nullableViewValue(reader.readRunFinalOutput(runId)) : null,
-    nodes: nodesOf(manifest, steps, work.kind !== "none", interruptedState(run)),
+    nodes: nodesOf(manifest, steps, latest, work.kind !== "none", interruptedState(run)),
     manifest,
     checkpoint: checkpointOf(reader, run),
     abortTurn: run.origin.kind === "pi" ? turnToAbort(reader, run, steps) : null,

@@ -26,8 +26,9 @@ const joinPolicySchema = z.discriminatedUnion("kind", [
  * after the join. `concurrency` null means every branch at once.
  *
  * A map node (`map: true`) has one branch, named `each`: the template of the branch it runs once per
- * item of its list. Its visits have the paths `<map>/<index>/...`; a run view lists the branches
- * that ran as `0`, `1`, ... in place of the template (instantiateMapBranches).
+ * item of its list. Its visits have the paths `<map>/<index>/...`; a run view lists the items of its
+ * saved list, and any branch that ran, as `0`, `1`, ... in place of the template
+ * (instantiateMapBranches).
  */
 const manifestForkSchema = z.object({
   path: nodePathSchema,

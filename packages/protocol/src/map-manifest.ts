@@ -1,7 +1,25 @@
 import type { GraphManifest, ManifestFork, ManifestTarget } from "./graph-manifest.js";
-import { concreteOf, MAP_ITEM_SEGMENT, templateOf } from "./map-paths.js";
+import { concreteOf, MAP_INDEX_LIMIT, MAP_ITEM_SEGMENT, templateOf } from "./map-paths.js";
+import type { ErrorCode } from "./safe-error.js";
 
 type Tuple = readonly number[];
+
+/** The managed effect type a map visit's list is saved under, before any branch starts: a crash retry reads it back. */
+export const MAP_ITEMS_EFFECT = "map.items";
+
+/** The codes a map visit fails with when its list is refused: no branch of that visit ran. */
+export const MAP_LIST_ERROR_CODES: ReadonlySet<string> = new Set<ErrorCode>([
+  "map_items_invalid",
+  "map_too_many_items",
+  "map_too_few_items",
+  "map_item_invalid",
+]);
+
+/** The saved list of a map visit at a concrete map path (`fan`, `fan/2/inner`): how many items it has. */
+export interface SavedMapList {
+  path: string;
+  items: number;
+}
 
 /** The map templates a template path sits under, outermost first: `a/each/b/each/x` → `a`, `a/each/b`. */
 function mapsAbove(path: string, maps: ReadonlySet<string>): string[] {
@@ -18,18 +36,30 @@ function mapsAbove(path: string, maps: ReadonlySet<string>): string[] {
  * The item index tuples seen of each map template, from the visited paths: `fan/2/read` gives
  * `fan` the tuple [2]; a map nested in its branch gets the outer index first.
  */
-function seenTuples(paths: Iterable<string>, maps: ReadonlySet<string>): Map<string, Map<string, Tuple>> {
+function seenTuples(
+  paths: Iterable<string>,
+  lists: Iterable<SavedMapList>,
+  maps: ReadonlySet<string>,
+): Map<string, Map<string, Tuple>> {
   const seen = new Map<string, Map<string, Tuple>>();
+  const see = (map: string, tuple: Tuple) => {
+    const byKey = seen.get(map) ?? new Map<string, Tuple>();
+    byKey.set(tuple.join("/"), tuple);
+    seen.set(map, byKey);
+  };
   for (const path of paths) {
     const resolved = templateOf(path, maps);
     if (resolved === undefined || resolved.indices.length === 0) continue;
-    const above = mapsAbove(resolved.template, maps);
-    above.forEach((map, depth) => {
-      const tuple = resolved.indices.slice(0, depth + 1);
-      const byKey = seen.get(map) ?? new Map<string, Tuple>();
-      byKey.set(tuple.join("/"), tuple);
-      seen.set(map, byKey);
+    mapsAbove(resolved.template, maps).forEach((map, depth) => {
+      see(map, resolved.indices.slice(0, depth + 1));
     });
+  }
+  // A saved list names every item of its visit, those not started yet too.
+  for (const list of lists) {
+    const resolved = templateOf(list.path, maps);
+    if (resolved === undefined || !maps.has(resolved.template)) continue;
+    const count = Math.min(list.items, MAP_INDEX_LIMIT);
+    for (let i = 0; i < count; i += 1) see(resolved.template, [...resolved.indices, i]);
   }
   for (const byKey of seen.values()) {
     const sorted = [...byKey.entries()].sort(([, a], [, b]) => compareTuples(a, b));
@@ -79,16 +109,18 @@ function fillTarget(to: ManifestTarget, tuple: Tuple, maps: ReadonlySet<string>)
 
 /**
  * A run's manifest as views draw it: each map node's template branch (`<map>/each/...`) replaced by
- * the branches its visits ran, `<map>/0/...`, `<map>/1/...`, each titled `<map>[<index>]`. A map
- * with no item visited yet keeps its template branch, so the graph still shows its shape.
+ * one branch per item, `<map>/0/...`, `<map>/1/...`, each titled `<map>[<index>]`: the items of its
+ * saved lists, started or not, and any item a visit ran. A map with no saved list and no item
+ * visited keeps its template branch, so the graph still shows its shape.
  */
 export function instantiateMapBranches(
   manifest: GraphManifest,
   visitedPaths: Iterable<string>,
+  savedLists: Iterable<SavedMapList> = [],
 ): GraphManifest {
   const maps = new Set((manifest.forks ?? []).flatMap((f) => (f.map ? [f.path] : [])));
   if (maps.size === 0) return manifest;
-  const seen = seenTuples(visitedPaths, maps);
+  const seen = seenTuples(visitedPaths, savedLists, maps);
   const copies = <T>(template: string, make: (tuple: Tuple, fill: (p: string) => string) => T): T[] =>
     tuplesFor(template, maps, seen).map((tuple) => make(tuple, (p) => concreteOf(p, tuple, maps)));
 

@@ -7,6 +7,9 @@ export const MAP_ITEM_SEGMENT = "each";
 
 const INDEX = /^(0|[1-9][0-9]{0,3})$/;
 
+/** How many items a path segment can name: indices have at most four digits. */
+export const MAP_INDEX_LIMIT = 10_000;
+
 /** A path under map branches, resolved: its template and the item index of each map it is under. */
 export interface MapInstance {
   template: string;

@@ -90,4 +90,47 @@ describe("instantiateMapBranches", () => {
       to: { kind: "join", path: "fan/0/inner" },
     });
   });
+
+  it("lists every item of a saved list, started or not, beside the items the visits ran", () => {
+    const paths = ["fan", "fan/0/read", "fan/0/inner"];
+    const lists = [
+      { path: "fan", items: 3 },
+      { path: "fan/0/inner", items: 2 },
+    ];
+    const view = graphManifestSchema.parse(instantiateMapBranches(manifest, paths, lists));
+    expect(view.forks?.[0]?.branches.map((b) => [b.title, b.startPath])).toEqual([
+      ["fan[0]", "fan/0/read"],
+      ["fan[1]", "fan/1/read"],
+      ["fan[2]", "fan/2/read"],
+    ]);
+    expect(view.nodes.map((n) => n.path)).toEqual([
+      "fan",
+      "fan/0/read",
+      "fan/1/read",
+      "fan/2/read",
+      "fan/0/inner",
+      "fan/1/inner",
+      "fan/2/inner",
+      "fan/0/inner/0/inner",
+      "fan/0/inner/1/inner",
+      "fan/1/inner/each/inner",
+      "fan/2/inner/each/inner",
+      "after",
+    ]);
+    expect(view.forks?.map((f) => [f.path, f.branches.map((b) => b.name)])).toEqual([
+      ["fan", ["0", "1", "2"]],
+      ["fan/0/inner", ["0", "1"]],
+      ["fan/1/inner", ["each"]],
+      ["fan/2/inner", ["each"]],
+    ]);
+  });
+
+  it("keeps the template branch for an empty saved list, and ignores a list at no map's path", () => {
+    const lists = [
+      { path: "fan", items: 0 },
+      { path: "after", items: 4 },
+      { path: "fan/each/inner", items: 4 },
+    ];
+    expect(instantiateMapBranches(manifest, ["fan", "after"], lists)).toEqual(manifest);
+  });
 });

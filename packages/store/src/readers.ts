@@ -149,6 +149,38 @@ export function listRunEffects(ctx: StoreContext, runId: string): EffectRecord[]
   );
 }
 
+/** How many entries the JSON array an effect settled with has, by the visit that saved it. */
+export interface EffectListLength {
+  path: string;
+  visit: number;
+  length: number;
+}
+
+/**
+ * The length of each settled `effectType` effect of the run whose result is a JSON array, counted by
+ * SQLite in one query: the arrays themselves never leave the database.
+ */
+export function listEffectListLengths(
+  ctx: StoreContext,
+  runId: string,
+  effectType: string,
+): EffectListLength[] {
+  return ctx.read(() =>
+    (
+      ctx
+        .stmt(
+          `SELECT e.path, e.visit, CASE WHEN json_valid(t.text) THEN
+             CASE WHEN json_type(t.text) = 'array' THEN json_array_length(t.text) END END AS length
+           FROM effects e
+           JOIN (SELECT hash, CAST(content AS TEXT) AS text FROM blobs) t ON t.hash = e.result_hash
+           WHERE e.run_id = ? AND e.effect_type = ? AND e.status = 'settled'
+           ORDER BY e.path, e.visit`,
+        )
+        .all(runId, effectType) as Array<{ path: string; visit: number; length: number | null }>
+    ).flatMap((r) => (r.length === null ? [] : [{ path: r.path, visit: r.visit, length: r.length }])),
+  );
+}
+
 /** One saved trace event: where it sits in the run's trace, the revision it recorded, and the event. */
 export type RunEventRecord = { seq: number; runId: string; revision: number; at: number } & TraceEvent;
 

@@ -319,6 +319,10 @@ export class RunStore {
   listRunEffects(runId: string) {
     return readers.listRunEffects(this.use(), runId);
   }
+  /** How long each settled `effectType` effect's saved list is (a map visit's `map.items`, say). */
+  listEffectListLengths(runId: string, effectType: string) {
+    return readers.listEffectListLengths(this.use(), runId, effectType);
+  }
   listRunEvents(runId: string, afterSeq?: number, limit?: number) {
     return readers.listRunEvents(this.use(), runId, afterSeq, limit);
   }
@@ -344,6 +348,7 @@ export type RunReader = Pick<
   | "listRunSteps"
   | "listNodeProgress"
   | "listRunEffects"
+  | "listEffectListLengths"
   | "listRunEvents"
   | "readRunManifest"
   | "listOpenTurns"

@@ -71,6 +71,28 @@ describe("a map node's branches in the views", () => {
     expect(renderFooterStatus(mapView(4, 2), NOW)).toBe("wf fan-map [running] fan: 2 of 4 branches running");
   });
 
+  it("shows the queued items of a saved list as pending branches, capped with +N more", () => {
+    // Ten items saved, two started: the other eight are branches too, not yet visited.
+    let view = runViewOf(
+      instantiateMapBranches(template, ["fan", "fan/0/work", "fan/1/work"], [{ path: "fan", items: 10 }]),
+    );
+    view = withNode(withNode(withNode(view, "fan", running), "fan/0/work", running), "fan/1/work", running);
+    expect(view.manifest.forks?.[0]?.branches).toHaveLength(10);
+    expect(renderWidgetLines(view, { width: 60, now: NOW, glyphs: g })).toEqual([
+      "›▶ ⋔ fan            #1  running 1m04s",
+      " ▶ ├ fan[0] › work  #1  running 1m04s",
+      " ▶ ├ fan[1] › work  #1  running 1m04s",
+      " · ├ fan[2]",
+      "   └ +7 more branches: 7 pending",
+    ]);
+    const lines = renderGraph(view, { width: 60, now: NOW, glyphs: g }).lines;
+    const banners = lines.find((line) => line.includes("─ fan[0] ─")) ?? "";
+    expect(banners).toContain("─ fan[2] ─");
+    expect(lines.find((line) => line.includes("· pending"))).toContain("▶ running");
+    expect(lines.find((line) => line.includes("+7 more"))).toBeDefined();
+    expect(lines.some((line) => line.includes("7 pending"))).toBe(true);
+  });
+
   it("shows the template branch of a map no item of which has started", () => {
     const view = withNode(runViewOf(instantiateMapBranches(template, ["fan"])), "fan", running);
     expect(renderWidgetLines(view, { width: 60, now: NOW, glyphs: g })[1]).toBe(" · └ fan[*]");

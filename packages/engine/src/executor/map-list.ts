@@ -1,4 +1,4 @@
-import { type SafeError, safeError } from "@piw/protocol";
+import { MAP_ITEMS_EFFECT, type SafeError, safeError } from "@piw/protocol";
 import type { CompiledBranch, CompiledMapNode } from "../compiler/compiled-workflow.js";
 import { mapItemsKey } from "../compiler/map-items.js";
 import { ScopeInputError } from "../compiler/runtime-errors.js";
@@ -10,9 +10,6 @@ import type { Execution, Lane } from "./visit-sequence.js";
 /** The most JSON a map's list may take when saved; a longer list fails the node. */
 const MAP_ITEMS_MAX_BYTES = 256 * 1024;
 const MAX_ITEM_DEPTH = 64;
-
-/** The effect type the list is saved under: one per map visit, so a crash retry reads it back. */
-const ITEMS_EFFECT = "map.items";
 
 /** A map visit's branches, one per saved item; or why the list fails the node. */
 export type MapList = { kind: "branches"; branches: CompiledBranch[] } | { kind: "failed"; error: SafeError };
@@ -90,7 +87,7 @@ export async function openMapList(
   });
   let items: unknown[];
   try {
-    items = await effects.idempotent(ITEMS_EFFECT, null, () => {
+    items = await effects.idempotent(MAP_ITEMS_EFFECT, null, () => {
       const scope = {
         input: workflow.scopeInput(node.scope, runInput, position.outputsByPath),
         outputs: workflow.scopeOutputs(node.scope, position.outputsByPath),
