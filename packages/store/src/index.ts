@@ -4,7 +4,7 @@ export type { NodeProgressRecord } from "./node-progress.js";
 export { PROGRESS_SAMPLES_MAX } from "./node-progress.js";
 export type { SynchronousMode } from "./open-database.js";
 export { STATE_FILE_NAME } from "./open-database.js";
-export type { EffectListLength, StepRecord } from "./readers.js";
+export type { StepRecord } from "./readers.js";
 export type { Claim } from "./run-lifecycle.js";
 export type { OpenStoreOptions, RunReader } from "./run-store.js";
 export { RunStore } from "./run-store.js";
