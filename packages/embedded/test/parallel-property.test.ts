@@ -364,8 +364,41 @@ function isPaused(outcome: { kind: string; reason?: string }): boolean {
   return outcome.kind === "parked" && outcome.reason === "paused";
 }
 
+/** Scenarios that once failed, run first every time. */
+const found: [Scenario][] = [
+  // A nested fork rested for a pause when the outer join failed: its own visit was left open.
+  [
+    {
+      branches: [
+        [
+          { fails: false, waits: 0 },
+          { fails: false, waits: 2 },
+          { fails: false, waits: 0 },
+        ],
+        [
+          { fails: true, waits: 1 },
+          { fails: false, waits: 0 },
+        ],
+        [
+          { fails: true, waits: 0 },
+          { fails: true, waits: 0 },
+        ],
+        [
+          { fails: false, waits: 1 },
+          { fails: true, waits: 1 },
+        ],
+      ],
+      join: { atLeast: 3 },
+      concurrency: undefined,
+      nested: true,
+      mapped: false,
+      interruptions: [{ at: 1, kind: "pause" }],
+    },
+  ],
+];
+
 describe("parallel and map nodes: model-based, against the real store", () => {
   it("end as the model says, through random interleavings, crashes and cancels, without repeating a settled effect", async () => {
-    await fc.assert(fc.asyncProperty(scenarios, check), { numRuns: 40 });
+    await fc.assert(fc.asyncProperty(scenarios, check), { numRuns: 40, examples: found });
   }, 300_000);
 });

@@ -323,7 +323,16 @@ async function runBranches(
     parking = true;
     // A pause parks the run with no wake time: the due times stay saved on the visits.
     parkedFor = paused ? PAUSED_AT_NODE_BOUNDARY : earliest.reason;
-    const parked = await lane.port.parkRun(parkedFor);
+    let parked: Transition<RunRecord>;
+    try {
+      parked = await lane.port.parkRun(parkedFor);
+    } catch (error) {
+      // A nested fork parks through its own branch. When that branch was stopped meanwhile (its join
+      // decided without it, or the run cancelled), its signal stops these branches too, and the loop
+      // ends this visit once they have ended, so the visit is saved rather than left open.
+      if (lane.signal.aborted) return;
+      throw error;
+    }
     for (const phase of waiting) phase.settle(parked);
   }
 }
