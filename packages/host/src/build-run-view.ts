@@ -253,16 +253,17 @@ export function buildRunView(reader: ViewReader, runId: string, workers: LiveWor
   );
   const work = currentWorkOf(reader, run, workers, () => steps);
   const input = reader.readRunInput(runId);
+  const nodes = nodesOf(manifest, steps, latest, work.kind !== "none", interruptedState(run));
   return {
     ...summaryOf(reader, run, manifest.title ?? null, errorOf(reader, run), work, input),
     input: viewValue(input),
     output: run.outcome === "completed" ? nullableViewValue(reader.readRunFinalOutput(runId)) : null,
-    nodes: nodesOf(manifest, steps, latest, work.kind !== "none", interruptedState(run)),
+    nodes,
     manifest,
     checkpoint: checkpointOf(reader, run),
     abortTurn: run.origin.kind === "pi" ? turnToAbort(reader, run, steps) : null,
     ...progressOf(workers, runId, steps),
-    ...nodeProgressOf(run, () => reader.listNodeProgress(runId)),
+    ...nodeProgressOf(run, () => reader.listNodeProgress(runId), { manifest, nodes }),
   };
 }
 

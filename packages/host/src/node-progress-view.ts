@@ -1,4 +1,11 @@
-import type { NodeProgress, RunRecord } from "@piw/protocol";
+import {
+  endedBranches,
+  type GraphManifest,
+  joinEnds,
+  type NodeProgress,
+  type NodeView,
+  type RunRecord,
+} from "@piw/protocol";
 import type { NodeProgressRecord } from "@piw/store";
 import { estimateEta } from "./progress-eta.js";
 
@@ -10,6 +17,7 @@ import { estimateEta } from "./progress-eta.js";
 export function nodeProgressOf(
   run: RunRecord,
   saved: () => NodeProgressRecord[],
+  graph: { manifest: GraphManifest; nodes: readonly NodeView[] },
 ): { progress?: NodeProgress[] } {
   if (run.status !== "running" && run.status !== "starting") return {};
   const progress = saved().map((record) => ({
@@ -19,5 +27,27 @@ export function nodeProgressOf(
     updatedAt: record.updatedAt,
     eta: estimateEta(record.samples, record.state.total),
   }));
-  return progress.length === 0 ? {} : { progress };
+  return progress.length === 0 ? {} : { progress: withEndedItems(progress, graph) };
+}
+
+/**
+ * A map visit's count as its saved branches give it. The worker sends a map's count at most every
+ * 250 ms, after the branch ends it counts are saved, so the saved count can trail the items the
+ * same view shows ended; every view counts them instead, so no view shows `0/5` beside five items
+ * that succeeded. An item is counted once its branch ended, however it ended.
+ */
+function withEndedItems(
+  progress: NodeProgress[],
+  { manifest, nodes }: { manifest: GraphManifest; nodes: readonly NodeView[] },
+): NodeProgress[] {
+  const maps = (manifest.forks ?? []).filter((fork) => fork.map === true);
+  if (maps.length === 0) return progress;
+  const ends = joinEnds(manifest);
+  return progress.map((entry) => {
+    const fork = maps.find((m) => m.path === entry.path);
+    const node = nodes.find((n) => n.path === entry.path);
+    if (fork === undefined || node?.state !== "running" || node.visits !== entry.visit) return entry;
+    const ended = endedBranches(fork, nodes, ends);
+    return ended > (entry.done ?? 0) ? { ...entry, done: ended } : entry;
+  });
 }

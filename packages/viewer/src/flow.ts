@@ -1,5 +1,5 @@
-import type { GraphManifest, NodeView, RunView } from "@piw/protocol";
-import { type BranchView, branchIndex, branchView, enclosingBranches, groupState } from "./forks.js";
+import { type GraphManifest, groupState, type NodeView, type RunView } from "@piw/protocol";
+import { type BranchView, branchIndex, branchView, enclosingBranches } from "./forks.js";
 import type { NodeState } from "./words.js";
 
 export type MountManifest = GraphManifest["mounts"][number];

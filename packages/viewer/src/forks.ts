@@ -1,5 +1,7 @@
 import {
+  branchState,
   type GraphManifest,
+  joinEnds,
   MAP_ITEM_SEGMENT,
   type ManifestFork,
   type NodeView,
@@ -62,20 +64,6 @@ export function localPath(path: string, index: BranchIndex): string {
   return ref === undefined ? path : path.slice(ref.prefix.length);
 }
 
-/**
- * The state of a group of nodes (an include, a branch): running or failing wins, untouched is
- * pending, else succeeded.
- */
-export function groupState(inside: readonly NodeView[]): NodeState {
-  const has = (state: NodeState) => inside.some((node) => node.state === state);
-  if (has("running")) return "running";
-  if (has("failed")) return "failed";
-  if (has("timed_out")) return "timed_out";
-  if (has("cancelled")) return "cancelled";
-  if (inside.every((node) => node.visits === 0)) return "pending";
-  return "succeeded";
-}
-
 /** A branch as renderers show it: its state from its nodes, and the nodes running in it now. */
 export interface BranchView {
   forkPath: string;
@@ -86,30 +74,6 @@ export interface BranchView {
   state: NodeState;
   nodes: NodeView[];
   running: NodeView[];
-}
-
-/** The nodes whose edge ends a branch at its join. */
-export function joinEnds(manifest: Pick<GraphManifest, "edges">): ReadonlySet<string> {
-  const ends = new Set<string>();
-  for (const edge of manifest.edges) if (edge.to.kind === "join") ends.add(edge.from);
-  return ends;
-}
-
-/**
- * A branch's state from its nodes. It succeeded only once a node that ends it at the join did; a
- * branch part of the way through runs on while its fork runs, and was cut short (cancelled) when
- * its fork's join was met without it.
- */
-export function branchState(
-  inside: readonly NodeView[],
-  fork: NodeView | undefined,
-  ends: ReadonlySet<string>,
-): NodeState {
-  const state = groupState(inside);
-  if (state !== "succeeded" || inside.some((node) => ends.has(node.path) && node.state === "succeeded"))
-    return state;
-  if (fork === undefined || fork.state === "running") return "running";
-  return fork.state === "succeeded" ? "cancelled" : fork.state;
 }
 
 export function branchView(ref: BranchRef, view: Pick<RunView, "nodes" | "manifest">): BranchView {

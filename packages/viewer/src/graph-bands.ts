@@ -1,7 +1,7 @@
-import type { NodeView } from "@piw/protocol";
+import { branchState, type NodeView } from "@piw/protocol";
 import type { BandLayout } from "./band-layout.js";
 import type { Canvas } from "./canvas.js";
-import { branchCounts, branchesToShow, branchState } from "./forks.js";
+import { branchCounts, branchesToShow } from "./forks.js";
 import type { Glyphs } from "./glyphs.js";
 import type { CardLayout } from "./graph-layout.js";
 import type { Tint } from "./theme.js";

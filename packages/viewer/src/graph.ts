@@ -1,5 +1,5 @@
 import { visibleWidth } from "@earendil-works/pi-tui";
-import type { NodeView, RunView } from "@piw/protocol";
+import { joinEnds, type NodeView, type RunView } from "@piw/protocol";
 import { Canvas } from "./canvas.js";
 import { detectGlyphs, type Glyphs } from "./glyphs.js";
 import {
@@ -17,7 +17,6 @@ import {
   bandNeed,
   drawBand,
 } from "./graph-bands.js";
-import { joinEnds } from "./forks.js";
 import { type CardText, cardText, columnsOf } from "./graph-cards.js";
 import { agentProgressOf, nodeProgressOf } from "./progress-words.js";
 import { clipToWidth } from "./text-width.js";
