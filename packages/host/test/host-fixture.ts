@@ -1,6 +1,15 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -213,6 +222,18 @@ export async function until<T>(
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 20));
   }
+}
+
+/**
+ * The process ID at the start of `file` (a pid a test's workflow wrote, or a marker's `<pid> ...`), or
+ * undefined until the whole number is there. A file read between its creation and its write is
+ * empty, and `Number("")` is 0: `process.kill(0, ...)` signals the test's own process group, which
+ * is every process of the test run.
+ */
+export function pidIn(file: string): number | undefined {
+  if (!existsSync(file)) return undefined;
+  const pid = Number(readFileSync(file, "utf8").trim().split(/\s+/)[0]);
+  return Number.isSafeInteger(pid) && pid > 1 ? pid : undefined;
 }
 
 /** Alive, and not a zombie that nobody has reaped (the same rule as the host's lock). */

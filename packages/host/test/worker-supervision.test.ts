@@ -5,6 +5,7 @@ import type { RunningHost } from "../src/index.js";
 import {
   FLOWS,
   isAlive,
+  pidIn,
   type Sandbox,
   sandbox,
   start,
@@ -190,11 +191,8 @@ describe("worker supervision", () => {
     });
     expect(await c.call("runs.resume", { runId })).toMatchObject({ kind: "applied" });
     // The marker's lines are `<pid> <boundary>`.
-    const hanging = () => (existsSync(marker) ? readFileSync(marker, "utf8").split(" ", 1).map(Number) : []);
-    await until("the resumed worker to stand at starting", () => hanging().length > 0, 20_000);
+    const pid = await until("the resumed worker to stand at starting", () => pidIn(marker), 20_000);
     expect((await c.call("runs.get", { runId }))?.status).toBe("starting");
-    const [pid] = hanging();
-    if (pid === undefined || !Number.isInteger(pid)) throw new Error(`no worker pid in ${marker}`);
     c.views.length = 0;
     process.kill(pid, "SIGKILL");
     const parked = await c.view(runId, (v) => v.status === "parked");

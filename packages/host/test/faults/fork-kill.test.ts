@@ -1,8 +1,8 @@
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { RunView } from "@piw/protocol";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type Sandbox, sandbox, type TestClient, until, writeWorkflow } from "../host-fixture.js";
+import { pidIn, type Sandbox, sandbox, type TestClient, until, writeWorkflow } from "../host-fixture.js";
 import { HostProcess, idle, isRunning, lines, outcomeOf, readState, settledView } from "./fault-fixture.js";
 
 /**
@@ -177,8 +177,10 @@ describe.each(CASES)("kill -9 in the middle of $what", (fork) => {
       const state = (path: string) => v.nodes.find((n) => n.path === path)?.state;
       return fork.fast.every((path) => state(path) === "succeeded") && state("fan") === "running";
     });
-    await until("the slow node to hang", () => existsSync(pidFile) && lines(log).includes("slow attempt"));
-    const workerPid = Number(readFileSync(pidFile, "utf8"));
+    const workerPid = await until(
+      "the slow node to hang",
+      () => lines(log).includes("slow attempt") && pidIn(pidFile),
+    );
     expect(isRunning(workerPid)).toBe(true);
     fork.afterHang?.(input);
     return { runId, log, workerPid };

@@ -1,7 +1,7 @@
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type Sandbox, sandbox, type TestClient, until, writeWorkflow } from "../host-fixture.js";
+import { pidIn, type Sandbox, sandbox, type TestClient, until, writeWorkflow } from "../host-fixture.js";
 import { HostProcess, idle, isRunning, lines, outcomeOf, readState } from "./fault-fixture.js";
 
 /**
@@ -89,8 +89,10 @@ describe("kill -9 while a pause drains a parallel node", () => {
     const reserved = await c.call("runs.reserve", flow.reserve({ log, pidFile, goFile }));
     if (reserved.kind !== "applied") throw new Error(JSON.stringify(reserved));
     const { runId } = reserved.value;
-    await until("the slow branch to hang", () => existsSync(pidFile) && lines(log).includes("slow attempt"));
-    const workerPid = Number(readFileSync(pidFile, "utf8"));
+    const workerPid = await until(
+      "the slow branch to hang",
+      () => lines(log).includes("slow attempt") && pidIn(pidFile),
+    );
     expect((await c.call("runs.pause", { runId })).kind).toBe("applied");
     writeFileSync(goFile, "");
     // a1 finished and was saved; the run still runs, draining: slow's visit is open.
