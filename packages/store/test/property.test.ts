@@ -320,7 +320,8 @@ class Model {
     run.lease = null;
     run.generation += 1;
     run.recovery = reason;
-    run.paused = reason.code === "paused";
+    // A pause asked for while the run ran survives a lost worker: its relaunch parks at the first boundary.
+    run.paused = reason.code === "paused" || (reason.code === "worker_lost" && run.paused);
     this.loseTurns(run.runId);
   }
 
@@ -901,8 +902,9 @@ function execute(m: Model, r: Real, op: Op): StepEffect {
       expectKind(m, label, t, exp);
       if (!run || (t.kind !== "applied" && t.kind !== "adopted")) return NOTHING;
       if (t.kind === "applied") {
-        // Only an explicit resume (parked -> starting) clears a pause request.
-        if (run.status === "parked") run.paused = false;
+        // A claim of a parked run resumes it and clears a pause request, except the relaunch after a
+        // lost worker (not an explicit resume): the pause asked for before the worker died still holds.
+        if (run.status === "parked" && run.recovery?.code !== "worker_lost") run.paused = false;
         run.status = "starting";
         run.generation += 1;
         run.token = claimToken;
