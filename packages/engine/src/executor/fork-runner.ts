@@ -239,6 +239,9 @@ async function runBranches(
       phases.set(branch.name, phase);
       inFlight.delete(done);
       reportEnded();
+      // Ended while the loop was looking (at an await in it), this branch is no longer in the set the
+      // loop then waits on: without the poke the loop could wait for a branch that rests until it parks.
+      poke();
     });
     inFlight.add(done);
   };
