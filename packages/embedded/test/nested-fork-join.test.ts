@@ -20,11 +20,16 @@ const source = { kind: "builtin" as const, id: "nested-fork-join", revision: "1"
 let h: Harness;
 afterEach(() => h?.cleanup());
 
-/** Outer `fan` joins `any`: `quick` succeeds after `quickMs`; `deep` is a parallel node over `inner`. */
-function nestedWorkflow(inner: WorkflowDefinition, quickMs: number) {
+/**
+ * Outer `fan` joins `any`: `quick` succeeds once `rests()` says the nested branch rests (then one
+ * more timer turn, for its park to reach the outer fork); `deep` is a parallel node over `inner`.
+ */
+function nestedWorkflow(inner: WorkflowDefinition, rests: () => boolean) {
   const quick = action({
     run: async () => {
-      await new Promise((resolve) => setTimeout(resolve, quickMs));
+      for (let i = 0; i < 500 && !rests(); i += 1) await new Promise((resolve) => setTimeout(resolve, 10));
+      if (!rests()) throw new Error("the nested branch never came to rest");
+      await new Promise((resolve) => setTimeout(resolve, 20));
       return "quick";
     },
   });
@@ -57,8 +62,10 @@ describe("a nested parallel node whose outer join is decided while it rests", ()
       nodes: { hold: wait({ ms: 3_600_000 }) },
       edges: { hold: { to: "done" } },
     } as never) as WorkflowDefinition;
-    const wf = nestedWorkflow(inner, 150);
-    const runId = h.runtime.reserve({ workflow: wf, source, input: null });
+    let runId = "";
+    // Resting: its wait's visit is open (it then parks on the clock through the outer fork).
+    const wf = nestedWorkflow(inner, () => stepsOf(runId).get("fan/deep/deep/x/hold")?.status === "running");
+    runId = h.runtime.reserve({ workflow: wf, source, input: null });
     const outcome = await h.runtime.execute(h.runtime.activate(runId), wf);
 
     expect(outcome).toMatchObject({ kind: "completed", output: { quick: "quick" } });
@@ -88,7 +95,7 @@ describe("a nested parallel node whose outer join is decided while it rests", ()
     } as never) as WorkflowDefinition;
     // The pause comes in x1 while `quick` runs: the nested branch stops at its next boundary and
     // rests; `quick` finishes its visit, which decides the outer join before the run parks.
-    const wf = nestedWorkflow(inner, 150);
+    const wf = nestedWorkflow(inner, () => stepsOf(runId).get("fan/deep/deep/x/x1")?.status === "succeeded");
     runId = h.runtime.reserve({ workflow: wf, source, input: null });
     // The pause still holds at the outer node's boundary: the run parks there, and a resume goes on.
     expect(await h.runtime.execute(h.runtime.activate(runId), wf)).toEqual({

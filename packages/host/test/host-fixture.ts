@@ -1,15 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import {
-  chmodSync,
-  copyFileSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -30,6 +21,9 @@ import {
 import { isProcessAlive } from "@piw/state-dir";
 import { REPO, TSX_LOADER, WORKER_COMMAND } from "../../../tests/e2e/src/piw-processes.ts";
 import { type RunningHost, type StartHostOptions, startHost } from "../src/index.js";
+
+// A worker's pid as its test wrote it, read only once the whole number is there.
+export { pidIn } from "../../../tests/e2e/src/piw-processes.ts";
 
 /** The real worker, from source (tsx's loader by absolute path: workers start in the run's directory). */
 export { REPO, TSX_LOADER, WORKER_COMMAND };
@@ -222,18 +216,6 @@ export async function until<T>(
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 20));
   }
-}
-
-/**
- * The process ID at the start of `file` (a pid a test's workflow wrote, or a marker's `<pid> ...`), or
- * undefined until the whole number is there. A file read between its creation and its write is
- * empty, and `Number("")` is 0: `process.kill(0, ...)` signals the test's own process group, which
- * is every process of the test run.
- */
-export function pidIn(file: string): number | undefined {
-  if (!existsSync(file)) return undefined;
-  const pid = Number(readFileSync(file, "utf8").trim().split(/\s+/)[0]);
-  return Number.isSafeInteger(pid) && pid > 1 ? pid : undefined;
 }
 
 /** Alive, and not a zombie that nobody has reaped (the same rule as the host's lock). */

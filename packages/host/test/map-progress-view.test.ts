@@ -47,7 +47,7 @@ const template: GraphManifest = {
 
 const running = { status: "running" } as RunRecord;
 
-function node(path: string, state: NodeView["state"], visits = 1): NodeView {
+function node(path: string, state: NodeView["state"], visits = 1, startedAt = 1): NodeView {
   if (state === "pending") return { path, kind: "action", title: path, ...UNVISITED_NODE };
   return {
     path,
@@ -56,8 +56,8 @@ function node(path: string, state: NodeView["state"], visits = 1): NodeView {
     state,
     visits,
     attempt: 1,
-    startedAt: 1,
-    finishedAt: state === "running" ? null : 2,
+    startedAt,
+    finishedAt: state === "running" ? null : startedAt + 1,
     errorCode: state === "failed" ? "node_failed" : null,
   };
 }
@@ -112,6 +112,18 @@ describe("a map's progress in the run view", () => {
       expect.objectContaining({ path: "fan", done: 3, total: 4 }),
       expect.objectContaining({ path: "solo", done: 1, total: 9 }),
     ]);
+  });
+
+  it("counts, in a later visit of the map, only the items that ended in that visit", () => {
+    // The map's second visit started at 10: item 1 ended again since; items 0, 2 and 3 show their
+    // first visit's states (started at 1), which count as not started.
+    const again = nodes.map((n) => {
+      if (n.path === "fan") return node("fan", "running", 2, 10);
+      if (n.path.startsWith("fan/1/")) return node(n.path, "succeeded", 2, 20);
+      return n;
+    });
+    const { progress } = nodeProgressOf(running, () => [saved("fan", 0, 4, 2)], { manifest, nodes: again });
+    expect(progress).toEqual([expect.objectContaining({ path: "fan", visit: 2, done: 1 })]);
   });
 
   it("leaves the count of another visit of the map as saved", () => {

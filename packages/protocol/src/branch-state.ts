@@ -5,7 +5,7 @@ import type { NodeView } from "./run-view.js";
 // ended items with these, and every renderer draws branch states with them, so the two agree.
 
 type State = NodeView["state"];
-type NodeFacts = Pick<NodeView, "path" | "state" | "visits">;
+type NodeFacts = Pick<NodeView, "path" | "state" | "visits" | "startedAt">;
 
 /**
  * The state of a group of nodes (an include, a branch): running or failing wins, untouched is
@@ -46,8 +46,10 @@ export function branchState(
 }
 
 /**
- * How many of a fork's branches have ended (succeeded, failed, timed out or cancelled), as the
- * view's nodes show them: what a map node's progress counts.
+ * How many of a fork's branches have ended (succeeded, failed, timed out or cancelled) in its
+ * current visit, as the view's nodes show them: what a map node's progress counts. A node whose
+ * latest visit started before the fork's did belongs to an earlier visit of the fork (a loop): it
+ * counts as not started yet.
  */
 export function endedBranches(
   fork: Pick<ManifestFork, "path" | "branches">,
@@ -56,11 +58,12 @@ export function endedBranches(
 ): number {
   // One pass over the nodes, each to its branch by the path segment after the fork's.
   const under = `${fork.path}/`;
+  const forkNode = nodes.find((node) => node.path === fork.path);
+  const since = forkNode?.startedAt ?? null;
   const byBranch = new Map<string, NodeFacts[]>();
-  let forkNode: NodeFacts | undefined;
   for (const node of nodes) {
-    if (node.path === fork.path) forkNode = node;
     if (!node.path.startsWith(under)) continue;
+    if (since !== null && (node.startedAt === null || node.startedAt < since)) continue;
     const cut = node.path.indexOf("/", under.length);
     if (cut < 0) continue;
     const name = node.path.slice(under.length, cut);

@@ -22,12 +22,21 @@ export function sourceWorkerEnv(): Record<string, string> {
   };
 }
 
+/**
+ * The process ID at the start of `file` (a host lock, a pid a test's workflow wrote, a marker's
+ * `<pid> ...`), or undefined until the whole number is there. A file read between its creation and
+ * its write is empty, and `Number("")` is 0: `process.kill(0, ...)` signals the test's own process
+ * group, which is every process of the test run.
+ */
+export function pidIn(file: string): number | undefined {
+  if (!existsSync(file)) return undefined;
+  const pid = Number(readFileSync(file, "utf8").trim().split(/\s+/)[0]);
+  return Number.isSafeInteger(pid) && pid > 1 ? pid : undefined;
+}
+
 /** The PID in the host lock of a state dir, if a host ever ran there. */
 export function hostPidIn(stateDir: string): number | undefined {
-  const lock = join(stateDir, "host.lock");
-  if (!existsSync(lock)) return undefined;
-  const pid = Number(readFileSync(lock, "utf8").trim().split(/\s+/)[0]);
-  return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+  return pidIn(join(stateDir, "host.lock"));
 }
 
 /**
