@@ -102,7 +102,7 @@ export type { AcceptCommandOptions, CommandAcceptance, WorkflowLoad } from "./ex
 export { acceptRunCommand } from "./executor/accept-command.js";
 export { AgentEventQueue } from "./executor/agent-event-queue.js";
 export type { PortInterception } from "./executor/forwarding-port.js";
-export { forwardingPort } from "./executor/forwarding-port.js";
+export { forwardingPort, RUN_PORT_METHODS } from "./executor/forwarding-port.js";
 export { LatestThrottle } from "./executor/latest-throttle.js";
 export { NODE_PROGRESS_INTERVAL_MS } from "./executor/visit-progress.js";
 export type {

@@ -1,7 +1,7 @@
 import type { RunPort } from "./run-port.js";
 
 /** Every method of the port: a method added to `RunPort` does not compile until it is named here. */
-const RUN_PORT_METHODS = {
+const METHOD_SET = {
   readRun: true,
   markRunning: true,
   loadSnapshot: true,
@@ -19,6 +19,9 @@ const RUN_PORT_METHODS = {
   nextAgentEvent: true,
 } as const satisfies { [K in keyof RunPort]-?: true };
 
+/** The name of every method of `RunPort`. */
+export const RUN_PORT_METHODS = Object.keys(METHOD_SET) as ReadonlyArray<keyof RunPort>;
+
 /** The methods a wrapper takes over; each may call `inner` itself. */
 export type PortInterception = Partial<RunPort>;
 
@@ -29,7 +32,7 @@ export type PortInterception = Partial<RunPort>;
  */
 export function forwardingPort(inner: RunPort, intercept: PortInterception): RunPort {
   const port: Partial<Record<keyof RunPort, unknown>> = {};
-  for (const name of Object.keys(RUN_PORT_METHODS) as Array<keyof RunPort>) {
+  for (const name of RUN_PORT_METHODS) {
     port[name] = intercept[name] ?? inner[name].bind(inner);
   }
   return port as RunPort;
