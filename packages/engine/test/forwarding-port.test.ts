@@ -29,14 +29,30 @@ const CALLS: { [K in keyof RunPort]-?: (port: RunPort) => unknown } = {
   startNodeVisit: (p) => p.startNodeVisit(start),
   finishNodeVisit: (p) => p.finishNodeVisit(finish),
   advanceNodeVisit: (p) => p.advanceNodeVisit({ finish, start }),
-  reserveEffect: (p) => p.reserveEffect({ ...visit, effectId: "e", effectType: "t", ordinal: 0, mode: "idempotent", request: {} }),
+  reserveEffect: (p) =>
+    p.reserveEffect({
+      ...visit,
+      effectId: "e",
+      effectType: "t",
+      ordinal: 0,
+      mode: "idempotent",
+      request: {},
+    }),
   settleEffect: (p) => p.settleEffect({ effectId: "e", result: { ok: true, value: 1 } }),
-  enqueueMessage: (p) => p.enqueueMessage({ ...visit, messageId: "m", kind: "notify", body: "b", triggerTurn: false }),
+  enqueueMessage: (p) =>
+    p.enqueueMessage({ ...visit, messageId: "m", kind: "notify", body: "b", triggerTurn: false }),
   finishRun: (p) => p.finishRun({ outcome: "completed", output: 1 }),
   parkRun: (p) => p.parkRun(lost),
   scheduleVisit: (p) => p.scheduleVisit(waiting),
-  redefineRun: (p) => p.redefineRun({ workflowName: "w", source: { kind: "builtin", id: "w", revision: "1" }, definitionDigest: "d", manifest: {} }),
-  reportProgress: (p) => p.reportProgress({ ...visit, attempt: 1, state: { done: 1, total: 2, message: null } }),
+  redefineRun: (p) =>
+    p.redefineRun({
+      workflowName: "w",
+      source: { kind: "builtin", id: "w", revision: "1" },
+      definitionDigest: "d",
+      manifest: {},
+    }),
+  reportProgress: (p) =>
+    p.reportProgress({ ...visit, attempt: 1, state: { done: 1, total: 2, message: null } }),
   nextAgentEvent: (p) => p.nextAgentEvent(visit, new AbortController().signal),
 };
 const METHODS = Object.keys(CALLS) as Array<keyof RunPort>;

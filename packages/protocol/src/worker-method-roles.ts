@@ -54,6 +54,6 @@ export type RunPortWrites = {
 };
 
 /** The worker methods that are one durable write each, in table order. */
-export const WORKER_WRITES: readonly WorkerWrite[] = (Object.keys(workerMethodRoles) as WorkerMethod[]).filter(
-  (method): method is WorkerWrite => workerMethodRoles[method].role === "write",
-);
+export const WORKER_WRITES: readonly WorkerWrite[] = (
+  Object.keys(workerMethodRoles) as WorkerMethod[]
+).filter((method): method is WorkerWrite => workerMethodRoles[method].role === "write");
