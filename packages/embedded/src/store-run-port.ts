@@ -1,7 +1,6 @@
 import { type AgentEvent, AgentEventQueue, type RunPort, ValueTooLarge } from "@piw/engine";
 import type {
   AdvanceNodeVisit,
-  ClockReason,
   EnqueueMessage,
   Fence,
   FinishNodeVisit,
@@ -77,7 +76,7 @@ export class StoreRunPort implements RunPort {
     }
   }
 
-  async scheduleVisit(reason: ClockReason) {
+  async scheduleVisit(reason: RecoveryReason) {
     return this.store.scheduleVisit(this.fence, reason);
   }
 

@@ -101,6 +101,7 @@ export { RoutingError, ScopeInputError } from "./compiler/runtime-errors.js";
 export type { AcceptCommandOptions, CommandAcceptance, WorkflowLoad } from "./executor/accept-command.js";
 export { acceptRunCommand } from "./executor/accept-command.js";
 export { AgentEventQueue } from "./executor/agent-event-queue.js";
+export { forwardingPort, RUN_PORT_METHODS } from "./executor/forwarding-port.js";
 export { LatestThrottle } from "./executor/latest-throttle.js";
 export { NODE_PROGRESS_INTERVAL_MS } from "./executor/visit-progress.js";
 export type {

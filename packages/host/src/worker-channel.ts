@@ -1,4 +1,4 @@
-import { type Handlers, RpcError, type workerMethods } from "@piw/protocol";
+import { type Handlers, RpcError, WORKER_WRITES, type workerMethods } from "@piw/protocol";
 import type { RunStore } from "@piw/store";
 import type { AgentProgressBoard } from "./agent-progress-board.js";
 import type { GroupCommitter } from "./group-committer.js";
@@ -20,20 +20,6 @@ export interface WorkerChannelDeps {
   /** Where the durable writes go: committed with the other workers' in one transaction. */
   committer: GroupCommitter;
 }
-
-/** The worker methods that are one durable write each: these are group-committed. */
-const DURABLE_WRITES = [
-  "run.markRunning",
-  "visit.start",
-  "visit.finish",
-  "visit.advance",
-  "effect.reserve",
-  "effect.settle",
-  "message.enqueue",
-  "run.finish",
-  "run.park",
-  "run.redefine",
-] as const satisfies ReadonlyArray<keyof typeof workerMethods>;
 
 /**
  * The host side of the worker protocol for one launch. The worker never sends a fence: every store
@@ -157,7 +143,7 @@ function afterUncommitted(
   handlers: Handlers<typeof workerMethods>,
   uncommitted: Set<Promise<unknown>>,
 ): Handlers<typeof workerMethods> {
-  const writes = new Set<string>(DURABLE_WRITES);
+  const writes = new Set<string>(WORKER_WRITES);
   const ordered: Record<string, (params: never) => unknown> = {};
   for (const [method, handler] of Object.entries(handlers) as Array<[string, (params: never) => unknown]>) {
     ordered[method] = writes.has(method)

@@ -177,3 +177,5 @@ export {
 } from "./node-progress.js";
 export type { AgentTurnEnding, WorkerResult } from "./worker-methods.js";
 export { workerMethods, workerPushes } from "./worker-methods.js";
+export type { RunPortWrites, WorkerParams, WorkerWrite } from "./worker-method-roles.js";
+export { WORKER_WRITES } from "./worker-method-roles.js";

@@ -77,6 +77,8 @@ export interface StepRecord {
   /** When the visit's deadline passes (epoch ms), and its length; null without a deadline. */
   deadlineAt: number | null;
   timeoutMs: number | null;
+  /** When the visit's wait or next retry attempt is due (epoch ms); null when it is not scheduled. */
+  dueAt: number | null;
 }
 
 export function listRunSteps(ctx: StoreContext, runId: string): StepRecord[] {
@@ -94,6 +96,7 @@ export function listRunSteps(ctx: StoreContext, runId: string): StepRecord[] {
         finished_at: number | null;
         deadline_at: number | null;
         timeout_ms: number | null;
+        due_at: number | null;
       }>
     ).map((r) => ({
       path: r.path,
@@ -107,6 +110,7 @@ export function listRunSteps(ctx: StoreContext, runId: string): StepRecord[] {
       finishedAt: r.finished_at,
       deadlineAt: r.deadline_at,
       timeoutMs: r.timeout_ms,
+      dueAt: r.due_at,
     })),
   );
 }

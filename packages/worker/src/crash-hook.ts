@@ -1,17 +1,5 @@
 import { appendFileSync } from "node:fs";
-import type { AgentEvent, RunPort } from "@piw/engine";
-import type {
-  AdvanceNodeVisit,
-  EnqueueMessage,
-  FinishNodeVisit,
-  NodeProgressReport,
-  RecoveryReason,
-  RedefineRun,
-  ReserveEffect,
-  RunEnding,
-  SettleEffect,
-  StartNodeVisit,
-} from "@piw/protocol";
+import { forwardingPort, type RunPort } from "@piw/engine";
 import { adopted, applied } from "@piw/protocol";
 import { claimOnce } from "@piw/state-dir";
 
@@ -95,76 +83,44 @@ export function crashHookFromEnv(env: NodeJS.ProcessEnv): CrashHook {
 }
 
 /**
- * Wraps the host-backed port with the crash hook at the effect and node boundaries. The engine
- * settles an effect right after its side effect returns, so dying as `settleEffect` begins is dying
- * "after the side effect, before settle".
+ * Wraps the host-backed port with the crash hook at the effect and node boundaries; every other
+ * method goes straight through. The engine settles an effect right after its side effect returns,
+ * so dying as `settleEffect` begins is dying "after the side effect, before settle".
  */
-export class CrashingPort implements RunPort {
-  constructor(
-    private readonly inner: RunPort,
-    private readonly hook: CrashHook,
-  ) {}
-
-  readRun() {
-    return this.inner.readRun();
-  }
-  markRunning() {
-    return this.inner.markRunning();
-  }
-  loadSnapshot() {
-    return this.inner.loadSnapshot();
-  }
-  startNodeVisit(req: StartNodeVisit) {
-    return this.inner.startNodeVisit(req);
-  }
-  async finishNodeVisit(req: FinishNodeVisit) {
-    const result = await this.inner.finishNodeVisit(req);
-    await this.hook.reach("between-nodes");
+export function crashingPort(inner: RunPort, hook: CrashHook): RunPort {
+  const finishNodeVisit: RunPort["finishNodeVisit"] = async (req) => {
+    const result = await inner.finishNodeVisit(req);
+    await hook.reach("between-nodes");
     return result;
-  }
-  /**
-   * One commit finishes a visit and starts the next, so "between-nodes" (finished, next not started)
-   * does not exist on this path: a hook that stops there gets the two separate calls instead.
-   */
-  async advanceNodeVisit(req: AdvanceNodeVisit) {
-    if (this.hook.stopsAt("between-nodes") || !this.inner.advanceNodeVisit) {
-      const finished = await this.finishNodeVisit(req.finish);
-      if (finished.kind === "conflict" || finished.kind === "recoveryRequired") return finished;
-      const advance = { finished: finished.value, started: await this.inner.startNodeVisit(req.start) };
-      return finished.kind === "applied" ? applied(advance) : adopted(advance);
-    }
-    const result = await this.inner.advanceNodeVisit(req);
-    await this.hook.reach("after-advance");
-    return result;
-  }
-  async reserveEffect(req: ReserveEffect) {
-    await this.hook.reach("before-effect-reserve");
-    const result = await this.inner.reserveEffect(req);
-    await this.hook.reach("after-effect-reserve");
-    return result;
-  }
-  async settleEffect(req: SettleEffect) {
-    await this.hook.reach("after-effect");
-    const result = await this.inner.settleEffect(req);
-    await this.hook.reach("after-effect-settle");
-    return result;
-  }
-  enqueueMessage(req: EnqueueMessage) {
-    return this.inner.enqueueMessage(req);
-  }
-  finishRun(ending: RunEnding) {
-    return this.inner.finishRun(ending);
-  }
-  parkRun(reason: RecoveryReason) {
-    return this.inner.parkRun(reason);
-  }
-  redefineRun(req: RedefineRun) {
-    return this.inner.redefineRun(req);
-  }
-  nextAgentEvent(visit: { path: string; visit: number }, signal: AbortSignal): Promise<AgentEvent> {
-    return this.inner.nextAgentEvent(visit, signal);
-  }
-  reportProgress(report: NodeProgressReport) {
-    this.inner.reportProgress?.(report);
-  }
+  };
+  return forwardingPort(inner, {
+    finishNodeVisit,
+    /**
+     * One commit finishes a visit and starts the next, so "between-nodes" (finished, next not
+     * started) does not exist on this path: a hook that stops there gets the two separate calls.
+     */
+    async advanceNodeVisit(req) {
+      if (hook.stopsAt("between-nodes")) {
+        const finished = await finishNodeVisit(req.finish);
+        if (finished.kind === "conflict" || finished.kind === "recoveryRequired") return finished;
+        const advance = { finished: finished.value, started: await inner.startNodeVisit(req.start) };
+        return finished.kind === "applied" ? applied(advance) : adopted(advance);
+      }
+      const result = await inner.advanceNodeVisit(req);
+      await hook.reach("after-advance");
+      return result;
+    },
+    async reserveEffect(req) {
+      await hook.reach("before-effect-reserve");
+      const result = await inner.reserveEffect(req);
+      await hook.reach("after-effect-reserve");
+      return result;
+    },
+    async settleEffect(req) {
+      await hook.reach("after-effect");
+      const result = await inner.settleEffect(req);
+      await hook.reach("after-effect-settle");
+      return result;
+    },
+  });
 }

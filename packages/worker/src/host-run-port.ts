@@ -1,7 +1,6 @@
 import { type AgentEvent, type RunPort, type SubmissionVerdict, ValueTooLarge } from "@piw/engine";
 import {
   type AdvanceNodeVisit,
-  type ClockReason,
   type EnqueueMessage,
   type FinishNodeVisit,
   type MethodTable,
@@ -100,7 +99,7 @@ export class HostRunPort implements RunPort {
   finishRun(ending: RunEnding) {
     return refusedAsTooLarge(this.peer.call("run.finish", ending));
   }
-  scheduleVisit(reason: ClockReason) {
+  scheduleVisit(reason: RecoveryReason) {
     return refusedAsTooLarge(this.peer.call("visit.schedule", reason));
   }
 

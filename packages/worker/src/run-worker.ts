@@ -2,7 +2,7 @@ import { acceptRunCommand, agentSessionFor, executeRun, toSafeError } from "@piw
 import { createPiAgentSessions, loadPiSdk } from "@piw/pi-agent";
 import { AgentProgressRelay } from "./agent-progress-relay.js";
 import type { WorkerExit } from "@piw/protocol";
-import { type CrashHook, CrashingPort } from "./crash-hook.js";
+import { type CrashHook, crashingPort } from "./crash-hook.js";
 import { type HostPeer, HostRunPort } from "./host-run-port.js";
 import { loadRunWorkflow } from "./load-run-workflow.js";
 
@@ -76,7 +76,7 @@ export class WorkerRun {
     });
     const { command } = assignment;
     await crash.reach("starting");
-    const port = new CrashingPort(new HostRunPort(peer, assignment), crash);
+    const port = crashingPort(new HostRunPort(peer, assignment), crash);
 
     // The run is running once this accepts; a workflow that cannot be used ends it failed, through the fence.
     const accepted = await acceptRunCommand({

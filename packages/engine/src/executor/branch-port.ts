@@ -7,6 +7,7 @@ import {
   type Transition,
 } from "@piw/protocol";
 import { expectSaved, FenceLost, NodeFailure, RunParked } from "./execution-signals.js";
+import { forwardingPort } from "./forwarding-port.js";
 import type { RunPort } from "./run-port.js";
 
 // What a fork's branch sees of the run's port: its parks, and its starts on a pause, go through the
@@ -44,25 +45,12 @@ export function branchPort(
     onHeld(req);
     return holdThen(t);
   };
-  const advance = parent.advanceNodeVisit?.bind(parent);
-  const advanceNodeVisit: RunPort["advanceNodeVisit"] = advance
-    ? async (req) => {
-        if (req.start.holdOnPause) return advance(req);
-        const t = await advance({ ...req, start: { ...req.start, holdOnPause: true } });
-        return (t.kind === "applied" || t.kind === "adopted") && heldByPause(t.value.started)
-          ? holdThen(t)
-          : t;
-      }
-    : undefined;
-  return new Proxy(parent, {
-    get(target, prop) {
-      if (prop === "parkRun") return parkRun;
-      if (prop === "startNodeVisit") return startNodeVisit;
-      if (prop === "advanceNodeVisit") return advanceNodeVisit;
-      const value = Reflect.get(target, prop, target);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  });
+  const advanceNodeVisit: RunPort["advanceNodeVisit"] = async (req) => {
+    if (req.start.holdOnPause) return parent.advanceNodeVisit(req);
+    const t = await parent.advanceNodeVisit({ ...req, start: { ...req.start, holdOnPause: true } });
+    return (t.kind === "applied" || t.kind === "adopted") && heldByPause(t.value.started) ? holdThen(t) : t;
+  };
+  return forwardingPort(parent, { parkRun, startNodeVisit, advanceNodeVisit });
 }
 
 /**

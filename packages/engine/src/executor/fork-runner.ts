@@ -124,7 +124,7 @@ export async function runFork(
   const list = await openMapList(exec, lane, node, visit);
   if (list.kind === "failed") return { status: "failed", error: list.error };
   const where = { path: node.path, visit, attempt };
-  const progress = visitProgress(where, lane.port.reportProgress?.bind(lane.port));
+  const progress = visitProgress(where, lane.port.reportProgress.bind(lane.port));
   try {
     return await runBranches(
       exec,
@@ -174,7 +174,7 @@ async function runBranches(
 
   const park = async (branch: string, reason: ParkReason) => {
     // Saved now, so this wait keeps its time (and a retry its count) whichever branch parks the run.
-    if (isClockReason(reason) && lane.port.scheduleVisit) expectSaved(await lane.port.scheduleVisit(reason));
+    if (isClockReason(reason)) expectSaved(await lane.port.scheduleVisit(reason));
     return new Promise<Transition<RunRecord>>((resolve, reject) => {
       const phase = phases.get(branch);
       if (phase?.kind !== "running") return reject(new ForkStopping());

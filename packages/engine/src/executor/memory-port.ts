@@ -283,8 +283,18 @@ export class MemoryRunPort implements RunPort {
     return applied({} as RunRecord);
   }
 
-  async scheduleVisit(reason: ClockReason): Promise<Transition<RunRecord>> {
+  async scheduleVisit(reason: RecoveryReason): Promise<Transition<RunRecord>> {
     if (!this.running()) return this.stale();
+    // As in the store: only a wait or a retry has a schedule to save.
+    if (!isClockReason(reason)) {
+      return conflict({
+        kind: "state_mismatch",
+        resource: "run",
+        id: this.runId,
+        expected: "a wait or retry reason",
+        actual: reason.code,
+      });
+    }
     this.schedule(reason);
     return applied({} as RunRecord);
   }

@@ -302,7 +302,7 @@ function nodeSubject(node: CompiledNode): string {
 /** Run one open visit and say how it ended. Stops (throws) only for a lost fence or a park. */
 export async function runNode(run: NodeRun): Promise<NodeVisitResult> {
   const where = { path: run.node.path, visit: run.visit, attempt: run.attempt };
-  const progress = visitProgress(where, run.port.reportProgress?.bind(run.port));
+  const progress = visitProgress(where, run.port.reportProgress.bind(run.port));
   try {
     const output = toJson(await withDeadline(run, (signal) => produce(run, signal, progress)));
     // A checkpoint stops the run; its successor is chosen by the continuation, from the accepted answer.

@@ -210,7 +210,7 @@ export async function runSequence(exec: Execution, lane: Lane, start: NextStep):
         const followingNode = following && workflow.nodes.get(following.path);
         if (opened.status === "running") {
           try {
-            if (following && followingNode && port.advanceNodeVisit && !signal.aborted) {
+            if (following && followingNode && !signal.aborted) {
               // One commit for the boundary: this visit's result and the next visit's start.
               const advanced = expectSaved(
                 await port.advanceNodeVisit({
