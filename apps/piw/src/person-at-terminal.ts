@@ -1,5 +1,5 @@
 import { closeSync, openSync } from "node:fs";
-import { piToolSigns } from "@piw/state-dir";
+import { runsUnderPi } from "@piw/state-dir";
 import { CliError } from "./cli-error.js";
 import { ExitCode } from "./exit-codes.js";
 
@@ -20,7 +20,7 @@ const NO_TERMINAL =
  * of the user can still send the host a person's answer; this stops the model's easy route.
  */
 export function requirePersonAtTerminal(env: NodeJS.ProcessEnv): void {
-  if (piToolSigns(env).length > 0) throw new CliError(UNDER_PI, ExitCode.notAPerson);
+  if (runsUnderPi(env)) throw new CliError(UNDER_PI, ExitCode.notAPerson);
   if (!hasControllingTerminal()) throw new CliError(NO_TERMINAL, ExitCode.notAPerson);
 }
 

@@ -68,7 +68,12 @@ describe("piw answer runs only with a controlling terminal, outside Pi", () => {
   it.each(underPi)(
     "refuses under Pi even with a terminal, seen by %s, and sends nothing",
     async (_sign, options) => {
-      const waiting = await piw(home, ["run", example("approval"), "--input-json", '{"change":"pin vitest"}']);
+      const waiting = await piw(home, [
+        "run",
+        example("approval"),
+        "--input-json",
+        '{"change":"pin vitest"}',
+      ]);
       expect(waiting.code).toBe(3);
       const runId = runIdIn(waiting.stdout);
       const before = (await approvalRuns()).length;

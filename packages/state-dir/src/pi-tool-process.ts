@@ -21,9 +21,6 @@ const PI_PROCESS_NAMES: ReadonlySet<string> = new Set(["pi", "pi-rpc"]);
 /** A chain of parents is never this deep; the bound only guards against a loop in a racing read. */
 const MAX_ANCESTORS = 64;
 
-/** What shows that a process runs under Pi: the environment Pi gives its children, or a Pi parent. */
-export type PiToolSign = "environment" | "ancestry";
-
 /**
  * Whether this process runs under Pi, that is, started by Pi's bash tool or a `!` escape (or anything
  * else Pi started). Two independent signs, so clearing the environment alone does not hide it: the
@@ -33,13 +30,10 @@ export type PiToolSign = "environment" | "ancestry";
  * not recognised: this guards against the model's casual route through Pi's tools, not against code
  * that sets out to hide.
  */
-export function piToolSigns(env: NodeJS.ProcessEnv, pid: number = process.pid): PiToolSign[] {
-  const signs: PiToolSign[] = [];
-  if (Boolean(env[PIW_UNDER_PI_ENV]) || env.PI_CODING_AGENT === "true" || env.AI_AGENT === "pi") {
-    signs.push("environment");
-  }
-  if (hasPiAncestor(pid)) signs.push("ancestry");
-  return signs;
+export function runsUnderPi(env: NodeJS.ProcessEnv): boolean {
+  const marked =
+    (env[PIW_UNDER_PI_ENV] ?? "") !== "" || env.PI_CODING_AGENT === "true" || env.AI_AGENT === "pi";
+  return marked || hasPiAncestor(process.pid);
 }
 
 function hasPiAncestor(pid: number): boolean {

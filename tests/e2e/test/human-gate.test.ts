@@ -136,7 +136,9 @@ describe("human gates in a real Pi session", () => {
       `${inTerminal(piwAnswer)}; echo "script-exit=$?"`,
       `${inTerminal(`env -u PI_CODING_AGENT -u AI_AGENT -u PIW_UNDER_PI ${piwAnswer}`)}; echo "bare-exit=$?"`,
     ];
-    model.reply(whenLastMessageContains("use piw answer", toolCall("bash", { command: attempts.join("\n") })));
+    model.reply(
+      whenLastMessageContains("use piw answer", toolCall("bash", { command: attempts.join("\n") })),
+    );
     model.reply(whenLastMessageContains("bare-exit=", text("SHELL-REFUSED.")));
     await pi.promptAndSettle("use piw answer from your shell");
     const shell = model.requests.find((r) => lastMessageText(r).includes("bare-exit="));
