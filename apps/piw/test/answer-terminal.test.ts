@@ -61,8 +61,12 @@ describe("piw answer runs only with a controlling terminal, outside Pi", () => {
   const underPi: [string, PiwOptions][] = [
     ["piw's mark, which its extension leaves in the Pi process", { env: { [PIW_UNDER_PI_ENV]: "1" } }],
     ["Pi's own variable", { env: { PI_CODING_AGENT: "true" } }],
-    // Its environment cleared of both: the parent still shows.
+    // Its own environment without the variables: the parents still show.
     ["a parent process named as Pi names itself", { parentTitle: "pi" }],
+    [
+      "a parent started with piw's mark, cleared just before piw",
+      { env: { [PIW_UNDER_PI_ENV]: "1" }, unsetInTerminal: [PIW_UNDER_PI_ENV] },
+    ],
   ];
 
   it.each(underPi)(

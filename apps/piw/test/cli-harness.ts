@@ -110,6 +110,8 @@ export interface PiwOptions {
   detached?: boolean;
   /** On a terminal: start `script` from a parent with this process title (Pi's is `pi`). */
   parentTitle?: string;
+  /** On a terminal: variables the shell in it removes (`env -u`) just before it runs piw. */
+  unsetInTerminal?: string[];
 }
 
 export function spawnPiw(home: string, args: string[], options: PiwOptions = {}): ChildProcess {
@@ -258,7 +260,9 @@ export async function piwAtTerminal(
   const folder = mkdtempSync(join(tmpdir(), "piw-tty-"));
   const [out, err] = [join(folder, "stdout"), join(folder, "stderr")];
   try {
-    const child = spawnInTerminal(home, `exec ${cliCommand(args)} >${quote(out)} 2>${quote(err)}`, options);
+    const unset = (options.unsetInTerminal ?? []).map((name) => `-u ${quote(name)} `).join("");
+    const command = `exec env ${unset}${cliCommand(args)} >${quote(out)} 2>${quote(err)}`;
+    const child = spawnInTerminal(home, command, options);
     const { code } = await collect(child);
     return { code, stdout: readFileSync(out, "utf8"), stderr: readFileSync(err, "utf8") };
   } finally {

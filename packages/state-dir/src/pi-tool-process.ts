@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { readProcessStat } from "./process-liveness.js";
 
 /**
@@ -7,9 +8,12 @@ import { readProcessStat } from "./process-liveness.js";
  */
 export const PIW_UNDER_PI_ENV = "PIW_UNDER_PI";
 
-/** Mark this (Pi's) process, so that everything it starts carries the mark. */
-export function markPiProcess(env: NodeJS.ProcessEnv = process.env): void {
-  env[PIW_UNDER_PI_ENV] = "1";
+/**
+ * Mark this process (Pi's, or a worker's that runs Pi sessions), so that everything it starts carries
+ * the mark in its environment.
+ */
+export function markPiProcess(): void {
+  process.env[PIW_UNDER_PI_ENV] = "1";
 }
 
 /**
@@ -23,17 +27,20 @@ const MAX_ANCESTORS = 64;
 
 /**
  * Whether this process runs under Pi, that is, started by Pi's bash tool or a `!` escape (or anything
- * else Pi started). Two independent signs, so clearing the environment alone does not hide it: the
- * variables Pi (`PI_CODING_AGENT`, `AI_AGENT=pi`) and piw's extension set in the Pi process, and a
- * parent process named as Pi names itself. The parents are read from `/proc` (Linux); elsewhere only
- * the environment counts. A process that leaves Pi's tree (double fork) and clears its environment is
- * not recognised: this guards against the model's casual route through Pi's tools, not against code
- * that sets out to hide.
+ * else Pi or an isolated step's Pi session started). Two independent signs, so clearing its own
+ * environment does not hide it: the variables Pi (`PI_CODING_AGENT`, `AI_AGENT=pi`) and piw
+ * (`PIW_UNDER_PI`) set in the Pi process, and a parent that is Pi, by its name or by those variables
+ * in the environment it was started with (the shell Pi's bash tool starts has them, whatever the
+ * command then clears). Parents are read from `/proc` (Linux); elsewhere only the environment counts.
+ * A process that leaves Pi's tree (a double fork) and clears its environment is not recognised: this
+ * stops the model's casual route through Pi's tools, not code that sets out to hide.
  */
 export function runsUnderPi(env: NodeJS.ProcessEnv): boolean {
-  const marked =
-    (env[PIW_UNDER_PI_ENV] ?? "") !== "" || env.PI_CODING_AGENT === "true" || env.AI_AGENT === "pi";
-  return marked || hasPiAncestor(process.pid);
+  return carriesPiMarks(env) || hasPiAncestor(process.pid);
+}
+
+function carriesPiMarks(env: NodeJS.ProcessEnv): boolean {
+  return (env[PIW_UNDER_PI_ENV] ?? "") !== "" || env.PI_CODING_AGENT === "true" || env.AI_AGENT === "pi";
 }
 
 function hasPiAncestor(pid: number): boolean {
@@ -41,8 +48,24 @@ function hasPiAncestor(pid: number): boolean {
   for (let depth = 0; current !== undefined && current > 1 && depth < MAX_ANCESTORS; depth++) {
     const stat = readProcessStat(current);
     if (stat === null) return false;
-    if (PI_PROCESS_NAMES.has(stat.name)) return true;
+    if (PI_PROCESS_NAMES.has(stat.name) || carriesPiMarks(startingEnvironment(current))) return true;
     current = stat.parentPid;
   }
   return false;
+}
+
+/** The environment a process was started with (`/proc/<pid>/environ`), or none when unreadable. */
+function startingEnvironment(pid: number): NodeJS.ProcessEnv {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/environ`, "utf8");
+  } catch {
+    return {};
+  }
+  const env: NodeJS.ProcessEnv = {};
+  for (const entry of text.split("\0")) {
+    const at = entry.indexOf("=");
+    if (at > 0) env[entry.slice(0, at)] = entry.slice(at + 1);
+  }
+  return env;
 }
