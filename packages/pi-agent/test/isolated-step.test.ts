@@ -183,7 +183,7 @@ describe("an isolated agent step in a real Pi SDK session", () => {
     const marker = "ISO-BASH-STEP";
     model.replyOnce((r) =>
       lastMessageText(r).includes(marker)
-        ? toolCall("bash", { command: 'echo "mark=${PIW_UNDER_PI:-none}"' })
+        ? toolCall("bash", { command: 'echo "mark=$PIW_UNDER_PI"' })
         : undefined,
     );
     model.replyOnce((r) =>
