@@ -2,9 +2,9 @@ import { readFileSync } from "node:fs";
 import { readProcessStat } from "./process-liveness.js";
 
 /**
- * The variable piw's Pi extension sets in the Pi process when it loads: every process Pi starts
- * afterwards (its bash tool's commands, a `!` shell escape) inherits it, also in Pi runtimes that do
- * not set Pi's own `PI_CODING_AGENT`.
+ * The variable piw's Pi extension sets in the Pi process when it loads (and a worker in itself before
+ * an isolated step's Pi session): every process started afterwards (the bash tool's commands, a `!`
+ * shell escape) inherits it, also where Pi's own `PI_CODING_AGENT` is not set (Pi's SDK sets none).
  */
 export const PIW_UNDER_PI_ENV = "PIW_UNDER_PI";
 
