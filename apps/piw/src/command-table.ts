@@ -162,7 +162,8 @@ branch by branch, with how its join is met.`,
     usage: ["answer <runId> <json> [options]"],
     about: `Answer the checkpoint a run is waiting at. The answer starts a continuation run that carries the
 run's state forward; piw follows it like piw run. It gives a person's answer, so it runs only
-from a terminal (exit 64 without one, for example from an agent's shell; nothing is sent).`,
+from a terminal outside Pi: without one, or under Pi (its bash tool or a ! escape), it exits 77
+and sends nothing.`,
     options: {
       ...HELP,
       ...JSON_FLAG,

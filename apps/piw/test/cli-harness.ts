@@ -108,6 +108,10 @@ export interface PiwOptions {
   cwd?: string;
   /** Start it in a new session, without a controlling terminal (like an agent's shell tool). */
   detached?: boolean;
+  /** On a terminal: start `script` from a parent with this process title (Pi's is `pi`). */
+  parentTitle?: string;
+  /** On a terminal: variables the shell in it removes (`env -u`) just before it runs piw. */
+  unsetInTerminal?: string[];
 }
 
 export function spawnPiw(home: string, args: string[], options: PiwOptions = {}): ChildProcess {
@@ -226,12 +230,23 @@ const cliCommand = (args: string[]) =>
   [process.execPath, "--import", tsx, cliEntry, ...args].map(quote).join(" ");
 
 function spawnInTerminal(home: string, command: string, options: PiwOptions): ChildProcess {
-  return spawn("script", ["-qfec", command, "/dev/null"], {
+  const script = ["script", "-qfec", command, "/dev/null"];
+  const argv =
+    options.parentTitle === undefined
+      ? script
+      : [process.execPath, "-e", WITH_TITLE, options.parentTitle, ...script];
+  const [file = "script", ...args] = argv;
+  return spawn(file, args, {
     cwd: options.cwd ?? repo,
     env: { ...piwEnv(home, options.env ?? {}), SHELL: "/bin/sh" },
     stdio: ["pipe", "pipe", "pipe"],
   });
 }
+
+/** A parent that takes a process title, as Pi does (`pi`), then runs the rest of its argv and exits with it. */
+const WITH_TITLE = `process.title = process.argv[1];
+const ran = require("node:child_process").spawnSync(process.argv[2], process.argv.slice(3), { stdio: "inherit" });
+process.exit(ran.status ?? 1);`;
 
 /**
  * The real CLI with a controlling terminal (a pseudo-terminal, as a person's), its stdout and stderr
@@ -245,7 +260,9 @@ export async function piwAtTerminal(
   const folder = mkdtempSync(join(tmpdir(), "piw-tty-"));
   const [out, err] = [join(folder, "stdout"), join(folder, "stderr")];
   try {
-    const child = spawnInTerminal(home, `exec ${cliCommand(args)} >${quote(out)} 2>${quote(err)}`, options);
+    const unset = (options.unsetInTerminal ?? []).map((name) => `-u ${quote(name)} `).join("");
+    const command = `exec env ${unset}${cliCommand(args)} >${quote(out)} 2>${quote(err)}`;
+    const child = spawnInTerminal(home, command, options);
     const { code } = await collect(child);
     return { code, stdout: readFileSync(out, "utf8"), stderr: readFileSync(err, "utf8") };
   } finally {

@@ -4,7 +4,7 @@ import type {
   ExtensionContext,
 } from "@earendil-works/pi-coding-agent";
 import { listWorkflowFiles, readPreflightEnv } from "@piw/engine";
-import { findPiSdkDir } from "@piw/state-dir";
+import { findPiSdkDir, markPiProcess } from "@piw/state-dir";
 import { Type } from "typebox";
 import { currentRunId } from "./current-run.js";
 import { GateDialogs } from "./gate-dialog.js";
@@ -93,6 +93,9 @@ const TOOL_DESCRIPTION = [
  */
 export function piwExtension(options: PiwExtensionOptions = {}): (pi: ExtensionAPI) => void {
   return (pi) => {
+    // Everything Pi starts from now on (its bash tool's commands included) inherits the mark, by which
+    // `piw answer` refuses to give a person's answer from under Pi's tools.
+    markPiProcess();
     // A dialog's answer is a person's, through the same path as `/workflow answer`.
     const gates = new GateDialogs(
       async (runId, answer) => (await answerAction(bridge, runId, answer, "human")).text,

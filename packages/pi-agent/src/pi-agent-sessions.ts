@@ -7,7 +7,7 @@ import {
   type IsolatedStep,
 } from "@piw/engine";
 import { safeError } from "@piw/protocol";
-import { piAgentDir } from "@piw/state-dir";
+import { markPiProcess, piAgentDir } from "@piw/state-dir";
 import { loadPiSdk, PiSdkMissing, type PiSdk, type PiSdkSources } from "./load-pi-sdk.js";
 import { boundedTranscript, toolCallSummary, usageOf } from "./session-record.js";
 
@@ -179,6 +179,9 @@ export function createPiAgentSessions(options: PiAgentSessionsOptions = {}): Iso
           "pi_sdk_missing",
         );
       }
+      // This process now runs Pi sessions whose bash tool is the model's: what it starts carries the
+      // mark by which `piw answer` refuses, as under Pi itself.
+      markPiProcess();
       const queue = new AgentEventQueue();
       const tool = submitTool(step, queue, options);
       let created: Awaited<ReturnType<typeof createSession>>;

@@ -179,6 +179,34 @@ describe("an isolated agent step in a real Pi SDK session", () => {
     model.assertNoErrors();
   }, 60_000);
 
+  it("marks this process for the commands its bash tool runs, as under Pi, so piw answer refuses them", async () => {
+    const marker = "ISO-BASH-STEP";
+    model.replyOnce((r) =>
+      lastMessageText(r).includes(marker)
+        ? toolCall("bash", { command: 'echo "mark=$PIW_UNDER_PI"' })
+        : undefined,
+    );
+    model.replyOnce((r) =>
+      lastToolResultText(r)?.includes("mark=")
+        ? toolCall("workflow", { action: "submit", output: "ran" })
+        : undefined,
+    );
+    const { outcome } = await run(
+      isolatedRun({
+        review: agent({
+          session: "isolated",
+          prompt: `${marker}: run a command.`,
+          output: z.string(),
+          tools: ["bash"],
+        }),
+      }),
+    );
+    expect(outcome).toEqual({ kind: "completed", output: "ran" });
+    const ran = model.requests.find((r) => lastToolResultText(r)?.includes("mark="));
+    expect(lastToolResultText(ran as NonNullable<typeof ran>)?.trim()).toBe("mark=1");
+    model.assertNoErrors();
+  }, 60_000);
+
   it("reminds a model that ends its turn without submitting, within the same session", async () => {
     const marker = "ISO-NUDGE-STEP";
     model.replyOnce((r) => (lastMessageText(r).includes(marker) ? text("I think it is fine.") : undefined));

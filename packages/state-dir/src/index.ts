@@ -18,6 +18,7 @@ export {
 } from "./private-state.js";
 export { claimOnce } from "./once-file.js";
 export { checkPiSdkDir, findPiSdkDir, PI_SDK_PACKAGE } from "./pi-sdk-dir.js";
+export { markPiProcess, PIW_UNDER_PI_ENV, runsUnderPi } from "./pi-tool-process.js";
 export { isProcessAlive, readProcessStat } from "./process-liveness.js";
 export {
   hostLockPath,

@@ -2,6 +2,8 @@ import { readFileSync } from "node:fs";
 
 /** What Linux's `/proc/<pid>/stat` says about one process. */
 export interface ProcessStat {
+  /** The command name (`comm`, at most 15 bytes): the executable's name, or a title the process set. */
+  name: string;
   /** One letter: R, S, D, T, t, Z (zombie: exited, not yet reaped), X (dead), I, P, … */
   state: string;
   parentPid: number;
@@ -22,13 +24,15 @@ export function readProcessStat(pid: number): ProcessStat | null {
   } catch {
     return null;
   }
-  const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
+  const nameEnd = text.lastIndexOf(")");
+  const name = text.slice(text.indexOf("(") + 1, nameEnd);
+  const fields = text.slice(nameEnd + 2).split(" ");
   const [state, parentPid, processGroup] = fields;
   const startTime = fields[19];
   if (state === undefined || parentPid === undefined || processGroup === undefined || !startTime) {
     return null;
   }
-  return { state, parentPid: Number(parentPid), processGroup: Number(processGroup), startTime };
+  return { name, state, parentPid: Number(parentPid), processGroup: Number(processGroup), startTime };
 }
 
 /** The start time that, with its pid, tells this process from a later one given the same pid. */

@@ -54,6 +54,9 @@ afterEach(async () => {
   world = undefined;
 });
 
+/** One shell word, for a command inside `script -c`. */
+const shellQuote = (text: string) => `'${text.replaceAll("'", `'\\''`)}'`;
+
 function isDialog(method: string, needle: string): (event: RpcRecord) => boolean {
   return (event) =>
     event.type === "extension_ui_request" && event.method === method && String(event.title).includes(needle);
@@ -67,7 +70,7 @@ function isNotice(needle: string): (event: RpcRecord) => boolean {
 }
 
 describe("human gates in a real Pi session", () => {
-  it("refuse the model's answer, even when it claims to be a person or runs piw answer from its shell; the person's /workflow answer continues the run", async () => {
+  it("refuse the model's answer, even when it claims to be a person or runs piw answer from its shell on a terminal it makes; the person's /workflow answer continues the run", async () => {
     world = await startPiwWorld({ workflows: { ship: SHIP } });
     const { model, pi } = world;
     model.reply(
@@ -122,21 +125,29 @@ describe("human gates in a real Pi session", () => {
     expect(lastMessageText(refusal as NonNullable<typeof refusal>)).toContain(
       `Checkpoint approve of run ${runId} is for a person to answer; the workflow tool cannot answer it. Nothing was saved.`,
     );
-    // Nor can it pass the gate with `piw answer` from its bash tool: that shell has no terminal.
+    // Nor can it pass the gate with `piw answer` from its bash tool: not plainly (that shell has no
+    // terminal), not with a terminal made by `script`, and not with Pi's variables cleared as well
+    // (its parent is still Pi). `exec`: dash, script's shell, would fork and stay in between.
     const piwAnswer = `${process.execPath} ${join(REPO, "apps/piw/dist/main.js")} answer ${runId} '{"approved":true}'`;
+    const inTerminal = (command: string) => `script -qec ${shellQuote(`exec ${command}`)} /dev/null`;
+    const attempts = [
+      'echo "mark=$PIW_UNDER_PI"',
+      `${piwAnswer}; echo "plain-exit=$?"`,
+      `${inTerminal(piwAnswer)}; echo "script-exit=$?"`,
+      `${inTerminal(`env -u PI_CODING_AGENT -u AI_AGENT -u PIW_UNDER_PI ${piwAnswer}`)}; echo "bare-exit=$?"`,
+    ];
     model.reply(
-      whenLastMessageContains(
-        "use piw answer",
-        toolCall("bash", { command: `${piwAnswer}; echo "piw-exit=$?"` }),
-      ),
+      whenLastMessageContains("use piw answer", toolCall("bash", { command: attempts.join("\n") })),
     );
-    model.reply(whenLastMessageContains("piw-exit=", text("SHELL-REFUSED.")));
+    model.reply(whenLastMessageContains("bare-exit=", text("SHELL-REFUSED.")));
     await pi.promptAndSettle("use piw answer from your shell");
-    const shell = model.requests.find((r) => lastMessageText(r).includes("piw-exit="));
+    const shell = model.requests.find((r) => lastMessageText(r).includes("bare-exit="));
     const shellResult = lastMessageText(shell as NonNullable<typeof shell>);
-    expect(shellResult).toContain("piw answer needs a terminal");
+    // piw's extension marked the Pi process, and the tool's shell inherited the mark.
+    expect(shellResult).toContain("mark=1");
+    for (const attempt of ["plain", "script", "bare"]) expect(shellResult).toContain(`${attempt}-exit=77`);
+    expect(shellResult.split("refuses to run under Pi")).toHaveLength(4);
     expect(shellResult).toContain("nothing was sent");
-    expect(shellResult).toContain("piw-exit=64");
 
     const host = await world.host();
     expect((await host.call("runs.list", {})).map((r) => r.runId)).toEqual([runId]);

@@ -1,12 +1,12 @@
 import type { RunSummary } from "@piw/protocol";
 import type { CliContext } from "../cli-context.js";
-import { CliError, usageError } from "../cli-error.js";
+import { usageError } from "../cli-error.js";
 import { ExitCode } from "../exit-codes.js";
 import { followOrDetach } from "../follow-or-detach.js";
 import { controlOutput } from "../output-schemas.js";
 import { COMMAND_TABLE } from "../command-table.js";
 import { parseCommandLine } from "../parse-command-line.js";
-import { hasControllingTerminal } from "../person-at-terminal.js";
+import { requirePersonAtTerminal } from "../person-at-terminal.js";
 import { parseJsonArgument } from "../preflight.js";
 import { runStateWord } from "../render-words.js";
 import { COMMAND_USAGE } from "../usage.js";
@@ -54,10 +54,6 @@ async function controlRun(
   return ExitCode.ok;
 }
 
-const NO_TERMINAL =
-  "piw answer needs a terminal: a person answers a checkpoint from a terminal, /workflow answer in Pi, " +
-  "or Pi's gate dialog; run without a terminal (an agent's shell has none), nothing was sent";
-
 /** `piw answer <runId> <json>`: the continuation is a new run, followed like `piw run`. */
 export async function answerCommand(ctx: CliContext, args: string[]): Promise<ExitCode> {
   const { values, positionals } = parseCommandLine("answer", args, COMMAND_TABLE.answer.options);
@@ -72,9 +68,9 @@ export async function answerCommand(ctx: CliContext, args: string[]): Promise<Ex
   }
   const runId = runIdArgument("answer", first === undefined ? [] : [first]);
   const answer = parseJsonArgument(answerText, "the answer");
-  // `piw answer` gives a person's answer, so it asks for a person's terminal. The check is here, not in
-  // the host: only this process can see whether it has one. Nothing skips it, or the model could too.
-  if (!hasControllingTerminal()) throw new CliError(NO_TERMINAL, ExitCode.usage);
+  // `piw answer` gives a person's answer, so it asks for a person's terminal outside Pi. Nothing skips
+  // the check, or the model could too.
+  requirePersonAtTerminal(ctx.io.env);
   const host = await ctx.host();
   // The host checks the answer against the checkpoint's saved schema before it saves anything.
   const next = savedValue(await host.call("runs.answer", { runId, answer, answerer: "human" }), runId);
