@@ -1,6 +1,13 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { statSync } from "node:fs";
-import { isTerminalStatus, RpcError, RpcPeer, type Transition, workerMethods } from "@piw/protocol";
+import {
+  isTerminalStatus,
+  RpcError,
+  RpcPeer,
+  type Transition,
+  workerMethods,
+  type workerPushes,
+} from "@piw/protocol";
 import type { Claim, RunStore } from "@piw/store";
 import type { AgentProgressBoard } from "./agent-progress-board.js";
 import { describeBug } from "./host-errors.js";
@@ -233,7 +240,7 @@ export class Supervisor {
       command,
       proc,
       (self) =>
-        new RpcPeer<typeof workerMethods>({
+        new RpcPeer<typeof workerMethods, Record<never, never>, typeof workerPushes>({
           send: (line) => proc.send(line),
           local: { methods: workerMethods, handlers: workerHandlers(deps, self) },
           onRefused: (error) => log(`worker ${launchId}: refused a frame (${error.code})`),

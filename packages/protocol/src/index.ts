@@ -55,11 +55,16 @@ export {
   preflightRequestSchema,
 } from "./preflight.js";
 export type {
-  Handlers,
-  MethodTable,
+  NoPushes,
+  PushArgs,
+  PushData,
   PushHandlers,
-} from "./rpc-peer.js";
-export { dispatchPushes, RpcError, RpcPeer } from "./rpc-peer.js";
+  PushName,
+  PushTable,
+} from "./push-table.js";
+export { dispatchPushes } from "./push-table.js";
+export type { Handlers, MethodTable } from "./rpc-peer.js";
+export { RpcError, RpcPeer } from "./rpc-peer.js";
 export type { CheckpointAnswer, RunCommand, RunCommandType } from "./run-command.js";
 export type {
   HistoryEffect,
