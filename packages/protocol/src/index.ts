@@ -54,14 +54,7 @@ export {
   preflightReplySchema,
   preflightRequestSchema,
 } from "./preflight.js";
-export type {
-  NoPushes,
-  PushArgs,
-  PushData,
-  PushHandlers,
-  PushName,
-  PushTable,
-} from "./push-table.js";
+export type { PushArgs, PushData, PushHandlers, PushName } from "./push-table.js";
 export { dispatchPushes } from "./push-table.js";
 export type { Handlers, MethodTable } from "./rpc-peer.js";
 export { RpcError, RpcPeer } from "./rpc-peer.js";
