@@ -7,6 +7,7 @@ import {
   clientPushes,
   dispatchPushes,
   PROTOCOL_VERSION,
+  type PushName,
   RpcPeer,
   type RunView,
 } from "@piw/protocol";
@@ -29,9 +30,14 @@ export type Unsubscribe = () => Promise<void>;
 /** What a subscription follows: one run (its ID), the runs of one Pi session, or every run (undefined). */
 export type ViewTarget = string | { sessionId: string } | undefined;
 
+/** A push from the host whose data did not match its schema: it was dropped, not delivered. */
+export type InvalidPush = PushName<typeof clientPushes>;
+
 export interface HostClientEvents {
   /** The connection ended without `close()`: the host stopped, crashed or dropped us. */
   disconnect: [error: HostUnavailable];
+  /** The host pushed data its schema refuses (a host bug or another version): dropped, nothing else changed. */
+  invalidPush: [push: InvalidPush];
 }
 
 export interface OpenClientOptions {
@@ -101,7 +107,9 @@ export class HostClient extends EventEmitter<HostClientEvents> {
           if (!socket.destroyed) socket.write(line);
         },
         remote: clientMethods,
-        onPush: dispatchPushes(clientPushes, { "run.view": (push) => opened.receiveView(push) }),
+        onPush: dispatchPushes(clientPushes, { "run.view": (push) => opened.receiveView(push) }, (push) =>
+          opened.emit("invalidPush", push),
+        ),
       });
       const opened = new HostClient(socketPath, socket, peer);
       socket.on("data", (chunk: string) => peer.feed(chunk));

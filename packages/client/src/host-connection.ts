@@ -2,7 +2,14 @@ import { EventEmitter } from "node:events";
 import { type ClientMethod, type ClientResult, lostReplyPolicy } from "@piw/protocol";
 import { defaultStateDir, hostSocketPath } from "@piw/state-dir";
 import { type ConnectOptions, connectHost } from "./connect-host.js";
-import type { CallArgs, HostClient, Unsubscribe, ViewListener, ViewTarget } from "./host-client.js";
+import type {
+  CallArgs,
+  HostClient,
+  InvalidPush,
+  Unsubscribe,
+  ViewListener,
+  ViewTarget,
+} from "./host-client.js";
 import { HostUnavailable } from "./host-unavailable.js";
 import { withRequestKey } from "./request-key.js";
 
@@ -25,6 +32,8 @@ export interface HostConnectionEvents {
   reconnect: [client: HostClient];
   /** Reconnecting gave up; the connection is unusable and calls reject with this error. */
   unavailable: [error: HostUnavailable];
+  /** The current client dropped a push whose data its schema refuses (see `HostClient`). */
+  invalidPush: [push: InvalidPush];
 }
 
 // Each phase holds what it owns: the live client, or the attempt that will produce one.
@@ -157,6 +166,7 @@ export class HostConnection extends EventEmitter<HostConnectionEvents> {
   }
 
   private watch(client: HostClient): void {
+    client.on("invalidPush", (push) => this.emit("invalidPush", push));
     client.once("disconnect", (error) => {
       if (this.state.kind !== "connected" || this.state.client !== client) return;
       const ready = this.reconnect();

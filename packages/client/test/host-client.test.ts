@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { RpcError, type RunView } from "@piw/protocol";
 import { afterEach, describe, expect, it } from "vitest";
-import { connectHost, defaultStateDir, HostClient, HostUnavailable } from "../src/index.js";
+import { connectHost, defaultStateDir, HostClient, HostConnection, HostUnavailable } from "../src/index.js";
 import { helloResult, sampleView, startTestServer, type TestServer } from "./socket-server.js";
 
 let server: TestServer | undefined;
@@ -92,7 +92,12 @@ describe("HostClient against a real socket", () => {
         queueMicrotask(() => {
           peer?.push("run.view", { subscriptionId, view: sampleView(runId ?? "x", "running", 2) });
           peer?.push("run.view", { subscriptionId: "sub-other", view: sampleView("other-1", "running") });
-          peer?.push("run.view", { subscriptionId, view: { broken: true } });
+          // A view the schema refuses: past the typed push, as a host bug would send it.
+          server?.sockets
+            .at(-1)
+            ?.write(
+              `${JSON.stringify({ v: 1, push: "run.view", data: { subscriptionId, view: { broken: true } } })}\n`,
+            );
         });
         return { subscriptionId };
       },
@@ -115,6 +120,44 @@ describe("HostClient against a real socket", () => {
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(views).toHaveLength(2);
     client.close();
+  });
+
+  it("drops a pushed view its schema refuses, names it in invalidPush on the client and its connection, and keeps serving", async () => {
+    server = await startTestServer({
+      hello: () => helloResult("/state"),
+      "runs.subscribe": () => ({ subscriptionId: "sub-1" }),
+      "runs.get": () => sampleView("hello-1", "running", 1),
+    });
+    const connection = await HostConnection.open({
+      stateDir: server.stateDir,
+      client: "test",
+      autoStart: false,
+    });
+    const client = await connection.client();
+    const dropped: { on: string; push: string }[] = [];
+    client.on("invalidPush", (push) => dropped.push({ on: "client", push }));
+    connection.on("invalidPush", (push) => dropped.push({ on: "connection", push }));
+    const views: RunView[] = [];
+    await connection.subscribe("hello-1", (view) => views.push(view));
+    const raw = (data: unknown) =>
+      server?.sockets.at(-1)?.write(`${JSON.stringify({ v: 1, push: "run.view", data })}\n`);
+    raw({ subscriptionId: "sub-1", view: { ...sampleView("hello-1", "running", 2), status: "exploded" } });
+    raw({ subscriptionId: "sub-1" });
+    // A push this side does not know is a newer host's: ignored, not reported.
+    server.sockets.at(-1)?.write(`${JSON.stringify({ v: 1, push: "run.future", data: {} })}\n`);
+    server.peers
+      .at(-1)
+      ?.push("run.view", { subscriptionId: "sub-1", view: sampleView("hello-1", "done", 3) });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(views.map((v) => [v.revision, v.status])).toEqual([
+      [1, "running"],
+      [3, "done"],
+    ]);
+    for (const on of ["client", "connection"]) {
+      expect(dropped.filter((d) => d.on === on).map((d) => d.push)).toEqual(["run.view", "run.view"]);
+    }
+    expect(await connection.call("runs.get", { runId: "hello-1" })).toMatchObject({ revision: 1 });
+    connection.close();
   });
 
   it("reports a disconnect when the host goes away, and fails pending and later calls with HostUnavailable", async () => {

@@ -2,14 +2,17 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { clientMethods, type Handlers, RpcPeer, type RunView } from "@piw/protocol";
+import { clientMethods, type clientPushes, type Handlers, RpcPeer, type RunView } from "@piw/protocol";
+
+/** The host's end of a test connection: it serves the client methods and pushes `clientPushes`. */
+type HostEnd = RpcPeer<typeof clientMethods, Record<never, never>, typeof clientPushes>;
 
 /** A real RpcPeer server on a real Unix socket, serving the handlers a test gives it. */
 export interface TestServer {
   stateDir: string;
   socketPath: string;
   /** Every peer that connected, newest last. */
-  peers: RpcPeer[];
+  peers: HostEnd[];
   sockets: Socket[];
   close(): Promise<void>;
 }
@@ -23,12 +26,12 @@ export async function startTestServer(
 ): Promise<TestServer> {
   const stateDir = mkdtempSync(join(tmpdir(), "piw-client-"));
   const socketPath = join(stateDir, "host.sock");
-  const peers: RpcPeer[] = [];
+  const peers: HostEnd[] = [];
   const sockets: Socket[] = [];
   const server: Server = createServer((socket) => {
     socket.setEncoding("utf8");
     sockets.push(socket);
-    const peer = new RpcPeer({
+    const peer: HostEnd = new RpcPeer({
       send: (line) => {
         if (!socket.destroyed) socket.write(line);
       },

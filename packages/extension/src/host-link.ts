@@ -63,6 +63,9 @@ export class HostLink {
     }).then(
       (connection) => {
         connection.on("reconnect", () => this.options.onReconnect?.());
+        connection.on("invalidPush", (push) =>
+          this.options.log?.(`piw: dropped a malformed ${push} push from the host`),
+        );
         connection.on("unavailable", () => {
           // The next call opens a fresh connection (and may start a host again).
           this.connection = undefined;

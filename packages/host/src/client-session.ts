@@ -1,5 +1,5 @@
 import type { Socket } from "node:net";
-import { clientMethods, MAX_FRAME_BYTES, RpcPeer } from "@piw/protocol";
+import { clientMethods, type clientPushes, MAX_FRAME_BYTES, type PushData, RpcPeer } from "@piw/protocol";
 import { type ClientConnection, type ClientHandlerDeps, clientHandlers } from "./client-handlers.js";
 import { describeBug, guardHandlers } from "./host-errors.js";
 import type { HostLog } from "./host-log.js";
@@ -14,23 +14,24 @@ const MAX_QUEUED_BYTES = 16 * 1024 * 1024;
  */
 const VIEW_BACKLOG_BYTES = 1024 * 1024;
 
+/** The host's end of one client connection: it serves `clientMethods`, calls nothing, pushes `clientPushes`. */
+type ClientPeer = RpcPeer<typeof clientMethods, Record<never, never>, typeof clientPushes>;
+
 /**
  * Serve client protocol v1 on one socket. Nothing a client sends can throw out of here: frames are
  * parsed by the peer, handler failures become typed errors, socket errors only close this connection.
  */
 export function serveClient(socket: Socket, deps: ClientHandlerDeps, log: HostLog): void {
   socket.setEncoding("utf8");
-  const holder: { peer?: RpcPeer<typeof clientMethods> } = {};
-  const heldViews = new Map<string, unknown>();
+  const holder: { peer?: ClientPeer } = {};
+  const heldViews = new Map<string, PushData<typeof clientPushes, "run.view">>();
   const conn: ClientConnection = {
     sink: {
       push: (name, data) => {
-        const subscriptionId =
-          name === "run.view" ? (data as { subscriptionId: string }).subscriptionId : null;
-        if (subscriptionId !== null) {
-          heldViews.delete(subscriptionId);
+        if (name === "run.view") {
+          heldViews.delete(data.subscriptionId);
           if (socket.writableLength > VIEW_BACKLOG_BYTES) {
-            heldViews.set(subscriptionId, data);
+            heldViews.set(data.subscriptionId, data);
             return;
           }
         }
@@ -46,7 +47,7 @@ export function serveClient(socket: Socket, deps: ClientHandlerDeps, log: HostLo
     heldViews.clear();
     for (const data of held) holder.peer?.push("run.view", data);
   });
-  const peer = new RpcPeer<typeof clientMethods>({
+  const peer: ClientPeer = new RpcPeer({
     send: (line) => {
       if (socket.destroyed || !socket.writable) return;
       socket.write(line);

@@ -1,6 +1,16 @@
-import type { Fence, RpcPeer, RunCommand, WorkerExitDecision, workerMethods } from "@piw/protocol";
+import type {
+  Fence,
+  RpcPeer,
+  RunCommand,
+  WorkerExitDecision,
+  workerMethods,
+  workerPushes,
+} from "@piw/protocol";
 import { AgentChannel } from "./agent-channel.js";
 import type { WorkerProcess } from "./worker-process.js";
+
+/** The host's end of a worker's channel: it serves `workerMethods`, calls nothing, pushes `workerPushes`. */
+export type WorkerPeer = RpcPeer<typeof workerMethods, Record<never, never>, typeof workerPushes>;
 
 /**
  * Where one launched worker is, each phase holding what it owns. A worker is `launching` until it
@@ -53,7 +63,7 @@ export class LiveWorker {
   readonly agent: AgentChannel;
   /** Process groups of the worker's shell commands that are still running, as the worker reported them. */
   readonly processGroups = new Set<number>();
-  readonly peer: RpcPeer<typeof workerMethods>;
+  readonly peer: WorkerPeer;
   private current: WorkerPhase = { kind: "launching" };
 
   constructor(
@@ -61,7 +71,7 @@ export class LiveWorker {
     readonly command: RunCommand,
     readonly process: WorkerProcess,
     /** The worker's channel; its handlers act for this worker. */
-    channel: (worker: LiveWorker) => RpcPeer<typeof workerMethods>,
+    channel: (worker: LiveWorker) => WorkerPeer,
   ) {
     this.fence = { runId: command.runId, generation: command.generation, claimToken: command.claimToken };
     this.agent = new AgentChannel(command.runId);

@@ -7,7 +7,7 @@ import { describeBug } from "./host-errors.js";
 import type { HostLog } from "./host-log.js";
 import { killProcessGroups } from "./process-groups.js";
 import { WarmWorker } from "./warm-worker.js";
-import { LiveWorker } from "./live-worker.js";
+import { LiveWorker, type WorkerPeer } from "./live-worker.js";
 import type { PiSdkLocation } from "./pi-sdk-location.js";
 import { workerHandlers } from "./worker-channel.js";
 import { GroupCommitter } from "./group-committer.js";
@@ -232,8 +232,8 @@ export class Supervisor {
       launchId,
       command,
       proc,
-      (self) =>
-        new RpcPeer<typeof workerMethods>({
+      (self): WorkerPeer =>
+        new RpcPeer({
           send: (line) => proc.send(line),
           local: { methods: workerMethods, handlers: workerHandlers(deps, self) },
           onRefused: (error) => log(`worker ${launchId}: refused a frame (${error.code})`),

@@ -1,10 +1,10 @@
-import type { AgentProgress, RunView } from "@piw/protocol";
+import type { AgentProgress, clientPushes, PushArgs, RunView } from "@piw/protocol";
 import type { RunReader } from "@piw/store";
 import { buildRunView, type LiveWorkerIndex, type ViewReader } from "./build-run-view.js";
 
-/** Where pushed views go: one client connection. */
+/** Where pushed views go: one client connection, which takes only the client protocol's pushes. */
 export interface ViewSink {
-  push(push: string, data: unknown): void;
+  push(...push: PushArgs<typeof clientPushes>): void;
 }
 
 /** Which runs a subscription receives: one run, the runs of one Pi session, or every run (viewers, the CLI). */

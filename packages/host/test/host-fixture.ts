@@ -15,6 +15,8 @@ import {
   lostReplyPolicy,
   type MethodTable,
   clientMethods as methods,
+  clientPushes,
+  dispatchPushes,
   RpcPeer,
   type RunView,
 } from "@piw/protocol";
@@ -73,6 +75,8 @@ export type TestParams<M extends ClientMethod> = M extends KeyedMethod
 export class TestClient {
   readonly views: RunView[] = [];
   private waiters: Array<() => void> = [];
+  /** Pushes whose data broke their schema, by name. */
+  private readonly invalid: string[] = [];
   private constructor(
     readonly socket: Socket,
     readonly peer: RpcPeer<MethodTable, typeof clientMethods>,
@@ -89,7 +93,12 @@ export class TestClient {
     const peer = new RpcPeer<MethodTable, typeof clientMethods>({
       send: (line) => socket.write(line),
       remote: methods,
-      onPush: (push, data) => holder.client?.onPush(push, data),
+      // Parsed as the real client parses them: a view the schema refuses fails the test that waits on it.
+      onPush: dispatchPushes(
+        clientPushes,
+        { "run.view": ({ view }) => holder.client?.onView(view) },
+        (push) => holder.client?.onInvalid(push),
+      ),
     });
     socket.on("data", (chunk: string) => peer.feed(chunk));
     socket.on("close", () => peer.close());
@@ -114,6 +123,8 @@ export class TestClient {
   async view(runId: string, accept: (view: RunView) => boolean, timeoutMs = 20_000): Promise<RunView> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
+      if (this.invalid.length > 0)
+        throw new Error(`the host pushed invalid data: ${this.invalid.join(", ")}`);
       const found = this.views.find((v) => v.runId === runId && accept(v));
       if (found) return found;
       const left = deadline - Date.now();
@@ -137,9 +148,17 @@ export class TestClient {
     this.socket.destroy();
   }
 
-  private onPush(push: string, data: unknown): void {
-    if (push !== "run.view") return;
-    this.views.push((data as { view: RunView }).view);
+  private onInvalid(push: string): void {
+    this.invalid.push(push);
+    this.wake();
+  }
+
+  private onView(view: RunView): void {
+    this.views.push(view);
+    this.wake();
+  }
+
+  private wake(): void {
     const waiters = this.waiters;
     this.waiters = [];
     for (const wake of waiters) wake();

@@ -5,6 +5,7 @@ import { PROTOCOL_VERSION } from "./framing.js";
 import { type GraphManifest, graphManifestSchema } from "./graph-manifest.js";
 import { type JsonValue, jsonValueSchema, opaqueIdSchema, requestKeySchema, runIdSchema } from "./ids.js";
 import { turnProgressSchema } from "./node-progress.js";
+import type { PushTable } from "./push-table.js";
 import { runHistorySchema } from "./run-history.js";
 import {
   endTurnSchema,
@@ -214,7 +215,7 @@ export type KeyedMethod = {
   [M in ClientMethod]: (typeof lostReplyPolicy)[M] extends "keyed" ? M : never;
 }[ClientMethod];
 
-/** Pushes from host to clients. */
+/** Pushes from host to clients. A client pushes nothing to the host: all it says is a method. */
 export const clientPushes = {
   "run.view": z.object({ subscriptionId: z.string(), view: runViewSchema }),
-} as const;
+} as const satisfies PushTable;

@@ -54,12 +54,10 @@ export {
   preflightReplySchema,
   preflightRequestSchema,
 } from "./preflight.js";
-export type {
-  Handlers,
-  MethodTable,
-  PushHandlers,
-} from "./rpc-peer.js";
-export { dispatchPushes, RpcError, RpcPeer } from "./rpc-peer.js";
+export type { PushArgs, PushData, PushHandlers, PushName } from "./push-table.js";
+export { dispatchPushes } from "./push-table.js";
+export type { Handlers, MethodTable } from "./rpc-peer.js";
+export { RpcError, RpcPeer } from "./rpc-peer.js";
 export type { CheckpointAnswer, RunCommand, RunCommandType } from "./run-command.js";
 export type {
   HistoryEffect,

@@ -15,6 +15,7 @@ import {
   replyFrameSchema,
   requestFrameSchema,
 } from "./framing.js";
+import type { NoPushes, PushArgs, PushTable } from "./push-table.js";
 
 /** A failed call as the caller sees it: the peer's typed error, never a stack. */
 export class RpcError extends Error {
@@ -35,30 +36,6 @@ type Handler<T extends MethodTable, M extends keyof T> = (
 ) => Promise<z.input<T[M]["result"]>> | z.input<T[M]["result"]>;
 /** Every method of the table has its handler: a forgotten one is a compile error, not `unknown_method`. */
 export type Handlers<T extends MethodTable> = { [M in keyof T]: Handler<T, M> };
-
-/** One direction's pushes: each push name and the schema of its data. */
-export type PushTable = Record<string, z.ZodType>;
-/** Every push of the table has its handler, which gets the data already parsed. */
-export type PushHandlers<P extends PushTable> = { [K in keyof P]: (data: z.infer<P[K]>) => void };
-
-/**
- * The `onPush` of a peer that receives `schemas`: each push's data is parsed with its schema and
- * handed to its handler. A push this side does not know is ignored (a newer peer may send more); one
- * whose data does not match its schema goes to `onInvalid`, never to the handler.
- */
-export function dispatchPushes<P extends PushTable>(
-  schemas: P,
-  handlers: PushHandlers<P>,
-  onInvalid?: (push: keyof P & string) => void,
-): (push: string, data: unknown) => void {
-  return (push, data) => {
-    if (!Object.hasOwn(schemas, push)) return;
-    const name = push as keyof P & string;
-    const parsed = (schemas[name] as z.ZodType).safeParse(data);
-    if (parsed.success) handlers[name](parsed.data as z.infer<P[typeof name]>);
-    else onInvalid?.(name);
-  };
-}
 
 export interface RpcPeerOptions<Local extends MethodTable, Remote extends MethodTable> {
   /** Writes one encoded frame (a line). */
@@ -89,7 +66,12 @@ function toProtocolError(error: unknown): ProtocolError {
  * client, and the worker's stdio all use it. Every inbound frame is parsed with the protocol's
  * schema; nothing a peer sends can throw out of `feed`.
  */
-export class RpcPeer<Local extends MethodTable = MethodTable, Remote extends MethodTable = MethodTable> {
+export class RpcPeer<
+  Local extends MethodTable = MethodTable,
+  Remote extends MethodTable = MethodTable,
+  /** The pushes this side sends (see `PushTable`); none unless given. */
+  Sends extends PushTable = NoPushes,
+> {
   private readonly splitter: LineSplitter;
   private readonly limits: FrameLimits;
   private readonly pending = new Map<
@@ -142,7 +124,8 @@ export class RpcPeer<Local extends MethodTable = MethodTable, Remote extends Met
     });
   }
 
-  push(push: string, data: unknown): PushOutcome {
+  /** Push to the other side: only a push of `Sends`, with the data its schema takes, compiles. */
+  push(...[push, data]: PushArgs<Sends>): PushOutcome {
     if (this.closed) return { ok: false, error: { code: "internal", message: "The connection is closed." } };
     const encoded = encodeFrameWithin({ v: PROTOCOL_VERSION, push, data }, this.limits);
     if (!encoded.ok) return encoded;

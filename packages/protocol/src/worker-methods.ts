@@ -4,6 +4,7 @@ import { effectStateSchema, nodeVisitStateSchema, runSnapshotSchema } from "./ex
 import { nodePathSchema, visitNumberSchema } from "./ids.js";
 import { advanceNodeVisitSchema, nodeVisitAdvanceSchema } from "./node-advance.js";
 import { nodeProgressReportSchema } from "./node-progress.js";
+import type { PushTable } from "./push-table.js";
 import { runCommandSchema } from "./run-command.js";
 import {
   enqueueMessageSchema,
@@ -110,9 +111,10 @@ export type WorkerResult<M extends WorkerMethod> = z.infer<(typeof workerMethods
 /**
  * Pushes from host to worker. `assign`: the first frame a pre-started (warm) worker gets: which launch
  * it now is, and the run's working directory to move into before it says `worker.hello`.
- * `cancel`: abort the running node and exit.
+ * `cancel`: abort the running node and exit. A worker pushes nothing to the host: all it says is a
+ * method with a reply.
  */
 export const workerPushes = {
   assign: z.object({ launchId: z.string().min(1).max(200), workingDir: z.string().min(1) }),
   cancel: z.object({ reason: z.string().max(512) }),
-} as const;
+} as const satisfies PushTable;

@@ -56,10 +56,14 @@ describe("handler tables", () => {
   it("refuse a push table with a handler missing", () => {
     const pushes = { ping: z.object({ at: z.number() }), stop: z.object({ reason: z.string() }) };
     // @ts-expect-error `stop` has no handler
-    dispatchPushes(pushes, { ping: ({ at }) => void at });
-    dispatchPushes(pushes, {
-      ping: ({ at }) => expectTypeOf(at).toEqualTypeOf<number>(),
-      stop: ({ reason }) => expectTypeOf(reason).toEqualTypeOf<string>(),
-    });
+    dispatchPushes(pushes, { ping: ({ at }) => void at }, () => {});
+    dispatchPushes(
+      pushes,
+      {
+        ping: ({ at }) => expectTypeOf(at).toEqualTypeOf<number>(),
+        stop: ({ reason }) => expectTypeOf(reason).toEqualTypeOf<string>(),
+      },
+      (push) => expectTypeOf(push).toEqualTypeOf<"ping" | "stop">(),
+    );
   });
 });

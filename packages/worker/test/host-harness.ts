@@ -15,6 +15,7 @@ import {
   type Transition,
   type WorkerExit,
   workerMethods,
+  type workerPushes,
 } from "@piw/protocol";
 import { isProcessAlive } from "@piw/state-dir";
 import { RunStore } from "@piw/store";
@@ -32,7 +33,7 @@ function workerCommand(): [string, ...string[]] {
 
 export interface SpawnedWorker {
   child: ChildProcessWithoutNullStreams;
-  peer: RpcPeer<typeof workerMethods, MethodTable>;
+  peer: RpcPeer<typeof workerMethods, MethodTable, typeof workerPushes>;
   launchId: string;
   fence: Fence;
   /** Exit reports the worker sent, in order. */
@@ -161,7 +162,7 @@ export class TestHost {
         },
       ]),
     ) as typeof handlers;
-    const peer = new RpcPeer<typeof workerMethods, MethodTable>({
+    const peer = new RpcPeer<typeof workerMethods, MethodTable, typeof workerPushes>({
       send: (line) => {
         if (child.stdin.writable) child.stdin.write(line);
       },

@@ -92,6 +92,26 @@ describe("piw-worker against a host played by the test", () => {
     expect(worker.stderr()).toContain("stray output from workflow code");
   });
 
+  it("drops an assign push whose data breaks its schema with a log line, and runs once a valid one comes", async () => {
+    host = new TestHost();
+    const { runId } = await prepareGreet();
+    // Started ahead of its launch, as the host starts its idle worker: it waits for `assign`.
+    const worker = host.launch(runId, { env: { PIW_LAUNCH_ID: "" } });
+    worker.child.stdin.write(`${JSON.stringify({ v: 1, push: "assign", data: { launchId: 7 } })}\n`);
+    await waitFor(
+      () => worker.stderr().includes("ignored an invalid assign frame"),
+      15_000,
+      "the invalid assign to be logged",
+    );
+    expect(worker.calls).toEqual([]);
+
+    worker.peer.push("assign", { launchId: worker.launchId, workingDir: host.dir });
+    const exit = await worker.exited;
+    expect(exit).toMatchObject({ code: 0, signal: null });
+    expect(worker.calls[0]).toBe("worker.hello");
+    expect(host.store.getRun(runId)).toMatchObject({ status: "done", outcome: "completed" });
+  });
+
   it("starts its first node after two round trips: hello (run and snapshot with it), then markRunning", async () => {
     host = new TestHost();
     const { runId } = await prepareGreet();
