@@ -225,7 +225,9 @@ describe("node deadlines", () => {
                 return "marked";
               });
               if (attempts === 1) {
-                await new Promise((_, reject) => signal.addEventListener("abort", () => reject(signal.reason)));
+                await new Promise((_, reject) =>
+                  signal.addEventListener("abort", () => reject(signal.reason)),
+                );
               }
               return value;
             },
@@ -247,7 +249,10 @@ describe("node deadlines", () => {
       return reserve(req);
     };
     await new Promise((resolve) => setTimeout(resolve, 80));
-    expect(await executeRun({ workflow: wf, port: resumed })).toEqual({ kind: "completed", output: "marked" });
+    expect(await executeRun({ workflow: wf, port: resumed })).toEqual({
+      kind: "completed",
+      output: "marked",
+    });
     expect(resumed.visits[0]).toMatchObject({ attempt: 2, status: "succeeded" });
     expect(sideEffects).toBe(1);
     expect(await lost).toMatchObject({ kind: "timed_out" });

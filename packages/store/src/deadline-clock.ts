@@ -21,7 +21,10 @@ export function stopOpenVisits(ctx: StoreContext, runId: string, stoppedAt: numb
 }
 
 /** The deadline a visit reopened at `now` runs to: its saved one, moved on by the time it stood still. */
-export function resumedDeadline(step: Pick<StepRow, "deadline_at" | "stopped_at">, now: number): number | null {
+export function resumedDeadline(
+  step: Pick<StepRow, "deadline_at" | "stopped_at">,
+  now: number,
+): number | null {
   if (step.deadline_at === null) return null;
   const stood = step.stopped_at === null ? 0 : Math.max(0, now - step.stopped_at);
   return step.deadline_at + stood;
@@ -33,7 +36,10 @@ export function resumedDeadline(step: Pick<StepRow, "deadline_at" | "stopped_at"
  * made, as the run still holds the launch's claim). Workers exit within about a second of losing their
  * host, so the truth is at most one heartbeat interval and that second later.
  */
-export function lastAliveAt(launch: Pick<LaunchRow, "started_at" | "alive_at">, run: Pick<RunRow, "updated_at">): number {
+export function lastAliveAt(
+  launch: Pick<LaunchRow, "started_at" | "alive_at">,
+  run: Pick<RunRow, "updated_at">,
+): number {
   return Math.max(launch.started_at, launch.alive_at ?? launch.started_at, run.updated_at);
 }
 
@@ -43,7 +49,9 @@ export function lastAliveAt(launch: Pick<LaunchRow, "started_at" | "alive_at">, 
  */
 export function markLaunchesAlive(ctx: StoreContext, launchIds: readonly string[]): void {
   if (launchIds.length === 0) return;
-  const mark = ctx.stmt("UPDATE worker_launches SET alive_at = ? WHERE launch_id = ? AND exit_decision IS NULL");
+  const mark = ctx.stmt(
+    "UPDATE worker_launches SET alive_at = ? WHERE launch_id = ? AND exit_decision IS NULL",
+  );
   ctx.tx(() => {
     const now = ctx.now();
     for (const id of launchIds) mark.run(now, id);

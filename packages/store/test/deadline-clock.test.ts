@@ -27,7 +27,9 @@ function launchedRunning(store: RunStore, runId: string, launchId: string): Fenc
 function resumeAndReopen(runId: string, claimToken: string): { at: number; attempt: number } {
   const claim = saved(h.store.claimRun({ runId, claimToken, leaseMs: 30_000 }));
   const fence = { runId, generation: claim.command.generation, claimToken };
-  saved(h.store.recordWorkerLaunch(fence, { launchId: `launch-${claimToken}`, commandType: "resume", pid: 1 }));
+  saved(
+    h.store.recordWorkerLaunch(fence, { launchId: `launch-${claimToken}`, commandType: "resume", pid: 1 }),
+  );
   saved(h.store.markRunning(fence));
   const reopened = saved(
     h.store.startNodeVisit(fence, { path: "loop", visit: 1, nodeKind: "action", timeoutMs: TIMEOUT_MS }),
@@ -53,7 +55,9 @@ describe("a visit's deadline clock", () => {
     expect(first).toBe(h.clock.now + TIMEOUT_MS);
     // The action works for 2 minutes, then its worker is killed before it saved progress: the run parks.
     h.clock.now += 2 * MINUTE;
-    const exit = saved(h.store.recordWorkerExit({ launchId: "launch-1", exit: { kind: "lost", detail: "kill" } }));
+    const exit = saved(
+      h.store.recordWorkerExit({ launchId: "launch-1", exit: { kind: "lost", detail: "kill" } }),
+    );
     expect(exit.decision).toBe("parked");
     expect(h.store.getRun("d-1")?.recoveryReason?.code).toBe("worker_lost_no_progress");
     // Parked longer than the whole timeout, then resumed explicitly.
@@ -97,13 +101,25 @@ describe("a visit's deadline clock", () => {
     // Four more minutes of work, a lost worker after progress (relaunched at once), a minute later.
     h.clock.now += 4 * MINUTE;
     const effectId = effectIdFor("d-3", "loop", 1, "mark");
-    const effect = { effectId, path: "loop", visit: 1, effectType: "mark", ordinal: 0, mode: "idempotent" } as const;
+    const effect = {
+      effectId,
+      path: "loop",
+      visit: 1,
+      effectType: "mark",
+      ordinal: 0,
+      mode: "idempotent",
+    } as const;
     saved(h.store.reserveEffect(again, { ...effect, request: {} }));
     saved(h.store.parkRun(again, { code: "worker_lost", message: "lost", launchId: "launch-1" }));
     h.clock.now += 1 * MINUTE;
     const relaunched = claimRunning(h.store, "d-3", "relaunch-1");
     const last = saved(
-      h.store.startNodeVisit(relaunched, { path: "loop", visit: 1, nodeKind: "action", timeoutMs: TIMEOUT_MS }),
+      h.store.startNodeVisit(relaunched, {
+        path: "loop",
+        visit: 1,
+        nodeKind: "action",
+        timeoutMs: TIMEOUT_MS,
+      }),
     );
     expect(last).toMatchObject({ attempt: 3, deadline: { at: h.clock.now + TIMEOUT_MS - 7 * MINUTE } });
   });
@@ -169,7 +185,9 @@ describe("a visit's deadline clock across a dead host", () => {
     h.reopen();
     h.clock.now += 60 * MINUTE;
     const orphaned = { kind: "orphaned", detail: "The host restarted while the worker ran." } as const;
-    expect(saved(h.store.recordWorkerExit({ launchId: "launch-1", exit: orphaned })).decision).toBe("relaunch");
+    expect(saved(h.store.recordWorkerExit({ launchId: "launch-1", exit: orphaned })).decision).toBe(
+      "relaunch",
+    );
     const reopened = resumeAndReopen("h-2", "relaunch-1");
     expect(reopened.at - h.clock.now).toBe(TIMEOUT_MS - 40_000);
   });
