@@ -34,7 +34,7 @@ function resumeAndReopen(runId: string, claimToken: string): { at: number; attem
   const reopened = saved(
     h.store.startNodeVisit(fence, { path: "loop", visit: 1, nodeKind: "action", timeoutMs: TIMEOUT_MS }),
   );
-  if (reopened.status !== "running" || reopened.deadline === undefined) {
+  if (reopened.status !== "running" || reopened.deadline == null) {
     throw new Error(`expected an open visit with a deadline, got ${JSON.stringify(reopened)}`);
   }
   return { at: reopened.deadline.at, attempt: reopened.attempt };
@@ -44,7 +44,7 @@ function openLoop(fence: Fence): number {
   const opened = saved(
     h.store.startNodeVisit(fence, { path: "loop", visit: 1, nodeKind: "action", timeoutMs: TIMEOUT_MS }),
   );
-  if (opened.status !== "running" || opened.deadline === undefined) throw new Error("no deadline");
+  if (opened.status !== "running" || opened.deadline == null) throw new Error("no deadline");
   return opened.deadline.at;
 }
 
