@@ -48,6 +48,26 @@ function openLoop(fence: Fence): number {
   return opened.deadline.at;
 }
 
+/** The `loop` visit's worker reserves its effect: durable progress, and a change of the run. */
+function reserveMark(fence: Fence): void {
+  const effectId = effectIdFor(fence.runId, "loop", 1, "mark");
+  const effect = {
+    effectId,
+    path: "loop",
+    visit: 1,
+    effectType: "mark",
+    ordinal: 0,
+    mode: "idempotent",
+  } as const;
+  saved(h.store.reserveEffect(fence, { ...effect, request: {} }));
+}
+
+/** A new host's start-up judgement of a launch whose worker died with the previous host. */
+function judgeOrphaned(launchId: string): string {
+  const exit = { kind: "orphaned", detail: "The host restarted while the worker ran." } as const;
+  return saved(h.store.recordWorkerExit({ launchId, exit })).decision;
+}
+
 describe("a visit's deadline clock", () => {
   it("stands still while the run is parked after a lost worker, and a resume gets what was left", () => {
     const fence = launchedRunning(h.store, "d-1", "launch-1");
@@ -100,16 +120,7 @@ describe("a visit's deadline clock", () => {
     expect(reopened).toMatchObject({ attempt: 2, deadline: { at: h.clock.now + TIMEOUT_MS - 3 * MINUTE } });
     // Four more minutes of work, a lost worker after progress (relaunched at once), a minute later.
     h.clock.now += 4 * MINUTE;
-    const effectId = effectIdFor("d-3", "loop", 1, "mark");
-    const effect = {
-      effectId,
-      path: "loop",
-      visit: 1,
-      effectType: "mark",
-      ordinal: 0,
-      mode: "idempotent",
-    } as const;
-    saved(h.store.reserveEffect(again, { ...effect, request: {} }));
+    reserveMark(again);
     saved(h.store.parkRun(again, { code: "worker_lost", message: "lost", launchId: "launch-1" }));
     h.clock.now += 1 * MINUTE;
     const relaunched = claimRunning(h.store, "d-3", "relaunch-1");
@@ -158,8 +169,7 @@ describe("a visit's deadline clock across a dead host", () => {
     // The next host starts an hour later on the same file and judges the orphaned launch.
     h.reopen();
     h.clock.now += 60 * MINUTE;
-    const orphaned = { kind: "orphaned", detail: "The host restarted while the worker ran." } as const;
-    expect(saved(h.store.recordWorkerExit({ launchId: "launch-1", exit: orphaned })).decision).toBe("parked");
+    expect(judgeOrphaned("launch-1")).toBe("parked");
     h.clock.now += 15 * MINUTE;
     const reopened = resumeAndReopen("h-1", "resume-1");
     expect(reopened.at - h.clock.now).toBe(TIMEOUT_MS - 30_000);
@@ -172,22 +182,10 @@ describe("a visit's deadline clock across a dead host", () => {
     h.store.markLaunchesAlive(["launch-1"]);
     // Ten seconds after the heartbeat the worker reserves an effect (progress), then the host dies.
     h.clock.now += 10_000;
-    const effect = {
-      effectId: effectIdFor("h-2", "loop", 1, "mark"),
-      path: "loop",
-      visit: 1,
-      effectType: "mark",
-      ordinal: 0,
-      mode: "idempotent",
-      request: {},
-    } as const;
-    saved(h.store.reserveEffect(fence, effect));
+    reserveMark(fence);
     h.reopen();
     h.clock.now += 60 * MINUTE;
-    const orphaned = { kind: "orphaned", detail: "The host restarted while the worker ran." } as const;
-    expect(saved(h.store.recordWorkerExit({ launchId: "launch-1", exit: orphaned })).decision).toBe(
-      "relaunch",
-    );
+    expect(judgeOrphaned("launch-1")).toBe("relaunch");
     const reopened = resumeAndReopen("h-2", "relaunch-1");
     expect(reopened.at - h.clock.now).toBe(TIMEOUT_MS - 40_000);
   });
