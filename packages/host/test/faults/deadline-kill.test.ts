@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type Sandbox, sandbox, type TestClient, writeWorkflow } from "../host-fixture.js";
-import { HostProcess, idle, readState, settledView } from "./fault-fixture.js";
+import { type Sandbox, sandbox, type TestClient, until, writeWorkflow } from "../host-fixture.js";
+import { HostProcess, idle, lines, readState, settledView } from "./fault-fixture.js";
 
 const TIMEOUT_MS = 3_000;
 
@@ -23,6 +23,21 @@ export default defineWorkflow({
     }),
   },
   edges: { prepare: { to: "slow" }, slow: { to: "done" } },
+});
+`;
+
+/** A compute (progress), then a 1 s command under a 4 s deadline that writes its pid when it starts. */
+const NAP_FLOW = `import { compute, defineWorkflow, shell } from "piw";
+import { z } from "zod";
+export default defineWorkflow({
+  name: "nap",
+  input: z.object({ pids: z.string() }),
+  startAt: "first",
+  nodes: {
+    first: compute({ run: () => 1 }),
+    nap: shell({ timeoutMs: 4_000, exec: ({ input }) => ["sh", "-c", 'echo $$ >> "$1"; sleep 1', "sh", input.pids] }),
+  },
+  edges: { first: { to: "nap" }, nap: { to: "done" } },
 });
 `;
 
@@ -84,5 +99,29 @@ describe("a node deadline across a killed worker", () => {
     // (from the lost worker's park to the reopen), not the relaunch + a fresh timeout.
     const deadlineAt = step?.deadlineAt ?? 0;
     expect(Math.abs(deadlineAt - (startedAt + TIMEOUT_MS + (retriedAt - parkedAt)))).toBeLessThanOrEqual(4);
+  }, 120_000);
+
+  it("does not count the time no host ran: a visit whose host died finishes after a restart past its deadline", async () => {
+    host = await HostProcess.start(box);
+    let c = await host.connect();
+    client = c;
+    const flow = await writeWorkflow(box, "nap", NAP_FLOW);
+    const pids = join(box.dir, "pids");
+    const reserved = await c.call("runs.reserve", flow.reserve({ pids }));
+    if (reserved.kind !== "applied") throw new Error(JSON.stringify(reserved));
+    const { runId } = reserved.value;
+    await until("the command to start", () => lines(pids).length === 1, 20_000);
+    c.close();
+    client = undefined;
+    await host.kill9();
+    // No host for longer than the whole deadline; its workers exit once their channel is gone.
+    await new Promise((resolve) => setTimeout(resolve, 4_500));
+    host = await HostProcess.start(box);
+    c = await host.connect();
+    client = c;
+    // `first` was saved since the lost launch, so the new host relaunches the run by itself.
+    const view = await settledView(c, runId);
+    expect(view).toMatchObject({ status: "done", outcome: "completed", error: null });
+    expect(lines(pids)).toHaveLength(2);
   }, 120_000);
 });
