@@ -206,4 +206,55 @@ describe("node deadlines", () => {
     });
     expect(port.visits[0]).toMatchObject({ attempt: 2, status: "timed_out" });
   });
+
+  it("finishes a reopened visit whose deadline has passed when its work is already done", async () => {
+    // The first attempt settles its effect, then its worker is lost (it hangs here) past the deadline.
+    let attempts = 0;
+    let sideEffects = 0;
+    const wf = compileWorkflow(
+      defineWorkflow({
+        name: "adopted",
+        startAt: "act",
+        nodes: {
+          act: action({
+            timeoutMs: 50,
+            run: async ({ effects, signal }) => {
+              attempts += 1;
+              const value = await effects.idempotent("mark", {}, () => {
+                sideEffects += 1;
+                return "marked";
+              });
+              if (attempts === 1) {
+                await new Promise((_, reject) =>
+                  signal.addEventListener("abort", () => reject(signal.reason)),
+                );
+              }
+              return value;
+            },
+          }),
+        },
+        edges: { act: { to: "done" } },
+      }),
+    );
+    const port = new MemoryRunPort();
+    port.status = "running";
+    const lost = executeRun({ workflow: wf, port });
+    while (sideEffects === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    const resumed = port.reopen();
+    resumed.status = "running";
+    // The reservation crosses the worker's channel, so its answer comes a few ms later, as over IPC.
+    const reserve = resumed.reserveEffect.bind(resumed);
+    resumed.reserveEffect = async (req) => {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      return reserve(req);
+    };
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    expect(await executeRun({ workflow: wf, port: resumed })).toEqual({
+      kind: "completed",
+      output: "marked",
+    });
+    expect(resumed.visits[0]).toMatchObject({ attempt: 2, status: "succeeded" });
+    expect(sideEffects).toBe(1);
+    expect(await lost).toMatchObject({ kind: "timed_out" });
+  });
 });

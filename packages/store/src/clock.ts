@@ -24,13 +24,15 @@ export function scheduleVisit(ctx: StoreContext, row: RunRow, reason: ClockReaso
       .run(reason.until, row.run_id, reason.path, reason.visit);
     return null;
   }
+  // The next attempt's deadline is a fresh one, whose clock stands still until the attempt is due: a
+  // reopen later than that moves it on by the delay (deadline-clock.ts).
   ctx
     .stmt(
-      `UPDATE run_steps SET due_at = ?, failed_attempts = ?,
+      `UPDATE run_steps SET due_at = ?, failed_attempts = ?, stopped_at = ?,
         deadline_at = CASE WHEN timeout_ms IS NULL THEN NULL ELSE ? + timeout_ms END
         WHERE run_id = ? AND path = ? AND visit = ?`,
     )
-    .run(reason.at, reason.attempt - 1, reason.at, row.run_id, reason.path, reason.visit);
+    .run(reason.at, reason.attempt - 1, reason.at, reason.at, row.run_id, reason.path, reason.visit);
   ctx
     .stmt("DELETE FROM effects WHERE run_id = ? AND path = ? AND visit = ? AND status = 'failed'")
     .run(row.run_id, reason.path, reason.visit);

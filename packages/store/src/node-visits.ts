@@ -18,6 +18,7 @@ import {
   type VisitDeadline,
 } from "@piw/protocol";
 import { isConflict, isTransition, notRunning, runningRun, type StoreContext } from "./context.js";
+import { resumedDeadline } from "./deadline-clock.js";
 import { dropVisitProgress } from "./node-progress.js";
 import type { StepRow } from "./rows.js";
 import { parkRow } from "./run-recovery.js";
@@ -116,11 +117,14 @@ function openVisit(ctx: StoreContext, fence: Fence, req: StartNodeVisit): Transi
     return recoveryRequired(reason);
   }
   if (step) {
+    // The deadline keeps what was left of it when the visit's execution stopped.
+    const now = ctx.now();
+    const deadlineAt = resumedDeadline(step, now);
     ctx
       .stmt(
-        "UPDATE run_steps SET attempt = attempt + 1, started_at = ? WHERE run_id = ? AND path = ? AND visit = ?",
+        "UPDATE run_steps SET attempt = attempt + 1, started_at = ?, deadline_at = ?, stopped_at = NULL WHERE run_id = ? AND path = ? AND visit = ?",
       )
-      .run(ctx.now(), row.run_id, req.path, req.visit);
+      .run(now, deadlineAt, row.run_id, req.path, req.visit);
     updateRun(
       ctx,
       row,
@@ -132,7 +136,7 @@ function openVisit(ctx: StoreContext, fence: Fence, req: StartNodeVisit): Transi
       path: req.path,
       visit: req.visit,
       attempt: step.attempt + 1,
-      ...deadlineField(deadlineOf(step)),
+      ...deadlineField(deadlineOf({ timeout_ms: step.timeout_ms, deadline_at: deadlineAt })),
       ...(step.due_at === null ? {} : { dueAt: step.due_at }),
       ...(step.failed_attempts === 0 ? {} : { failedAttempts: step.failed_attempts }),
     });

@@ -108,9 +108,14 @@ export interface StepRow {
   next_path: string | null;
   started_at: number;
   finished_at: number | null;
-  /** The visit's deadline, set when it first opened (null: none); a reopened visit keeps it. */
+  /**
+   * The visit's deadline (null: none), set when it first opened. A reopened visit keeps what was left of
+   * it: the reopen moves it on by the time the visit's execution was stopped (`stopped_at`).
+   */
   timeout_ms: number | null;
   deadline_at: number | null;
+  /** When the open visit's execution last stopped (its run parked, its worker lost); null while it runs. */
+  stopped_at: number | null;
   /** When a wait or the next retry attempt of this visit is due (null: not scheduled). */
   due_at: number | null;
   /** Attempts of this visit that failed and were retried under its retry policy. */
@@ -192,5 +197,7 @@ export interface LaunchRow {
   exit_message: string | null;
   exit_decision: "none" | "relaunch" | "parked" | "failed" | "requeued" | null;
   started_at: number;
+  /** The last time the host saw this launch's worker alive (its heartbeat); null before the first. */
+  alive_at: number | null;
   ended_at: number | null;
 }

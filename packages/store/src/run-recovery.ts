@@ -10,6 +10,7 @@ import {
 import { canonicalJson, clockDueAt, isClockReason, WAKE_LEAD_MS } from "@piw/protocol";
 import { dueAfter, scheduleVisit } from "./clock.js";
 import { isConflict, notRunning, type StoreContext } from "./context.js";
+import { stopOpenVisits } from "./deadline-clock.js";
 import { mapRunRow, type RunRow } from "./rows.js";
 import { invalidTransition, transitionRun, updateRun } from "./run-writes.js";
 import { terminalize } from "./terminalize.js";
@@ -84,13 +85,18 @@ function rewakeAt(ctx: StoreContext, run: RunRow, launchId: string): number | nu
   return due === null ? null : Math.max(due, ctx.now() + WAKE_LEAD_MS);
 }
 
-/** The park write, shared by explicit parks, pauses at a node boundary and worker-loss recovery. */
+/**
+ * The park write, shared by explicit parks, pauses at a node boundary and worker-loss recovery. The
+ * open visits' deadline clocks stop at `stoppedAt`: now, or when a lost worker was last known alive.
+ */
 export function parkRow(
   ctx: StoreContext,
   row: RunRow,
   reason: RecoveryReason,
   wakeAt: number | null = clockDueAt(reason),
+  stoppedAt: number = ctx.now(),
 ): void {
+  stopOpenVisits(ctx, row.run_id, stoppedAt);
   // A wait or retry pause keeps a pause asked for while its node ran (the clock skips a paused run), and
   // so does a lost worker's relaunch (the new worker then parks at the first node boundary it reaches).
   const kept = isClockReason(reason) || wakeAt !== null || reason.code === "worker_lost";
@@ -175,6 +181,7 @@ export function applyWorkerExitVerdict(
   run: RunRow,
   verdict: WorkerExitVerdict,
   launchId: string | null,
+  stoppedAt: number = ctx.now(),
 ): void {
   const launch = launchId === null ? {} : { launchId };
   switch (verdict.kind) {
@@ -201,7 +208,7 @@ export function applyWorkerExitVerdict(
     case "relaunch":
       // Progress is measured from a recorded launch, so a relaunch always has one.
       if (launchId === null) throw new Error("A relaunch verdict needs the launch it follows.");
-      parkRow(ctx, run, { ...verdict.reason, launchId });
+      parkRow(ctx, run, { ...verdict.reason, launchId }, null, stoppedAt);
       return;
     case "park":
       // A worker the clock launched within the wake lead, lost before its wait or retry was due: the
@@ -211,6 +218,7 @@ export function applyWorkerExitVerdict(
         run,
         { ...verdict.reason, ...launch },
         launchId === null ? null : rewakeAt(ctx, run, launchId),
+        stoppedAt,
       );
       return;
     default:

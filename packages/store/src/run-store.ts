@@ -23,6 +23,7 @@ import type {
 } from "@piw/protocol";
 import { listDueRuns, nextWakeAt } from "./clock.js";
 import { type GroupOutcome, StoreContext } from "./context.js";
+import { markLaunchesAlive } from "./deadline-clock.js";
 import { resolveManualEffect } from "./effect-resolution.js";
 import { StoreError } from "./errors.js";
 import { readRunHistory } from "./history-readers.js";
@@ -253,6 +254,10 @@ export class RunStore {
   }
   listOpenLaunches() {
     return listOpenLaunches(this.use());
+  }
+  /** The host's heartbeat for its live workers: bounds the deadline time lost with a dead host. */
+  markLaunchesAlive(launchIds: readonly string[]): void {
+    markLaunchesAlive(this.use(), launchIds);
   }
 
   // Typed readers: the only way to read run columns.

@@ -92,6 +92,7 @@ CREATE TABLE run_steps (
   finished_at INTEGER,
   timeout_ms INTEGER,
   deadline_at INTEGER,
+  stopped_at INTEGER,
   due_at INTEGER,
   failed_attempts INTEGER NOT NULL DEFAULT 0,
   PRIMARY KEY (run_id, path, visit)
@@ -191,6 +192,7 @@ CREATE TABLE worker_launches (
   exit_message TEXT,
   exit_decision TEXT CHECK (exit_decision IS NULL OR exit_decision IN ('none', 'relaunch', 'parked', 'failed', 'requeued')),
   started_at INTEGER NOT NULL,
+  alive_at INTEGER,
   ended_at INTEGER
 ) STRICT;
 CREATE INDEX worker_launches_run ON worker_launches (run_id, started_at);

@@ -10,6 +10,7 @@ import {
 } from "@piw/protocol";
 import { lostAgentAttempts } from "./agent-attempts.js";
 import { isConflict, type StoreContext } from "./context.js";
+import { lastAliveAt } from "./deadline-clock.js";
 import type { LaunchRow } from "./rows.js";
 import type { RunRow } from "./rows.js";
 import { applyWorkerExitVerdict } from "./run-recovery.js";
@@ -125,7 +126,9 @@ export function recordWorkerExit(
       hostAlive: exit.kind !== "orphaned",
       lostAgentAttempts: runStatus === "moved_on" ? null : lostAgentAttempts(ctx, run.run_id),
     });
-    applyWorkerExitVerdict(ctx, run, verdict, launch.launch_id);
+    // A worker that died with its host stopped when it was last known alive, not when a later host looks.
+    const stoppedAt = exit.kind === "orphaned" ? lastAliveAt(launch, run) : ctx.now();
+    applyWorkerExitVerdict(ctx, run, verdict, launch.launch_id, stoppedAt);
     const decision = savedDecision(verdict);
     const detail = exit.kind === "reported" ? (exit.error?.message ?? null) : exit.detail;
     ctx

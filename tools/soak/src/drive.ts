@@ -9,6 +9,7 @@ import { onClock, type SoakWorkflow, TERMINAL } from "./tally.js";
 
 // The run driver: the storm keeps the settings' number of runs going, the workflows in turn, while
 // the kill schedule fires; the quiet phase then settles every run and resumes each parked one once.
+// A run parked for a person is resumed only after it stood parked longer than its nodes' deadline.
 
 /** Runs the storm for the settings' seconds: the host is up when it starts, maybe not when it ends. */
 export async function driveStorm(soak: SoakContext, workflows: SoakWorkflow[]): Promise<void> {
@@ -67,11 +68,14 @@ export async function settleAfterStorm(soak: SoakContext): Promise<number> {
   const afterStorm = await settled(soak, "moving after the storm");
   const parked = afterStorm.filter((s) => runs.has(s.runId) && s.status === "parked");
   figures.parkedAfterStorm = parked.length;
+  // However long a run was parked, one resume finishes it: each stays parked past its nodes' deadline.
+  if (parked.length > 0) await sleep(soak.settings.parkHoldMs);
   for (const summary of parked) {
     if (summary.recoveryReason === null) violations.push(`${summary.runId} parked with no reason`);
     else tally.countReason(summary.recoveryReason.code);
     const reply = await host.call("runs.resume", { runId: summary.runId });
     if (reply?.kind !== "applied") violations.push(`${summary.runId}: resume was ${JSON.stringify(reply)}`);
+    else if (soak.settings.parkHoldMs > soak.settings.deadlineMs) figures.resumesPastDeadline += 1;
   }
   const final = await settled(soak, "moving after one resume");
   for (const run of runs.values()) {

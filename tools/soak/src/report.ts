@@ -9,6 +9,7 @@ export function report(soak: SoakContext, completed: number): void {
     `kills: ${figures.hostKills} host, ${figures.workerKills} run workers (${figures.branchKills} with parallel or map branches in flight), ${figures.idleWorkerKills} idle workers`,
     `cancels: ${figures.cancelsApplied} applied (${figures.cancelsInFlight} with branches in flight), ${figures.cancelsLost} replies lost with the host; ${figures.runsCancelled} runs ended cancelled`,
     `runs: ${figures.runsStarted} started, ${completed} completed (${figures.parallelCompleted} parallel, ${figures.mapCompleted} map), ${figures.parkedDuringStorm} resumes during the storm, ${figures.parkedAfterStorm} parked after it (each resumed once)`,
+    `resumes after a park longer than the nodes' ${settings.deadlineMs} ms deadline: ${figures.resumesPastDeadline} (each park held ${settings.parkHoldMs} ms)`,
     `park reasons: ${[...parkReasons].map(([reason, n]) => `${reason} ${n}`).join(", ") || "none"}`,
     `effects: ${figures.effectExecutions} executions, ${figures.settledEffectsReExecuted} settled effects executed again`,
     `reserves sent again after a lost reply: ${figures.reserveResends} (${figures.reservesAdopted} found the run already saved)`,

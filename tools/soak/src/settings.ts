@@ -10,6 +10,10 @@ export interface SoakSettings {
   workflows: string[];
   /** The share of the schedule's events that cancel a run of the parallel or map workflow mid-flight. */
   cancelShare: number;
+  /** The deadline of every shell and action node of the workflows. */
+  deadlineMs: number;
+  /** How long a run parked for a person stays parked before the soak resumes it: past the deadline. */
+  parkHoldMs: number;
 }
 
 function envInt(name: string, fallback: number, min: number): number {
@@ -34,5 +38,18 @@ export function readSettings(): SoakSettings {
   }
   const forking = workflows.includes("parallel") || workflows.includes("map");
   const cancelShare = forking ? envInt("SOAK_CANCEL_PERCENT", 5, 0) / 100 : 0;
-  return { seed, seconds, concurrency, nodes, killMinMs, killMaxMs, workflows, cancelShare };
+  const deadlineMs = envInt("SOAK_DEADLINE_MS", 4_000, 100);
+  const parkHoldMs = envInt("SOAK_PARK_HOLD_MS", deadlineMs + 1_000, 0);
+  return {
+    seed,
+    seconds,
+    concurrency,
+    nodes,
+    killMinMs,
+    killMaxMs,
+    workflows,
+    cancelShare,
+    deadlineMs,
+    parkHoldMs,
+  };
 }

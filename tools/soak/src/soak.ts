@@ -17,11 +17,15 @@
  * - a completed run has every node succeeded (a join's loser aside), each visited once;
  * - cancel wins: a cancelled run ends cancelled, and no effect of it is reserved after the cancel;
  * - every effect of a completed run is settled; no execution of any effect started after it settled;
- * - after the storm, every run is done, or parked with a reason and completes after one resume.
+ * - after the storm, every run is done, or parked with a reason and completes after one resume;
+ * - every parked run finishes after one explicit resume, however long it was parked: every shell and
+ *   action node has a deadline (SOAK_DEADLINE_MS), and the soak leaves each run parked for a person
+ *   longer than that (SOAK_PARK_HOLD_MS) before it resumes it, in the storm and after it.
  *
  * Settings (env): SOAK_SEED (1), SOAK_SECONDS (180), SOAK_CONCURRENCY (4), SOAK_NODES (12),
  * SOAK_WORKFLOWS (chain,parallel,map), SOAK_CANCEL_PERCENT (5),
- * SOAK_KILL_MIN_MS (250), SOAK_KILL_MAX_MS (1500), SOAK_SKIP_BUILD=1 to use the apps already built,
+ * SOAK_KILL_MIN_MS (250), SOAK_KILL_MAX_MS (1500), SOAK_DEADLINE_MS (4000), SOAK_PARK_HOLD_MS (the
+ * deadline + 1000), SOAK_SKIP_BUILD=1 to use the apps already built,
  * SOAK_DIR for the scratch folder (a temp dir by default, removed unless SOAK_KEEP=1).
  * It is a script, not a test: it prints its figures and exits 1 if any invariant failed.
  *

@@ -33,14 +33,18 @@ async function soakWorkflow(
 /** Writes and loads the workflows the settings name, in the order chain, parallel, map. */
 export async function loadSoakWorkflows(soak: SoakContext): Promise<SoakWorkflow[]> {
   const { root } = soak.scratch;
-  const named = soak.settings.workflows;
+  const { workflows: named, deadlineMs } = soak.settings;
   const workflows: SoakWorkflow[] = [];
   if (named.includes("chain"))
-    workflows.push(await soakWorkflow("chain", writeChainWorkflow(root, soak.settings.nodes), new Set()));
+    workflows.push(
+      await soakWorkflow("chain", writeChainWorkflow(root, soak.settings.nodes, deadlineMs), new Set()),
+    );
   if (named.includes("parallel"))
-    workflows.push(await soakWorkflow("parallel", writeParallelWorkflow(root), RACE_LOSERS));
+    workflows.push(await soakWorkflow("parallel", writeParallelWorkflow(root, deadlineMs), RACE_LOSERS));
   if (named.includes("map"))
-    workflows.push(await soakWorkflow("map", writeMapWorkflow(root), MAP_RACE_LOSERS, mapRunPaths));
+    workflows.push(
+      await soakWorkflow("map", writeMapWorkflow(root, deadlineMs), MAP_RACE_LOSERS, mapRunPaths),
+    );
   return workflows;
 }
 

@@ -29,6 +29,7 @@ export async function sweep(soak: SoakContext, resumeParked: boolean): Promise<R
     if (run.ended !== undefined && run.ended !== end)
       violations.push(`${run.runId} ended ${run.ended}, then was ${end}`);
     if (run.checked) continue;
+    if (summary.status !== "parked") delete run.parkedSeenAt;
     if (summary.status === "done" && summary.outcome === "completed") {
       const view = await host.call("runs.get", { runId: run.runId });
       const history = await host.call("runs.history", { runId: run.runId });
@@ -56,13 +57,18 @@ export async function sweep(soak: SoakContext, resumeParked: boolean): Promise<R
     } else if (onClock(summary)) {
       // Left to the clock: its wake-ups are under the kills too.
     } else if (summary.status === "parked" && resumeParked) {
+      // As a user who comes back later: the run stays parked longer than its nodes' deadline.
+      run.parkedSeenAt ??= Date.now();
+      if (Date.now() - run.parkedSeenAt < soak.settings.parkHoldMs) continue;
       if (summary.recoveryReason === null) violations.push(`${run.runId} parked with no reason`);
       else tally.countReason(summary.recoveryReason.code);
       const reply = await host.call("runs.resume", { runId: run.runId });
       if (reply?.kind === "applied") {
+        delete run.parkedSeenAt;
         run.resumes += 1;
         figures.resumesDuringStorm += 1;
         figures.parkedDuringStorm += 1;
+        if (soak.settings.parkHoldMs > soak.settings.deadlineMs) figures.resumesPastDeadline += 1;
       }
     }
   }

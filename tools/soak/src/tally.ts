@@ -14,6 +14,8 @@ export interface SoakRun {
   tag: string;
   workflow: SoakWorkflow;
   resumes: number;
+  /** When the soak first saw its current park for a person; it resumes the run once the hold is over. */
+  parkedSeenAt?: number;
   /** Set when the soak cancelled the run: the time the cancel's reply came back, or null if it was lost. */
   cancel?: { repliedAt: number | null };
   /** The status and outcome it first ended with: an ended run never changes again. */
@@ -34,6 +36,7 @@ function newFigures() {
     parkedDuringStorm: 0,
     resumesDuringStorm: 0,
     parkedAfterStorm: 0,
+    resumesPastDeadline: 0,
     effectExecutions: 0,
     settledEffectsReExecuted: 0,
     cancelsApplied: 0,

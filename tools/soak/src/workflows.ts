@@ -5,9 +5,11 @@ import { join } from "node:path";
 // turn, a parallel one whose branches run those kinds side by side, and a map one that runs a chain
 // of them once per item. Every action performs one
 // idempotent managed effect that writes a ledger line (run, node, visit, start time) before its work,
-// so an execution that a kill cut short is counted too.
+// so an execution that a kill cut short is counted too. Every shell and action node has a deadline
+// (SOAK_DEADLINE_MS) shorter than the time the soak leaves a run parked before it resumes it.
 
-const PRELUDE = [
+/** The lines every workflow file starts with; `DEFAULTS` gives its shell and action nodes a deadline. */
+const prelude = (deadlineMs: number) => [
   'import { appendFileSync } from "node:fs";',
   'import { action, compute, defineWorkflow, map, parallel, shell, wait, type ActionContext } from "piw";',
   'import { z } from "zod";',
@@ -30,6 +32,7 @@ const PRELUDE = [
   '  input.ledger, [input.tag, node.path.replace(/\\W/g, "_"), node.visit].join("-"), String(seconds),',
   "];",
   "const RETRY = { attempts: 4, backoff: { initialMs: 100, factor: 2, maxMs: 1_000 } };",
+  `const DEFAULTS = { timeoutMs: { shell: ${deadlineMs}, action: ${deadlineMs} } };`,
   "",
 ];
 
@@ -50,6 +53,7 @@ function chain(name: string, prefix: string, nodes: number, offset = 0): string[
     `defineWorkflow({`,
     `  name: "${name}",`,
     "  input,",
+    "  defaults: DEFAULTS,",
     `  startAt: "${prefix}0",`,
     "  nodes: {",
   ];
@@ -63,8 +67,8 @@ function chain(name: string, prefix: string, nodes: number, offset = 0): string[
 }
 
 /** The chain workflow: `nodes` nodes, a quarter of them actions. */
-export function writeChainWorkflow(root: string, nodes: number): string {
-  const lines = [...PRELUDE, `export default ${chain("soak", "n", nodes).join("\n")};`, ""];
+export function writeChainWorkflow(root: string, nodes: number, deadlineMs: number): string {
+  const lines = [...prelude(deadlineMs), `export default ${chain("soak", "n", nodes).join("\n")};`, ""];
   const file = join(root, "soak.workflow.ts");
   writeFileSync(file, lines.join("\n"));
   return file;
@@ -76,9 +80,9 @@ export function writeChainWorkflow(root: string, nodes: number): string {
  * joined on any (a compute that wins against a two-second command, which is cancelled), then an
  * action. Kills land while branches are in flight.
  */
-export function writeParallelWorkflow(root: string): string {
+export function writeParallelWorkflow(root: string, deadlineMs: number): string {
   const lines = [
-    ...PRELUDE,
+    ...prelude(deadlineMs),
     `const left = ${chain("soak-left", "l", 4).join("\n")};`,
     "",
     `const right = ${chain("soak-right", "r", 4, 2).join("\n")};`,
@@ -86,6 +90,7 @@ export function writeParallelWorkflow(root: string): string {
     "export default defineWorkflow({",
     '  name: "soak-parallel",',
     "  input,",
+    "  defaults: DEFAULTS,",
     '  startAt: "pre",',
     "  nodes: {",
     "    pre: action({ run: step }),",
@@ -126,9 +131,9 @@ const MAP_ITEMS = 5;
  * command ends at once, item 1's sleeps two seconds and is cancelled), then an action. Kills land
  * while items' branches are in flight.
  */
-export function writeMapWorkflow(root: string): string {
+export function writeMapWorkflow(root: string, deadlineMs: number): string {
   const lines = [
-    ...PRELUDE,
+    ...prelude(deadlineMs),
     `const item = ${chain("soak-item", "i", 4, 1).join("\n")};`,
     "",
     "const copies = (n: number) => ({ input }: { input: Input }) => Array.from({ length: n }, () => input);",
@@ -136,6 +141,7 @@ export function writeMapWorkflow(root: string): string {
     "export default defineWorkflow({",
     '  name: "soak-map",',
     "  input,",
+    "  defaults: DEFAULTS,",
     '  startAt: "pre",',
     "  nodes: {",
     "    pre: action({ run: step }),",

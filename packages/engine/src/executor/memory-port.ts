@@ -62,7 +62,10 @@ export class MemoryRunPort implements RunPort {
   parkedReason: RecoveryReason | null = null;
   pauseRequested = false;
   readonly visits: SavedVisit[] = [];
-  /** Each visit's deadline, fixed when it first opened, as the store keeps it. */
+  /**
+   * Each visit's deadline, fixed when it first opened. Unlike the store, this port does not move it
+   * on by the time a run stood parked: its tests reopen at once, or mean to reach a passed deadline.
+   */
   private readonly deadlines = new Map<string, VisitDeadline | null>();
   /** Each open visit's saved wait or retry schedule, as the store keeps it on the visit. */
   private readonly schedules = new Map<string, { dueAt: number; failedAttempts: number }>();

@@ -157,7 +157,9 @@ export function effectsFor(
 /**
  * Run `work` until the visit's saved deadline; the node's signal aborts on timeout or cancel. After
  * a timeout the work gets up to WIND_DOWN_MS to stop (an isolated agent session saves what it cost)
- * before the visit is reported timed out.
+ * before the visit is reported timed out. Work that succeeds before that judgement is a success: a
+ * reopened visit whose deadline has passed still finishes when its work is already done (its effects
+ * settled and adopted), and a deadline never undoes work that succeeded.
  */
 async function withDeadline<T>(run: NodeRun, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
   const { deadline } = run;
@@ -176,13 +178,17 @@ async function withDeadline<T>(run: NodeRun, work: (signal: AbortSignal) => Prom
     if (first !== TIMED_OUT || deadline === null) return first as T;
     controller.abort(new DeadlinePassed());
     let windDown: NodeJS.Timeout | undefined;
-    await Promise.race([
-      working.catch(() => undefined),
-      new Promise((resolve) => {
-        windDown = setTimeout(resolve, WIND_DOWN_MS);
+    const stopped = await Promise.race([
+      working.then(
+        (value) => ({ succeeded: true as const, value }),
+        () => ({ succeeded: false as const }),
+      ),
+      new Promise<{ succeeded: false }>((resolve) => {
+        windDown = setTimeout(() => resolve({ succeeded: false }), WIND_DOWN_MS);
       }),
     ]);
     clearTimeout(windDown);
+    if (stopped.succeeded) return stopped.value;
     throw new NodeFailure("node_timed_out", timedOutMessage(run.node.path, deadline.timeoutMs), true);
   } finally {
     if (timer) clearTimeout(timer);

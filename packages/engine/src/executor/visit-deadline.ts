@@ -4,8 +4,8 @@ import { NodeFailure } from "./execution-signals.js";
 
 /**
  * The length of a visit's deadline, in ms, or null for none: evaluated once, when the visit opens;
- * the store saves the absolute deadline, so a reopened visit keeps it. A computed value that is not a
- * valid length fails the node.
+ * the store saves the deadline, so a reopened visit keeps what was left of it. A computed value that is
+ * not a valid length fails the node.
  */
 function timeoutAtStart(timeout: NodeTimeout, input: unknown, path: string): number | null {
   switch (timeout.kind) {
