@@ -1,0 +1,56 @@
+/**
+ * Why a model failed for good, read from the provider's error text: another turn would fail the
+ * same way, so the step fails (`model_unavailable`) instead of counting lost turns. Anything else
+ * (a 5xx, a dropped connection, a rate limit) may heal and stays a lost turn.
+ */
+type ModelFailure = "credentials" | "unknown_model" | "quota";
+
+/** Patterns in the order they are tried: a quota error may also say 403, and it is a quota error. */
+const FAILURES: readonly (readonly [ModelFailure, RegExp])[] = [
+  [
+    "quota",
+    /insufficient_quota|quota exceeded|exceeded your (?:current )?quota|billing|out of budget|credit balance|usage limit/i,
+  ],
+  [
+    "credentials",
+    /(?<![a-z0-9])(?:401|403)(?![a-z0-9])|unauthori[sz]ed|forbidden|no api key|invalid[ _-]?(?:x-)?api[ _-]?key|incorrect api key|authentication|permission[ _]denied/i,
+  ],
+  [
+    "unknown_model",
+    /(?<![a-z0-9])404(?![a-z0-9])|model[ _]not[ _]found|unknown model|no such model|model\b.{0,120}\b(?:does not exist|not found|not supported)/i,
+  ],
+];
+
+function failureOf(text: string): ModelFailure | null {
+  for (const [failure, pattern] of FAILURES) if (pattern.test(text)) return failure;
+  return null;
+}
+
+/**
+ * The step's failure message for a provider error that no retry heals, else null. It names the
+ * model and what to do; never the provider's own text, which may quote a key or the request.
+ */
+export function modelFailureOf(errorText: string, path: string, model: string, provider: string): string | null {
+  const failure = failureOf(errorText);
+  switch (failure) {
+    case null:
+      return null;
+    case "credentials":
+      return (
+        `Agent step ${path}: the provider refused the credentials for model ${model} (not authorized): ` +
+        `set a valid API key for ${provider} (pi /login, auth.json or its environment variable), or pin another model.`
+      );
+    case "unknown_model":
+      return (
+        `Agent step ${path}: the provider does not know model ${model}: ` +
+        "check its id (pi --list-models, models.json) or pin another model."
+      );
+    case "quota":
+      return (
+        `Agent step ${path}: the provider refused model ${model} because its quota or billing limit is spent: ` +
+        `top it up with ${provider}, or pin another model.`
+      );
+    default:
+      return failure satisfies never;
+  }
+}
