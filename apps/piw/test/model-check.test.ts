@@ -34,7 +34,9 @@ export default defineWorkflow({
 }
 
 let model: FakeModel;
+/** State folders: the host's workers read Pi's folder from the environment that started the host. */
 let home: string;
+let bareHome: string;
 let user: string;
 let project: string;
 /** A Pi agent folder with the fake model configured (Pi's retries off: a 5xx is one lost turn). */
@@ -46,6 +48,7 @@ let bareAgentDir: string;
 beforeAll(async () => {
   model = await startFakeModel();
   home = makeHome();
+  bareHome = makeHome();
   user = mkdtempSync(join(tmpdir(), "piw-user-"));
   // A check that would outlast the preflight's time limit is skipped: give Pi's SDK, loaded from
   // source on a busy test machine, all the time it needs.
@@ -54,10 +57,10 @@ beforeAll(async () => {
     ...fakeAgentHome(join(user, "configured"), { model, settings: { retry: { enabled: false } } }).env,
     ...slowPreflight,
   };
-  const bareHome = join(user, "bare");
-  bareAgentDir = join(bareHome, "agent");
+  const bareUser = join(user, "bare");
+  bareAgentDir = join(bareUser, "agent");
   mkdirSync(bareAgentDir, { recursive: true });
-  bare = { HOME: bareHome, PI_CODING_AGENT_DIR: bareAgentDir, ...PI_TEST_ENV, ...slowPreflight };
+  bare = { HOME: bareUser, PI_CODING_AGENT_DIR: bareAgentDir, ...PI_TEST_ENV, ...slowPreflight };
   project = mkdtempSync(join(tmpdir(), "piw-models-"));
   writeFileSync(join(project, "gone.workflow.ts"), oneStep("gone", "fake/no-such-model"));
   writeFileSync(join(project, "denied.workflow.ts"), oneStep("denied"));
@@ -67,13 +70,14 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await cleanUp(home);
+  await cleanUp(bareHome);
   await model?.close();
   rmSync(user, { recursive: true, force: true });
   rmSync(project, { recursive: true, force: true });
 });
 
-async function runs(env: NodeJS.ProcessEnv): Promise<unknown[]> {
-  const listed = await piw(home, ["list", "--json"], { env });
+async function runs(state: string, env: NodeJS.ProcessEnv): Promise<unknown[]> {
+  const listed = await piw(state, ["list", "--json"], { env });
   expect(listed.code, listed.stderr).toBe(0);
   return (JSON.parse(listed.stdout) as { runs: unknown[] }).runs;
 }
@@ -87,7 +91,10 @@ describe("piw run refuses a workflow whose isolated agent steps have no model", 
   it(
     "with no model configured in Pi: exit 64, a bounded message naming the step and how to configure one, no run",
     async () => {
-      const result = await piw(home, ["run", example("parallel-review"), "check"], { cwd: project, env: bare });
+      const result = await piw(bareHome, ["run", example("parallel-review"), "check"], {
+        cwd: project,
+        env: bare,
+      });
       expect(result.code, result.stdout + result.stderr).toBe(64);
       expect(result.stderr).toContain("no usable model for the workflow's isolated agent steps");
       expect(result.stderr).toContain(
@@ -97,7 +104,7 @@ describe("piw run refuses a workflow whose isolated agent steps have no model", 
       expect(result.stderr).toContain(join(bareAgentDir, "models.json"));
       expect(result.stderr.length).toBeLessThan(2_000);
       expect(result.stdout).toBe("");
-      expect(await runs(bare)).toEqual([]);
+      expect(await runs(bareHome, bare)).toEqual([]);
     },
     SLOW,
   );
@@ -111,7 +118,7 @@ describe("piw run refuses a workflow whose isolated agent steps have no model", 
       });
       expect(result.code, result.stdout + result.stderr).toBe(64);
       expect(result.stderr).toContain("ask: model fake/no-such-model is not one Pi knows");
-      expect(await runs(configured)).toEqual([]);
+      expect(await runs(home, configured)).toEqual([]);
       expect(model.requests).toEqual([]);
     },
     SLOW,
@@ -134,7 +141,9 @@ describe("an isolated step whose provider refuses the model at run time", () => 
       expect(result.code, result.stdout + result.stderr).toBe(1);
       const failed = await view(runIdIn(result.stdout + result.stderr));
       expect(failed).toMatchObject({ status: "failed", error: { code: "model_unavailable" } });
-      expect(failed.error?.message).toContain("the provider refused the credentials for model fake/fake-model");
+      expect(failed.error?.message).toContain(
+        "the provider refused the credentials for model fake/fake-model",
+      );
       expect(JSON.stringify(failed)).not.toContain("sk-secret");
       expect(result.stdout + result.stderr).not.toContain("sk-secret");
       expect(model.requests.filter((r) => lastMessageText(r).includes("STEP-denied"))).toHaveLength(1);

@@ -19,7 +19,8 @@ export function createModelCheck(env: NodeJS.ProcessEnv = process.env): ModelChe
     const agentDir = piAgentDir({ env });
     // One look per model: steps on the default model share it, each pinned model has its own.
     const byModel = new Map<string | undefined, string[]>();
-    for (const step of request.steps) byModel.set(step.model, [...(byModel.get(step.model) ?? []), step.path]);
+    for (const step of request.steps)
+      byModel.set(step.model, [...(byModel.get(step.model) ?? []), step.path]);
     const problems: string[] = [];
     try {
       for (const [model, paths] of byModel) {

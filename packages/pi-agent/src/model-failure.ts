@@ -30,7 +30,12 @@ function failureOf(text: string): ModelFailure | null {
  * The step's failure message for a provider error that no retry heals, else null. It names the
  * model and what to do; never the provider's own text, which may quote a key or the request.
  */
-export function modelFailureOf(errorText: string, path: string, model: string, provider: string): string | null {
+export function modelFailureOf(
+  errorText: string,
+  path: string,
+  model: string,
+  provider: string,
+): string | null {
   const failure = failureOf(errorText);
   switch (failure) {
     case null:

@@ -41,7 +41,10 @@ export interface PiAgentSessionsOptions {
 /** The name of the submit tool: the step contract tells the model to call it. */
 const SUBMIT_TOOL = "workflow";
 
-function refused(message: string, code: "node_failed" | "pi_sdk_missing" | "model_unavailable" = "node_failed") {
+function refused(
+  message: string,
+  code: "node_failed" | "pi_sdk_missing" | "model_unavailable" = "node_failed",
+) {
   return { ok: false as const, error: safeError(code, message) };
 }
 

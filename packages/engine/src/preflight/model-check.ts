@@ -41,7 +41,11 @@ export function isolatedStepModels(loaded: LoadedWorkflow, piSession: boolean): 
     if (node.kind !== "agent") continue;
     const isolated = node.session === "isolated" || (node.session === "default" && !piSession);
     if (!isolated) continue;
-    steps.push(node.isolated.model === undefined ? { path: node.path } : { path: node.path, model: node.isolated.model });
+    steps.push(
+      node.isolated.model === undefined
+        ? { path: node.path }
+        : { path: node.path, model: node.isolated.model },
+    );
   }
   return steps;
 }
