@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import type { PiSdk } from "./load-pi-sdk.js";
 
-export type ModelRuntime = Awaited<ReturnType<PiSdk["ModelRuntime"]["create"]>>;
+type ModelRuntime = Awaited<ReturnType<PiSdk["ModelRuntime"]["create"]>>;
 type PiModel = NonNullable<ReturnType<ModelRuntime["getModel"]>>;
 
 /** How to give Pi a model, said after every "no usable model" problem. */
