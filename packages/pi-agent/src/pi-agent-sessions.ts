@@ -9,7 +9,7 @@ import {
 import { safeError } from "@piw/protocol";
 import { piAgentDir } from "@piw/state-dir";
 import { loadPiSdk, PiSdkMissing, type PiSdk, type PiSdkSources } from "./load-pi-sdk.js";
-import { modelFailureOf } from "./model-failure.js";
+import { modelFailureMessage } from "./model-failure-message.js";
 import { boundedTranscript, toolCallSummary, usageOf } from "./session-record.js";
 import { configureHint, resolveStepModel } from "./step-model.js";
 
@@ -66,7 +66,7 @@ function failedModel(session: AgentSession): { name: string; provider: string } 
 /** A provider error no retry heals, as the step's event; else null. */
 function unavailable(step: IsolatedStep, session: AgentSession, errorText: string): AgentEvent | null {
   const { name, provider } = failedModel(session);
-  const message = modelFailureOf(errorText, step.path, name, provider);
+  const message = modelFailureMessage(errorText, step.path, name, provider);
   return message === null ? null : { type: "model_unavailable", message };
 }
 

@@ -242,6 +242,12 @@ async function stepLoop(
           );
           continue;
         }
+        case "model_unavailable":
+          // The Pi session's own model: the provider's text stayed in Pi, this says what to do.
+          throw new NodeFailure(
+            "model_unavailable",
+            `Agent step ${node.path}: the provider refused the Pi session's model for good (no valid credentials, a model it does not know, or a spent quota): fix the model in Pi (/model, /login), then start the workflow again.`,
+          );
         default:
           return event.ending satisfies never;
       }

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { modelFailureOf } from "../src/model-failure.js";
+import { modelFailureMessage } from "../src/model-failure-message.js";
 
 // Which provider errors fail an isolated step at once (model_unavailable) and which stay lost turns.
-const fails = (text: string) => modelFailureOf(text, "review", "acme/m1", "acme");
+const fails = (text: string) => modelFailureMessage(text, "review", "acme/m1", "acme");
 
 describe("a provider error that no retry heals", () => {
   it.each([
