@@ -57,9 +57,6 @@ export function evidentlyUsable(agentDir: string, pinned: string | undefined): b
   const slash = pinned.indexOf("/");
   const provider = pinned.slice(0, slash);
   const entry = providers.get(provider);
-  return (
-    entry !== undefined &&
-    entry.ids.has(pinned.slice(slash + 1)) &&
-    (entry.keyed || credentials.has(provider))
-  );
+  if (!entry?.ids.has(pinned.slice(slash + 1))) return false;
+  return entry.keyed || credentials.has(provider);
 }
