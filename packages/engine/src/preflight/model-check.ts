@@ -16,8 +16,8 @@ export interface ModelCheckRequest {
 }
 
 /**
- * The answer of a model check. `skipped`: it could not look (no Pi SDK in this process); the worker
- * checks again when the step opens its session.
+ * The answer of a model check. `skipped`: it could not look (no Pi SDK in this process, or no time
+ * left within the asker's limit); the worker checks again when the step opens its session.
  */
 export type ModelCheckResult =
   | { kind: "ok" }
