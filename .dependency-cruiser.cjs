@@ -112,8 +112,9 @@ module.exports = {
       severity: "error",
       comment:
         "packages/pi-agent opens Pi SDK sessions, which run a model with tools: only the worker (one run " +
-        "command, workflow code already loaded) may do that. The host, store and engine never load Pi; the " +
-        "engine drives a session only through its IsolatedAgentSessions interface, which the worker fills.",
+        "command, workflow code already loaded) may do that, and the worker app's preflight entry may ask it " +
+        "for the model check. The host, store and engine never load Pi; the engine drives a session only " +
+        "through its IsolatedAgentSessions interface and checks models through ModelCheck, both filled by the worker app.",
       from: { path: "^(packages|apps)/", pathNot: "^(packages/(worker|pi-agent)|apps/worker)/" },
       to: { path: workspacePackages("pi-agent") },
     },

@@ -18,7 +18,11 @@ export const EXIT_CODE_TABLE = [
   },
   { name: "cancelled", code: 4, meaning: "the run was cancelled" },
   { name: "parked", code: 5, meaning: "the run is parked and needs a person: see its recovery reason" },
-  { name: "usage", code: 64, meaning: "bad arguments or input, or no such workflow; nothing was started" },
+  {
+    name: "usage",
+    code: 64,
+    meaning: "bad arguments or input, no such workflow, or no usable model; nothing was started",
+  },
   { name: "hostUnavailable", code: 69, meaning: "no host could be reached or started" },
   {
     name: "notAPerson",

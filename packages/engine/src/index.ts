@@ -159,4 +159,11 @@ export {
   preflightLaunch,
   readPreflightEnv,
 } from "./preflight/evaluate-preflight.js";
+export type {
+  IsolatedStepModel,
+  ModelCheck,
+  ModelCheckRequest,
+  ModelCheckResult,
+} from "./preflight/model-check.js";
+export type { ServePreflightOptions } from "./preflight/serve-preflight.js";
 export { servePreflight } from "./preflight/serve-preflight.js";

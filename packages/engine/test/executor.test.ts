@@ -289,6 +289,34 @@ describe("agent, checkpoint, notify and shell nodes", () => {
     },
   );
 
+  it("fails the step with model_unavailable at the first turn the provider refused for good, even with a retry policy", async () => {
+    const retried = compileWorkflow(
+      defineWorkflow({
+        name: "retried",
+        startAt: "write",
+        nodes: {
+          write: agent({
+            prompt: "Write a haiku",
+            output: z.string(),
+            retry: { attempts: 3, backoff: { initialMs: 1 } },
+          }),
+        },
+        edges: { write: { to: "done" } },
+      }),
+    );
+    const port = started(new MemoryRunPort({ runId: "r6" }));
+    const running = executeRun({ workflow: retried, port });
+    port.endTurn("model_unavailable");
+    const outcome = await running;
+    expect(outcome).toMatchObject({
+      kind: "failed",
+      error: { code: "model_unavailable", message: expect.stringContaining("Agent step write:") },
+    });
+    // Not prompted again, and the node's retry policy does not try a model that cannot answer.
+    expect(port.messages.map((m) => m.messageId)).toEqual(["msg:r6:write:1:step:1"]);
+    expect(port.parkedReason).toBeNull();
+  });
+
   it("starts a new streak of lost turns after the model submits", async () => {
     const port = started(new MemoryRunPort({ runId: "r5" }));
     const running = executeRun({ workflow: review, port });

@@ -4,7 +4,7 @@ import type {
   ExtensionContext,
 } from "@earendil-works/pi-coding-agent";
 import { listWorkflowFiles, readPreflightEnv } from "@piw/engine";
-import { findPiSdkDir, markPiProcess } from "@piw/state-dir";
+import { checkPiSdkDir, findPiSdkDir, markPiProcess } from "@piw/state-dir";
 import { Type } from "typebox";
 import { currentRunId } from "./current-run.js";
 import { GateDialogs } from "./gate-dialog.js";
@@ -36,14 +36,22 @@ export interface PiwExtensionOptions {
   preflightTimeoutMs?: number;
 }
 
-/** The preflight settings: the environment's command over the package's, a bad variable ignored. */
-function extensionPreflight(options: PiwExtensionOptions): ExtensionPreflight {
+/**
+ * The preflight settings: the environment's command over the package's, a bad variable ignored, and
+ * this Pi's SDK for the model check of isolated steps.
+ */
+function extensionPreflight(options: PiwExtensionOptions, piSdk: string | null): ExtensionPreflight {
   const settings = readPreflightEnv(process.env);
   if (settings.kind === "invalid") process.stderr.write(`piw: ${settings.message}; ignoring it\n`);
   const fromEnv = settings.kind === "ok" ? settings : { command: undefined, timeoutMs: undefined };
   const command = fromEnv.command ?? options.preflightCommand;
   if (command === undefined) return undefined;
-  return { command, timeoutMs: options.preflightTimeoutMs ?? fromEnv.timeoutMs };
+  const sdk = piSdk === null ? null : checkPiSdkDir(piSdk);
+  return {
+    command,
+    timeoutMs: options.preflightTimeoutMs ?? fromEnv.timeoutMs,
+    ...(sdk?.ok ? { piSdkEntry: sdk.entry } : {}),
+  };
 }
 
 // One object root: strict providers reject a top-level union. Each action's arguments are
@@ -100,14 +108,15 @@ export function piwExtension(options: PiwExtensionOptions = {}): (pi: ExtensionA
     const gates = new GateDialogs(
       async (runId, answer) => (await answerAction(bridge, runId, answer, "human")).text,
     );
+    // Pi's own SDK, found from the file this Pi process was started from (see findPiSdkDir).
+    const piSdk = findPiSdkDir();
     const bridge: SessionBridge = new SessionBridge(pi, {
       hostCommand: options.hostCommand,
       stateDir: options.stateDir ?? process.env.PIW_HOME,
-      // Pi's own SDK, found from the file this Pi process was started from (see findPiSdkDir).
-      piSdk: findPiSdkDir() ?? undefined,
+      piSdk: piSdk ?? undefined,
       onOwnView: (view, ctx) => gates.onView(view, ctx),
     });
-    const preflight = extensionPreflight(options);
+    const preflight = extensionPreflight(options, piSdk);
     registerPiwMessageRenderer(pi);
 
     pi.registerTool({

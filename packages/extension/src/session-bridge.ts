@@ -1,9 +1,11 @@
 import { randomUUID } from "node:crypto";
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import {
+  type EndTurn,
   isTerminalStatus,
   type MessageKind,
   messageKindSchema,
+  modelFailureOf,
   type RunView,
   type TurnAbort,
 } from "@piw/protocol";
@@ -59,14 +61,21 @@ export type SessionBridgeOptions = Omit<HostLinkOptions, "onView" | "onReconnect
   onOwnView?: (view: RunView, ctx: ExtensionContext) => void;
 };
 
-/** How an agent run ended, from the last assistant message Pi reports at `agent_end`. */
-function turnEndReason(messages: readonly unknown[]): "completed" | "aborted" | "error" {
+/**
+ * How an agent run ended, from the last assistant message Pi reports at `agent_end`. A provider
+ * error that no retry heals (credentials, an unknown model, a spent quota) is told apart, so the
+ * step fails instead of being prompted again; the provider's text itself is not sent.
+ */
+function turnEndReason(messages: readonly unknown[]): EndTurn["reason"] {
   for (let i = messages.length - 1; i >= 0; i -= 1) {
-    const message = messages[i] as { role?: unknown; stopReason?: unknown } | undefined;
+    const message = messages[i] as
+      | { role?: unknown; stopReason?: unknown; errorMessage?: unknown }
+      | undefined;
     if (message?.role !== "assistant") continue;
     if (message.stopReason === "aborted") return "aborted";
-    if (message.stopReason === "error") return "error";
-    return "completed";
+    if (message.stopReason !== "error") return "completed";
+    const text = typeof message.errorMessage === "string" ? message.errorMessage : "";
+    return modelFailureOf(text) === null ? "error" : "model_unavailable";
   }
   return "completed";
 }

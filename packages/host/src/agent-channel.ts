@@ -162,6 +162,8 @@ export function agentTurnEnding(turn: Pick<TurnRecord, "status" | "endReason">):
           return "completed";
         case "error":
           return "error";
+        case "model_unavailable":
+          return "model_unavailable";
         // An aborted turn pauses its run before it gets here; if one did, the model did not end it.
         case "aborted":
         case null:

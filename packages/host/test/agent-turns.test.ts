@@ -66,8 +66,11 @@ class FakeSession {
     return { kind: message.messageId.split(":").slice(4).join(":"), requestId };
   }
 
-  /** Pi ends the turn: the model stopped (`completed`) or the provider failed it (`error`). */
-  async end(requestId: string, reason: "completed" | "error"): Promise<void> {
+  /**
+   * Pi ends the turn: the model stopped (`completed`), the provider failed it (`error`) or refused
+   * the model for good (`model_unavailable`).
+   */
+  async end(requestId: string, reason: "completed" | "error" | "model_unavailable"): Promise<void> {
     expect(await this.c.call("turns.end", { sessionId: SESSION, requestId, reason })).toMatchObject({
       kind: "applied",
     });
@@ -164,5 +167,22 @@ describe("agent step turns through the host and a real worker", () => {
     await pi.endAfterLastSubmit(turn.requestId);
     const done = await c.view(runId, (v) => v.status === "done");
     expect(done.outcome).toBe("completed");
+  }, 60_000);
+
+  it("fails the step with model_unavailable at the first turn the provider refused for good, not after lost turns", async () => {
+    const { c, runId, pi } = await openAskRun();
+    const turn = await pi.startTurn();
+    expect(turn.kind).toBe("step:1");
+    await pi.end(turn.requestId, "model_unavailable");
+    const failed = await c.view(runId, (v) => v.status === "failed");
+    expect(failed).toMatchObject({
+      outcome: "failed",
+      recoveryReason: null,
+      error: { code: "model_unavailable" },
+    });
+    expect(failed.error?.message).toContain(
+      "Agent step draft: the provider refused the Pi session's model for good",
+    );
+    expect(failed.error?.message).toContain("/login");
   }, 60_000);
 });

@@ -1,5 +1,5 @@
-import { join } from "node:path";
 import {
+  type AgentEvent,
   AgentEventQueue,
   type IsolatedAgentReport,
   type IsolatedAgentSession,
@@ -9,7 +9,9 @@ import {
 import { safeError } from "@piw/protocol";
 import { markPiProcess, piAgentDir } from "@piw/state-dir";
 import { loadPiSdk, PiSdkMissing, type PiSdk, type PiSdkSources } from "./load-pi-sdk.js";
+import { modelFailureMessage } from "./model-failure-message.js";
 import { boundedTranscript, toolCallSummary, usageOf } from "./session-record.js";
+import { configureHint, resolveStepModel } from "./step-model.js";
 
 type AgentSession = Awaited<ReturnType<PiSdk["createAgentSession"]>>["session"];
 type ToolDefinition = NonNullable<Parameters<PiSdk["createAgentSession"]>[0]>["customTools"] extends
@@ -17,8 +19,6 @@ type ToolDefinition = NonNullable<Parameters<PiSdk["createAgentSession"]>[0]>["c
   | undefined
   ? T
   : never;
-type ModelRuntime = Awaited<ReturnType<PiSdk["ModelRuntime"]["create"]>>;
-type TurnEnding = "completed" | "error" | "lost";
 
 /** One progress fact of an isolated session. */
 export interface IsolatedProgress {
@@ -41,18 +41,48 @@ export interface PiAgentSessionsOptions {
 /** The name of the submit tool: the step contract tells the model to call it. */
 const SUBMIT_TOOL = "workflow";
 
-function refused(message: string, code: "node_failed" | "pi_sdk_missing" = "node_failed") {
+function refused(
+  message: string,
+  code: "node_failed" | "pi_sdk_missing" | "model_unavailable" = "node_failed",
+) {
   return { ok: false as const, error: safeError(code, message) };
 }
 
-/** How the model's turn ended, from its last reply: an error, an abort, or a normal end. */
-function endingOf(session: AgentSession): TurnEnding {
-  const last = session.messages.findLast((m) => (m as { role?: string }).role === "assistant") as
-    | { stopReason?: string }
+/** The model's last reply in the session, if any. */
+function lastReply(session: AgentSession) {
+  return session.messages.findLast((m) => (m as { role?: string }).role === "assistant") as
+    | { stopReason?: string; errorMessage?: string; provider?: string; model?: string }
     | undefined;
-  if (last?.stopReason === "error") return "error";
-  if (last?.stopReason === "aborted") return "lost";
-  return "completed";
+}
+
+/** The model that failed, as `provider/id`, and its provider: the reply's, else the session's. */
+function failedModel(session: AgentSession): { name: string; provider: string } {
+  const reply = lastReply(session);
+  const provider = reply?.provider ?? session.model?.provider ?? "unknown";
+  const id = reply?.model ?? session.model?.id ?? "unknown";
+  return { name: `${provider}/${id}`, provider };
+}
+
+/** A provider error no retry heals, as the step's event; else null. */
+function unavailable(step: IsolatedStep, session: AgentSession, errorText: string): AgentEvent | null {
+  const { name, provider } = failedModel(session);
+  const message = modelFailureMessage(errorText, step.path, name, provider);
+  return message === null ? null : { type: "model_unavailable", message };
+}
+
+/** How the model's turn ended, from its last reply: an error, an abort, or a normal end. */
+function turnEvent(step: IsolatedStep, session: AgentSession): AgentEvent {
+  const last = lastReply(session);
+  if (last?.stopReason === "error")
+    return unavailable(step, session, last.errorMessage ?? "") ?? { type: "turn_ended", ending: "error" };
+  if (last?.stopReason === "aborted") return { type: "turn_ended", ending: "lost" };
+  return { type: "turn_ended", ending: "completed" };
+}
+
+/** A prompt Pi refused to send (say, no API key for the model) or that broke. */
+function thrownEvent(step: IsolatedStep, session: AgentSession, error: unknown): AgentEvent {
+  const text = error instanceof Error ? error.message : "";
+  return unavailable(step, session, text) ?? { type: "turn_ended", ending: "error" };
 }
 
 /** The model's `update`: the step's progress, refused with the reason when the update is bad. */
@@ -117,23 +147,10 @@ function submitTool(
 async function createSession(sdk: PiSdk, step: IsolatedStep, env: NodeJS.ProcessEnv, tool: ToolDefinition) {
   const agentDir = piAgentDir({ env });
   const { cwd } = step;
-  let pinned:
-    | { model: NonNullable<ReturnType<ModelRuntime["getModel"]>>; modelRuntime: ModelRuntime }
-    | undefined;
-  if (step.model !== undefined) {
-    const modelRuntime = await sdk.ModelRuntime.create({
-      authPath: join(agentDir, "auth.json"),
-      modelsPath: join(agentDir, "models.json"),
-    });
-    const slash = step.model.indexOf("/");
-    const model = modelRuntime.getModel(step.model.slice(0, slash), step.model.slice(slash + 1));
-    if (!model)
-      return {
-        ok: false as const,
-        message: `model ${step.model} is not one Pi knows (check ${join(agentDir, "models.json")})`,
-      };
-    pinned = { model, modelRuntime };
-  }
+  // Checked before the session exists: without a usable model, every turn would fail the same way.
+  const found = await resolveStepModel(sdk, { agentDir, cwd }, step.model);
+  if (!found.ok) return { ok: false as const, problem: found.problem, agentDir };
+  const { modelRuntime, pinned } = found;
   // A focused session: the user's context files and skills, none of their extensions (piw's own
   // among them, whose workflow tool would collide with this session's submit tool).
   const resourceLoader = new sdk.DefaultResourceLoader({
@@ -149,14 +166,17 @@ async function createSession(sdk: PiSdk, step: IsolatedStep, env: NodeJS.Process
     sessionManager: sdk.SessionManager.inMemory(cwd),
     settingsManager: sdk.SettingsManager.create(cwd, agentDir),
     resourceLoader,
+    modelRuntime,
     tools: [...step.tools, SUBMIT_TOOL],
     customTools: [tool],
-    ...(pinned ?? {}),
+    ...(pinned === undefined ? {} : { model: pinned }),
     ...(step.thinking === undefined ? {} : { thinkingLevel: step.thinking }),
   });
-  if (!session.model) {
+  // Without a model Pi's session holds a placeholder that no provider serves.
+  const model = session.model;
+  if (!model || !modelRuntime.getModel(model.provider, model.id)) {
     session.dispose();
-    return { ok: false as const, message: `Pi has no model configured (set one with pi, in ${agentDir})` };
+    return { ok: false as const, problem: "Pi has no model configured", agentDir };
   }
   return { ok: true as const, session };
 }
@@ -192,7 +212,10 @@ export function createPiAgentSessions(options: PiAgentSessionsOptions = {}): Iso
         return refused(`The isolated Pi session of ${step.path} could not be created.`);
       }
       if (!created.ok)
-        return refused(`The isolated Pi session of ${step.path} could not start: ${created.message}.`);
+        return refused(
+          `Agent step ${step.path} has no usable model: ${created.problem}; ${configureHint(created.agentDir)}.`,
+          "model_unavailable",
+        );
       return { ok: true, session: liveSession(step, created.session, queue, options) };
     },
   };
@@ -213,8 +236,8 @@ function liveSession(
   return {
     deliver(body) {
       session.prompt(body).then(
-        () => queue.push({ type: "turn_ended", ending: endingOf(session) }),
-        () => queue.push({ type: "turn_ended", ending: "error" }),
+        () => queue.push(turnEvent(step, session)),
+        (error: unknown) => queue.push(thrownEvent(step, session, error)),
       );
     },
     next: (signal) => queue.next(signal),

@@ -51,7 +51,11 @@ function isolatedRun(nodes: Parameters<typeof defineWorkflow>[0]["nodes"]) {
   );
 }
 
-async function run(workflow: ReturnType<typeof isolatedRun>, onProgress?: (line: string) => void) {
+async function run(
+  workflow: ReturnType<typeof isolatedRun>,
+  onProgress?: (line: string) => void,
+  sessionEnv: NodeJS.ProcessEnv = env,
+) {
   const port = new MemoryRunPort({ runId: `iso-${Math.random().toString(36).slice(2)}` });
   port.status = "running";
   const outcome = await executeRun({
@@ -61,7 +65,7 @@ async function run(workflow: ReturnType<typeof isolatedRun>, onProgress?: (line:
       origin: { kind: "cli" },
       workingDir: project,
       isolated: createPiAgentSessions({
-        env,
+        env: sessionEnv,
         onProgress: (_step, event) => onProgress?.(`${event.kind} ${event.text}`),
       }),
     },
@@ -253,18 +257,39 @@ describe("an isolated agent step in a real Pi SDK session", () => {
     });
   }, 60_000);
 
-  it("fails the step with a clear message when the pinned model is not one Pi knows", async () => {
+  it("fails the step with model_unavailable when the pinned model is not one Pi knows", async () => {
     const { outcome, port } = await run(
       isolatedRun({ review: agent({ prompt: "p", output: z.string(), model: "fake/no-such-model" }) }),
     );
     expect(outcome).toMatchObject({
       kind: "failed",
       error: {
-        code: "node_failed",
-        message: expect.stringContaining("could not start: model fake/no-such-model is not one Pi knows"),
+        code: "model_unavailable",
+        message: expect.stringContaining(
+          "Agent step review has no usable model: model fake/no-such-model is not one Pi knows; configure one:",
+        ),
       },
     });
     const state = [...port.effects.values()][0]?.state;
     expect(state).toMatchObject({ status: "settled", result: { ok: false } });
+  }, 60_000);
+
+  it("fails the step with model_unavailable, without asking any model, when Pi has no model configured", async () => {
+    const bare = join(home, "bare");
+    mkdirSync(join(bare, "agent"), { recursive: true });
+    const before = model.requests.length;
+    const { outcome } = await run(
+      isolatedRun({ review: agent({ prompt: "p", output: z.string() }) }),
+      undefined,
+      { ...env, HOME: bare, PI_CODING_AGENT_DIR: join(bare, "agent") },
+    );
+    expect(outcome).toMatchObject({
+      kind: "failed",
+      error: {
+        code: "model_unavailable",
+        message: expect.stringContaining("Agent step review has no usable model: Pi has no model configured"),
+      },
+    });
+    expect(model.requests.length).toBe(before);
   }, 60_000);
 });

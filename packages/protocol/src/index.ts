@@ -144,6 +144,7 @@ export {
   UNVISITED_NODE,
   VIEW_VALUE_MAX_BYTES,
 } from "./run-view.js";
+export { modelFailureOf } from "./model-failure.js";
 export type { ErrorCode, SafeError } from "./safe-error.js";
 export {
   asSentence,

@@ -25,6 +25,10 @@ export const preflightRequestSchema = z.discriminatedUnion("type", [
     input: jsonValueSchema.optional(),
     /** False for a run started without a Pi session (the CLI): agent steps are refused. */
     piSession: z.boolean(),
+    /** The entry file of the asking Pi's SDK: the model check of isolated steps loads it. */
+    piSdkEntry: z.string().min(1).max(4096).optional(),
+    /** The asker's time limit for the whole preflight: the model check gives up well within it. */
+    timeoutMs: z.number().int().positive().max(600_000).optional(),
   }),
   /** What a workflow is, for a list of the workflows one can start: nothing is checked or saved. */
   z.object({

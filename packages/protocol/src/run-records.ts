@@ -306,7 +306,11 @@ export const startTurnSchema = z.object({
 });
 export type StartTurn = z.infer<typeof startTurnSchema>;
 
-export const turnEndReasonSchema = z.enum(["completed", "aborted", "error"]);
+/**
+ * How Pi ended a turn: `error` is a provider failure another turn may get past, `model_unavailable`
+ * one it will not (no valid credentials, a model the provider does not know, a spent quota).
+ */
+export const turnEndReasonSchema = z.enum(["completed", "aborted", "error", "model_unavailable"]);
 export const endTurnSchema = z.object({
   sessionId: opaqueIdSchema,
   requestId: opaqueIdSchema,

@@ -97,6 +97,7 @@ const ERROR_CODES = [
   "max_steps_exceeded",
   "effect_conflict",
   "pi_sdk_missing",
+  "model_unavailable",
   "worker_failed",
   "internal_error",
 ] as const;

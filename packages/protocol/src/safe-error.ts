@@ -30,6 +30,7 @@ export const errorCodeSchema = z.enum([
   "map_too_few_items", // a map node's list is shorter than its join "any" or { atLeast } needs
   "map_item_invalid", // an item of a map node's list does not match its branch's input schema
   "pi_sdk_missing", // an isolated agent step found no Pi SDK to open its session with
+  "model_unavailable", // no usable model: none configured, one Pi does not know, or the provider refused it for good (credentials, quota)
   "worker_failed", // a worker reported a failure outside any node
   "internal_error", // a bug in piw; the message says where to report it
 ]);

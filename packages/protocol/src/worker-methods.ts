@@ -24,9 +24,10 @@ import { recoveryReasonSchema, transitionSchema } from "./transition.js";
  * How an agent step's turn ended without an accepted submission. Only `completed` (the model ended
  * its turn normally) counts against the step's reminder budget; `error` (the provider failed the
  * assistant message) and `lost` (Pi crashed, the session ended or the host settled the turn as
- * unproved) are not the model's doing and have their own bound.
+ * unproved) are not the model's doing and have their own bound. `model_unavailable` (the provider
+ * refused the model for good) fails the step at once.
  */
-const agentTurnEndingSchema = z.enum(["completed", "error", "lost"]);
+const agentTurnEndingSchema = z.enum(["completed", "error", "lost", "model_unavailable"]);
 export type AgentTurnEnding = z.infer<typeof agentTurnEndingSchema>;
 
 /**

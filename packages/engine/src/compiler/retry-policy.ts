@@ -23,6 +23,7 @@ const NEVER_RETRIED: ReadonlySet<string> = new Set([
   "effect_conflict",
   "output_too_large",
   "source_changed",
+  "model_unavailable",
 ]);
 
 const RETRY_HELP = "retry must be { attempts, backoff: { initialMs, factor?, maxMs?, jitter? }, retryOn? }";

@@ -18,7 +18,8 @@ export const MAX_AGENT_NUDGES = 2;
 /**
  * How many turns in a row may be lost (Pi crashed, the session ended) or fail at the provider before
  * the step parks its run with `agent_turns_lost`. These are not the model's doing: they never count
- * against MAX_AGENT_NUDGES, and the run stays resumable.
+ * against MAX_AGENT_NUDGES, and the run stays resumable. A provider failure that no retry heals
+ * (`model_unavailable`) is not one of them: it fails the step at once.
  */
 export const MAX_LOST_AGENT_TURNS = 3;
 
@@ -200,6 +201,8 @@ async function stepLoop(
       expectSaved(await run.port.parkRun(reason));
       throw new RunParked(reason);
     }
+    // Not a lost turn: another turn would fail the same way, so the step fails at once.
+    if (event.type === "model_unavailable") throw new NodeFailure("model_unavailable", event.message);
     if (event.type === "turn_ended") {
       switch (event.ending) {
         case "completed":
@@ -239,6 +242,12 @@ async function stepLoop(
           );
           continue;
         }
+        case "model_unavailable":
+          // The Pi session's own model: the provider's text stayed in Pi, this says what to do.
+          throw new NodeFailure(
+            "model_unavailable",
+            `Agent step ${node.path}: the provider refused the Pi session's model for good (no valid credentials, a model it does not know, or a spent quota): fix the model in Pi (/model, /login), then start the workflow again.`,
+          );
         default:
           return event.ending satisfies never;
       }

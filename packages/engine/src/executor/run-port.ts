@@ -9,7 +9,13 @@ export type AgentEvent =
   /** The step's turn ended without an accepted submission; `ending` says whose doing it was. */
   | { type: "turn_ended"; ending: AgentTurnEnding }
   /** The step's turn was interrupted and the run asked to pause: park, keep the visit open. */
-  | { type: "paused" };
+  | { type: "paused" }
+  /**
+   * The model cannot answer and asking again will not change that (no credentials, a model the
+   * provider does not know, a spent quota): the step fails with `model_unavailable`. `message` says
+   * which model and what to do, never what the provider wrote.
+   */
+  | { type: "model_unavailable"; message: string };
 
 /**
  * Durability as the executor sees it. Each durable method is one fenced transition of the run store,

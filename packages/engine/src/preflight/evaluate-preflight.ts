@@ -18,6 +18,8 @@ export interface PreflightOptions {
   timeoutMs?: number | undefined;
   /** The child's environment; default this process's. */
   env?: NodeJS.ProcessEnv | undefined;
+  /** The entry file of the running Pi's SDK (the extension's), for the child's model check. */
+  piSdkEntry?: string | undefined;
 }
 
 /** How one preflight child ended, as seen from outside it. */
@@ -201,6 +203,8 @@ export async function preflightLaunch(
       ...(launch.task === undefined ? {} : { task: launch.task }),
       ...(launch.input === undefined ? {} : { input: launch.input }),
       piSession: launch.piSession,
+      ...(options.piSdkEntry === undefined ? {} : { piSdkEntry: options.piSdkEntry }),
+      timeoutMs: options.timeoutMs ?? DEFAULT_PREFLIGHT_TIMEOUT_MS,
     },
     options,
   );

@@ -10,6 +10,7 @@ import {
   type WorkflowDescription,
 } from "@piw/protocol";
 import { inputKeysOf } from "../launch/input-keys.js";
+import type { LoadedWorkflow } from "../loader/load-workflow-file.js";
 import {
   agentStepPaths,
   LaunchRefused,
@@ -18,12 +19,19 @@ import {
   refuseAgentStepsWithoutPi,
   reserveRequest,
 } from "../launch/prepare-launch.js";
+import { DEFAULT_PREFLIGHT_TIMEOUT_MS } from "./evaluate-preflight.js";
+import { isolatedStepModels, type ModelCheck, type ModelCheckResult } from "./model-check.js";
+
+export interface ServePreflightOptions {
+  /** Whether the launch's isolated agent steps have a usable model; unchecked without it. */
+  checkModels?: ModelCheck;
+}
 
 /** What the child does with one request; a refusal is a reply, anything else thrown is a bug. */
-function answer(request: PreflightRequest): Promise<PreflightReply> {
+function answer(request: PreflightRequest, options: ServePreflightOptions): Promise<PreflightReply> {
   switch (request.type) {
     case "launch":
-      return answerLaunch(request);
+      return answerLaunch(request, options);
     case "describe":
       return answerDescribe(request);
     default:
@@ -52,12 +60,47 @@ async function answerDescribe(
   }
 }
 
-async function answerLaunch(request: Extract<PreflightRequest, { type: "launch" }>): Promise<PreflightReply> {
+/** What the model check leaves of the asker's time limit, for the reply and the exit. */
+const MODEL_CHECK_MARGIN_MS = 1_500;
+
+/**
+ * Refuse a launch whose isolated agent steps have no model to use: it would only fail later. A check
+ * that would outlast the asker's time limit (Pi's SDK loading slowly) is skipped rather than blamed
+ * on the workflow as a load timeout; the worker checks again when the step opens its session.
+ */
+async function refuseWithoutModel(
+  loaded: LoadedWorkflow,
+  request: Extract<PreflightRequest, { type: "launch" }>,
+  check: ModelCheck | undefined,
+): Promise<void> {
+  const steps = isolatedStepModels(loaded, request.piSession);
+  if (check === undefined || steps.length === 0) return;
+  // The asker's clock started about when this process did.
+  const spent = Date.now() - performance.timeOrigin;
+  const left = (request.timeoutMs ?? DEFAULT_PREFLIGHT_TIMEOUT_MS) - spent - MODEL_CHECK_MARGIN_MS;
+  if (left <= 0) return;
+  let timer: NodeJS.Timeout | undefined;
+  const skipped = new Promise<ModelCheckResult>((resolve) => {
+    timer = setTimeout(() => resolve({ kind: "skipped" }), left);
+  });
+  const result = await Promise.race([
+    check({ steps, cwd: request.cwd, piSdkEntry: request.piSdkEntry }),
+    skipped,
+  ]).finally(() => clearTimeout(timer));
+  if (result.kind === "unavailable")
+    throw new LaunchRefused("model_unavailable", result.message, result.problems);
+}
+
+async function answerLaunch(
+  request: Extract<PreflightRequest, { type: "launch" }>,
+  options: ServePreflightOptions,
+): Promise<PreflightReply> {
   const { requestId } = request;
   try {
     const loaded = await loadForLaunch(request.ref, request.cwd);
     if (!request.piSession) refuseAgentStepsWithoutPi(loaded);
     const prepared = await prepareInput(loaded, request);
+    await refuseWithoutModel(loaded, request, options.checkModels);
     // What the workflow decides; the caller adds its own origin and working directory.
     const {
       origin: _origin,
@@ -127,7 +170,7 @@ function replyAndExit(reply: PreflightReply): void {
  * request on the IPC channel, load the workflow, reply, exit. Started only by `evaluatePreflight`,
  * which bounds it in time and kills its process group; what the workflow prints is discarded there.
  */
-export function servePreflight(): void {
+export function servePreflight(options: ServePreflightOptions = {}): void {
   if (process.send === undefined) {
     process.stderr.write("piw preflight: start me with an IPC channel (see evaluatePreflight)\n");
     process.exit(64);
@@ -145,7 +188,7 @@ export function servePreflight(): void {
     // The parent speaks this protocol or nothing: a bad request has no requestId to answer to.
     if (!parsed.success) process.exit(65);
     requestId = parsed.data.requestId;
-    void answer(parsed.data).then(replyAndExit, () =>
+    void answer(parsed.data, options).then(replyAndExit, () =>
       replyAndExit({
         type: "refused",
         requestId: parsed.data.requestId,
