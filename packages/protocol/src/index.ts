@@ -140,6 +140,7 @@ export type {
   ViewValue,
 } from "./run-view.js";
 export {
+  INPUT_CLEARED_SUMMARY,
   INPUT_SUMMARY_MAX_CHARS,
   runSummarySchema,
   runViewSchema,

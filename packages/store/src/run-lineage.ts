@@ -37,6 +37,8 @@ interface ChildSpec {
  */
 function insertChild(ctx: StoreContext, spec: ChildSpec): Transition<RunRecord> {
   const { parent } = spec;
+  // A launch that ended before it ran kept no input, so there is nothing to run again.
+  if (parent.input_hash === null) return conflict({ kind: "input_cleared", runId: parent.run_id });
   const refusal = parent.origin_session === null ? undefined : sessionRefusal(ctx, parent.origin_session);
   if (refusal) return conflict(refusal);
   const row = insertQueuedRun(ctx, {

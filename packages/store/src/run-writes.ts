@@ -33,7 +33,9 @@ type MutableRunColumn =
   | "presentation_state"
   | "presentation_error"
   | "notify_model_cancel"
-  | "finished_at";
+  | "finished_at"
+  // Only ever cleared: a launch that ends before it ran keeps no private input.
+  | "input_hash";
 export type RunUpdate = Partial<Pick<RunRow, MutableRunColumn>>;
 
 /** What a new run row is made of; the writer adds its `queued` status, counters and times. */

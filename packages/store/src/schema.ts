@@ -50,7 +50,7 @@ CREATE TABLE runs (
   step_count INTEGER NOT NULL,
   cursor_path TEXT,
   cursor_visit INTEGER,
-  input_hash TEXT NOT NULL REFERENCES blobs (hash),
+  input_hash TEXT REFERENCES blobs (hash),
   final_output_hash TEXT REFERENCES blobs (hash),
   error_code TEXT,
   error_hash TEXT REFERENCES blobs (hash),

@@ -24,9 +24,15 @@ export function requireRun(ctx: StoreContext, runId: string): RunRow {
   return row;
 }
 
-/** The run's input, always JSON. */
-export function readRunInput(ctx: StoreContext, runId: string): JsonValue {
-  return ctx.read(() => ctx.readJsonBlob(requireRun(ctx, runId).input_hash));
+/** A run's input: the saved JSON, or `cleared` once its launch ended before it ran. */
+export type RunInput = { kind: "saved"; value: JsonValue } | { kind: "cleared" };
+
+/** The run's input, always JSON, or the fact that it was cleared. */
+export function readRunInput(ctx: StoreContext, runId: string): RunInput {
+  return ctx.read(() => {
+    const hash = requireRun(ctx, runId).input_hash;
+    return hash === null ? { kind: "cleared" } : { kind: "saved", value: ctx.readJsonBlob(hash) };
+  });
 }
 
 /** The final output of a completed run (JSON), or null while it has none. */
