@@ -119,6 +119,8 @@ export {
   startNodeVisitSchema,
   startTurnSchema,
 } from "./run-records.js";
+export type { RunEnv } from "./run-env.js";
+export { captureRunEnv, RUN_ENV_MAX_BYTES, runEnvSchema } from "./run-env.js";
 export type { RunOrigin, RunStatus, TerminalOutcome } from "./run-status.js";
 export {
   ACTIVE_STATUSES,

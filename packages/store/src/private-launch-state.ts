@@ -4,7 +4,7 @@ import type { RunUpdate } from "./run-writes.js";
 
 /**
  * A run's private launch state is what its starter gave it and nobody else should keep reading: its
- * input. It is kept while the run may still need it (a run that ran a node keeps it for a restart) and
+ * input and its environment. They are kept while the run may still need it (a run that ran a node keeps it for a restart) and
  * cleared when a start ends during its launch: before its engine ran any node, which is when a missing
  * or changed workflow file, a refused command or a cancel ends it (the terminal facts' `duringLaunch`).
  * A continuation or restart carries no input of its own: it references its parent's, which the parent
@@ -26,7 +26,8 @@ export function clearedLaunchState(
   to: "done" | "failed" | "cancelled",
 ): { columns: RunUpdate; blobs: string[] } {
   if (to === "done" || !launchOnly(row)) return { columns: {}, blobs: [] };
-  return { columns: { input_hash: null }, blobs: row.input_hash === null ? [] : [row.input_hash] };
+  const blobs = [row.input_hash, row.env_hash].filter((hash): hash is string => hash !== null);
+  return { columns: { input_hash: null, env_hash: null }, blobs };
 }
 
 /** Every `<table>.<column>` that references `blobs`, read from the schema once per connection. */

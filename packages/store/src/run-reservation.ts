@@ -74,6 +74,8 @@ export function reservePreparedRun(ctx: StoreContext, req: ReservePreparedRun): 
       origin_kind: req.origin.kind,
       origin_session: session,
       input_hash: ctx.putJson(req.input),
+      // Private like the input; not compared by sameReservation (not part of the request's identity).
+      env_hash: req.env === undefined ? null : ctx.putJson(req.env),
       presentation_hash:
         req.presentationInstructions === undefined ? null : ctx.putText(req.presentationInstructions),
       notify_model_failure: Number(req.notifyModel?.onFailure ?? false),

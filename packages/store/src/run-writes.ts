@@ -34,8 +34,9 @@ type MutableRunColumn =
   | "presentation_error"
   | "notify_model_cancel"
   | "finished_at"
-  // Only ever cleared: a launch that ends before it ran keeps no private input.
-  | "input_hash";
+  // Only ever cleared: a launch that ends before it ran keeps no private input or environment.
+  | "input_hash"
+  | "env_hash";
 export type RunUpdate = Partial<Pick<RunRow, MutableRunColumn>>;
 
 /** What a new run row is made of; the writer adds its `queued` status, counters and times. */
@@ -58,6 +59,7 @@ export type NewRun = Pick<
   | "origin_kind"
   | "origin_session"
   | "input_hash"
+  | "env_hash"
   | "presentation_hash"
   | "notify_model_failure"
   | "notify_model_cancel"
@@ -96,6 +98,7 @@ const NEW_RUN_COLUMNS = [
   "origin_kind",
   "origin_session",
   "input_hash",
+  "env_hash",
   "presentation_hash",
   "notify_model_failure",
   "notify_model_cancel",

@@ -51,6 +51,7 @@ CREATE TABLE runs (
   cursor_path TEXT,
   cursor_visit INTEGER,
   input_hash TEXT REFERENCES blobs (hash),
+  env_hash TEXT REFERENCES blobs (hash),
   final_output_hash TEXT REFERENCES blobs (hash),
   error_code TEXT,
   error_hash TEXT REFERENCES blobs (hash),

@@ -4,8 +4,10 @@ import {
   answerCheckSchema,
   answeredBySchema,
   type JsonValue,
+  type RunEnv,
   type RunRecord,
   type RunStatus,
+  runEnvSchema,
   type TerminalFact,
   type TerminalFacts,
 } from "@piw/protocol";
@@ -32,6 +34,21 @@ export function readRunInput(ctx: StoreContext, runId: string): RunInput {
   return ctx.read(() => {
     const hash = requireRun(ctx, runId).input_hash;
     return hash === null ? { kind: "cleared" } : { kind: "saved", value: ctx.readJsonBlob(hash) };
+  });
+}
+
+/**
+ * The environment the run's commands start from (its starting client's), or null when none was saved
+ * or it was cleared. Private: only the worker that runs the run gets it, never a view or a log.
+ */
+export function readRunEnv(ctx: StoreContext, runId: string): RunEnv | null {
+  return ctx.read(() => {
+    const hash = requireRun(ctx, runId).env_hash;
+    if (hash === null) return null;
+    const parsed = runEnvSchema.safeParse(ctx.readJsonBlob(hash));
+    if (!parsed.success)
+      throw new StoreError("invalid_record", `Run ${runId} has an unreadable environment.`);
+    return parsed.data;
   });
 }
 
