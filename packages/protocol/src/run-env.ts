@@ -14,7 +14,7 @@ export type RunEnv = Record<string, string>;
 const encoder = new TextEncoder();
 
 /** The size of an environment as `execve` counts it: `NAME=value\0` per variable. */
-export function runEnvBytes(env: Readonly<RunEnv>): number {
+function runEnvBytes(env: Readonly<RunEnv>): number {
   let bytes = 0;
   for (const [name, value] of Object.entries(env)) {
     bytes += encoder.encode(name).byteLength + encoder.encode(value).byteLength + 2;

@@ -137,3 +137,39 @@ describe("a launch that ends before it ran clears its private input", () => {
     expectCleared("r-1");
   });
 });
+
+describe("the starting client's environment is private launch state too", () => {
+  const ENV = { PATH: "/opt/project/bin:/usr/bin", PIW_TEST_TOKEN: "env-SECRET-77aa" };
+
+  it("is saved with the run and read only by its own reader, never in the run record", () => {
+    saved(h.store.reservePreparedRun(preparedRun("r-1", { env: ENV })));
+    expect(h.store.readRunEnv("r-1")).toEqual(ENV);
+    expect(JSON.stringify(h.store.getRun("r-1"))).not.toContain("env-SECRET");
+    saved(h.store.reservePreparedRun(preparedRun("r-2", { origin: { kind: "cli" } })));
+    expect(h.store.readRunEnv("r-2")).toBeNull();
+  });
+
+  it("is cleared with the input when the launch ends before it ran, and its blob is gone", () => {
+    startingRun(h.store, "r-1", { env: ENV });
+    saved(h.store.cancelRun({ runId: "r-1" }));
+    expect(h.store.readRunEnv("r-1")).toBeNull();
+    expect(blobsHolding("env-SECRET-77aa")).toBe(0);
+  });
+
+  it("is kept by a run that ran, and its continuations and restarts run in it", () => {
+    const fence = runningRun(h.store, "r-1", { env: ENV, origin: { kind: "cli" } });
+    saved(h.store.startNodeVisit(fence, { path: "a", visit: 1, nodeKind: "compute" }));
+    saved(h.store.finishRun(fence, { outcome: "failed", error: { code: "node_failed", message: "x" } }));
+    expect(h.store.readRunEnv("r-1")).toEqual(ENV);
+    saved(h.store.prepareRestart({ parentRunId: "r-1", runId: "r-2" }));
+    expect(h.store.readRunEnv("r-2")).toEqual(ENV);
+  });
+
+  it("is not part of the request's identity: a resent start adopts its run and keeps the first environment", () => {
+    const request = preparedRun("r-1", { env: ENV, requestKey: "0123456789abcdef0123456789abcdef" });
+    saved(h.store.reservePreparedRun(request));
+    const again = h.store.reservePreparedRun({ ...request, env: { PATH: "/usr/bin" } });
+    expect(again.kind).toBe("adopted");
+    expect(h.store.readRunEnv("r-1")).toEqual(ENV);
+  });
+});
