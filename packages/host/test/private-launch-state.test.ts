@@ -1,4 +1,5 @@
-import { rmSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { RunningHost } from "../src/index.js";
 import { FLOWS, type Sandbox, sandbox, start, TestClient, writeWorkflow } from "./host-fixture.js";
@@ -65,5 +66,54 @@ describe("a launch that fails before its engine starts", () => {
     const view = await client.call("runs.get", { runId });
     expect(view).toMatchObject({ status: "cancelled", input: { kind: "cleared" } });
     expect(JSON.stringify(view)).not.toContain(TOKEN);
+  });
+});
+
+/** Records the token it sees before and after a checkpoint; the second half runs in a continuation. */
+const ENV_CHECKPOINT = `import { checkpoint, defineWorkflow, shell } from "piw";
+import { z } from "zod";
+const record = (label: string) =>
+  shell({ exec: ["sh", "-c", \`echo "${"$"}{label} $PIW_TEST_TOKEN" >> "$SEEN_FILE"\`] });
+export default defineWorkflow({
+  name: "envcheck",
+  startAt: "before",
+  nodes: {
+    before: record("before"),
+    ask: checkpoint({ prompt: "Go on?", answer: z.object({ go: z.boolean() }) }),
+    after: record("after"),
+  },
+  edges: { before: { to: "ask" }, ask: { to: "after" }, after: { to: "done" } },
+});
+`;
+
+describe("the starting client's environment", () => {
+  it("reaches a run's commands and its continuation's, never the host's own", async () => {
+    const flow = await writeWorkflow(box, "envcheck", ENV_CHECKPOINT);
+    const seenFile = join(box.dir, "seen.txt");
+    const env = {
+      PATH: process.env.PATH ?? "/usr/bin:/bin",
+      PIW_TEST_TOKEN: "client-env-3d9",
+      SEEN_FILE: seenFile,
+    };
+    expect(process.env.PIW_TEST_TOKEN).toBeUndefined();
+    const reserved = await client.call("runs.reserve", { ...flow.reserve(null), env });
+    if (reserved.kind !== "applied") throw new Error(JSON.stringify(reserved));
+    const { runId } = reserved.value;
+    await client.call("runs.subscribe", {});
+    await client.view(runId, (v) => v.outcome === "waiting");
+    const answered = await client.call("runs.answer", { runId, answer: { go: true }, answerer: "human" });
+    if (answered.kind !== "applied") throw new Error(JSON.stringify(answered));
+    await client.view(answered.value.runId, (v) => v.status === "done");
+    expect(readFileSync(seenFile, "utf8").trim().split("\n")).toEqual([
+      "before client-env-3d9",
+      "after client-env-3d9",
+    ]);
+    for (const seen of [
+      JSON.stringify(await client.call("runs.get", { runId })),
+      JSON.stringify(await client.call("runs.history", { runId: answered.value.runId })),
+      lines.join("\n"),
+    ]) {
+      expect(seen).not.toContain("client-env-3d9");
+    }
   });
 });
