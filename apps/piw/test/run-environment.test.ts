@@ -131,4 +131,21 @@ describe("a run's commands see the environment of the shell that started it", ()
     },
     SLOW,
   );
+
+  it(
+    "refuses an environment over the limit with the largest variable's name, never its value",
+    async () => {
+      // Two variables: the kernel takes at most 128 KiB in one.
+      const big = `huge-value-${"v".repeat(100 * 1024)}`;
+      const refused = await piw(home, ["run", "envprobe"], {
+        cwd: project,
+        env: { HUGE_VARIABLE: big, HUGE_OTHER: big },
+      });
+      expect(refused.code).toBe(64);
+      expect(refused.stderr).toContain("HUGE_VARIABLE");
+      expect(refused.stderr).toContain("a run saves at most 128 KiB of it");
+      expect(refused.stdout + refused.stderr).not.toContain("huge-value-");
+    },
+    SLOW,
+  );
 });
