@@ -4,10 +4,10 @@ import type { RunUpdate } from "./run-writes.js";
 
 /**
  * A run's private launch state is what its starter gave it and nobody else should keep reading: its
- * input and its environment. They are kept while the run may still need it (a run that ran a node keeps it for a restart) and
- * cleared when a start ends during its launch: before its engine ran any node, which is when a missing
- * or changed workflow file, a refused command or a cancel ends it (the terminal facts' `duringLaunch`).
- * A continuation or restart carries no input of its own: it references its parent's, which the parent
+ * input and its environment. A run keeps them while it may still need them (one that ran a node, for
+ * a restart); a start that ends during its launch, before its engine ran any node (a missing or
+ * changed workflow file, a refused command, a cancel: the terminal facts' `duringLaunch`), lets go of
+ * them. A continuation or restart has none of its own: it references its parent's, which the parent
  * keeps, so a failed restart can itself be restarted.
  */
 
@@ -17,9 +17,9 @@ function launchOnly(row: RunRow): boolean {
 }
 
 /**
- * What a terminal change of `row` clears: for a start that failed or was cancelled during its launch, the columns that drop its
- * private state and the blobs they referenced (to delete once the row no longer holds them); nothing
- * for a run that ran a node.
+ * What a terminal change of `row` to `to` clears: for a start that failed or was cancelled during its
+ * launch, the columns that drop its private state and the blobs they referenced (to delete once the
+ * row no longer holds them); nothing for any other run.
  */
 export function clearedLaunchState(
   row: RunRow,

@@ -1,6 +1,6 @@
 import type { RunEnv } from "@piw/protocol";
 
-/** The worker's own variables: the run's environment never replaces them (the state folder, its launch, Pi's SDK, test hooks). */
+/** The worker's own variables, which the run's environment never replaces: state folder, launch, Pi's SDK, test hooks. */
 const WORKER_OWNED = /^PIW_(HOME|LAUNCH_ID|PI_SDK|WORKER_[A-Z_]+)$/;
 
 /**
