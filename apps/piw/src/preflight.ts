@@ -3,7 +3,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { CallParams } from "@piw/client";
 import type { LaunchRefused, PreflightOptions } from "@piw/engine";
-import type { JsonValue, PreflightLaunch } from "@piw/protocol";
+import { captureRunEnv, type JsonValue, type PreflightLaunch } from "@piw/protocol";
 import { CliError } from "./cli-error.js";
 import { ExitCode } from "./exit-codes.js";
 
@@ -106,8 +106,16 @@ export function parseJsonArgument(text: string, what: string): JsonValue {
   }
 }
 
-/** The `runs.reserve` request for a prepared run started from the CLI in `cwd`, where its commands run. */
-export function reserveParams(prepared: PreparedRun, cwd: string): CallParams<"runs.reserve"> {
+/**
+ * The `runs.reserve` request for a prepared run started from the CLI in `cwd`, where its commands run,
+ * with this shell's environment, which they run in (saved with the run, privately, like its input).
+ */
+export function reserveParams(
+  prepared: PreparedRun,
+  where: { cwd: string; env: NodeJS.ProcessEnv },
+): CallParams<"runs.reserve"> {
+  const env = captureRunEnv(where.env);
+  if (!env.ok) throw new CliError(env.error.message, ExitCode.usage);
   // A run started from a shell has no model to tell how it ended.
   const {
     title: _title,
@@ -116,5 +124,5 @@ export function reserveParams(prepared: PreparedRun, cwd: string): CallParams<"r
     notifyModel: _notify,
     ...reserve
   } = prepared;
-  return { ...reserve, origin: { kind: "cli" }, workingDir: cwd };
+  return { ...reserve, origin: { kind: "cli" }, workingDir: where.cwd, env: env.env };
 }

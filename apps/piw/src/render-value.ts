@@ -21,6 +21,10 @@ export function renderValueLines(label: string, value: ViewValue, runId: string,
   const all = `piw status ${runId} --json`;
   if (value.kind === "omitted")
     return [`${label.padEnd(9)} ${style.dim(`${value.bytes} bytes, too large to show`)}`];
+  if (value.kind === "cleared")
+    return [
+      `${label.padEnd(9)} ${style.dim("cleared (the launch ended before it ran, so it was not kept)")}`,
+    ];
   const lines = prettyLines(value.value).map((line) =>
     line.length > MAX_LINE ? `${line.slice(0, MAX_LINE - 1)}…` : line,
   );

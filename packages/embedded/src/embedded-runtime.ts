@@ -4,6 +4,7 @@ import {
   type JsonValue,
   newRunId,
   type RunCommand,
+  type RunEnv,
   type RunOrigin,
   type SourceIdentity,
 } from "@piw/protocol";
@@ -17,6 +18,12 @@ export interface EmbeddedStartOptions {
   runId?: string;
   origin?: RunOrigin;
   workingDir?: string;
+  /**
+   * The environment the run's shell commands start from, saved with the run (continuations and
+   * restarts keep it); default this process's at the time each command starts. Action code runs in
+   * this process and sees its `process.env` either way.
+   */
+  env?: RunEnv;
 }
 
 export interface EmbeddedActivation {
@@ -46,6 +53,7 @@ export class EmbeddedRuntime {
       input: options.input,
       origin: options.origin ?? { kind: "cli" },
       workingDir: options.workingDir ?? process.cwd(),
+      ...(options.env === undefined ? {} : { env: options.env }),
       ...(options.workflow.presentationPrompt === undefined
         ? {}
         : { presentationInstructions: options.workflow.presentationPrompt }),
@@ -82,7 +90,13 @@ export class EmbeddedRuntime {
     });
     if (accepted.kind === "refused") return { kind: "rejected", error: accepted.error };
     if (accepted.kind === "parked") return { kind: "parked", reason: accepted.reason.code };
-    return executeRun({ workflow: accepted.workflow, port, ...(signal ? { signal } : {}) });
+    const env = this.store.readRunEnv(command.runId);
+    return executeRun({
+      workflow: accepted.workflow,
+      port,
+      ...(signal ? { signal } : {}),
+      ...(env === null ? {} : { env }),
+    });
   }
 
   /** Reserve, activate and execute a run in one call. */

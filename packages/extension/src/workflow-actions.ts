@@ -8,6 +8,7 @@ import {
 import {
   type Answerer,
   asSentence,
+  captureRunEnv,
   isClockReason,
   type JsonValue,
   jsonValueSchema,
@@ -272,11 +273,15 @@ async function startAction(
   );
   const { title: _title, notes: _notes, agentSteps: _agentSteps, notifyModel, ...reserve } = prepared;
   const name = prepared.workflowName;
+  // The run's commands see this Pi process's environment (docs/pi.md), saved privately with the run.
+  const env = captureRunEnv(process.env);
+  if (!env.ok) throw new WorkflowError(`Workflow ${name} was not started: ${env.error.message}`);
   const reserved = savedOrThrow(
     await bridge.host.call("runs.reserve", {
       ...reserve,
       origin: { kind: "pi", sessionId: bridge.sessionId },
       workingDir: cwd,
+      env: env.env,
       // Only a run the model started tells the model how it ended; one a person started does not.
       ...(startedBy === "model" ? { notifyModel } : {}),
     }),

@@ -9,10 +9,11 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
+
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WorkflowError } from "../src/host-link.js";
 import { SessionBridge } from "../src/session-bridge.js";
+import { fakePi } from "./fake-pi.js";
 import { runAction } from "../src/workflow-actions.js";
 import {
   HOST_COMMAND,
@@ -79,13 +80,7 @@ beforeAll(() => {
       'console.log("PRINTED AT IMPORT");\nprocess.send?.({ type: "crashed", requestId: "forged" });',
     ),
   );
-  const pi = { sendMessage() {} } as unknown as ExtensionAPI;
-  const ctx = {
-    sessionManager: { getSessionId: () => SESSION, getEntries: () => [] },
-    isIdle: () => true,
-    hasPendingMessages: () => false,
-    ui: { setWidget() {}, setStatus() {} },
-  } as unknown as ExtensionContext;
+  const { pi, ctx } = fakePi(SESSION);
   bridge = new SessionBridge(pi, { hostCommand: HOST_COMMAND, stateDir });
   bridge.remember(ctx);
 });

@@ -1,9 +1,9 @@
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SessionBridge } from "../src/session-bridge.js";
+import { fakePi } from "./fake-pi.js";
 import { parseAction, runAction } from "../src/workflow-actions.js";
 import {
   HOST_COMMAND,
@@ -24,17 +24,6 @@ export default defineWorkflow({
   edges: { hello: { to: "done" } },
 });
 `;
-
-function piContext(): { pi: ExtensionAPI; ctx: ExtensionContext } {
-  const pi = { sendMessage() {} } as unknown as ExtensionAPI;
-  const ctx = {
-    sessionManager: { getSessionId: () => SESSION, getEntries: () => [] },
-    isIdle: () => true,
-    hasPendingMessages: () => false,
-    ui: { setWidget() {}, setStatus() {} },
-  } as unknown as ExtensionContext;
-  return { pi, ctx };
-}
 
 let root: string;
 let bridge: SessionBridge | undefined;
@@ -59,7 +48,7 @@ afterEach(async () => {
 
 describe("a workflow start from Pi whose reply was lost with the host", () => {
   it("answers with the one run the host saved, not an error the model would retry", async () => {
-    const { pi, ctx } = piContext();
+    const { pi, ctx } = fakePi(SESSION);
     bridge = new SessionBridge(pi, { hostCommand: HOST_COMMAND, stateDir: join(root, "state") });
     bridge.remember(ctx);
     const project = join(root, "project");

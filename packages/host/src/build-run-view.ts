@@ -6,6 +6,7 @@ import {
   type GraphManifest,
   type JsonValue,
   graphManifestSchema,
+  INPUT_CLEARED_SUMMARY,
   instantiateMapBranches,
   MAP_ITEMS_EFFECT,
   MAP_LIST_ERROR_CODES,
@@ -22,7 +23,7 @@ import {
   VIEW_VALUE_MAX_BYTES,
   type ViewValue,
 } from "@piw/protocol";
-import type { RunReader, StepRecord } from "@piw/store";
+import type { RunInput, RunReader, StepRecord } from "@piw/store";
 import { summarizeInput } from "./input-summary.js";
 import { nodeProgressOf } from "./node-progress-view.js";
 import { turnToAbort } from "./turn-abort.js";
@@ -94,6 +95,15 @@ function nullableViewValue(value: JsonValue | null): ViewValue | null {
   return value === null ? null : viewValue(value);
 }
 
+/** A cleared input says so in every view; it is never shown as a blank or an empty value. */
+function inputViewValue(input: RunInput): ViewValue {
+  return input.kind === "cleared" ? { kind: "cleared" } : viewValue(input.value);
+}
+
+function inputSummaryOf(input: RunInput): string {
+  return input.kind === "cleared" ? INPUT_CLEARED_SUMMARY : summarizeInput(input.value);
+}
+
 /**
  * What a visit under way shows once nobody works on it: the history's rule for a stopped run, and
  * pending for an active run with no worker or turn on it.
@@ -135,7 +145,7 @@ function summaryOf(
   title: string | null,
   error: SafeError | null,
   work: CurrentWork,
-  input: JsonValue,
+  input: RunInput,
 ): RunSummary {
   return {
     runId: run.runId,
@@ -158,7 +168,7 @@ function summaryOf(
     finishedAt: run.finishedAt,
     currentWork: work,
     cursor: run.cursor,
-    inputSummary: summarizeInput(input),
+    inputSummary: inputSummaryOf(input),
     continuedAs: run.outcome === "waiting" ? reader.findContinuation(run.runId) : null,
   };
 }
@@ -256,7 +266,7 @@ export function buildRunView(reader: ViewReader, runId: string, workers: LiveWor
   const nodes = nodesOf(manifest, steps, latest, work.kind !== "none", interruptedState(run));
   return {
     ...summaryOf(reader, run, manifest.title ?? null, errorOf(reader, run), work, input),
-    input: viewValue(input),
+    input: inputViewValue(input),
     output: run.outcome === "completed" ? nullableViewValue(reader.readRunFinalOutput(runId)) : null,
     nodes,
     manifest,

@@ -57,11 +57,14 @@ export function workerHandlers(deps: WorkerChannelDeps, worker: LiveWorker): Han
         deps.runChanged(runId);
       }
       const piSdkEntry = deps.piSdk.entry();
+      // The starting client's environment goes to this worker only: never to a view or a log line.
+      const env = store.readRunEnv(runId);
       return {
         command: worker.command,
         run,
         snapshot: store.readRunSnapshot(runId),
         ...(piSdkEntry === undefined ? {} : { piSdkEntry }),
+        ...(env === null ? {} : { env }),
       };
     },
     "run.markRunning": () => commit(() => store.markRunning(fence)),

@@ -117,6 +117,8 @@ export {
   startNodeVisitSchema,
   startTurnSchema,
 } from "./run-records.js";
+export type { RunEnv } from "./run-env.js";
+export { captureRunEnv, RUN_ENV_MAX_BYTES, runEnvSchema } from "./run-env.js";
 export type { RunOrigin, RunStatus, TerminalOutcome } from "./run-status.js";
 export {
   ACTIVE_STATUSES,
@@ -138,6 +140,7 @@ export type {
   ViewValue,
 } from "./run-view.js";
 export {
+  INPUT_CLEARED_SUMMARY,
   INPUT_SUMMARY_MAX_CHARS,
   runSummarySchema,
   runViewSchema,

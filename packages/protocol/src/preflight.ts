@@ -42,7 +42,7 @@ export type PreflightRequest = z.infer<typeof preflightRequestSchema>;
 
 /** What a launch needs from its workflow, as plain data: the `runs.reserve` fields the workflow decides. */
 const preflightLaunchSchema = reservePreparedRunSchema
-  .omit({ runId: true, origin: true, workingDir: true, notifyModel: true })
+  .omit({ runId: true, origin: true, workingDir: true, notifyModel: true, env: true })
   .extend({
     /** The workflow's `notifyModel`; the caller reserves with it only when the model starts the run. */
     notifyModel: modelNoticesSchema,

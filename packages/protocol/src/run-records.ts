@@ -11,6 +11,7 @@ import {
   visitNumberSchema,
 } from "./ids.js";
 import { checkpointAnswerSchema } from "./run-command.js";
+import { runEnvSchema } from "./run-env.js";
 import {
   runOriginCommandSchema,
   runOriginSchema,
@@ -70,6 +71,12 @@ export const reservePreparedRunSchema = z.object({
   notifyModel: modelNoticesSchema.optional(),
   /** The client's key for this start; the same key with the same request adopts the saved run. */
   requestKey: requestKeySchema.optional(),
+  /**
+   * The starting client's environment, which the run's commands start from (private, like the input).
+   * Not part of the request's identity: a resent start adopts its run whatever environment it carries.
+   * Absent: the commands see the host's environment.
+   */
+  env: runEnvSchema.optional(),
 });
 export type ReservePreparedRun = z.infer<typeof reservePreparedRunSchema>;
 

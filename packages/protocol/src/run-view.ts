@@ -68,11 +68,18 @@ export const INPUT_SUMMARY_MAX_CHARS = 120;
 /** The largest input or output a view carries (canonical JSON bytes); a larger one is only sized. */
 export const VIEW_VALUE_MAX_BYTES = 16 * 1024;
 
-/** A run's input or final output in a view: the JSON itself, or its size when it is too large. */
+/**
+ * A run's input or final output in a view: the JSON itself, its size when it is too large, or (an
+ * input only) `cleared` when the launch ended before it ran and the input was not kept.
+ */
 const viewValueSchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("json"), value: jsonValueSchema }),
   z.object({ kind: z.literal("omitted"), bytes: z.number().int().min(0) }),
+  z.object({ kind: z.literal("cleared") }),
 ]);
+
+/** The input summary of a run whose input was cleared: unquoted, so no JSON string input reads the same. */
+export const INPUT_CLEARED_SUMMARY = "(input cleared)";
 export type ViewValue = z.infer<typeof viewValueSchema>;
 
 /** Which open Pi turn must be aborted, and why (one bounded sentence the user may see). */

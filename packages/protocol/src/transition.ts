@@ -107,6 +107,8 @@ const conflictSchema = z.discriminatedUnion("kind", [
     requires: z.enum(["waiting", "terminal"]),
   }),
   z.object({ kind: z.literal("child_exists"), parentRunId: runIdSchema, childRunId: runIdSchema }),
+  // The run's launch ended before it ran and its private input was cleared: it cannot be run again.
+  z.object({ kind: z.literal("input_cleared"), runId: runIdSchema }),
   z.object({
     kind: z.literal("visit_not_open"),
     runId: runIdSchema,

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { runEnvSchema } from "./run-env.js";
 import { agentProgressSchema } from "./agent-progress.js";
 import { effectStateSchema, nodeVisitStateSchema, runSnapshotSchema } from "./execution.js";
 import { nodePathSchema, visitNumberSchema } from "./ids.js";
@@ -49,6 +50,11 @@ export const workerMethods = {
       snapshot: runSnapshotSchema,
       /** The entry file of Pi's SDK as a connected Pi reported it (checked by the host), if any. */
       piSdkEntry: z.string().min(1).max(4096).optional(),
+      /**
+       * The environment saved with the run (its starting client's): the worker runs the run's
+       * commands and workflow code in it. Absent: the run saved none, and the worker keeps its own.
+       */
+      env: runEnvSchema.optional(),
     }),
   },
   "run.markRunning": { params: z.object({}).optional(), result: transitionSchema(runRecordSchema) },

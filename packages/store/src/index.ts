@@ -9,3 +9,4 @@ export type { Claim } from "./run-lifecycle.js";
 export type { OpenStoreOptions, RunReader } from "./run-store.js";
 export { RunStore } from "./run-store.js";
 export { SCHEMA_ID } from "./schema.js";
+export type { RunInput } from "./terminal-readers.js";

@@ -33,7 +33,10 @@ export interface RunRow {
   step_count: number;
   cursor_path: string | null;
   cursor_visit: number | null;
-  input_hash: string;
+  /** Null once a launch that never ran ended: its private input was cleared (see private-launch-state.ts). */
+  input_hash: string | null;
+  /** The starting client's environment (JSON); null: none saved, or cleared with the input. */
+  env_hash: string | null;
   final_output_hash: string | null;
   error_code: RunRecord["errorCode"];
   error_hash: string | null;

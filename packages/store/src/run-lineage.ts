@@ -32,11 +32,13 @@ interface ChildSpec {
 }
 
 /**
- * Insert a queued child run that reuses the parent's approved definition and input. Nothing else is
+ * Insert a queued child run that reuses the parent's approved definition, input and environment. Nothing else is
  * copied: no steps, outputs, effects, turns or messages (seed 000).
  */
 function insertChild(ctx: StoreContext, spec: ChildSpec): Transition<RunRecord> {
   const { parent } = spec;
+  // A launch that ended before it ran kept no input, so there is nothing to run again.
+  if (parent.input_hash === null) return conflict({ kind: "input_cleared", runId: parent.run_id });
   const refusal = parent.origin_session === null ? undefined : sessionRefusal(ctx, parent.origin_session);
   if (refusal) return conflict(refusal);
   const row = insertQueuedRun(ctx, {
@@ -57,6 +59,7 @@ function insertChild(ctx: StoreContext, spec: ChildSpec): Transition<RunRecord> 
     origin_kind: parent.origin_kind,
     origin_session: parent.origin_session,
     input_hash: parent.input_hash,
+    env_hash: parent.env_hash,
     presentation_hash: parent.presentation_hash,
     notify_model_failure: parent.notify_model_failure,
     notify_model_cancel: parent.notify_model_cancel,

@@ -27,7 +27,8 @@ function sameReservation(
     row.workflow_name === req.workflowName &&
     row.definition_digest === req.definitionDigest &&
     row.source_json === canonicalJson(req.source) &&
-    row.input_hash === inputHash &&
+    // A launch that ended before it ran cleared its input: the rest of the request still has to match.
+    (row.input_hash === null || row.input_hash === inputHash) &&
     row.manifest_hash === ctx.jsonHash(req.manifest) &&
     row.presentation_hash === presentation &&
     row.notify_model_failure === Number(req.notifyModel?.onFailure ?? false) &&
@@ -73,6 +74,8 @@ export function reservePreparedRun(ctx: StoreContext, req: ReservePreparedRun): 
       origin_kind: req.origin.kind,
       origin_session: session,
       input_hash: ctx.putJson(req.input),
+      // Private like the input; not compared by sameReservation (not part of the request's identity).
+      env_hash: req.env === undefined ? null : ctx.putJson(req.env),
       presentation_hash:
         req.presentationInstructions === undefined ? null : ctx.putText(req.presentationInstructions),
       notify_model_failure: Number(req.notifyModel?.onFailure ?? false),

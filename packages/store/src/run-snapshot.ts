@@ -47,6 +47,9 @@ export function readRunSnapshot(ctx: StoreContext, runId: string): RunSnapshot {
   return ctx.read(() => {
     const row = ctx.getRunRow(runId);
     if (!row) throw new StoreError("not_found", `No run ${runId}.`);
+    // Only a launch that ended before it ran has no input, and an ended run is never executed.
+    if (row.input_hash === null) throw new StoreError("not_found", `Run ${runId} has no input to run with.`);
+    const input = ctx.readJsonBlob(row.input_hash);
     const chain: RunRow[] = [];
     let current = row;
     while (current.origin_command === "continue" && current.parent_run_id !== null) {
@@ -65,7 +68,7 @@ export function readRunSnapshot(ctx: StoreContext, runId: string): RunSnapshot {
     }
     return {
       runId: row.run_id,
-      input: ctx.readJsonBlob(row.input_hash),
+      input,
       visits: visitsOf(ctx, row.run_id),
       carriedOutputs: carried,
       accepted: acceptedOf(ctx, row),

@@ -276,6 +276,10 @@ export class RunStore {
   readRunInput(runId: string) {
     return terminalReaders.readRunInput(this.use(), runId);
   }
+  /** Private: for the worker that runs the run; never part of RunReader, so no view can read it. */
+  readRunEnv(runId: string) {
+    return terminalReaders.readRunEnv(this.use(), runId);
+  }
   readRunFinalOutput(runId: string) {
     return terminalReaders.readRunFinalOutput(this.use(), runId);
   }

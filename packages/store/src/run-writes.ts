@@ -33,7 +33,10 @@ type MutableRunColumn =
   | "presentation_state"
   | "presentation_error"
   | "notify_model_cancel"
-  | "finished_at";
+  | "finished_at"
+  // Only ever cleared: a launch that ends before it ran keeps no private input or environment.
+  | "input_hash"
+  | "env_hash";
 export type RunUpdate = Partial<Pick<RunRow, MutableRunColumn>>;
 
 /** What a new run row is made of; the writer adds its `queued` status, counters and times. */
@@ -56,6 +59,7 @@ export type NewRun = Pick<
   | "origin_kind"
   | "origin_session"
   | "input_hash"
+  | "env_hash"
   | "presentation_hash"
   | "notify_model_failure"
   | "notify_model_cancel"
@@ -94,6 +98,7 @@ const NEW_RUN_COLUMNS = [
   "origin_kind",
   "origin_session",
   "input_hash",
+  "env_hash",
   "presentation_hash",
   "notify_model_failure",
   "notify_model_cancel",

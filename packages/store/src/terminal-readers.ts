@@ -4,8 +4,10 @@ import {
   answerCheckSchema,
   answeredBySchema,
   type JsonValue,
+  type RunEnv,
   type RunRecord,
   type RunStatus,
+  runEnvSchema,
   type TerminalFact,
   type TerminalFacts,
 } from "@piw/protocol";
@@ -24,9 +26,30 @@ export function requireRun(ctx: StoreContext, runId: string): RunRow {
   return row;
 }
 
-/** The run's input, always JSON. */
-export function readRunInput(ctx: StoreContext, runId: string): JsonValue {
-  return ctx.read(() => ctx.readJsonBlob(requireRun(ctx, runId).input_hash));
+/** A run's input: the saved JSON, or `cleared` once its launch ended before it ran. */
+export type RunInput = { kind: "saved"; value: JsonValue } | { kind: "cleared" };
+
+/** The run's input, always JSON, or the fact that it was cleared. */
+export function readRunInput(ctx: StoreContext, runId: string): RunInput {
+  return ctx.read(() => {
+    const hash = requireRun(ctx, runId).input_hash;
+    return hash === null ? { kind: "cleared" } : { kind: "saved", value: ctx.readJsonBlob(hash) };
+  });
+}
+
+/**
+ * The environment the run's commands start from (its starting client's), or null when none was saved
+ * or it was cleared. Private: only the worker that runs the run gets it, never a view or a log.
+ */
+export function readRunEnv(ctx: StoreContext, runId: string): RunEnv | null {
+  return ctx.read(() => {
+    const hash = requireRun(ctx, runId).env_hash;
+    if (hash === null) return null;
+    const parsed = runEnvSchema.safeParse(ctx.readJsonBlob(hash));
+    if (!parsed.success)
+      throw new StoreError("invalid_record", `Run ${runId} has an unreadable environment.`);
+    return parsed.data;
+  });
 }
 
 /** The final output of a completed run (JSON), or null while it has none. */

@@ -3,6 +3,7 @@ import type { RunStatus, SafeError, TerminalOutcome, TraceEventInput } from "@pi
 import { sha256 } from "./sha256.js";
 import type { StoreContext } from "./context.js";
 import { dropRunProgress } from "./node-progress.js";
+import { clearedLaunchState, dropBlobIfUnreferenced } from "./private-launch-state.js";
 import type { RunRow } from "./rows.js";
 import { transitionRun } from "./run-writes.js";
 
@@ -40,7 +41,8 @@ function terminalFingerprint(row: RunRow): string {
 
 /**
  * Commit a run's terminal control state in the caller's transaction: open turns end `lost`,
- * pending messages are cancelled, the claim is released and the terminal facts are saved.
+ * pending messages are cancelled, the claim is released and the terminal facts are saved. A launch
+ * that ends before it ran lets go of its private input here too.
  * Presentation is a later, separate step (seed 000: control state before presentation).
  */
 export function terminalize(
@@ -60,6 +62,7 @@ export function terminalize(
     error_hash: errorHash,
   };
   const presented = row.origin_kind === "pi" && change.present;
+  const cleared = clearedLaunchState(row, change.status);
   const revision = transitionRun(
     ctx,
     row,
@@ -80,9 +83,11 @@ export function terminalize(
       presentation_state: presented ? "pending" : "none",
       ...(change.cancelledByModel === true ? { notify_model_cancel: 0 } : {}),
       finished_at: now,
+      ...cleared.columns,
     },
     event,
   );
+  for (const hash of cleared.blobs) dropBlobIfUnreferenced(ctx, hash);
   ctx
     .stmt("UPDATE turns SET status = 'lost', ended_at = ? WHERE run_id = ? AND status = 'open'")
     .run(now, row.run_id);

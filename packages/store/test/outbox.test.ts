@@ -969,22 +969,27 @@ describe("typed readers with a failed ancestor (seed 000)", () => {
   });
 
   it("lists every ancestor nearest first, with typed outcomes", () => {
-    // The first run fails before any node; its restart times out after one; the second restart completes.
-    saved(h.store.reservePreparedRun(preparedRun(PARENT)));
-    const claim = saved(h.store.claimRun({ runId: PARENT, claimToken: "claim-p", leaseMs: 30_000 }));
-    saved(
-      h.store.finishRun(
-        { runId: PARENT, generation: claim.command.generation, claimToken: "claim-p" },
-        { outcome: "failed", error: { code: "activation_failed", message: "worker exited: {oops" } },
-      ),
+    // The first run times out after one node; its restart fails before any node (a restart keeps the
+    // input its parent holds, so it can be restarted); the second restart completes.
+    const parent = claimRunning(
+      h.store,
+      saved(h.store.reservePreparedRun(preparedRun(PARENT))).runId,
+      "claim-p",
     );
-    const child = restart(CHILD, PARENT);
-    saved(h.store.startNodeVisit(child, { path: "build", visit: 1, nodeKind: "shell" }));
+    saved(h.store.startNodeVisit(parent, { path: "build", visit: 1, nodeKind: "shell" }));
     saved(
-      h.store.finishRun(child, {
+      h.store.finishRun(parent, {
         outcome: "timed_out",
         error: { code: "node_timed_out", message: "build > 60s" },
       }),
+    );
+    saved(h.store.prepareRestart({ runId: CHILD, parentRunId: PARENT }));
+    const claim = saved(h.store.claimRun({ runId: CHILD, claimToken: "claim-c", leaseMs: 30_000 }));
+    saved(
+      h.store.finishRun(
+        { runId: CHILD, generation: claim.command.generation, claimToken: "claim-c" },
+        { outcome: "failed", error: { code: "activation_failed", message: "worker exited: {oops" } },
+      ),
     );
     const grandchild = restart(GRANDCHILD, CHILD);
     saved(h.store.finishRun(grandchild, { outcome: "completed", output: [1, 2, 3] }));
@@ -997,15 +1002,15 @@ describe("typed readers with a failed ancestor (seed 000)", () => {
         ancestors: [
           {
             runId: CHILD,
-            outcome: "timed_out",
-            error: { code: "node_timed_out", message: "build > 60s" },
-            duringLaunch: false,
-          },
-          {
-            runId: PARENT,
             outcome: "failed",
             error: { code: "activation_failed", message: "worker exited: {oops" },
             duringLaunch: true,
+          },
+          {
+            runId: PARENT,
+            outcome: "timed_out",
+            error: { code: "node_timed_out", message: "build > 60s" },
+            duringLaunch: false,
           },
         ],
       },
@@ -1015,7 +1020,7 @@ describe("typed readers with a failed ancestor (seed 000)", () => {
       parentRunId: CHILD,
       restartNumber: 2,
     });
-    expect(h.store.readRunError(CHILD)).toEqual({ code: "node_timed_out", message: "build > 60s" });
+    expect(h.store.readRunError(PARENT)).toEqual({ code: "node_timed_out", message: "build > 60s" });
   });
 
   it("cancels a paused child of a failed run and presents it (the seed-000 stuck cancel)", () => {

@@ -173,6 +173,8 @@ interface MRun {
   presentation: "none" | "pending";
   cursor: { path: string; visit: number } | null;
   started: boolean;
+  /** A start that ended before it ran a node let go of its input: a restart is refused, a resent start matches any. */
+  inputCleared: boolean;
   stepCount: number;
   /** Count of progress writes; a launch remembers the count it started from. */
   progress: number;
@@ -312,6 +314,7 @@ class Model {
     run.paused = false;
     run.recovery = null;
     run.presentation = run.session !== null && present ? "pending" : "none";
+    if (status !== "done" && run.originCommand === "start" && run.stepCount === 0) run.inputCleared = true;
   }
 
   park(run: MRun, reason: RecoveryReason): void {
@@ -357,6 +360,7 @@ function newRun(
     presentation: "none",
     cursor: null,
     started: false,
+    inputCleared: false,
     stepCount: 0,
     progress: 0,
     steps: new Map(),
@@ -856,7 +860,8 @@ function execute(m: Model, r: Real, op: Op): StepEffect {
       const existing = m.run(runId);
       const busy = session === null ? undefined : m.activeIn(session);
       const exp = existing
-        ? existing.originCommand === "start" && existing.reserveKey === key
+        ? existing.originCommand === "start" &&
+          (existing.reserveKey === key || (existing.inputCleared && existing.session === session))
           ? ADOPTED
           : refuse("request_mismatch")
         : busy
@@ -1523,6 +1528,7 @@ function execute(m: Model, r: Real, op: Op): StepEffect {
       else if (parent.restartChild !== null)
         exp = parent.restartChild === runId ? ADOPTED : refuse("child_exists");
       else if (m.runs.has(runId)) exp = refuse("request_mismatch");
+      else if (parent.inputCleared) exp = refuse("input_cleared");
       else if (busy) exp = refuse("session_busy");
       else exp = APPLIED;
       const t = call(m, label, () => store.prepareRestart({ runId, parentRunId: parentId }));

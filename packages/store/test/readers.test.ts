@@ -31,13 +31,14 @@ describe("typed run readers", () => {
       input: { n: 1 },
       presentationInstructions: "Summarise {not json",
     });
+    saved(h.store.startNodeVisit(fence, { path: "a", visit: 1, nodeKind: "compute" }));
     saved(
       h.store.finishRun(fence, {
         outcome: "failed",
         error: { code: "node_failed", message: "exit 3: {oops" },
       }),
     );
-    expect(h.store.readRunInput("r-1")).toEqual({ n: 1 });
+    expect(h.store.readRunInput("r-1")).toEqual({ kind: "saved", value: { n: 1 } });
     expect(h.store.readRunFinalOutput("r-1")).toBeNull();
     expect(h.store.readRunError("r-1")).toEqual({ code: "node_failed", message: "exit 3: {oops" });
     expect(h.store.readPresentationInstructions("r-1")).toBe("Summarise {not json");
@@ -124,6 +125,7 @@ describe("working directory", () => {
     h = openHarness();
     const fence = runningRun(h.store, "wd-1", { workingDir: "/projects/demo" });
     expect(h.store.getRun("wd-1")?.workingDir).toBe("/projects/demo");
+    saved(h.store.startNodeVisit(fence, { path: "a", visit: 1, nodeKind: "compute" }));
     saved(h.store.finishRun(fence, { outcome: "failed", error: { code: "node_failed", message: "boom" } }));
     saved(h.store.prepareRestart({ runId: "wd-1-r1", parentRunId: "wd-1" }));
     expect(h.store.getRun("wd-1-r1")?.workingDir).toBe("/projects/demo");

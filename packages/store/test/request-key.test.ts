@@ -42,6 +42,7 @@ function waitingParent(store: RunStore, runId: string): void {
 
 function failedParent(store: RunStore, runId: string): void {
   const fence = runningRun(store, runId, { origin: { kind: "cli" } });
+  saved(store.startNodeVisit(fence, { path: "a", visit: 1, nodeKind: "compute" }));
   saved(store.finishRun(fence, { outcome: "failed", error: { code: "node_failed", message: "Boom." } }));
 }
 

@@ -109,7 +109,7 @@ describe("reservePreparedRun", () => {
       finishedAt: null,
     });
     expect(h.store.getRun("demo-1")).toEqual(saved(t));
-    expect(h.store.readRunInput("demo-1")).toEqual({ task: "ship it", n: 3 });
+    expect(h.store.readRunInput("demo-1")).toEqual({ kind: "saved", value: { task: "ship it", n: 3 } });
     expect(h.store.readPresentationInstructions("demo-1")).toBe("Summarize.");
     expect(h.store.findSessionReservation(SESSION)?.runId).toBe("demo-1");
     expect(h.store.listRunEvents("demo-1").map((e) => [e.type, e.revision, e.data])).toEqual([
@@ -141,7 +141,7 @@ describe("reservePreparedRun", () => {
       h.store.reservePreparedRun(preparedRun("demo-1", other)),
     );
     expect(evidence).toEqual({ kind: "request_mismatch", resource: "run", id: "demo-1" });
-    expect(h.store.readRunInput("demo-1")).toEqual({ task: "say hi" });
+    expect(h.store.readRunInput("demo-1")).toEqual({ kind: "saved", value: { task: "say hi" } });
     expect(h.store.readPresentationInstructions("demo-1")).toBeNull();
   });
 

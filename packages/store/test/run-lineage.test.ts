@@ -153,7 +153,8 @@ function parentIn(store: RunStore, runId: string, state: string): void {
       });
       return;
     case "cancelled":
-      saved(store.reservePreparedRun(preparedRun(runId)));
+      // A run that ran a node: a start cancelled during its launch keeps no input to restart with.
+      saved(store.startNodeVisit(runningRun(store, runId), { path: "a", visit: 1, nodeKind: "compute" }));
       saved(store.cancelRun({ runId }));
       return;
     case "done/waiting":
@@ -195,7 +196,10 @@ describe("prepareContinuation", () => {
       outcome: null,
     });
     expect(parent.terminalFingerprint).toMatch(/^[0-9a-f]{64}$/);
-    expect(h.store.readRunInput("child")).toEqual({ task: "build", files: ["a.ts"] });
+    expect(h.store.readRunInput("child")).toEqual({
+      kind: "saved",
+      value: { task: "build", files: ["a.ts"] },
+    });
     expect(h.store.listRunSteps("child")).toEqual([]);
     expect(h.store.listRunEffects("child")).toEqual([]);
     expect(h.store.findSessionReservation(SESSION)?.runId).toBe("child");
@@ -503,7 +507,7 @@ describe("prepareRestart", () => {
     expect(all.filter((m) => m.runId === "parent").length).toBeGreaterThan(0);
     expect(h.store.readRunFinalOutput("child")).toBeNull();
     expect(h.store.readRunError("child")).toBeNull();
-    expect(h.store.readRunInput("child")).toEqual({ task: "retry me" });
+    expect(h.store.readRunInput("child")).toEqual({ kind: "saved", value: { task: "retry me" } });
     expect(h.store.readPresentationInstructions("child")).toBe("Report.");
     // The parent keeps its own history untouched.
     expect(h.store.listRunSteps("parent")).toHaveLength(3);

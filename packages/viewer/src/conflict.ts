@@ -30,6 +30,8 @@ export function describeConflict(conflict: Conflict): string {
     }
     case "child_exists":
       return `run ${conflict.parentRunId} already went on as ${conflict.childRunId}; see piw status ${conflict.childRunId}`;
+    case "input_cleared":
+      return `run ${conflict.runId} ended before it started, and its input was cleared then; it cannot be restarted: start the workflow again with its input`;
     case "visit_not_open":
       return `node ${conflict.path} visit ${conflict.visit} of run ${conflict.runId} is not open`;
     default:

@@ -4,6 +4,7 @@ import { AgentProgressRelay } from "./agent-progress-relay.js";
 import type { WorkerExit } from "@piw/protocol";
 import { type CrashHook, crashingPort } from "./crash-hook.js";
 import { type HostPeer, HostRunPort } from "./host-run-port.js";
+import { enterRunEnv } from "./run-env.js";
 import { loadRunWorkflow } from "./load-run-workflow.js";
 
 /**
@@ -75,6 +76,8 @@ export class WorkerRun {
       pid: this.options.pid,
     });
     const { command } = assignment;
+    // Before the workflow file is loaded: its top level and every node see the run's environment.
+    const env = enterRunEnv(assignment.env);
     await crash.reach("starting");
     const port = crashingPort(new HostRunPort(peer, assignment), crash);
 
@@ -113,6 +116,7 @@ export class WorkerRun {
       workflow: accepted.workflow,
       port,
       signal,
+      env,
       debug: this.options.debug,
       // Isolated agent steps run in Pi SDK sessions this process owns (Pi loads on the first one).
       agents: {

@@ -28,7 +28,7 @@ export async function runCommand(ctx: CliContext, args: string[]): Promise<ExitC
 
   const host = await ctx.host();
   const reserved = savedValue(
-    await host.call("runs.reserve", reserveParams(prepared, ctx.io.cwd)),
+    await host.call("runs.reserve", reserveParams(prepared, { cwd: ctx.io.cwd, env: ctx.io.env })),
     prepared.workflowName,
   );
   const runId = reserved.runId;

@@ -31,6 +31,11 @@ export interface ExecuteOptions {
    * worker's supervisor can kill what a dead worker left running.
    */
   onProcessGroup?: (pgid: number, alive: boolean) => void;
+  /**
+   * The environment the run's commands start from (a node's `env` adds to it): the worker passes the
+   * one saved with the run; default this process's.
+   */
+  env?: Readonly<Record<string, string>>;
   /** Where the raw text of what workflow code threw goes (the worker's stderr); saved errors never carry it. */
   debug?: DebugLog;
   /** Where agent steps may run (the run's origin, directory, isolated sessions); default: its conversation. */
@@ -88,6 +93,7 @@ export async function executeRun(options: ExecuteOptions): Promise<ExecutionOutc
       conversation: new OneAtATime(),
       runFork: (lane, node, visit, attempt) => runFork(exec, lane, node, visit, attempt),
       ...(options.onProcessGroup ? { onProcessGroup: options.onProcessGroup } : {}),
+      ...(options.env ? { env: options.env } : {}),
       ...(options.debug ? { debug: options.debug } : {}),
       ...(options.agents ? { agents: options.agents } : {}),
     };

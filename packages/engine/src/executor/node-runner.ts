@@ -48,6 +48,8 @@ export interface NodeRun {
   failuresByPath?: ReadonlyMap<string, NodeFailureInfo>;
   signal: AbortSignal;
   onProcessGroup?: (pgid: number, alive: boolean) => void;
+  /** The run's environment, which a shell node's commands start from; default this process's. */
+  env?: Readonly<Record<string, string>>;
   /** The raw text of what workflow code threw; the saved error never carries it. */
   debug?: DebugLog;
   /** Where agent steps may run; without it every agent step runs in the run's conversation. */
@@ -247,6 +249,7 @@ async function produce(run: NodeRun, signal: AbortSignal, progress: VisitProgres
           command,
           ...(node.cwd === undefined ? {} : { cwd: node.cwd }),
           ...(node.env === undefined ? {} : { env: node.env }),
+          ...(run.env === undefined ? {} : { baseEnv: run.env }),
           ...(run.onProcessGroup ? { onProcessGroup: run.onProcessGroup } : {}),
           signal,
         });

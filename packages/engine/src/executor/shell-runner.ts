@@ -3,6 +3,9 @@ import { spawn } from "node:child_process";
 export interface ShellRequest {
   command: { argv: string[] } | { shell: string };
   cwd?: string;
+  /** What the command's environment starts from (the run's); default this process's. */
+  baseEnv?: Readonly<Record<string, string>>;
+  /** Added to the base (a node's `env`). */
   env?: Record<string, string>;
   timeoutMs?: number;
   signal: AbortSignal;
@@ -70,7 +73,7 @@ export function runShell(req: ShellRequest): Promise<ShellResult> {
     }
     const child = spawn(file, args, {
       cwd: req.cwd,
-      env: req.env ? { ...process.env, ...req.env } : process.env,
+      env: { ...(req.baseEnv ?? process.env), ...req.env },
       shell: useShell,
       detached: true,
       stdio: ["ignore", "pipe", "pipe"],

@@ -20,6 +20,7 @@ export interface Execution {
   /** Visits opened so far (first attempts), against `maxSteps`: every sequence counts here. */
   steps: { count: number };
   onProcessGroup?: (pgid: number, alive: boolean) => void;
+  env?: Readonly<Record<string, string>>;
   debug?: DebugLog;
   agents?: AgentPlacement;
   /** The run's conversation holds one step at a time: branches take turns at it. */
@@ -98,6 +99,7 @@ async function runOpened(
       failuresByPath: exec.position.failuresByPath,
       signal: lane.signal,
       ...(exec.onProcessGroup ? { onProcessGroup: exec.onProcessGroup } : {}),
+      ...(exec.env ? { env: exec.env } : {}),
       ...(exec.debug ? { debug: exec.debug } : {}),
       ...(exec.agents ? { agents: exec.agents } : {}),
     });
