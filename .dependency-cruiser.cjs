@@ -1,5 +1,6 @@
-// Boundary rules from ARCHITECTURE.md ("Packages"). `pnpm boundaries` runs them over packages/ and apps/;
-// tools/boundaries/test proves every rule fires on the fixture tree in tools/boundaries/fixtures.
+// Boundary rules of docs/maintainers/architecture.md ("Packages and who may import what"). `pnpm boundaries`
+// runs them over packages/ and apps/; tools/boundaries/test proves every rule fires on the fixture tree in
+// tools/boundaries/fixtures and checks that page's tables against them.
 const { join } = require("node:path");
 
 /**

@@ -78,7 +78,7 @@ function builtPreflightEntry(): string {
 }
 
 /**
- * Everything `piw run` checks before the host saves anything (seed 003): the workflow resolves and
+ * Everything `piw run` checks before the host saves anything (preflight rule): the workflow resolves and
  * compiles, it can run without Pi, and the input matches its schema. The workflow is loaded in a
  * short-lived child process with a time limit, so its code cannot end or hang `piw`. A failure throws a
  * CliError.

@@ -14,7 +14,7 @@ import {
 import { release } from "./fixtures.js";
 
 describe("compileWorkflow", () => {
-  it("gives the same child included twice distinct full paths (seed 000 collision)", () => {
+  it("gives the same child included twice distinct full paths (the execution-identity rule)", () => {
     const compiled = compileWorkflow(release);
     expect([...compiled.nodes.keys()]).toEqual([
       "review",

@@ -11,7 +11,7 @@ import {
   type ScopeContext,
 } from "../src/index.js";
 
-/** Seed 000's child: prepares a workspace; mounted twice below. */
+/** The execution-identity rule's child: prepares a workspace; mounted twice below. */
 const workspace = defineWorkflow({
   name: "workspace",
   input: z.object({ dir: z.string() }),
@@ -52,7 +52,7 @@ const documentation = defineWorkflow({
   },
 });
 
-/** The root of seed 000's collision: the workspace directly, and again inside documentation. */
+/** The root of the identity collision: the workspace directly, and again inside documentation. */
 export const release = defineWorkflow({
   name: "release",
   input: z.object({ repo: z.string() }),

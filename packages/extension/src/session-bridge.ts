@@ -84,8 +84,8 @@ function turnEndReason(messages: readonly unknown[]): EndTurn["reason"] {
 type Delivery = { kind: "quiet" } | { kind: "delivering"; done: Promise<void>; again: boolean };
 
 /**
- * Everything that ties one Pi session to the host: turn reports (seed 000), activation at idle
- * boundaries and outbox delivery (seed 003), and the widget. The host decides; this only reports
+ * Everything that ties one Pi session to the host: turn reports (the turn-ownership rule), activation at idle
+ * boundaries and outbox delivery (idle-activation rule), and the widget. The host decides; this only reports
  * what Pi did and delivers what the host queued. Where the session is lives in one phase
  * (`SessionPhase`), changed only through `nextPhase`.
  */

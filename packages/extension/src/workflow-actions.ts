@@ -184,7 +184,7 @@ export async function runAction(
       };
     }
     case "restart": {
-      // A restart is a new run of this session (seed 000: fresh from the first node, no parent
+      // A restart is a new run of this session (the clean-restart rule: fresh from the first node, no parent
       // state); like a start, it activates once this turn has settled.
       const child = savedOrThrow(
         await bridge.host.call("runs.restart", { runId: action.runId }),

@@ -21,7 +21,7 @@ function attempt(log: HostLog, what: string, fn: () => void): void {
 }
 
 /**
- * Start-up reconciliation of every non-terminal run (seed 000 and 003): workers of the previous host are
+ * Start-up reconciliation of every non-terminal run (progress/never-ran rules): workers of the previous host are
  * gone, so their launches are judged by the store's one exit rule (`decideWorkerExit`); expired
  * `starting` claims with no launch go through the same rule; CLI runs activate; terminal runs whose
  * messages were never created get them now.
@@ -58,7 +58,7 @@ export function reconcileAtStart(deps: ReconcileDeps): void {
 
 /**
  * `starting` runs whose lease expired. With no worker of this host, nothing ran: a command that never
- * ran returns to `queued` (seed 003) and CLI runs activate again; a resume parks. A worker that is
+ * ran returns to `queued` (the never-ran rule) and CLI runs activate again; a resume parks. A worker that is
  * alive but never accepted its command within the lease is hung in bootstrap: it is killed, and its
  * exit is judged like any lost worker's (the run parks, resumable).
  */

@@ -27,7 +27,7 @@ export interface RunControlDeps {
 
 /**
  * The client's run commands. Each is one store transition, then the scheduling it implies: CLI runs
- * activate at once, Pi runs when their session settles (seed 003), a cancel stops the live worker.
+ * activate at once, Pi runs when their session is idle (idle-activation rule), a cancel stops the live worker.
  */
 export class RunControl {
   constructor(private readonly deps: RunControlDeps) {}
@@ -56,7 +56,7 @@ export class RunControl {
   }
 
   /**
-   * An explicit resume: the store decides whether the run may resume (seed 000: never automatic after
+   * An explicit resume: the store decides whether the run may resume (progress rule: never automatic after
    * no progress). `acceptChanges` lets the worker go on under a changed workflow file, if it fits.
    */
   resume(runId: string, how: { acceptChanges?: boolean } = {}): Transition<RunSummary> {

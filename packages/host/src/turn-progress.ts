@@ -8,7 +8,7 @@ export interface TurnProgressDeps {
 }
 
 /**
- * A model's `update` for the step its conversation's open turn runs (seed 000's turn ownership): the
+ * A model's `update` for the step its conversation's open turn runs (the turn-ownership rule): the
  * visit comes from the turn, never from the model, so it can only report on the step it is running.
  * Fields it leaves out keep their saved values. Refused, saving nothing: no open step turn, a step
  * that no longer runs, or an update that fails the progress rules.

@@ -14,7 +14,7 @@ export interface WorkflowTurnDeps {
 }
 
 /**
- * A Pi session's workflow turn, routed to the one visit it was started for (seed 000's turn
+ * A Pi session's workflow turn, routed to the one visit it was started for (the turn-ownership
  * ownership): the model's submit and update, and the turn's end, reach the worker running that visit
  * now. The visit always comes from the session's open turn, never from the model.
  */

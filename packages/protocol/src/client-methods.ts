@@ -115,12 +115,12 @@ export const clientMethods = lazyTable({
     params: z.object({ subscriptionId: z.string() }),
     result: z.object({ ok: z.literal(true) }),
   }),
-  /** The activation boundary for Pi runs: the session is idle (seed 003). */
+  /** The activation boundary for Pi runs: the session is idle (the idle-activation rule). */
   "session.settled": () => ({
     params: z.object({ sessionId: opaqueIdSchema }),
     result: z.object({ activated: z.array(runIdSchema) }),
   }),
-  /** Pi `agent_start`: does the workflow message that started this turn own it? (seed 000) */
+  /** Pi `agent_start`: does the workflow message that started this turn own it? (the turn-ownership rule) */
   "turns.start": () => ({ params: startTurnSchema, result: transitionSchema(turnOwnershipSchema) }),
   /** Pi `agent_end`: end exactly the turn that was accepted. An `aborted` end pauses its run. */
   "turns.end": () => ({ params: endTurnSchema, result: transitionSchema(turnRecordSchema) }),

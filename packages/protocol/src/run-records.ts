@@ -52,7 +52,7 @@ export type Fence = z.infer<typeof fenceSchema>;
 export const modelNoticesSchema = z.object({ onFailure: z.boolean(), onCancel: z.boolean() });
 export type ModelNotices = z.infer<typeof modelNoticesSchema>;
 
-/** Everything preflight settled before a run is queued (seed 003). */
+/** Everything preflight settled before a run is queued (the launch preflight rule). */
 export const reservePreparedRunSchema = z.object({
   runId: runIdSchema,
   workflowName: z.string().min(1).max(200),
@@ -373,7 +373,7 @@ export type WorkerExit = z.infer<typeof workerExitSchema>;
 export const workerExitDecisionSchema = z.enum(["none", "relaunch", "parked", "failed", "requeued"]);
 export type WorkerExitDecision = z.infer<typeof workerExitDecisionSchema>;
 
-/** One run's saved ending, read from typed columns only (seed 000: never a text blob as JSON). */
+/** One run's saved ending, read from typed columns only (typed-readers rule: text is never JSON). */
 export type TerminalFact =
   | { runId: string; workflowName: string; outcome: "completed"; output: z.infer<typeof jsonValueSchema> }
   | {

@@ -1,6 +1,6 @@
 import { z } from "zod";
 
-/** Lifecycle of a run (seed 003). `parked` holds a run that needs a person or a relaunch. */
+/** Lifecycle of a run (the status-table rule). `parked` holds a run that needs a person or a relaunch. */
 export const runStatusSchema = z.enum([
   "queued",
   "starting",
@@ -48,10 +48,10 @@ export function isActiveStatus(status: RunStatus): boolean {
 }
 
 /**
- * The only lifecycle edges a run may take (seed 003). The store refuses every other change.
+ * The only lifecycle edges a run may take (the status-table rule). The store refuses every other change.
  * `starting -> queued` is the expired-lease recovery of a command that never ran; `starting -> parked`
- * holds a launch whose worker vanished before it accepted its command (seed 000: no progress parks;
- * seed 003: a run with saved state is reconciled through run recovery); `parked -> starting` is an
+ * holds a launch whose worker vanished before it accepted its command (the progress rule: no progress parks;
+ * the never-ran rule: a run with saved state is reconciled through run recovery); `parked -> starting` is an
  * explicit resume.
  */
 export const RUN_TRANSITIONS: Readonly<Record<RunStatus, readonly RunStatus[]>> = {

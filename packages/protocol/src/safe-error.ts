@@ -2,10 +2,10 @@ import { z } from "zod";
 
 /**
  * Stable codes for errors that are saved or cross a process boundary.
- * Launch codes come from seed 003; the rest name the other ways a run can end badly.
+ * Launch codes come from the launch rules; the rest name the other ways a run can end badly.
  */
 export const errorCodeSchema = z.enum([
-  // Launch (seed 003)
+  // Launch (the launch preflight and one-follow-up rules)
   "workflow_not_found", // the name or path resolves to no workflow file
   "workflow_invalid", // the workflow file fails to load or compile
   "input_invalid", // the input does not match the workflow's input schema

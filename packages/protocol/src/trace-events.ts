@@ -48,7 +48,7 @@ const codeData = z.object({ code: errorCodeSchema });
 const launchData = z.object({ launchId: opaqueIdSchema.optional() });
 
 export const traceEventSchema = z.discriminatedUnion("type", [
-  // Run lifecycle: each of these records a status change (seed 003's table).
+  // Run lifecycle: each of these records a status change (the status-table rule).
   z.object({
     type: z.literal("run.queued"),
     ...ofRun,

@@ -89,7 +89,7 @@ const conflictSchema = z.discriminatedUnion("kind", [
     actual: z.number().int(),
   }),
   z.object({ kind: z.literal("session_busy"), sessionId: z.string(), activeRunId: runIdSchema }),
-  // The session's last run still owes the model its presentation turn: a new run would cut in (seed 003).
+  // The session's last run still owes the model its presentation turn (the one-reservation rule).
   z.object({ kind: z.literal("presentation_pending"), sessionId: z.string(), runId: runIdSchema }),
   z.object({ kind: z.literal("request_mismatch"), resource: resourceKindSchema, id: z.string() }),
   z.object({

@@ -169,7 +169,7 @@ export class StoreContext {
     return this.putBlob("text/plain", text);
   }
 
-  /** Read a blob, refusing one whose media type is not the expected one (the seed-000 bug). */
+  /** Read a blob, refusing one whose media type is not the expected one (the typed-readers rule). */
   readBlob(hash: string, expected: MediaType): string {
     const row = this.stmt("SELECT media_type, content FROM blobs WHERE hash = ?").get(hash) as
       | { media_type: MediaType; content: Buffer }

@@ -309,7 +309,7 @@ export function cancelRun(
     }
     const cancellable = controllableRun(req.runId, row, "cancel");
     if (isConflict(cancellable)) return conflict(cancellable);
-    // A launch cancelled before it ran sends no follow-up (seed 003); a started run gets a terminal note.
+    // A launch cancelled before it ran sends nothing (one-follow-up rule); a started run gets a terminal note.
     const present = row.started_at !== null;
     terminalize(
       ctx,

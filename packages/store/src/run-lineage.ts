@@ -33,7 +33,7 @@ interface ChildSpec {
 
 /**
  * Insert a queued child run that reuses the parent's approved definition, input and environment. Nothing else is
- * copied: no steps, outputs, effects, turns or messages (seed 000).
+ * copied: no steps, outputs, effects, turns or messages (the clean-restart rule).
  */
 function insertChild(ctx: StoreContext, spec: ChildSpec): Transition<RunRecord> {
   const { parent } = spec;

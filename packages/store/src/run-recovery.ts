@@ -140,8 +140,8 @@ export function requestPause(ctx: StoreContext, req: { runId: string }): Transit
 
 /**
  * A `starting` run whose lease expired with no worker launched for it: whoever claimed it died with its
- * host. Judged by the same rule as a lost worker: a command that never ran returns to `queued` (seed
- * 003), a resume of saved state parks with its reason (seed 000: never relaunched by itself).
+ * host. Judged by the same rule as a lost worker: a command that never ran returns to `queued` (the
+ * never-ran rule), a resume of saved state parks with its reason (the progress rule).
  */
 export function recoverExpiredStarting(ctx: StoreContext, req: { runId: string }): Transition<RunRecord> {
   return ctx.tx(() => {
@@ -196,7 +196,7 @@ export function applyWorkerExitVerdict(
       );
       return;
     case "requeue":
-      // Nothing ran and the claim's holder is provably dead: seed 003's `starting -> queued`.
+      // Nothing ran and the claim's holder is provably dead: the never-ran rule's `starting -> queued`.
       transitionRun(
         ctx,
         run,

@@ -40,7 +40,7 @@ function sameReservation(
   );
 }
 
-/** Commit a queued run with its final ID and, for Pi runs, the session's one reservation (seed 003). */
+/** Commit a queued run with its final ID and, for Pi runs, its session's reservation (committed-start rule). */
 export function reservePreparedRun(ctx: StoreContext, req: ReservePreparedRun): Transition<RunRecord> {
   return ctx.tx(() => {
     const inputHash = ctx.jsonHash(req.input);

@@ -77,7 +77,7 @@ type SessionRef = { sessionId: string };
 type MessageRef = { messageId: string };
 
 /**
- * The only interface for durable change (seed 000). Every method is one IMMEDIATE transaction that
+ * The only interface for durable change (the one-writer rule). Every method is one IMMEDIATE transaction that
  * returns a typed Transition; readers return typed values. Nothing here leaks a raw SQLite error.
  */
 export class RunStore {
@@ -131,7 +131,7 @@ export class RunStore {
     return this.use().group(requests);
   }
 
-  // Run lifecycle (seed 003 transition table). Requests arrive typed and already validated: the
+  // Run lifecycle (the status-table rule). Requests arrive typed and already validated: the
   // host's RPC layer parses what a client or worker sent, and in-process callers build them typed.
   reservePreparedRun(req: ReservePreparedRun) {
     return reservePreparedRun(this.use(), req);
@@ -197,7 +197,7 @@ export class RunStore {
     return saveNodeProgress(this.use(), fence, req);
   }
 
-  // Workflow turns (seed 000).
+  // Workflow turns (the turn-ownership rule).
   startTurn(req: StartTurn) {
     return startTurn(this.use(), req);
   }

@@ -1,7 +1,7 @@
 import type { Conflict } from "@piw/protocol";
 import type { StoreContext } from "./context.js";
 
-// Seed 003: one Pi session holds at most one queued, starting or running run, and a new run does not
+// One-reservation rule: a Pi session holds at most one queued, starting or running run, and a new run does not
 // cut in before the last run's presentation turn reached the session.
 
 /** The run that holds a session's reservation, if any. */

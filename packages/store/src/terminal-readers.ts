@@ -60,7 +60,7 @@ export function readRunFinalOutput(ctx: StoreContext, runId: string): JsonValue 
   });
 }
 
-/** The saved error of a failed run: always text, never parsed as JSON (the seed-000 bug). */
+/** The saved error of a failed run: always text, never parsed as JSON (the typed-readers rule). */
 export function readRunError(ctx: StoreContext, runId: string): { code: string; message: string } | null {
   return ctx.read(() => {
     const row = requireRun(ctx, runId);

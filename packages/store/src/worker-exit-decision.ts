@@ -54,10 +54,10 @@ function neverRan(command: RunCommandType): boolean {
 }
 
 /**
- * The one rule for every way a worker ends (seed 000 and 003). Only a failure the worker reported
+ * The one rule for every way a worker ends (progress, never-ran rules). Only a failure the worker reported
  * fails the run. A process that vanished never does: after progress the run is relaunched; without
  * it the run parks with its reason (resumable, never relaunched by itself). The one exception is
- * seed 003's `starting -> queued`: the host died before a never-run command was accepted, so the
+ * the never-ran rule's `starting -> queued`: the host died before a never-run command was accepted, so the
  * new host may simply activate it again.
  */
 export function decideWorkerExit(facts: WorkerExitFacts): WorkerExitVerdict {

@@ -99,7 +99,7 @@ export function recordWorkerLaunch(
 }
 
 /**
- * Record how a worker ended and apply what `decideWorkerExit` makes of it (seed 000): only a failure
+ * Record how a worker ended and apply what `decideWorkerExit` makes of it (the progress rule): only a failure
  * the worker reported fails the run; a worker that vanished relaunches after progress and parks the
  * run otherwise, never to be relaunched until someone resumes it.
  */

@@ -776,7 +776,7 @@ describe("reserveEffect", () => {
     expect(runSnapshot(h.store, RUN)).toEqual(before);
   });
 
-  it("keeps composed effects with the same type and local node name apart by their full paths (seed 000)", () => {
+  it("keeps composed effects with the same type and local node name apart by their full paths (execution identity)", () => {
     const fence = runningRun(h.store, RUN);
     const outer = { path: "workspace/inspect", request: { check: "outer", root: "." } };
     const inner = { path: "documentation/workspace/inspect", request: { check: "docs", root: "docs" } };

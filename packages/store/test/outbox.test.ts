@@ -567,7 +567,7 @@ describe("createTerminalMessages", () => {
     ]);
   });
 
-  it("sends one launch_failure follow-up that triggers a turn when a run fails before any node (seed 003)", () => {
+  it("sends one launch_failure follow-up that triggers a turn when a run fails before any node (one-follow-up rule)", () => {
     saved(h.store.reservePreparedRun(preparedRun(RUN)));
     const claim = saved(h.store.claimRun({ runId: RUN, claimToken: "claim-1", leaseMs: 30_000 }));
     const fence = { runId: RUN, generation: claim.command.generation, claimToken: "claim-1" };
@@ -716,7 +716,7 @@ describe("createTerminalMessages", () => {
         saved(h.store.claimRun({ runId: RUN, claimToken: "claim-1", leaseMs: 30_000 }));
       },
     ],
-  ])("creates no message at all for a launch cancelled while %s (seed 003)", (_state, arrange) => {
+  ])("creates no message for a launch cancelled while %s (the one-follow-up rule)", (_state, arrange) => {
     arrange();
     saved(h.store.cancelRun({ runId: RUN }));
     expect(h.store.getRun(RUN)?.presentationState).toBe("none");
@@ -805,7 +805,7 @@ describe("createTerminalMessages", () => {
     });
   });
 
-  it("records a presentation failure for repair without undoing the terminal state (seed 000)", () => {
+  it("records a presentation failure for repair without undoing the terminal state (presentation after terminal)", () => {
     const fence = runningRun(h.store, RUN);
     finishedNode(fence);
     saved(h.store.finishRun(fence, { outcome: "failed", error: { code: "node_failed", message: "exit 2" } }));
@@ -891,7 +891,7 @@ describe("listRunsNeedingPresentation", () => {
   });
 });
 
-describe("typed readers with a failed ancestor (seed 000)", () => {
+describe("typed readers with a failed ancestor (the typed-readers rule)", () => {
   const PARENT = "lineage-1";
   const CHILD = "lineage-2";
   const GRANDCHILD = "lineage-3";
@@ -1023,7 +1023,7 @@ describe("typed readers with a failed ancestor (seed 000)", () => {
     expect(h.store.readRunError(PARENT)).toEqual({ code: "node_timed_out", message: "build > 60s" });
   });
 
-  it("cancels a paused child of a failed run and presents it (the seed-000 stuck cancel)", () => {
+  it("cancels a paused child of a failed run and presents it (the presentation-after-terminal rule)", () => {
     failedParent("exit 1: {");
     const child = restart(CHILD, PARENT);
     saved(h.store.requestPause({ runId: CHILD }));

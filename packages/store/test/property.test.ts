@@ -1,7 +1,7 @@
 /**
  * Model-based property test of the RunStore: random operation sequences run against a small
  * reference model and a real store on a temp SQLite file; after every step the store must agree
- * with the model and hold the lifecycle invariants (seed 003 transition table).
+ * with the model and hold the lifecycle invariants (the status-table rule).
  */
 import { accessSync, constants } from "node:fs";
 import { isDeepStrictEqual } from "node:util";
@@ -1799,7 +1799,7 @@ function checkInvariants(m: Model, r: Real, label: string, before: Snapshot, eff
     }
     same(m, label, `${run.runId} revision of its last event`, events.at(-1)?.revision, run.revision);
 
-    // Every status change follows the seed-003 table; terminal states are final.
+    // Every status change follows the status table (the status-table rule); terminal states are final.
     const seen = m.history.get(run.runId) ?? [];
     const last = seen.at(-1);
     if (last !== undefined && last !== run.status) {

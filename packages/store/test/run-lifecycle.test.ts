@@ -1069,7 +1069,7 @@ describe("recoverExpiredStarting", () => {
   });
 });
 
-// Seed 003: only the RUN_TRANSITIONS edges exist. Put a run in each status and try every operation
+// Status-table rule: only RUN_TRANSITIONS edges exist. Put a run in each status and try every operation
 // that would move it to each other status.
 describe("the run transition table", () => {
   const STATUSES = Object.keys(RUN_TRANSITIONS) as RunStatus[];
@@ -1132,7 +1132,7 @@ describe("the run transition table", () => {
   const forbidden = pairs.filter(([from, to]) => from !== to && !RUN_TRANSITIONS[from].includes(to));
   const same = pairs.filter(([from, to]) => from === to);
 
-  it("has the seed-003 edges, and starting -> parked for a launch whose worker vanished", () => {
+  it("has the status table's edges, and starting -> parked for a launch whose worker vanished", () => {
     expect(allowed).toHaveLength(13);
     expect(forbidden).toHaveLength(29);
     expect(RUN_TRANSITIONS.starting).toContain("parked");

@@ -43,7 +43,7 @@ const TABLE: [
   ["moved_on", "none", false, false, "record_only", "record_only"],
   ["moved_on", "none", true, true, "record_only", "record_only"],
   ["moved_on", "none", true, false, "record_only", "record_only"],
-  // Starting: only a reported startup failure fails (seed 003); a vanished worker parks.
+  // Starting: only a reported startup failure fails (the progress rule); a vanished worker parks.
   ["starting", "failure", false, true, "fail", "fail"],
   ["starting", "failure", false, false, "fail", "fail"],
   ["starting", "failure", true, true, "fail", "fail"],
@@ -56,7 +56,7 @@ const TABLE: [
   ["starting", "none", false, false, "requeue", "park"],
   ["starting", "none", true, true, "relaunch", "relaunch"],
   ["starting", "none", true, false, "relaunch", "relaunch"],
-  // Running: the progress rule (seed 000).
+  // Running: the progress rule.
   ["running", "failure", false, true, "fail", "fail"],
   ["running", "failure", false, false, "fail", "fail"],
   ["running", "failure", true, true, "fail", "fail"],

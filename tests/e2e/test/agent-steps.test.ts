@@ -41,7 +41,7 @@ describe("agent steps in a real Pi session", () => {
       ),
     );
     // The initiating turn is still running while the model answers the tool result, and it streams
-    // slowly: nothing of the run may start before this turn has settled (seed 003).
+    // slowly: nothing of the run may start before this turn has settled (the idle-activation rule).
     let initiatingTurnLastReply = 0;
     model.reply((request) => {
       if (!lastMessageText(request).includes("queued (run")) return undefined;

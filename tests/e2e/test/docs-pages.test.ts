@@ -80,7 +80,16 @@ describe("the docs", () => {
     for (const page of ["README.md", "quickstart.md", "troubleshooting.md", "workflows.md"]) {
       expect(existsSync(join(REPO, "docs", page)), page).toBe(true);
     }
-    for (const page of ["architecture", "state", "identity", "runtime", "reliability", "development"]) {
+    for (const page of [
+      "architecture",
+      "state",
+      "identity",
+      "runtime",
+      "reliability",
+      "development",
+      "rules",
+      "performance-history",
+    ]) {
       expect(existsSync(join(REPO, "docs", "maintainers", `${page}.md`)), page).toBe(true);
       expect(existsSync(join(REPO, "docs", `${page}.md`)), `docs/${page}.md moved`).toBe(false);
     }

@@ -116,7 +116,7 @@ describe("the host is killed while an agent step waits for the model", () => {
       await new Promise((r) => setTimeout(r, 50));
     expect(isAlive(oldPid as number)).toBe(false);
 
-    // The rule (docs/maintainers/runtime.md, seed 000): the worker died with its host after the run saved
+    // The progress rule (docs/maintainers/rules.md): the worker died with its host after the run saved
     // progress since its launch (the step prompt was queued), so the new host parks it
     // `worker_lost` and relaunches it at once; the agent visit is retried: same visit, attempt 2.
     const resumed = await world.waitForRun(

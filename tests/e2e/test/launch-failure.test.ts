@@ -30,7 +30,7 @@ afterEach(async () => {
 
 const lastIs = (needle: string) => (r: ModelRequest) => lastMessageText(r).includes(needle);
 
-describe("seed 003: a deferred launch failure in a real Pi session", () => {
+describe("the one-follow-up rule: a deferred launch failure in a real Pi session", () => {
   it("refuses bad input in the same turn with no run, fails a changed source at activation, tells the model once, and lets it start again", async () => {
     world = await startPiwWorld({ workflows: { greet: GREET } });
     const { model, pi } = world;

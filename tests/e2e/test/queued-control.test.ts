@@ -54,7 +54,7 @@ describe("a queued run, before it starts", () => {
     expect(view?.startedAt).toBeNull();
     expect(view?.nodes.every((node) => node.visits === 0)).toBe(true);
 
-    // A launch cancelled before it ran sends nothing (seed 003): no follow-up turn, no note.
+    // A launch cancelled before it ran sends nothing (the one-follow-up rule): no follow-up turn, no note.
     expect(model.requests.some((r) => lastMessageText(r).includes("failed to start"))).toBe(false);
 
     // The reservation was released: the session can start the workflow again, and it runs.

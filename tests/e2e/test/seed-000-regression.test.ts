@@ -16,7 +16,7 @@ const LOGGED_HOST_COMMAND = [
   ...HOST_COMMAND,
 ];
 
-/** Seed 000's composition: one managed action mounted directly and again inside an included child. */
+/** Identity-rule composition: one managed action mounted directly and again inside an included child. */
 function workflows(dir: string): Record<string, string> {
   const effectLog = JSON.stringify(join(dir, "effects.log"));
   const failFlag = JSON.stringify(join(dir, "fail.flag"));
@@ -123,7 +123,7 @@ const nodeRows = (view: RunView) =>
     .map((node) => [node.path, node.state, node.visits, node.attempt] as const)
     .sort((a, b) => a[0].localeCompare(b[0]));
 
-describe("seed 000 regression in a real Pi session", () => {
+describe("the execution-identity, clean-restart and progress rules in a real Pi session", () => {
   it("a composed workflow fails after its managed actions, restarts clean, pauses and cancels without a worker loop", async () => {
     // The flags and the effect log live in a folder the test owns, beside the world.
     world = await startPiwWorld({ env: { PIW_HOST_COMMAND: JSON.stringify(LOGGED_HOST_COMMAND) } });

@@ -122,7 +122,7 @@ export function effectsFor(
       request: toJson(request),
     });
     // One identity asked for with another request: the workflow is not deterministic. Fail the node
-    // rather than guess which request is right (seed 000).
+    // rather than guess which request is right (the execution-identity rule).
     if (reserved.kind === "conflict" && reserved.evidence.kind === "request_mismatch") {
       throw new NodeFailure(
         "effect_conflict",

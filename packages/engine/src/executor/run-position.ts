@@ -93,7 +93,7 @@ export function lastInLane(
 /** Where a sequence goes after its last saved visit. */
 export function nextAfter(last: SavedVisit, visitCounts: ReadonlyMap<string, number>): NextStep {
   if (last.status === "running") {
-    // A crash retry of the unfinished visit keeps its number (seed 000).
+    // A crash retry of the unfinished visit keeps its number (the execution-identity rule).
     return { kind: "visit", path: last.path, visit: last.visit };
   }
   if ((last.status === "failed" || last.status === "timed_out") && last.nextPath === null) {

@@ -2,7 +2,7 @@ declare const nodeVisitBrand: unique symbol;
 declare const effectBrand: unique symbol;
 
 /**
- * A logical node visit (seed 000): the run, the full compiled path and the visit number of that
+ * A logical node visit (identity rule): the run, the full compiled path and the visit number of that
  * exact path. A crash retry of an unfinished visit keeps it; a later re-entry gets the next number.
  * Only the engine constructs one; the public entry exports the type, never the constructor.
  */

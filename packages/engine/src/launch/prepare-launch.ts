@@ -10,7 +10,7 @@ import { describeInputKeys, inputKeysOf, unknownInputKeys } from "./input-keys.j
 
 /**
  * A launch that must not be saved, with every reason: the caller shows `message` and `problems`
- * (one per line) and nothing was recorded. Seed 003: preflight failures stay in the calling turn.
+ * (one per line) and nothing was recorded. Preflight failures stay in the calling turn (preflight rule).
  */
 export class LaunchRefused extends Error {
   override readonly name = "LaunchRefused";
@@ -72,7 +72,7 @@ export async function loadForLaunch(ref: string, cwd: string): Promise<LoadedWor
 }
 
 /**
- * Everything checked before the host saves a run (seed 003 preflight): the workflow resolves and
+ * Everything checked before the host saves a run (the launch preflight rule): the workflow resolves and
  * compiles, and the input matches its schema. Throws `LaunchRefused`; never writes anything.
  */
 export async function prepareLaunch(request: LaunchRequest): Promise<PreparedLaunch> {

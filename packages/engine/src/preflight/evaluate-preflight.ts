@@ -185,7 +185,7 @@ export interface LaunchPreflight {
 }
 
 /**
- * Seed 003 preflight of a start, in a child process: the workflow resolves and compiles, and the input
+ * Launch preflight of a start, in a child process: the workflow resolves and compiles, and the input
  * matches its schema. Returns what `runs.reserve` needs; throws `LaunchRefused` for every failure,
  * including a workflow that exits, crashes or hangs while it loads.
  */

@@ -47,7 +47,7 @@ const manualUnsettled = (sideEffects: number): Outcome => ({
   effects: ["reserved"],
 });
 
-/** Nothing ran before the host died, and the new host holds the lock: the run is queued again (seed 003). */
+/** Nothing ran before the host died, and the new host holds the lock: it is queued again (never-ran rule). */
 const completedAfterRequeue: Outcome = {
   status: "done",
   why: "completed",

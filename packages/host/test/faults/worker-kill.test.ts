@@ -61,7 +61,7 @@ const manualResolved = (sideEffectsBefore: number): Outcome => ({
 });
 
 /**
- * Seed 000 (progress rule): a worker that dies before it accepted its command parks the run without a
+ * The progress rule: a worker that dies before it accepted its command parks the run without a
  * relaunch (a vanished process never fails a run), and one explicit resume finishes it; one that dies
  * after the run saved progress is relaunched once (the once-file lets the relaunch live), and the
  * relaunch finishes the run or parks it for a person.
