@@ -2,7 +2,7 @@
 // types are derived from these specs (`RowOf`), and `row-types.test.ts` checks every spec against the
 // table SQLite builds from the DDL, so a row type cannot drift from the schema unnoticed.
 
-export type SqlType = "TEXT" | "INTEGER" | "REAL" | "BLOB";
+type SqlType = "TEXT" | "INTEGER" | "REAL" | "BLOB";
 
 export interface ColumnSpec<T = unknown> {
   readonly type: SqlType;
