@@ -10,6 +10,7 @@ import type Database from "better-sqlite3";
 import { sha256 } from "./sha256.js";
 import { StoreError, toStoreError } from "./errors.js";
 import type { RunRow } from "./rows.js";
+import type { TableName, TableRow } from "./table-columns.js";
 
 export type MediaType = "application/json" | "text/plain";
 
@@ -192,8 +193,29 @@ export class StoreContext {
     return this.readBlob(hash, "text/plain");
   }
 
+  /**
+   * The first row of `SELECT <table>.* FROM <table> <rest>`. The one place a row is typed: the type
+   * follows the table's columns, which `row-types.test.ts` checks against the schema.
+   */
+  selectRow<N extends TableName>(table: N, rest: string, ...params: unknown[]): TableRow<N> | undefined {
+    return this.stmt(`SELECT ${table}.* FROM ${table} ${rest}`).get(...params) as TableRow<N> | undefined;
+  }
+
+  /** Every row of `SELECT <table>.* FROM <table> <rest>`, typed as `selectRow` types one. */
+  selectRows<N extends TableName>(table: N, rest: string, ...params: unknown[]): TableRow<N>[] {
+    return this.stmt(`SELECT ${table}.* FROM ${table} ${rest}`).all(...params) as TableRow<N>[];
+  }
+
+  /** A row this transaction has just written: its absence is a bug in the caller, not a state. */
+  writtenRow<N extends TableName>(table: N, rest: string, ...params: unknown[]): TableRow<N> {
+    const row = this.selectRow(table, rest, ...params);
+    if (row === undefined)
+      throw new StoreError("not_found", `A ${table} row written in this transaction is missing.`);
+    return row;
+  }
+
   getRunRow(runId: string): RunRow | undefined {
-    return this.stmt("SELECT * FROM runs WHERE run_id = ?").get(runId) as RunRow | undefined;
+    return this.selectRow("runs", "WHERE run_id = ?", runId);
   }
 
   /** The run a fenced caller may change, or the conflict that says why it may not. */

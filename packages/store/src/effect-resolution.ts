@@ -8,7 +8,7 @@ import {
   canonicalJson,
 } from "@piw/protocol";
 import type { StoreContext } from "./context.js";
-import { type EffectRow, mapRunRow } from "./rows.js";
+import { mapRunRow } from "./rows.js";
 import { updateRun } from "./run-writes.js";
 
 /** What a person found out about a manual effect that a crash left unsettled. */
@@ -45,9 +45,7 @@ export function resolveManualEffect(
     if (reason.effectId !== req.effectId) {
       return conflict({ kind: "not_found", resource: "effect", id: req.effectId });
     }
-    const effect = ctx.stmt("SELECT * FROM effects WHERE effect_id = ?").get(req.effectId) as
-      | EffectRow
-      | undefined;
+    const effect = ctx.selectRow("effects", "WHERE effect_id = ?", req.effectId);
     if (effect?.run_id !== row.run_id || effect.mode !== "manual") {
       return conflict({ kind: "not_found", resource: "effect", id: req.effectId });
     }

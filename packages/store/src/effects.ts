@@ -54,9 +54,7 @@ export function reserveEffect(ctx: StoreContext, fence: Fence, req: ReserveEffec
       return conflict({ kind: "visit_not_open", runId: row.run_id, path: req.path, visit: req.visit });
     }
     const print = sha256(effectRequestText(req));
-    const effect = ctx.stmt("SELECT * FROM effects WHERE effect_id = ?").get(req.effectId) as
-      | EffectRow
-      | undefined;
+    const effect = ctx.selectRow("effects", "WHERE effect_id = ?", req.effectId);
     if (effect) {
       const sameIdentity =
         effect.run_id === row.run_id &&
@@ -111,9 +109,7 @@ export function settleEffect(ctx: StoreContext, fence: Fence, req: SettleEffect)
   return ctx.tx(() => {
     const row = ctx.fencedRun(fence);
     if (isConflict(row)) return conflict(row);
-    const effect = ctx.stmt("SELECT * FROM effects WHERE effect_id = ?").get(req.effectId) as
-      | EffectRow
-      | undefined;
+    const effect = ctx.selectRow("effects", "WHERE effect_id = ?", req.effectId);
     if (!effect || effect.run_id !== row.run_id)
       return conflict({ kind: "not_found", resource: "effect", id: req.effectId });
     const { result } = req;

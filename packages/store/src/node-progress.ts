@@ -7,6 +7,7 @@ import {
   type Transition,
 } from "@piw/protocol";
 import { isTransition, runningRun, type StoreContext } from "./context.js";
+import type { TableRow } from "./table-columns.js";
 
 /** One saved reading of `done`, for the ETA: when it was saved and how much was done then. */
 interface ProgressSample {
@@ -32,18 +33,7 @@ export interface NodeProgressRecord {
 export const PROGRESS_SAMPLES_MAX = 16;
 
 /** One row of `run_progress`. Stays inside the store. */
-interface ProgressRow {
-  path: string;
-  visit: number;
-  attempt: number;
-  done: number | null;
-  total: number | null;
-  message: string | null;
-  samples: string;
-  saves: number;
-  first_at: number;
-  updated_at: number;
-}
+type ProgressRow = TableRow<"run_progress">;
 
 function mapProgressRow(row: ProgressRow): NodeProgressRecord {
   return {
@@ -80,11 +70,13 @@ function nextSamples(
 }
 
 function readRow(ctx: StoreContext, runId: string, path: string, visit: number): NodeProgressRecord | null {
-  const row = ctx
-    .stmt(
-      "SELECT path, visit, attempt, done, total, message, samples, saves, first_at, updated_at FROM run_progress WHERE run_id = ? AND path = ? AND visit = ?",
-    )
-    .get(runId, path, visit) as ProgressRow | undefined;
+  const row = ctx.selectRow(
+    "run_progress",
+    "WHERE run_id = ? AND path = ? AND visit = ?",
+    runId,
+    path,
+    visit,
+  );
   return row ? mapProgressRow(row) : null;
 }
 
@@ -159,15 +151,14 @@ export function saveNodeProgress(
  */
 export function listNodeProgress(ctx: StoreContext, runId: string): NodeProgressRecord[] {
   return ctx.read(() =>
-    (
-      ctx
-        .stmt(
-          `SELECT p.path, p.visit, p.attempt, p.done, p.total, p.message, p.samples, p.saves, p.first_at, p.updated_at
-           FROM run_progress p JOIN run_steps s ON s.run_id = p.run_id AND s.path = p.path AND s.visit = p.visit
-           WHERE p.run_id = ? AND s.status = 'running' ORDER BY p.path, p.visit`,
-        )
-        .all(runId) as ProgressRow[]
-    ).map(mapProgressRow),
+    ctx
+      .selectRows(
+        "run_progress",
+        `JOIN run_steps s ON s.run_id = run_progress.run_id AND s.path = run_progress.path AND s.visit = run_progress.visit
+         WHERE run_progress.run_id = ? AND s.status = 'running' ORDER BY run_progress.path, run_progress.visit`,
+        runId,
+      )
+      .map(mapProgressRow),
   );
 }
 

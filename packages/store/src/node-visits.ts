@@ -52,9 +52,7 @@ function stepResult(ctx: StoreContext, step: StepRow): NodeVisitResult | null {
 }
 
 export function getStep(ctx: StoreContext, runId: string, path: string, visit: number): StepRow | undefined {
-  return ctx
-    .stmt("SELECT * FROM run_steps WHERE run_id = ? AND path = ? AND visit = ?")
-    .get(runId, path, visit) as StepRow | undefined;
+  return ctx.selectRow("run_steps", "WHERE run_id = ? AND path = ? AND visit = ?", runId, path, visit);
 }
 
 const ANY_VISIT = "SELECT 1 FROM run_steps WHERE run_id = ? AND path = ? LIMIT 1";

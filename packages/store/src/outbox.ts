@@ -33,7 +33,7 @@ function mapMessage(ctx: StoreContext, row: MessageRow): MessageRecord {
 }
 
 function getMessage(ctx: StoreContext, messageId: string): MessageRow | undefined {
-  return ctx.stmt("SELECT * FROM messages WHERE message_id = ?").get(messageId) as MessageRow | undefined;
+  return ctx.selectRow("messages", "WHERE message_id = ?", messageId);
 }
 
 function insertMessage(ctx: StoreContext, run: RunRow, msg: NewMessage): void {
@@ -93,7 +93,7 @@ export function enqueueMessage(
       },
       { progress: true },
     );
-    return applied(mapMessage(ctx, getMessage(ctx, req.messageId) as MessageRow));
+    return applied(mapMessage(ctx, ctx.writtenRow("messages", "WHERE message_id = ?", req.messageId)));
   });
 }
 
@@ -104,12 +104,14 @@ export function claimMessages(
 ): Transition<MessageRecord[]> {
   return ctx.tx(() => {
     const now = ctx.now();
-    const rows = ctx
-      .stmt(
-        `SELECT * FROM messages WHERE session_id = ? AND (status = 'pending' OR (status = 'claimed' AND lease_expires_at <= ?))
+    const rows = ctx.selectRows(
+      "messages",
+      `WHERE session_id = ? AND (status = 'pending' OR (status = 'claimed' AND lease_expires_at <= ?))
          ORDER BY created_at, rowid LIMIT ?`,
-      )
-      .all(req.sessionId, now, Math.max(1, Math.min(req.limit ?? 50, 500))) as MessageRow[];
+      req.sessionId,
+      now,
+      Math.max(1, Math.min(req.limit ?? 50, 500)),
+    );
     if (rows.length === 0) return adopted([]);
     const touched = new Set<string>();
     for (const row of rows) {
@@ -221,24 +223,25 @@ export function listSessionMessages(
   statuses: MessageRecord["status"][] = ["pending", "claimed"],
 ): MessageRecord[] {
   return ctx.read(() =>
-    (
-      ctx
-        .stmt(
-          `SELECT * FROM messages WHERE session_id = ? AND status IN (${statuses.map(() => "?").join(", ")}) ORDER BY created_at, rowid`,
-        )
-        .all(sessionId, ...statuses) as MessageRow[]
-    ).map((r) => mapMessage(ctx, r)),
+    ctx
+      .selectRows(
+        "messages",
+        `WHERE session_id = ? AND status IN (${statuses.map(() => "?").join(", ")}) ORDER BY created_at, rowid`,
+        sessionId,
+        ...statuses,
+      )
+      .map((r) => mapMessage(ctx, r)),
   );
 }
 
 function savedTerminalMessages(ctx: StoreContext, runId: string): MessageRecord[] {
-  return (
-    ctx
-      .stmt(
-        "SELECT * FROM messages WHERE run_id = ? AND kind IN ('launch_failure', 'terminal', 'presentation') ORDER BY created_at, rowid",
-      )
-      .all(runId) as MessageRow[]
-  ).map((r) => mapMessage(ctx, r));
+  return ctx
+    .selectRows(
+      "messages",
+      "WHERE run_id = ? AND kind IN ('launch_failure', 'terminal', 'presentation') ORDER BY created_at, rowid",
+      runId,
+    )
+    .map((r) => mapMessage(ctx, r));
 }
 
 /**

@@ -1,7 +1,8 @@
 import type { JsonValue, RunRecord, RunStatus, TerminalOutcome, TraceEvent } from "@piw/protocol";
 import type { StoreContext } from "./context.js";
-import { mapRunRow, type RunRow } from "./rows.js";
+import { mapRunRow } from "./rows.js";
 import { requireRun } from "./terminal-readers.js";
+import type { TableRow } from "./table-columns.js";
 
 export function getRun(ctx: StoreContext, runId: string): RunRecord | null {
   return ctx.read(() => {
@@ -37,8 +38,8 @@ export function listRuns(ctx: StoreContext, query: ListRunsQuery = {}): RunRecor
       values.push(query.sessionId);
     }
     const limit = Math.max(1, Math.min(query.limit ?? 100, 10_000));
-    const sql = `SELECT * FROM runs ${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY created_at DESC, run_id LIMIT ${limit}`;
-    return (ctx.stmt(sql).all(...values) as RunRow[]).map(mapRunRow);
+    const rest = `${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY created_at DESC, run_id LIMIT ${limit}`;
+    return ctx.selectRows("runs", rest, ...values).map(mapRunRow);
   });
 }
 
@@ -57,9 +58,11 @@ export function findContinuation(ctx: StoreContext, runId: string): string | nul
 /** The run holding a Pi session's one active reservation, if any. */
 export function findSessionReservation(ctx: StoreContext, sessionId: string): RunRecord | null {
   return ctx.read(() => {
-    const row = ctx
-      .stmt("SELECT * FROM runs WHERE origin_session = ? AND status IN ('queued', 'starting', 'running')")
-      .get(sessionId) as RunRow | undefined;
+    const row = ctx.selectRow(
+      "runs",
+      "WHERE origin_session = ? AND status IN ('queued', 'starting', 'running')",
+      sessionId,
+    );
     return row ? mapRunRow(row) : null;
   });
 }
@@ -188,16 +191,7 @@ export function listEffectListLengths(
 /** One saved trace event: where it sits in the run's trace, the revision it recorded, and the event. */
 export type RunEventRecord = { seq: number; runId: string; revision: number; at: number } & TraceEvent;
 
-interface RunEventRow {
-  seq: number;
-  run_id: string;
-  revision: number;
-  type: string;
-  path: string | null;
-  visit: number | null;
-  data: string | null;
-  at: number;
-}
+type RunEventRow = TableRow<"run_events">;
 
 function mapRunEventRow(row: RunEventRow): RunEventRecord {
   // `run-writes.ts` is the table's only writer and writes only `TraceEventInput`s, so a row is one.
@@ -218,11 +212,15 @@ export function listRunEvents(
   limit = 1000,
 ): RunEventRecord[] {
   return ctx.read(() =>
-    (
-      ctx
-        .stmt("SELECT * FROM run_events WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?")
-        .all(runId, afterSeq, Math.max(1, Math.min(limit, 10_000))) as RunEventRow[]
-    ).map(mapRunEventRow),
+    ctx
+      .selectRows(
+        "run_events",
+        "WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+        runId,
+        afterSeq,
+        Math.max(1, Math.min(limit, 10_000)),
+      )
+      .map(mapRunEventRow),
   );
 }
 

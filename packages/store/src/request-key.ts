@@ -8,7 +8,7 @@ import { mapRunRow, type RunRow } from "./rows.js";
 /** The run that a request key already created, if any. */
 export function runWithRequestKey(ctx: StoreContext, requestKey: string | undefined): RunRow | undefined {
   if (requestKey === undefined) return undefined;
-  return ctx.stmt("SELECT * FROM runs WHERE request_key = ?").get(requestKey) as RunRow | undefined;
+  return ctx.selectRow("runs", "WHERE request_key = ?", requestKey);
 }
 
 /** A repeated key: the saved run if the request is the one that created it, else a conflict naming it. */

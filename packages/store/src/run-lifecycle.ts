@@ -75,7 +75,7 @@ export interface ClaimRequest {
  * the worker died still holds, and the new worker parks at the first boundary. A re-claim after an
  * expired lease keeps it too.
  */
-function pausedAfterClaim(row: RunRow, req: ClaimRequest): number {
+function pausedAfterClaim(row: RunRow, req: ClaimRequest): RunRow["paused"] {
   if (row.status !== "parked") return row.paused;
   if (req.resume === true || row.recovery_reason === null) return 0;
   const reason = JSON.parse(row.recovery_reason) as { code?: string };

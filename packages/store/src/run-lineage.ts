@@ -78,12 +78,12 @@ function existingChild(
   parentRunId: string,
   command: "continue" | "restart",
 ): RunRow | undefined {
-  return ctx
-    .stmt(
-      `SELECT * FROM runs WHERE parent_run_id = ? AND origin_command = ?
-        AND error_code IS NOT 'answer_invalid'`,
-    )
-    .get(parentRunId, command) as RunRow | undefined;
+  return ctx.selectRow(
+    "runs",
+    "WHERE parent_run_id = ? AND origin_command = ? AND error_code IS NOT 'answer_invalid'",
+    parentRunId,
+    command,
+  );
 }
 
 /**

@@ -78,8 +78,8 @@ export function reservePreparedRun(ctx: StoreContext, req: ReservePreparedRun): 
       env_hash: req.env === undefined ? null : ctx.putJson(req.env),
       presentation_hash:
         req.presentationInstructions === undefined ? null : ctx.putText(req.presentationInstructions),
-      notify_model_failure: Number(req.notifyModel?.onFailure ?? false),
-      notify_model_cancel: Number(req.notifyModel?.onCancel ?? false),
+      notify_model_failure: req.notifyModel?.onFailure === true ? 1 : 0,
+      notify_model_cancel: req.notifyModel?.onCancel === true ? 1 : 0,
       working_dir: req.workingDir ?? null,
       request_key: req.requestKey ?? null,
     });

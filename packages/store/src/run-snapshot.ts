@@ -1,11 +1,11 @@
 import type { CheckpointAnswer, JsonValue, RunSnapshot, SafeError, SavedVisit } from "@piw/protocol";
 import type { StoreContext } from "./context.js";
 import { StoreError } from "./errors.js";
-import type { RunRow, StepRow } from "./rows.js";
+import type { RunRow } from "./rows.js";
 
 function visitsOf(ctx: StoreContext, runId: string): SavedVisit[] {
   // rowid order is insertion order: the order the visits were opened, which retries do not change.
-  const rows = ctx.stmt("SELECT * FROM run_steps WHERE run_id = ? ORDER BY rowid").all(runId) as StepRow[];
+  const rows = ctx.selectRows("run_steps", "WHERE run_id = ? ORDER BY rowid", runId);
   return rows.map((r) => {
     const visit: SavedVisit = {
       path: r.path,

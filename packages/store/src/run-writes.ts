@@ -121,7 +121,7 @@ export function insertQueuedRun(ctx: StoreContext, run: NewRun): RunRow {
         ? { command: "start" }
         : { command: run.origin_command, parentRunId: run.parent_run_id },
   });
-  return ctx.getRunRow(run.run_id) as RunRow;
+  return ctx.writtenRow("runs", "WHERE run_id = ?", run.run_id);
 }
 
 /** The evidence for refusing to move `row` to `to`. */

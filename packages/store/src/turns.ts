@@ -23,9 +23,7 @@ function ownership(row: TurnRow): TurnOwnership {
 
 /** Whether the proposed message is a live step prompt of a running run, for this session's open visit. */
 function owningStep(ctx: StoreContext, req: StartTurn): { run: RunRow; message: MessageRow } | undefined {
-  const message = ctx.stmt("SELECT * FROM messages WHERE message_id = ?").get(req.messageId) as
-    | MessageRow
-    | undefined;
+  const message = ctx.selectRow("messages", "WHERE message_id = ?", req.messageId);
   if (message?.kind !== "step_prompt" || message.session_id !== req.sessionId) return undefined;
   if (message.status === "cancelled" || message.path === null || message.visit === null) return undefined;
   const run = ctx.getRunRow(message.run_id);
@@ -42,9 +40,12 @@ function owningStep(ctx: StoreContext, req: StartTurn): { run: RunRow; message: 
  */
 export function startTurn(ctx: StoreContext, req: StartTurn): Transition<TurnOwnership> {
   return ctx.tx(() => {
-    const existing = ctx
-      .stmt("SELECT * FROM turns WHERE session_id = ? AND request_id = ?")
-      .get(req.sessionId, req.requestId) as TurnRow | undefined;
+    const existing = ctx.selectRow(
+      "turns",
+      "WHERE session_id = ? AND request_id = ?",
+      req.sessionId,
+      req.requestId,
+    );
     if (existing) {
       return existing.message_id === req.messageId
         ? adopted(ownership(existing))
@@ -89,7 +90,7 @@ export function startTurn(ctx: StoreContext, req: StartTurn): Transition<TurnOwn
         { type: "turn.started", path: owner.message.path, visit: owner.message.visit, data: { turnId } },
       );
     }
-    const saved = ctx.stmt("SELECT * FROM turns WHERE turn_id = ?").get(turnId) as TurnRow;
+    const saved = ctx.writtenRow("turns", "WHERE turn_id = ?", turnId);
     return applied(ownership(saved));
   });
 }
@@ -97,9 +98,12 @@ export function startTurn(ctx: StoreContext, req: StartTurn): Transition<TurnOwn
 /** Pi `agent_end`: end exactly the turn that was accepted. Repeats adopt; other evidence conflicts. */
 export function endTurn(ctx: StoreContext, req: EndTurn): Transition<TurnRecord> {
   return ctx.tx(() => {
-    const turn = ctx
-      .stmt("SELECT * FROM turns WHERE session_id = ? AND request_id = ?")
-      .get(req.sessionId, req.requestId) as TurnRow | undefined;
+    const turn = ctx.selectRow(
+      "turns",
+      "WHERE session_id = ? AND request_id = ?",
+      req.sessionId,
+      req.requestId,
+    );
     if (!turn)
       return conflict({ kind: "not_found", resource: "turn", id: `${req.sessionId}:${req.requestId}` });
     if (turn.status === "ended" && turn.end_reason === req.reason) return adopted(mapTurnRow(turn));
@@ -131,9 +135,7 @@ export function endTurn(ctx: StoreContext, req: EndTurn): Transition<TurnRecord>
 /** The session went idle or branched with turns still open: nothing proves them, so they are lost. */
 export function settleSessionTurns(ctx: StoreContext, req: { sessionId: string }): Transition<TurnRecord[]> {
   return ctx.tx(() => {
-    const open = ctx
-      .stmt("SELECT * FROM turns WHERE session_id = ? AND status = 'open'")
-      .all(req.sessionId) as TurnRow[];
+    const open = ctx.selectRows("turns", "WHERE session_id = ? AND status = 'open'", req.sessionId);
     if (open.length === 0) return adopted([]);
     for (const turn of open) {
       ctx
@@ -149,9 +151,11 @@ export function settleSessionTurns(ctx: StoreContext, req: { sessionId: string }
 /** The session's open workflow turn (at most one is ever open), or null. */
 export function openSessionTurn(ctx: StoreContext, sessionId: string): TurnRecord | null {
   return ctx.read(() => {
-    const row = ctx
-      .stmt("SELECT * FROM turns WHERE session_id = ? AND status = 'open' ORDER BY started_at DESC LIMIT 1")
-      .get(sessionId) as TurnRow | undefined;
+    const row = ctx.selectRow(
+      "turns",
+      "WHERE session_id = ? AND status = 'open' ORDER BY started_at DESC LIMIT 1",
+      sessionId,
+    );
     return row ? mapTurnRow(row) : null;
   });
 }
@@ -159,11 +163,11 @@ export function openSessionTurn(ctx: StoreContext, sessionId: string): TurnRecor
 /** The session's latest turn that a workflow step owned, open or not: what a late submit came after. */
 export function latestWorkflowTurn(ctx: StoreContext, sessionId: string): TurnRecord | null {
   return ctx.read(() => {
-    const row = ctx
-      .stmt(
-        "SELECT * FROM turns WHERE session_id = ? AND run_id IS NOT NULL ORDER BY started_at DESC, rowid DESC LIMIT 1",
-      )
-      .get(sessionId) as TurnRow | undefined;
+    const row = ctx.selectRow(
+      "turns",
+      "WHERE session_id = ? AND run_id IS NOT NULL ORDER BY started_at DESC, rowid DESC LIMIT 1",
+      sessionId,
+    );
     return row ? mapTurnRow(row) : null;
   });
 }

@@ -37,7 +37,7 @@ function mapLaunch(row: LaunchRow): LaunchRecord {
     launchId: row.launch_id,
     runId: row.run_id,
     generation: row.generation,
-    commandType: row.command_type as RunCommandType,
+    commandType: row.command_type,
     launchRevision: row.launch_revision,
     pid: row.pid,
     exitDecision: row.exit_decision,
@@ -51,9 +51,7 @@ export function recordWorkerLaunch(
   req: { launchId: string; commandType: RunCommandType; pid: number | null },
 ): Transition<LaunchRecord> {
   return ctx.tx(() => {
-    const existing = ctx.stmt("SELECT * FROM worker_launches WHERE launch_id = ?").get(req.launchId) as
-      | LaunchRow
-      | undefined;
+    const existing = ctx.selectRow("worker_launches", "WHERE launch_id = ?", req.launchId);
     if (existing) {
       return existing.run_id === fence.runId &&
         existing.generation === fence.generation &&
@@ -92,9 +90,7 @@ export function recordWorkerLaunch(
       { launch_revision: row.progress_revision },
       { type: "worker.launched", data: { launchId: req.launchId, command: req.commandType } },
     );
-    return applied(
-      mapLaunch(ctx.stmt("SELECT * FROM worker_launches WHERE launch_id = ?").get(req.launchId) as LaunchRow),
-    );
+    return applied(mapLaunch(ctx.writtenRow("worker_launches", "WHERE launch_id = ?", req.launchId)));
   });
 }
 
@@ -108,9 +104,7 @@ export function recordWorkerExit(
   req: { launchId: string; exit: WorkerExit },
 ): Transition<{ launch: LaunchRecord; decision: WorkerExitDecision }> {
   return ctx.tx(() => {
-    const launch = ctx.stmt("SELECT * FROM worker_launches WHERE launch_id = ?").get(req.launchId) as
-      | LaunchRow
-      | undefined;
+    const launch = ctx.selectRow("worker_launches", "WHERE launch_id = ?", req.launchId);
     if (!launch) return conflict({ kind: "not_found", resource: "launch", id: req.launchId });
     if (launch.exit_decision !== null)
       return adopted({ launch: mapLaunch(launch), decision: launch.exit_decision });
@@ -119,7 +113,7 @@ export function recordWorkerExit(
     const { exit } = req;
     const runStatus = launchRunStatus(run, launch);
     const verdict = decideWorkerExit({
-      command: launch.command_type as RunCommandType,
+      command: launch.command_type,
       progressSinceLaunch: run.progress_revision > launch.launch_revision,
       report: reportOf(exit),
       runStatus,
@@ -148,9 +142,7 @@ export function recordWorkerExit(
     // A verdict on a run that held the claim recorded its own event; one that moved on gets this one.
     if (runStatus === "moved_on")
       updateRun(ctx, run, {}, { type: "worker.exited", data: { launchId: launch.launch_id, decision } });
-    const saved = ctx
-      .stmt("SELECT * FROM worker_launches WHERE launch_id = ?")
-      .get(launch.launch_id) as LaunchRow;
+    const saved = ctx.writtenRow("worker_launches", "WHERE launch_id = ?", launch.launch_id);
     return applied({ launch: mapLaunch(saved), decision });
   });
 }
@@ -158,11 +150,7 @@ export function recordWorkerExit(
 /** Launches that never reported an exit: after a host restart these workers are gone. */
 export function listOpenLaunches(ctx: StoreContext): LaunchRecord[] {
   return ctx.read(() =>
-    (
-      ctx
-        .stmt("SELECT * FROM worker_launches WHERE exit_decision IS NULL ORDER BY started_at")
-        .all() as LaunchRow[]
-    ).map(mapLaunch),
+    ctx.selectRows("worker_launches", "WHERE exit_decision IS NULL ORDER BY started_at").map(mapLaunch),
   );
 }
 
