@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { userEnv } from "../src/packed-install.ts";
 import { REPO, stopHost } from "../src/piw-processes.ts";
 
 /**
@@ -54,15 +55,14 @@ beforeAll(() => {
   root = mkdtempSync(join(tmpdir(), "piw-e2e-clone-"));
   clone = join(root, "piw");
   execFileSync("git", ["clone", "--quiet", REPO, clone]);
-  env = {
+  // The user's own shell (its home holds npm's cache and pnpm's store; its CA settings reach the
+  // registry), but with only the system's folders on PATH.
+  env = userEnv(homedir(), {
     PATH: SYSTEM_PATH,
-    // The user's home: npm's cache and pnpm's store are there, so the install links rather than downloads.
-    HOME: homedir(),
     PIW_BOOTSTRAP_CACHE: CACHE,
     PIW_HOME: join(root, "state"),
-    TMPDIR: tmpdir(),
     NO_COLOR: "1",
-  };
+  });
 });
 
 afterAll(async () => {
