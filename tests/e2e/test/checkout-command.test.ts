@@ -29,7 +29,7 @@ let env: NodeJS.ProcessEnv;
 function piw(args: string[], timeoutMs: number): Promise<Ended> {
   return new Promise((resolve) => {
     execFile(
-      "./piw",
+      join(clone, "piw"),
       args,
       { cwd: clone, env, timeout: timeoutMs, maxBuffer: 64 << 20 },
       (error, stdout, stderr) => {
