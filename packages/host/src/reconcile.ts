@@ -10,6 +10,8 @@ export interface ReconcileDeps {
   control: RunControl;
   log: HostLog;
   now(): number;
+  /** Runs read per page (the store's default); every run is read, whatever the count. */
+  pageSize?: number;
 }
 
 function attempt(log: HostLog, what: string, fn: () => void): void {
@@ -27,7 +29,7 @@ function attempt(log: HostLog, what: string, fn: () => void): void {
  * messages were never created get them now.
  */
 export function reconcileAtStart(deps: ReconcileDeps): void {
-  const { store, supervisor, control, log } = deps;
+  const { store, supervisor, control, log, pageSize } = deps;
   for (const launch of store.listOpenLaunches()) {
     attempt(log, `launch ${launch.launchId}`, () => {
       const judged = store.recordWorkerExit({
@@ -43,11 +45,11 @@ export function reconcileAtStart(deps: ReconcileDeps): void {
     });
   }
   sweepExpiredStarting(deps);
-  for (const run of store.listRuns({ statuses: ["queued"], limit: 10_000 }).reverse()) {
+  for (const run of store.eachRun(["queued"], pageSize)) {
     control.activateIfCli(run, "queued before the host restarted");
   }
   // `worker_lost` means a relaunch was decided; the previous host may have died before it happened.
-  for (const run of store.listRuns({ statuses: ["parked"], limit: 10_000 }).reverse()) {
+  for (const run of store.eachRun(["parked"], pageSize)) {
     if (run.recoveryReason?.code !== "worker_lost") continue;
     attempt(log, `relaunch of ${run.runId}`, () => {
       supervisor.activate(run.runId, "relaunch after progress (host restarted)");
@@ -63,9 +65,9 @@ export function reconcileAtStart(deps: ReconcileDeps): void {
  * exit is judged like any lost worker's (the run parks, resumable).
  */
 export function sweepExpiredStarting(deps: ReconcileDeps): void {
-  const { store, supervisor, control, log } = deps;
+  const { store, supervisor, control, log, pageSize } = deps;
   const now = deps.now();
-  for (const run of store.listRuns({ statuses: ["starting"], limit: 10_000 })) {
+  for (const run of store.eachRun(["starting"], pageSize)) {
     if (run.leaseExpiresAt !== null && run.leaseExpiresAt > now) continue;
     if (supervisor.hasLiveWorker(run.runId)) {
       supervisor.killWorkers(run.runId, "it did not accept its command before the claim's lease expired");

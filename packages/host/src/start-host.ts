@@ -44,6 +44,8 @@ export interface StartHostOptions {
   groupCommit?: boolean;
   /** Diagnostics and tests: called after each group commit with the number of requests it held. */
   onGroupCommit?(requests: number): void;
+  /** Runs reconciliation reads per page (the store's default); tests use a small page. */
+  reconcilePageSize?: number;
   /** Test hook: where to die on purpose (`hostCrashHookFromEnv`); none by default. */
   crashHook?: HostCrashHook;
 }
@@ -171,7 +173,14 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
   });
   server.on("error", (error) => log(`socket server: ${describeBug(error)}`));
 
-  const reconcileDeps = { store, supervisor, control, log, now };
+  const reconcileDeps = {
+    store,
+    supervisor,
+    control,
+    log,
+    now,
+    ...(options.reconcilePageSize === undefined ? {} : { pageSize: options.reconcilePageSize }),
+  };
   let sweep: NodeJS.Timeout | null = null;
 
   const stop = (): Promise<void> => {

@@ -6,6 +6,7 @@ export type { SynchronousMode } from "./open-database.js";
 export { STATE_FILE_NAME } from "./open-database.js";
 export type { StepRecord } from "./readers.js";
 export type { Claim } from "./run-lifecycle.js";
+export { RUN_PAGE_SIZE } from "./run-pages.js";
 export type { OpenStoreOptions, RunReader } from "./run-store.js";
 export { RunStore } from "./run-store.js";
 export { SCHEMA_ID } from "./schema.js";

@@ -15,6 +15,7 @@ import type {
   ResolveManualEffect,
   RunEnding,
   RunCommandType,
+  RunStatus,
   NodeProgressReport,
   SettleEffect,
   StartNodeVisit,
@@ -42,6 +43,7 @@ import {
   releaseMessage,
 } from "./outbox.js";
 import * as readers from "./readers.js";
+import { eachRun } from "./run-pages.js";
 import * as terminalReaders from "./terminal-readers.js";
 import {
   cancelRun,
@@ -266,6 +268,10 @@ export class RunStore {
   }
   listRuns(query?: readers.ListRunsQuery) {
     return readers.listRuns(this.use(), query);
+  }
+  /** Every run in these statuses, oldest first, read a page at a time: no fixed cap skips any. */
+  eachRun(statuses: readonly RunStatus[], pageSize?: number) {
+    return eachRun(this.use(), statuses, pageSize);
   }
   findSessionReservation(sessionId: string) {
     return readers.findSessionReservation(this.use(), sessionId);
