@@ -95,6 +95,7 @@ export class ForkScheduler {
   dispatch(event: ForkLoopEvent): void {
     const from = this.phase;
     this.phase = transition(from, event);
+    // The one place the loop is woken: whatever move took it out of waiting.
     if (from.kind === "waiting" && this.phase.kind !== "waiting") from.wake();
   }
 
@@ -126,15 +127,16 @@ export class ForkScheduler {
     stopping: () => boolean,
   ): Promise<T | undefined> {
     this.dispatch({ type: "park.started", reason });
+    let parked: T;
     try {
-      const parked = await parkRun();
-      this.dispatch({ type: "park.settled" });
-      return parked;
+      parked = await parkRun();
     } catch (error) {
       this.dispatch({ type: "park.failed", error, stopping: stopping() });
       if (this.phase.kind === "failed") throw this.phase.error;
       return undefined;
     }
+    this.dispatch({ type: "park.settled" });
+    return parked;
   }
 
   /** The loop has looked: resolves true when it must look again, false once no branch is in flight. */
