@@ -12,6 +12,7 @@ import {
 import type { CompiledBranch, CompiledMapNode, CompiledParallelNode } from "../compiler/compiled-workflow.js";
 import { branchPort, firstStop, type ParkReason } from "./branch-port.js";
 import { expectSaved, FenceLost, RunParked } from "./execution-signals.js";
+import { ForkScheduler } from "./fork-scheduler.js";
 import { type JoinState, joinState } from "./join-policy.js";
 import { type VisitProgress, visitProgress } from "./visit-progress.js";
 import { openMapList } from "./map-list.js";
@@ -45,7 +46,8 @@ type BranchPhase =
     }
   | { kind: "succeeded"; output: unknown }
   | { kind: "failed"; error: SafeError }
-  | { kind: "cancelled" }
+  /** `closesOpenVisit`: its unfinished visit from before a crash stays open until the fork saves it cancelled. */
+  | { kind: "cancelled"; closesOpenVisit: boolean }
   /** It threw: the fork stops the others and throws the same once they have all ended. */
   | { kind: "stopped"; error: unknown };
 
@@ -149,17 +151,7 @@ async function runBranches(
   const phases = new Map<string, BranchPhase>(
     fork.branches.map((b) => [b.name, initialPhase(exec, b, savedAt)]),
   );
-  const inFlight = new Set<Promise<void>>();
-  /** A branch came to rest: the loop looks again (at once, if it came while the loop was looking). */
-  let poked = false;
-  let wake: (() => void) | undefined;
-  const poke = () => {
-    poked = true;
-    wake?.();
-  };
-  let parking = false;
-  /** The reason the fork parked the run with, once it has. */
-  let parkedFor: ParkReason | undefined;
+  const scheduler = new ForkScheduler();
 
   const count = (kind: BranchPhase["kind"]) => [...phases.values()].filter((p) => p.kind === kind).length;
   const reportEnded = () =>
@@ -182,7 +174,7 @@ async function runBranches(
       if (controller.signal.aborted) return reject(controller.signal.reason);
       controller.signal.addEventListener("abort", () => reject(controller.signal.reason), { once: true });
       phases.set(branch, { kind: "parking", controller, reason, settle: resolve });
-      poke();
+      scheduler.dispatch({ type: "branch.rested" });
     });
   };
 
@@ -212,7 +204,7 @@ async function runBranches(
           case "failed":
             return { kind: "failed", error: end.error };
           case "cancelled":
-            return { kind: "cancelled" };
+            return { kind: "cancelled", closesOpenVisit: false };
           case "checkpoint":
             return {
               kind: "failed",
@@ -226,24 +218,20 @@ async function runBranches(
         if (error instanceof FenceLost) return { kind: "stopped", error };
         if (branchLane.cancelledByJoin() !== null) {
           // Nothing of it ran again: its join closes the open visit as for a loser never started.
-          if (heldReopen) reopenedLosers.push(branch);
-          return { kind: "cancelled" };
+          return { kind: "cancelled", closesOpenVisit: heldReopen };
         }
         // A cancel of the run while the branch rested at a boundary: it ends as cancelled, like the rest.
-        if (lane.signal.aborted && !(error instanceof RunParked)) return { kind: "cancelled" };
+        if (lane.signal.aborted && !(error instanceof RunParked))
+          return { kind: "cancelled", closesOpenVisit: false };
         return { kind: "stopped", error };
       },
     );
-    const done = task.then((phase) => {
+    void task.then((phase) => {
       lane.signal.removeEventListener("abort", onOuter);
       phases.set(branch.name, phase);
-      inFlight.delete(done);
       reportEnded();
-      // Ended while the loop was looking (at an await in it), this branch is no longer in the set the
-      // loop then waits on: without the poke the loop could wait for a branch that rests until it parks.
-      poke();
+      scheduler.dispatch({ type: "branch.ended" });
     });
-    inFlight.add(done);
   };
 
   /** Whether a branch rests at a boundary for a pause: then no other branch starts. */
@@ -253,13 +241,12 @@ async function runBranches(
   const stopRest = (reason: Error) => {
     for (const [name, phase] of phases) {
       if (phase.kind === "running" || phase.kind === "parking") phase.controller.abort(reason);
-      else if (phase.kind === "queued" && !phase.reopens) phases.set(name, { kind: "cancelled" });
+      else if (phase.kind === "queued" && !phase.reopens)
+        phases.set(name, { kind: "cancelled", closesOpenVisit: false });
     }
   };
 
-  const reopenedLosers: CompiledBranch[] = [];
-  for (;;) {
-    poked = false;
+  do {
     const stopped = [...phases.values()].some((p) => p.kind === "stopped");
     const decided = state();
     if (stopped || lane.signal.aborted) {
@@ -268,11 +255,7 @@ async function runBranches(
       stopRest(new JoinDecided());
       for (const [name, phase] of phases) {
         // An unfinished visit of a branch the join no longer needs, from before a crash: saved as cancelled.
-        const branch = fork.branches.find((b) => b.name === name);
-        if (phase.kind === "queued" && branch) {
-          reopenedLosers.push(branch);
-          phases.set(name, { kind: "cancelled" });
-        }
+        if (phase.kind === "queued") phases.set(name, { kind: "cancelled", closesOpenVisit: true });
       }
     } else {
       // A branch parked on the clock holds no slot: it runs nothing until the run wakes.
@@ -288,15 +271,10 @@ async function runBranches(
       }
       await parkWhenIdle();
     }
-    if (inFlight.size === 0) break;
-    if (poked) continue;
-    const woken = new Promise<void>((resolve) => {
-      wake = resolve;
-    });
-    await Promise.race([...inFlight, woken]);
-    wake = undefined;
-  }
-  for (const loser of reopenedLosers) {
+  } while (await scheduler.next(count("running") + count("parking") > 0));
+  for (const loser of fork.branches) {
+    const phase = phases.get(loser.name);
+    if (phase?.kind !== "cancelled" || !phase.closesOpenVisit) continue;
     // Its open visit, and those of any parallel node nested in it: none of them runs again.
     const result = { status: "failed" as const, error: cancelError(loser.name) };
     for (const open of openVisitsUnder(exec, loser.scope, savedAt)) {
@@ -305,7 +283,7 @@ async function runBranches(
   }
 
   const errors = [...phases.values()].flatMap((p) => (p.kind === "stopped" ? [p.error] : []));
-  if (errors.length > 0) throw firstStop(errors, parkedFor);
+  if (errors.length > 0) throw firstStop(errors, scheduler.parkedFor());
   if (lane.signal.aborted) {
     const what = node.kind === "map" ? "Map" : "Parallel";
     return { status: "failed", error: safeError("cancelled", `${what} node ${node.path} was cancelled.`) };
@@ -317,25 +295,22 @@ async function runBranches(
    * (the queued ones start after the resume), else on the clock for the earliest due time.
    */
   async function parkWhenIdle(): Promise<void> {
-    if (parking || count("running") > 0) return;
+    if (!scheduler.mayPark() || count("running") > 0) return;
     const paused = pausing();
     if (!paused && count("queued") > 0) return;
     const waiting = [...phases.values()].flatMap((p) => (p.kind === "parking" ? [p] : []));
     const earliest = waiting.sort((a, b) => (clockDueAt(a.reason) ?? 0) - (clockDueAt(b.reason) ?? 0))[0];
     if (earliest === undefined) return;
-    parking = true;
     // A pause parks the run with no wake time: the due times stay saved on the visits.
-    parkedFor = paused ? PAUSED_AT_NODE_BOUNDARY : earliest.reason;
-    let parked: Transition<RunRecord>;
-    try {
-      parked = await lane.port.parkRun(parkedFor);
-    } catch (error) {
-      // A nested fork parks through its own branch. When that branch was stopped meanwhile (its join
-      // decided without it, or the run cancelled), its signal stops these branches too, and the loop
-      // ends this visit once they have ended, so the visit is saved rather than left open.
-      if (lane.signal.aborted) return;
-      throw error;
-    }
+    const reason = paused ? PAUSED_AT_NODE_BOUNDARY : earliest.reason;
+    // A nested fork parks through its own branch. When that branch was stopped meanwhile (its join
+    // decided without it, or the run cancelled), its signal stops these branches too: no park to settle.
+    const parked = await scheduler.park(
+      reason,
+      () => lane.port.parkRun(reason),
+      () => lane.signal.aborted,
+    );
+    if (parked === undefined) return;
     for (const phase of waiting) phase.settle(parked);
   }
 }
