@@ -229,8 +229,12 @@ async function runBranches(
     void task.then((phase) => {
       lane.signal.removeEventListener("abort", onOuter);
       phases.set(branch.name, phase);
-      reportEnded();
-      scheduler.dispatch({ type: "branch.ended" });
+      // The loop must hear of every end, whatever the live count does: a lost wake is a hung fork.
+      try {
+        reportEnded();
+      } finally {
+        scheduler.dispatch({ type: "branch.ended" });
+      }
     });
   };
 
