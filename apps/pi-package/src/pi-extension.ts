@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { piwExtension } from "@piw/extension";
+import { PIW_ENV, readPiwEnv } from "@piw/state-dir";
 
 /**
  * An entry of this package's bundle (`dist/<name>.js`, beside this file once built): the published
@@ -17,18 +18,10 @@ function bundledEntry(name: string): string[] | undefined {
  * bundled host, else the workspace's host app. Without any, it only talks to a running host.
  */
 function hostCommand(): string[] | undefined {
-  const override = process.env.PIW_HOST_COMMAND;
-  if (override) {
-    try {
-      const argv: unknown = JSON.parse(override);
-      if (Array.isArray(argv) && argv.length > 0 && argv.every((a) => typeof a === "string" && a !== "")) {
-        return argv as string[];
-      }
-    } catch {
-      // Fall through to the warning below.
-    }
-    process.stderr.write("piw: PIW_HOST_COMMAND must be a JSON array of strings; ignoring it\n");
-  }
+  const override = readPiwEnv(process.env, PIW_ENV.hostCommand);
+  if (override.kind === "set") return override.value;
+  // Pi must load whatever the environment says: like a bad preflight variable, it is reported and ignored.
+  if (override.kind === "invalid") process.stderr.write(`piw: ${override.message}; ignoring it\n`);
   const bundled = bundledEntry("piw-host");
   if (bundled !== undefined) return bundled;
   try {

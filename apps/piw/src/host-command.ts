@@ -1,30 +1,23 @@
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { PIW_ENV, readPiwEnv } from "@piw/state-dir";
 import { CliError } from "./cli-error.js";
 import { ExitCode } from "./exit-codes.js";
 
 /** How `piw` starts a host: PIW_HOST_COMMAND (a JSON array of argv), else the built host app. */
 export function resolveHostCommand(env: NodeJS.ProcessEnv): string[] {
-  const override = env.PIW_HOST_COMMAND;
-  if (override !== undefined && override !== "") return parseHostCommand(override);
-  return [process.execPath, builtHostEntry()];
-}
-
-function parseHostCommand(text: string): string[] {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    value = undefined;
+  const override = readPiwEnv(env, PIW_ENV.hostCommand);
+  switch (override.kind) {
+    case "set":
+      return override.value;
+    case "invalid":
+      throw new CliError(override.message, ExitCode.usage);
+    case "unset":
+      return [process.execPath, builtHostEntry()];
+    default:
+      return override satisfies never;
   }
-  if (!Array.isArray(value) || value.length === 0 || !value.every((a) => typeof a === "string" && a !== "")) {
-    throw new CliError(
-      'PIW_HOST_COMMAND must be a JSON array of strings, e.g. ["node", "/path/to/host/main.js"]',
-      ExitCode.usage,
-    );
-  }
-  return value;
 }
 
 /**

@@ -1,5 +1,4 @@
 export {
-  DEFAULT_AGENT_DIR_DISPLAY,
   defaultStateDir,
   expandHomePath,
   piAgentDir,
@@ -18,7 +17,9 @@ export {
 } from "./private-state.js";
 export { claimOnce } from "./once-file.js";
 export { checkPiSdkDir, findPiSdkDir, PI_SDK_PACKAGE } from "./pi-sdk-dir.js";
-export { markPiProcess, PIW_UNDER_PI_ENV, runsUnderPi } from "./pi-tool-process.js";
+export { markPiProcess, runsUnderPi } from "./pi-tool-process.js";
+export type { PiwEnvVariable } from "./piw-env.js";
+export { DEFAULT_AGENT_DIR_DISPLAY, PIW_ENV, readPiwEnv } from "./piw-env.js";
 export { isProcessAlive, readProcessStat } from "./process-liveness.js";
 export {
   hostLockPath,
