@@ -106,6 +106,7 @@ export {
   fenceSchema,
   finishNodeVisitSchema,
   messageKindSchema,
+  MAX_NODE_TIMEOUT_MS,
   nodeKindSchema,
   prepareContinuationSchema,
   prepareRestartSchema,
