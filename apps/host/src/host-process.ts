@@ -1,8 +1,6 @@
-import { closeSync, existsSync, writeSync } from "node:fs";
+import { closeSync, writeSync } from "node:fs";
 // piw-host: the one host per user. Started on demand by clients (detached), or by hand.
 import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import {
   defaultStateDir,
   HostAlreadyRunning,
@@ -10,7 +8,7 @@ import {
   type RunningHost,
   startHost,
 } from "@piw/host";
-import { PIW_ENV, type PiwEnvVariable, readPiwEnv } from "@piw/state-dir";
+import { findAppEntry, PIW_ENV, type PiwEnvVariable, readPiwEnv, WORKER_ENTRY } from "@piw/state-dir";
 
 function log(line: string): void {
   process.stderr.write(`piw-host: ${new Date().toISOString()} ${line}\n`);
@@ -58,10 +56,17 @@ function fail(message: string, code = 1): never {
 function workerCommand(): string[] {
   const override = setting(PIW_ENV.workerCommand);
   if (override !== undefined) return override;
-  const bundled = fileURLToPath(new URL("./piw-worker.js", import.meta.url));
-  if (existsSync(bundled)) return [process.execPath, bundled];
-  const workerPackage = fileURLToPath(import.meta.resolve("@piw/app-worker/package.json"));
-  return [process.execPath, join(dirname(workerPackage), "dist", "main.js")];
+  const entry = findAppEntry(WORKER_ENTRY, { url: import.meta.url, resolve: import.meta.resolve });
+  switch (entry.kind) {
+    case "found":
+    case "not_built":
+      // An unbuilt worker fails at its first launch, where the host reports it.
+      return [process.execPath, entry.path];
+    case "app_missing":
+      return fail(`cannot find the piw worker app (${entry.app}); reinstall piw`);
+    default:
+      return entry satisfies never;
+  }
 }
 
 /** A variable of the table, or undefined when unset; an invalid value refuses to start (exit 2). */

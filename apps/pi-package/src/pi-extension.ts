@@ -1,16 +1,20 @@
-import { existsSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { piwExtension } from "@piw/extension";
-import { PIW_ENV, readPiwEnv } from "@piw/state-dir";
+import {
+  type AppEntry,
+  findAppEntry,
+  HOST_ENTRY,
+  PIW_ENV,
+  PREFLIGHT_ENTRY,
+  readPiwEnv,
+} from "@piw/state-dir";
 
 /**
- * An entry of this package's bundle (`dist/<name>.js`, beside this file once built): the published
- * package carries the host, worker and preflight child itself.
+ * An entry of this package's bundle (`dist/<name>.js`, beside this file once built: the published
+ * package carries the host, worker and preflight child itself), else the workspace app's build.
  */
-function bundledEntry(name: string): string[] | undefined {
-  const entry = fileURLToPath(new URL(`./${name}.js`, import.meta.url));
-  return existsSync(entry) ? [process.execPath, entry] : undefined;
+function builtEntry(entry: AppEntry): string[] | undefined {
+  const found = findAppEntry(entry, { url: import.meta.url, resolve: import.meta.resolve });
+  return found.kind === "found" ? [process.execPath, found.path] : undefined;
 }
 
 /**
@@ -22,15 +26,7 @@ function hostCommand(): string[] | undefined {
   if (override.kind === "set") return override.value;
   // Pi must load whatever the environment says: like a bad preflight variable, it is reported and ignored.
   if (override.kind === "invalid") process.stderr.write(`piw: ${override.message}; ignoring it\n`);
-  const bundled = bundledEntry("piw-host");
-  if (bundled !== undefined) return bundled;
-  try {
-    const manifest = fileURLToPath(import.meta.resolve("@piw/app-host/package.json"));
-    const entry = join(dirname(manifest), "dist", "main.js");
-    return existsSync(entry) ? [process.execPath, entry] : undefined;
-  } catch {
-    return undefined;
-  }
+  return builtEntry(HOST_ENTRY);
 }
 
 /**
@@ -38,15 +34,7 @@ function hostCommand(): string[] | undefined {
  * started from it, never in Pi's process. Without it, starting a workflow is refused with a clear error.
  */
 function preflightCommand(): string[] | undefined {
-  const bundled = bundledEntry("piw-preflight");
-  if (bundled !== undefined) return bundled;
-  try {
-    const manifest = fileURLToPath(import.meta.resolve("@piw/app-worker/package.json"));
-    const entry = join(dirname(manifest), "dist", "preflight.js");
-    return existsSync(entry) ? [process.execPath, entry] : undefined;
-  } catch {
-    return undefined;
-  }
+  return builtEntry(PREFLIGHT_ENTRY);
 }
 
 const command = hostCommand();

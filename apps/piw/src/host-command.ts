@@ -1,7 +1,4 @@
-import { existsSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { PIW_ENV, readPiwEnv } from "@piw/state-dir";
+import { findAppEntry, HOST_ENTRY, PIW_ENV, readPiwEnv } from "@piw/state-dir";
 import { CliError } from "./cli-error.js";
 import { ExitCode } from "./exit-codes.js";
 
@@ -25,23 +22,21 @@ export function resolveHostCommand(env: NodeJS.ProcessEnv): string[] {
  * else apps/host/dist/main.js, found through the workspace dependency on @piw/app-host.
  */
 function builtHostEntry(): string {
-  const bundled = fileURLToPath(new URL("./piw-host.js", import.meta.url));
-  if (existsSync(bundled)) return bundled;
-  let manifest: string;
-  try {
-    manifest = fileURLToPath(import.meta.resolve("@piw/app-host/package.json"));
-  } catch {
-    throw new CliError(
-      "cannot find the piw host app (@piw/app-host); reinstall piw",
-      ExitCode.hostUnavailable,
-    );
+  const entry = findAppEntry(HOST_ENTRY, { url: import.meta.url, resolve: import.meta.resolve });
+  switch (entry.kind) {
+    case "found":
+      return entry.path;
+    case "app_missing":
+      throw new CliError(
+        `cannot find the piw host app (${entry.app}); reinstall piw`,
+        ExitCode.hostUnavailable,
+      );
+    case "not_built":
+      throw new CliError(
+        `the piw host is not built (${entry.path} is missing); run pnpm build`,
+        ExitCode.hostUnavailable,
+      );
+    default:
+      return entry satisfies never;
   }
-  const entry = join(dirname(manifest), "dist", "main.js");
-  if (!existsSync(entry)) {
-    throw new CliError(
-      `the piw host is not built (${entry} is missing); run pnpm build`,
-      ExitCode.hostUnavailable,
-    );
-  }
-  return entry;
 }

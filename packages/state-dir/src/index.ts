@@ -4,6 +4,8 @@ export {
   piAgentDir,
   userWorkflowsDir,
 } from "./agent-dir.js";
+export type { AppEntry } from "./app-entry.js";
+export { findAppEntry, HOST_ENTRY, PREFLIGHT_ENTRY, WORKER_ENTRY } from "./app-entry.js";
 export { currentLockOwner, formatLockOwner, lockOwnerAlive, readHostLock } from "./host-lock-file.js";
 export type { FileIdentity } from "./private-state.js";
 export {
