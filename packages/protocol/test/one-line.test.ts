@@ -1,11 +1,6 @@
-import { readdirSync, readFileSync } from "node:fs";
-import { join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
 import { codePointLength, oneLine } from "../src/index.js";
 import { oneLineSchema } from "../src/one-line.js";
-
-const REPO = join(import.meta.dirname, "..", "..", "..");
-const OWNER = "packages/protocol/src/one-line.ts";
 
 describe("oneLine", () => {
   it("makes every run of whitespace and control characters one space and trims the ends", () => {
@@ -35,52 +30,5 @@ describe("oneLine", () => {
       expect(oneLineSchema(200).safeParse(oneLine(text, 200)).success).toBe(true);
     }
     expect(oneLineSchema(3).safeParse("😀😀😀😀").success).toBe(false);
-  });
-});
-
-function sourceFiles(dir: string): string[] {
-  const files: string[] = [];
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    if (entry.name === "node_modules" || entry.name === "dist") continue;
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) files.push(...sourceFiles(path));
-    else if (/\.(ts|mts|js|mjs)$/.test(entry.name)) files.push(path);
-  }
-  return files;
-}
-
-function allSourceFiles(): string[] {
-  const files: string[] = [];
-  for (const group of ["packages", "apps"]) {
-    for (const name of readdirSync(join(REPO, group))) {
-      try {
-        files.push(...sourceFiles(join(REPO, group, name, "src")));
-      } catch {
-        // A folder without src/ has no source to check.
-      }
-    }
-  }
-  return files.map((file) => relative(REPO, file));
-}
-
-/** Making text one line: a regex replace of whitespace runs or of U+2028/U+2029 line breaks by a space. */
-const FLATTENS = /\.replace\(\/\[?\\s[^/]*\/gu?, " "\)|\\u2028/;
-/** Cutting with an ellipsis: a `.slice(0, …)` right before `…`, or an ELLIPSIS constant. */
-const CUTS = /\.slice\(0, [^)]*\)\}?\$?\{?(ELLIPSIS\}?|…)|\bELLIPSIS\b/;
-
-const copies = (file: string) => {
-  const text = readFileSync(join(REPO, file), "utf8");
-  return FLATTENS.test(text) && CUTS.test(text);
-};
-
-describe("one owner of 'one line, cut with an ellipsis'", () => {
-  it("finds the rule where it is owned, so the scan can see it", () => {
-    expect(copies(OWNER)).toBe(true);
-  });
-
-  it("has no other src file that both flattens text to one line and cuts it: they call oneLine", () => {
-    const files = allSourceFiles();
-    expect(files.length).toBeGreaterThan(50);
-    expect(files.filter((file) => file !== OWNER && copies(file))).toEqual([]);
   });
 });

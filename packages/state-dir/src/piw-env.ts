@@ -2,7 +2,7 @@
  * Every `PIW_*` variable a piw process reads or sets for a child, once: its name, how its text is
  * parsed, its help line and who reads it. Code names a variable through this table (`PIW_ENV.home.name`)
  * and reads it with `readPiwEnv`, so a value means the same in every process and an invalid one gets
- * the same message everywhere (packages/state-dir/test/piw-env.test.ts scans for a second copy).
+ * the same message everywhere (packages/state-dir/test/one-owner.test.ts scans for a second copy).
  */
 
 /** Who the variable is for: `user` ones are documented in docs/cli.md; the rest are piw's own. */
