@@ -1,8 +1,6 @@
-import { closeSync, existsSync, writeSync } from "node:fs";
+import { closeSync, writeSync } from "node:fs";
 // piw-host: the one host per user. Started on demand by clients (detached), or by hand.
 import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import {
   defaultStateDir,
   HostAlreadyRunning,
@@ -10,6 +8,7 @@ import {
   type RunningHost,
   startHost,
 } from "@piw/host";
+import { findAppEntry, PIW_ENV, type PiwEnvVariable, readPiwEnv, WORKER_ENTRY } from "@piw/state-dir";
 
 function log(line: string): void {
   process.stderr.write(`piw-host: ${new Date().toISOString()} ${line}\n`);
@@ -22,8 +21,8 @@ function log(line: string): void {
 const reportFd = takeReportFd();
 
 function takeReportFd(): number | undefined {
-  const text = process.env.PIW_HOST_REPORT_FD;
-  delete process.env.PIW_HOST_REPORT_FD;
+  const text = process.env[PIW_ENV.hostReportFd.name];
+  delete process.env[PIW_ENV.hostReportFd.name];
   const fd = Number(text);
   return text !== undefined && Number.isInteger(fd) && fd > 2 ? fd : undefined;
 }
@@ -55,42 +54,43 @@ function fail(message: string, code = 1): never {
  * `piw-worker.js` beside this file in the published `piw` package, else the workspace's worker app.
  */
 function workerCommand(): string[] {
-  const override = process.env.PIW_WORKER_COMMAND;
-  if (override) {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(override);
-    } catch {
-      fail('PIW_WORKER_COMMAND must be a JSON array of strings, such as ["node","/path/to/worker.js"].', 2);
-    }
-    if (
-      !Array.isArray(parsed) ||
-      parsed.length === 0 ||
-      !parsed.every((a) => typeof a === "string" && a !== "")
-    ) {
-      fail("PIW_WORKER_COMMAND must be a non-empty JSON array of non-empty strings.", 2);
-    }
-    return parsed as string[];
+  const override = setting(PIW_ENV.workerCommand);
+  if (override !== undefined) return override;
+  const entry = findAppEntry(WORKER_ENTRY, { url: import.meta.url, resolve: import.meta.resolve });
+  switch (entry.kind) {
+    case "found":
+    case "not_built":
+      // An unbuilt worker fails at its first launch, where the host reports it.
+      return [process.execPath, entry.path];
+    case "app_missing":
+      return fail(`cannot find the piw worker app (${entry.app}); reinstall piw`);
+    default:
+      return entry satisfies never;
   }
-  const bundled = fileURLToPath(new URL("./piw-worker.js", import.meta.url));
-  if (existsSync(bundled)) return [process.execPath, bundled];
-  const workerPackage = fileURLToPath(import.meta.resolve("@piw/app-worker/package.json"));
-  return [process.execPath, join(dirname(workerPackage), "dist", "main.js")];
+}
+
+/** A variable of the table, or undefined when unset; an invalid value refuses to start (exit 2). */
+function setting<T>(variable: PiwEnvVariable<T>): T | undefined {
+  const read = readPiwEnv(process.env, variable);
+  switch (read.kind) {
+    case "unset":
+      return undefined;
+    case "set":
+      return read.value;
+    case "invalid":
+      return fail(`${read.message}.`, 2);
+    default:
+      return read satisfies never;
+  }
 }
 
 function synchronous(): "FULL" | "NORMAL" {
-  const mode = process.env.PIW_SYNCHRONOUS;
-  if (mode === undefined || mode === "" || mode === "FULL") return "FULL";
-  if (mode === "NORMAL") return "NORMAL";
-  return fail("PIW_SYNCHRONOUS must be FULL or NORMAL.", 2);
+  return setting(PIW_ENV.synchronous) ?? "FULL";
 }
 
 /** `PIW_GROUP_COMMIT=off` commits every request alone: for the commit bench's side-by-side only. */
 function groupCommit(): boolean {
-  const mode = process.env.PIW_GROUP_COMMIT;
-  if (mode === undefined || mode === "" || mode === "on") return true;
-  if (mode === "off") return false;
-  return fail("PIW_GROUP_COMMIT must be on or off.", 2);
+  return setting(PIW_ENV.groupCommit) !== "off";
 }
 
 function version(): string {

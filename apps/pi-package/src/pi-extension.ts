@@ -1,15 +1,20 @@
-import { existsSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { piwExtension } from "@piw/extension";
+import {
+  type AppEntry,
+  findAppEntry,
+  HOST_ENTRY,
+  PIW_ENV,
+  PREFLIGHT_ENTRY,
+  readPiwEnv,
+} from "@piw/state-dir";
 
 /**
- * An entry of this package's bundle (`dist/<name>.js`, beside this file once built): the published
- * package carries the host, worker and preflight child itself.
+ * An entry of this package's bundle (`dist/<name>.js`, beside this file once built: the published
+ * package carries the host, worker and preflight child itself), else the workspace app's build.
  */
-function bundledEntry(name: string): string[] | undefined {
-  const entry = fileURLToPath(new URL(`./${name}.js`, import.meta.url));
-  return existsSync(entry) ? [process.execPath, entry] : undefined;
+function builtEntry(entry: AppEntry): string[] | undefined {
+  const found = findAppEntry(entry, { url: import.meta.url, resolve: import.meta.resolve });
+  return found.kind === "found" ? [process.execPath, found.path] : undefined;
 }
 
 /**
@@ -17,27 +22,11 @@ function bundledEntry(name: string): string[] | undefined {
  * bundled host, else the workspace's host app. Without any, it only talks to a running host.
  */
 function hostCommand(): string[] | undefined {
-  const override = process.env.PIW_HOST_COMMAND;
-  if (override) {
-    try {
-      const argv: unknown = JSON.parse(override);
-      if (Array.isArray(argv) && argv.length > 0 && argv.every((a) => typeof a === "string" && a !== "")) {
-        return argv as string[];
-      }
-    } catch {
-      // Fall through to the warning below.
-    }
-    process.stderr.write("piw: PIW_HOST_COMMAND must be a JSON array of strings; ignoring it\n");
-  }
-  const bundled = bundledEntry("piw-host");
-  if (bundled !== undefined) return bundled;
-  try {
-    const manifest = fileURLToPath(import.meta.resolve("@piw/app-host/package.json"));
-    const entry = join(dirname(manifest), "dist", "main.js");
-    return existsSync(entry) ? [process.execPath, entry] : undefined;
-  } catch {
-    return undefined;
-  }
+  const override = readPiwEnv(process.env, PIW_ENV.hostCommand);
+  if (override.kind === "set") return override.value;
+  // Pi must load whatever the environment says: like a bad preflight variable, it is reported and ignored.
+  if (override.kind === "invalid") process.stderr.write(`piw: ${override.message}; ignoring it\n`);
+  return builtEntry(HOST_ENTRY);
 }
 
 /**
@@ -45,15 +34,7 @@ function hostCommand(): string[] | undefined {
  * started from it, never in Pi's process. Without it, starting a workflow is refused with a clear error.
  */
 function preflightCommand(): string[] | undefined {
-  const bundled = bundledEntry("piw-preflight");
-  if (bundled !== undefined) return bundled;
-  try {
-    const manifest = fileURLToPath(import.meta.resolve("@piw/app-worker/package.json"));
-    const entry = join(dirname(manifest), "dist", "preflight.js");
-    return existsSync(entry) ? [process.execPath, entry] : undefined;
-  } catch {
-    return undefined;
-  }
+  return builtEntry(PREFLIGHT_ENTRY);
 }
 
 const command = hostCommand();

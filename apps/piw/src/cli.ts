@@ -1,4 +1,5 @@
 import { HostUnavailable } from "@piw/client";
+import { PIW_ENV } from "@piw/state-dir";
 import { RpcError } from "@piw/protocol";
 import { CliContext, type CliIo } from "./cli-context.js";
 import { CliError, usageError } from "./cli-error.js";
@@ -106,6 +107,6 @@ function report(ctx: CliContext, error: unknown, said: string[]): ExitCode {
   }
   const detail = error instanceof Error ? (error.message.split("\n")[0] ?? "") : String(error);
   say(`unexpected error: ${detail}`);
-  if (ctx.io.env.PIW_DEBUG && error instanceof Error && error.stack) ctx.warn(error.stack);
+  if (ctx.io.env[PIW_ENV.debug.name] && error instanceof Error && error.stack) ctx.warn(error.stack);
   return ExitCode.failed;
 }

@@ -2,7 +2,7 @@
  * Every `piw` command and flag, once: each command parses its arguments with the options here,
  * `piw <command> --help` prints them (usage.ts), and `pnpm docs:cli` writes docs/cli.md from them.
  */
-import { DEFAULT_AGENT_DIR_DISPLAY } from "@piw/state-dir";
+import { DEFAULT_AGENT_DIR_DISPLAY, PIW_ENV } from "@piw/state-dir";
 import { ACCEPTED_STATE_WORDS } from "./state-filter.js";
 
 export interface OptionSpec {
@@ -230,10 +230,10 @@ when needed; it keeps running between commands.`,
 
 export type CommandName = keyof typeof COMMAND_TABLE;
 
-/** The environment piw reads. */
+/** The environment piw reads: the user's `PIW_*` variables of the one table, and NO_COLOR. */
 export const ENVIRONMENT: ReadonlyArray<{ name: string; help: string }> = [
-  { name: "PIW_HOME", help: `state folder (default ${USER_WORKFLOWS}, or $PI_CODING_AGENT_DIR/workflows)` },
-  { name: "PIW_HOST_COMMAND", help: "how to start the host, as a JSON array (default: the built piw-host)" },
-  { name: "PIW_PREFLIGHT_TIMEOUT_MS", help: "how long a workflow file may take to load (default 10000)" },
+  ...Object.values(PIW_ENV)
+    .filter((variable) => variable.audience === "user")
+    .map(({ name, help }) => ({ name, help })),
   { name: "NO_COLOR", help: "no colour (there is none either when output is not a terminal)" },
 ];

@@ -1,9 +1,7 @@
-import { existsSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import type { CallParams } from "@piw/client";
 import type { LaunchRefused, PreflightOptions } from "@piw/engine";
 import { captureRunEnv, type JsonValue, type PreflightLaunch } from "@piw/protocol";
+import { findAppEntry, PREFLIGHT_ENTRY } from "@piw/state-dir";
 import { CliError } from "./cli-error.js";
 import { ExitCode } from "./exit-codes.js";
 
@@ -62,19 +60,20 @@ export async function preflightOptions(env: NodeJS.ProcessEnv): Promise<Prefligh
  * apps/worker/dist/preflight.js, found through the workspace dependency on @piw/app-worker.
  */
 function builtPreflightEntry(): string {
-  const bundled = fileURLToPath(new URL("./piw-preflight.js", import.meta.url));
-  if (existsSync(bundled)) return bundled;
-  let manifest: string;
-  try {
-    manifest = fileURLToPath(import.meta.resolve("@piw/app-worker/package.json"));
-  } catch {
-    throw new CliError("cannot find the piw worker app (@piw/app-worker); reinstall piw", ExitCode.failed);
+  const entry = findAppEntry(PREFLIGHT_ENTRY, { url: import.meta.url, resolve: import.meta.resolve });
+  switch (entry.kind) {
+    case "found":
+      return entry.path;
+    case "app_missing":
+      throw new CliError(`cannot find the piw worker app (${entry.app}); reinstall piw`, ExitCode.failed);
+    case "not_built":
+      throw new CliError(
+        `the piw worker is not built (${entry.path} is missing); run pnpm build`,
+        ExitCode.failed,
+      );
+    default:
+      return entry satisfies never;
   }
-  const entry = join(dirname(manifest), "dist", "preflight.js");
-  if (!existsSync(entry)) {
-    throw new CliError(`the piw worker is not built (${entry} is missing); run pnpm build`, ExitCode.failed);
-  }
-  return entry;
 }
 
 /**

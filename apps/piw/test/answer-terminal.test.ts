@@ -1,5 +1,7 @@
 import type { RunSummary } from "@piw/protocol";
-import { PIW_UNDER_PI_ENV } from "@piw/state-dir";
+import { PIW_ENV } from "@piw/state-dir";
+
+const PIW_UNDER_PI_ENV = PIW_ENV.underPi.name;
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cleanUp, example, makeHome, type PiwOptions, piw, piwAtTerminal, runIdIn } from "./cli-harness.js";
 

@@ -2,12 +2,14 @@
 // for the process contract.
 import { enableCompileCache, flushCompileCache } from "node:module";
 import { join } from "node:path";
+// Small and built-ins only, so loading it before the compile cache is on costs next to nothing.
+import { PIW_ENV, readPiwEnv } from "@piw/state-dir";
 
 // Every run gets a fresh worker process (started before the run, while the host waits for work): V8's
 // code cache for our modules and zod (in the state dir the host passes) saves a good part of its
 // start-up. It has to be on before they load, hence the dynamic import.
-const stateDir = process.env.PIW_HOME;
-enableCompileCache(stateDir ? join(stateDir, "compile-cache") : undefined);
+const stateDir = readPiwEnv(process.env, PIW_ENV.home);
+enableCompileCache(stateDir.kind === "set" ? join(stateDir.value, "compile-cache") : undefined);
 const { runWorkerProcess } = await import("@piw/worker");
 // Written now, while the host waits for our hello, rather than when the process exits.
 flushCompileCache();

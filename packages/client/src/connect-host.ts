@@ -2,7 +2,14 @@ import { spawn } from "node:child_process";
 import type { Socket } from "node:net";
 import { homedir } from "node:os";
 import { RpcError } from "@piw/protocol";
-import { defaultStateDir, hostLockPath, hostSocketPath, lockOwnerAlive, readHostLock } from "@piw/state-dir";
+import {
+  defaultStateDir,
+  hostLockPath,
+  hostSocketPath,
+  lockOwnerAlive,
+  PIW_ENV,
+  readHostLock,
+} from "@piw/state-dir";
 import { type ClientKind, HostClient } from "./host-client.js";
 import { HostUnavailable } from "./host-unavailable.js";
 
@@ -87,7 +94,7 @@ function startHost(command: readonly string[], stateDir: string): StartedHost {
     stdio: ["ignore", "ignore", "ignore", "pipe"],
     // Not the caller's folder: a long-lived host should not pin a project directory.
     cwd: homedir(),
-    env: { ...process.env, PIW_HOME: stateDir, PIW_HOST_REPORT_FD: String(REPORT_FD) },
+    env: { ...process.env, [PIW_ENV.home.name]: stateDir, [PIW_ENV.hostReportFd.name]: String(REPORT_FD) },
   });
   let report = "";
   const reportStream = child.stdio[REPORT_FD] as Socket | null;

@@ -1,4 +1,4 @@
-import { isReminderMessageId, type MessageKind } from "@piw/protocol";
+import { isReminderMessageId, type MessageKind, oneLine } from "@piw/protocol";
 
 /** What a card says about one piw message: all of it from the message's own details. */
 export interface MessageCardFacts {
@@ -25,8 +25,7 @@ const MAX_SUMMARY = 240;
 /** The message's first non-empty line, whitespace collapsed and bounded. */
 export function messageSummary(body: string): string {
   const first = body.split("\n").find((line) => line.trim().length > 0) ?? "";
-  const line = first.replace(/\s+/g, " ").trim();
-  return line.length > MAX_SUMMARY ? `${line.slice(0, MAX_SUMMARY - 1)}…` : line;
+  return oneLine(first, MAX_SUMMARY);
 }
 
 /**

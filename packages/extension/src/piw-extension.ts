@@ -4,7 +4,7 @@ import type {
   ExtensionContext,
 } from "@earendil-works/pi-coding-agent";
 import { listWorkflowFiles, readPreflightEnv } from "@piw/engine";
-import { checkPiSdkDir, findPiSdkDir, markPiProcess } from "@piw/state-dir";
+import { checkPiSdkDir, findPiSdkDir, markPiProcess, PIW_ENV } from "@piw/state-dir";
 import { Type } from "typebox";
 import { currentRunId } from "./current-run.js";
 import { GateDialogs } from "./gate-dialog.js";
@@ -112,7 +112,7 @@ export function piwExtension(options: PiwExtensionOptions = {}): (pi: ExtensionA
     const piSdk = findPiSdkDir();
     const bridge: SessionBridge = new SessionBridge(pi, {
       hostCommand: options.hostCommand,
-      stateDir: options.stateDir ?? process.env.PIW_HOME,
+      stateDir: options.stateDir ?? process.env[PIW_ENV.home.name],
       piSdk: piSdk ?? undefined,
       onOwnView: (view, ctx) => gates.onView(view, ctx),
     });

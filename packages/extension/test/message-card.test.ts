@@ -40,6 +40,13 @@ describe("message cards", () => {
     expect(summary.endsWith("…")).toBe(true);
   });
 
+  it("cuts a first line of emoji between characters, never inside one", () => {
+    const summary = messageSummary(`${"😀".repeat(300)}\nsecond line`);
+    expect(summary).not.toMatch(/\p{Cs}/u);
+    expect([...summary]).toHaveLength(240);
+    expect(summary).toBe(`${"😀".repeat(239)}…`);
+  });
+
   it("reads only piw's own details: another shape draws as Pi draws it", () => {
     const details = {
       piwMessageId: "msg:r:work:1:step_prompt",

@@ -1,4 +1,4 @@
-import { claimOnce } from "@piw/state-dir";
+import { claimOnce, PIW_ENV } from "@piw/state-dir";
 
 /**
  * TEST HOOK, off by default. The points at which `PIW_HOST_CRASH_AT` makes the host SIGKILL itself, so
@@ -10,9 +10,9 @@ const HOST_CRASH_BOUNDARIES = [
 ] as const;
 type HostCrashBoundary = (typeof HOST_CRASH_BOUNDARIES)[number];
 
-const HOST_CRASH_AT_ENV = "PIW_HOST_CRASH_AT";
+const HOST_CRASH_AT_ENV = PIW_ENV.hostCrashAt.name;
 /** Optional: crash only in the host that creates this file first, so the next host (same env) serves. */
-const HOST_CRASH_ONCE_FILE_ENV = "PIW_HOST_CRASH_ONCE_FILE";
+const HOST_CRASH_ONCE_FILE_ENV = PIW_ENV.hostCrashOnceFile.name;
 
 export interface HostCrashHook {
   /** Die here if this is the configured boundary; return at once otherwise. */

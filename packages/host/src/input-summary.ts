@@ -1,6 +1,4 @@
-import { INPUT_SUMMARY_MAX_CHARS, type JsonValue } from "@piw/protocol";
-
-const ELLIPSIS = "…";
+import { INPUT_SUMMARY_MAX_CHARS, type JsonValue, oneLine } from "@piw/protocol";
 
 /** A string as JSON on one line, cut first so a huge input costs no more than the summary. */
 function quoted(text: string): string {
@@ -23,11 +21,7 @@ function keyText(key: string): string {
 }
 
 function cut(text: string): string {
-  // JSON escapes control characters already; these two would still break a line in some terminals.
-  const flat = text.replace(/[\u2028\u2029]/g, " ");
-  return flat.length <= INPUT_SUMMARY_MAX_CHARS
-    ? flat
-    : `${flat.slice(0, INPUT_SUMMARY_MAX_CHARS - 1)}${ELLIPSIS}`;
+  return oneLine(text, INPUT_SUMMARY_MAX_CHARS);
 }
 
 /**

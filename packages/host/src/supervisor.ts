@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from "node:crypto";
+import { PIW_ENV } from "@piw/state-dir";
 import { statSync } from "node:fs";
 import { isTerminalStatus, RpcError, RpcPeer, type Transition, workerMethods } from "@piw/protocol";
 import type { Claim, RunStore } from "@piw/store";
@@ -50,9 +51,13 @@ const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 function workerEnv(options: SupervisorOptions): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries(process.env)) if (value !== undefined) env[key] = value;
-  const merged: Record<string, string> = { ...env, ...options.workerEnv, PIW_HOME: options.stateDir };
+  const merged: Record<string, string> = {
+    ...env,
+    ...options.workerEnv,
+    [PIW_ENV.home.name]: options.stateDir,
+  };
   // A launch ID in the environment would make the worker skip waiting for its assignment.
-  delete merged.PIW_LAUNCH_ID;
+  delete merged[PIW_ENV.launchId.name];
   return merged;
 }
 

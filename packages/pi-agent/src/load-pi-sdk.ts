@@ -1,4 +1,5 @@
 import { pathToFileURL } from "node:url";
+import { PIW_ENV } from "@piw/state-dir";
 
 /** Pi's SDK, as this package uses it. */
 export type PiSdk = typeof import("@earendil-works/pi-coding-agent");
@@ -10,7 +11,7 @@ const PI_SDK_PACKAGE = "@earendil-works/pi-coding-agent";
  * Where to load Pi's SDK from, set by hand, when neither a connected Pi reported it nor it is
  * installed beside piw: the path of the package's folder or of its entry file.
  */
-const PI_SDK_ENV = "PIW_PI_SDK";
+const PI_SDK_ENV = PIW_ENV.piSdk.name;
 
 /** Pi's SDK could not be loaded: isolated agent steps need it; nothing else does. */
 export class PiSdkMissing extends Error {

@@ -1,25 +1,26 @@
 import { z } from "zod";
+import { NODE_PATH, OPAQUE_ID, RUN_ID } from "./id-patterns.js";
 
 /** Run IDs look like `<workflow>-<time>-<random>`; the host allocates them. */
 export const runIdSchema = z
   .string()
   .min(1)
-  .max(200)
-  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, "run IDs use letters, digits, '.', '_' and '-'");
+  .max(RUN_ID.maxLength)
+  .regex(RUN_ID.pattern, "run IDs use letters, digits, '.', '_' and '-'");
 
 /** A compiled node path such as `documentation/workspace/inspect`. */
 export const nodePathSchema = z
   .string()
   .min(1)
-  .max(500)
-  .regex(/^[A-Za-z0-9_-]+(\/[A-Za-z0-9_-]+)*$/, "node paths are '/'-joined node names");
+  .max(NODE_PATH.maxLength)
+  .regex(NODE_PATH.pattern, "node paths are '/'-joined node names");
 
 /** Opaque IDs (turns, messages, launches, claim tokens, sessions): printable, bounded. */
 export const opaqueIdSchema = z
   .string()
   .min(1)
-  .max(300)
-  .regex(/^[\x21-\x7e]+$/, "IDs are printable ASCII without spaces");
+  .max(OPAQUE_ID.maxLength)
+  .regex(OPAQUE_ID.pattern, "IDs are printable ASCII without spaces");
 
 /**
  * A client's name for one user action that creates a run (start, answer, restart): 128 random bits as

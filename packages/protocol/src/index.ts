@@ -106,6 +106,7 @@ export {
   fenceSchema,
   finishNodeVisitSchema,
   messageKindSchema,
+  MAX_NODE_TIMEOUT_MS,
   nodeKindSchema,
   prepareContinuationSchema,
   prepareRestartSchema,
@@ -177,6 +178,7 @@ export {
   nodeProgressReportSchema,
   PROGRESS_MESSAGE_MAX_CHARS,
 } from "./node-progress.js";
+export { codePointLength, oneLine } from "./one-line.js";
 export type { AgentTurnEnding, WorkerResult } from "./worker-methods.js";
 export { workerMethods, workerPushes } from "./worker-methods.js";
 export type { RunPortWrites, WorkerParams, WorkerWrite } from "./worker-method-roles.js";

@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { nodePathSchema, opaqueIdSchema, visitNumberSchema } from "./ids.js";
+import { oneLine, oneLineSchema } from "./one-line.js";
 
-/** The longest progress message a view carries (UTF-16 units, the ellipsis included). */
+/** The longest progress message a view carries (characters, the ellipsis included). */
 export const PROGRESS_MESSAGE_MAX_CHARS = 200;
 
 /**
@@ -15,20 +16,10 @@ export interface ProgressState {
 }
 
 const UPDATE_FIELDS = ["done", "total", "message"] as const;
-const ELLIPSIS = "…";
-
-/** `text` on one line (control characters and line breaks become spaces), cut to the limit; null if empty. */
+/** `text` as one line (`oneLine`), cut to the limit; null if nothing is left. */
 export function boundProgressMessage(text: string): string | null {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: making the text one printable line is the point.
-  const flat = text.replace(/[\u0000-\u001f\u007f\u2028\u2029]+/g, " ").trim();
-  if (flat.length === 0) return null;
-  if (flat.length <= PROGRESS_MESSAGE_MAX_CHARS) return flat;
-  let out = "";
-  for (const ch of flat) {
-    if (out.length + ch.length > PROGRESS_MESSAGE_MAX_CHARS - ELLIPSIS.length) break;
-    out += ch;
-  }
-  return out + ELLIPSIS;
+  const line = oneLine(text, PROGRESS_MESSAGE_MAX_CHARS);
+  return line === "" ? null : line;
 }
 
 /** A field name safe to repeat in an error: code-like, short. Anything else is not named. */
@@ -89,7 +80,7 @@ const progressStateSchema = z
   .object({
     done: amountSchema,
     total: amountSchema,
-    message: z.string().max(PROGRESS_MESSAGE_MAX_CHARS).nullable(),
+    message: oneLineSchema(PROGRESS_MESSAGE_MAX_CHARS).nullable(),
   })
   .refine((s) => s.done === null || s.total === null || s.done <= s.total, "done must not exceed total");
 

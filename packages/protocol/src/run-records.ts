@@ -142,8 +142,11 @@ export const nodeKindSchema = z.enum([
 ]);
 export type NodeKind = z.infer<typeof nodeKindSchema>;
 
-/** The longest node deadline the store accepts (7 days, the engine's limit). */
-const MAX_NODE_TIMEOUT_MS = 7 * 24 * 60 * 60_000;
+/**
+ * The longest a node may wait (7 days): its deadline, and a retry's pause. The engine compiles
+ * workflows to it and the store refuses more; longer waits belong to a checkpoint.
+ */
+export const MAX_NODE_TIMEOUT_MS = 7 * 24 * 60 * 60_000;
 
 export const startNodeVisitSchema = z.object({
   path: nodePathSchema,

@@ -1,3 +1,4 @@
+import { type IdPattern, NODE_PATH, OPAQUE_ID, RUN_ID } from "./id-patterns.js";
 import type { RunSummary } from "./run-view.js";
 
 /**
@@ -12,9 +13,6 @@ import type { RunSummary } from "./run-view.js";
 type Check = (value: unknown) => boolean;
 type Shape = Record<string, { check: Check; optional?: true }>;
 
-const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
-const NODE_PATH = /^[A-Za-z0-9_-]+(\/[A-Za-z0-9_-]+)*$/;
-const OPAQUE_ID = /^[\x21-\x7e]+$/;
 const encoder = new TextEncoder();
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
@@ -70,9 +68,10 @@ const variants =
     return shape !== undefined && object({ [key]: required(oneOf(tag as string)), ...shape })(value);
   };
 
-const runId = text(1, 200, RUN_ID);
-const nodePath = text(1, 500, NODE_PATH);
-const opaqueId = text(1, 300, OPAQUE_ID);
+const id = ({ pattern, maxLength }: IdPattern): Check => text(1, maxLength, pattern);
+const runId = id(RUN_ID);
+const nodePath = id(NODE_PATH);
+const opaqueId = id(OPAQUE_ID);
 const reasonMessage = required(text(0, 512));
 const visit = int(1);
 

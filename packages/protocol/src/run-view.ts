@@ -3,6 +3,8 @@ import { AGENT_ACTIVITY_MAX, agentProgressSchema } from "./agent-progress.js";
 import { graphManifestSchema } from "./graph-manifest.js";
 import { answeredBySchema } from "./answer-check.js";
 import { jsonValueSchema, nodePathSchema, runIdSchema } from "./ids.js";
+import { PROGRESS_MESSAGE_MAX_CHARS } from "./node-progress.js";
+import { oneLineSchema } from "./one-line.js";
 import { nodeKindSchema, sourceIdentitySchema } from "./run-records.js";
 import { runStatusSchema, terminalOutcomeSchema } from "./run-status.js";
 import { safeErrorSchema } from "./safe-error.js";
@@ -96,7 +98,7 @@ const nodeProgressSchema = z.object({
   visit: z.number().int().min(1),
   done: z.number().min(0).nullable(),
   total: z.number().min(0).nullable(),
-  message: z.string().max(200).nullable(),
+  message: oneLineSchema(PROGRESS_MESSAGE_MAX_CHARS).nullable(),
   updatedAt: z.number(),
   eta: z.object({ at: z.number(), confidence: z.enum(["low", "medium", "high"]) }).nullable(),
 });
@@ -131,7 +133,7 @@ export const runViewSchema = z.object({
   /** The continuation run an answered checkpoint started; absent or null when there is none. */
   continuedAs: runIdSchema.nullable().optional(),
   /** The run's input on one line, cut to INPUT_SUMMARY_MAX_CHARS; absent in views built without it. */
-  inputSummary: z.string().max(INPUT_SUMMARY_MAX_CHARS).optional(),
+  inputSummary: oneLineSchema(INPUT_SUMMARY_MAX_CHARS).optional(),
   /** The run's input (bounded); absent in views built without it. */
   input: viewValueSchema.optional(),
   /** The completed run's final output (bounded); null while it has none. */

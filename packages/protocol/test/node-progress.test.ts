@@ -50,9 +50,9 @@ describe("boundProgressMessage", () => {
     const long = boundProgressMessage("é".repeat(500)) ?? "";
     expect(long).toHaveLength(PROGRESS_MESSAGE_MAX_CHARS);
     expect(long.endsWith("…")).toBe(true);
-    // A character outside the BMP is never cut in half.
-    const emoji = boundProgressMessage("😀".repeat(150)) ?? "";
-    expect(emoji.length).toBeLessThanOrEqual(PROGRESS_MESSAGE_MAX_CHARS);
-    expect(emoji).toBe(`${"😀".repeat(99)}…`);
+    // Characters, not UTF-16 units, are counted, and one outside the BMP is never cut in half.
+    expect(boundProgressMessage("😀".repeat(150))).toBe("😀".repeat(150));
+    const emoji = boundProgressMessage("😀".repeat(300)) ?? "";
+    expect(emoji).toBe(`${"😀".repeat(PROGRESS_MESSAGE_MAX_CHARS - 1)}…`);
   });
 });

@@ -1,15 +1,12 @@
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { PIW_ENV, readPiwEnv } from "./piw-env.js";
 
 /** Pi's variable for its agent folder (Pi's `ENV_AGENT_DIR` for the app name `pi`). */
 const PI_AGENT_DIR_ENV = "PI_CODING_AGENT_DIR";
-/** piw's own override of the state folder; it wins over Pi's agent folder. */
-const PIW_HOME_ENV = "PIW_HOME";
 /** The folder under Pi's agent folder that holds user workflows and piw's state. */
 const WORKFLOWS_DIR_NAME = "workflows";
-/** How the docs and the usage text name the default agent folder. */
-export const DEFAULT_AGENT_DIR_DISPLAY = "~/.pi/agent";
 
 export interface AgentDirOptions {
   /** Default: `process.env`. */
@@ -49,7 +46,7 @@ export function userWorkflowsDir(options: AgentDirOptions = {}): string {
 
 /** Where the host keeps its state: `$PIW_HOME`, else `<agent dir>/workflows`. */
 export function defaultStateDir(env: NodeJS.ProcessEnv = process.env, homeDir?: string): string {
-  const override = env[PIW_HOME_ENV];
-  if (override !== undefined && override !== "") return expandHomePath(override, homeDir);
+  const override = readPiwEnv(env, PIW_ENV.home);
+  if (override.kind === "set") return expandHomePath(override.value, homeDir);
   return userWorkflowsDir({ env, ...(homeDir === undefined ? {} : { homeDir }) });
 }

@@ -1,10 +1,11 @@
 export {
-  DEFAULT_AGENT_DIR_DISPLAY,
   defaultStateDir,
   expandHomePath,
   piAgentDir,
   userWorkflowsDir,
 } from "./agent-dir.js";
+export type { AppEntry } from "./app-entry.js";
+export { findAppEntry, HOST_ENTRY, PREFLIGHT_ENTRY, WORKER_ENTRY } from "./app-entry.js";
 export { currentLockOwner, formatLockOwner, lockOwnerAlive, readHostLock } from "./host-lock-file.js";
 export type { FileIdentity } from "./private-state.js";
 export {
@@ -18,7 +19,9 @@ export {
 } from "./private-state.js";
 export { claimOnce } from "./once-file.js";
 export { checkPiSdkDir, findPiSdkDir, PI_SDK_PACKAGE } from "./pi-sdk-dir.js";
-export { markPiProcess, PIW_UNDER_PI_ENV, runsUnderPi } from "./pi-tool-process.js";
+export { markPiProcess, runsUnderPi } from "./pi-tool-process.js";
+export type { PiwEnvVariable } from "./piw-env.js";
+export { DEFAULT_AGENT_DIR_DISPLAY, PIW_ENV, readPiwEnv } from "./piw-env.js";
 export { isProcessAlive, readProcessStat } from "./process-liveness.js";
 export {
   hostLockPath,

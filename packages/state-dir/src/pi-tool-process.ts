@@ -1,19 +1,14 @@
 import { readFileSync } from "node:fs";
+import { PIW_ENV, readPiwEnv } from "./piw-env.js";
 import { readProcessStat } from "./process-liveness.js";
 
 /**
- * The variable piw's Pi extension sets in the Pi process when it loads (and a worker in itself before
- * an isolated step's Pi session): every process started afterwards (the bash tool's commands, a `!`
- * shell escape) inherits it, also where Pi's own `PI_CODING_AGENT` is not set (Pi's SDK sets none).
- */
-export const PIW_UNDER_PI_ENV = "PIW_UNDER_PI";
-
-/**
  * Mark this process (Pi's, or a worker's that runs Pi sessions), so that everything it starts carries
- * the mark in its environment.
+ * the mark in its environment (`PIW_UNDER_PI`), also where Pi's own `PI_CODING_AGENT` is not set (Pi's
+ * SDK sets none).
  */
 export function markPiProcess(): void {
-  process.env[PIW_UNDER_PI_ENV] = "1";
+  process.env[PIW_ENV.underPi.name] = "1";
 }
 
 /**
@@ -40,7 +35,9 @@ export function runsUnderPi(env: NodeJS.ProcessEnv): boolean {
 }
 
 function carriesPiMarks(env: NodeJS.ProcessEnv): boolean {
-  return (env[PIW_UNDER_PI_ENV] ?? "") !== "" || env.PI_CODING_AGENT === "true" || env.AI_AGENT === "pi";
+  return (
+    readPiwEnv(env, PIW_ENV.underPi).kind === "set" || env.PI_CODING_AGENT === "true" || env.AI_AGENT === "pi"
+  );
 }
 
 function hasPiAncestor(pid: number): boolean {

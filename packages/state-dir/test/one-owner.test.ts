@@ -1,12 +1,12 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
+import { PIW_ENV } from "../src/index.js";
+
+// Facts that have one owner module (docs/maintainers/architecture.md, "One owner for each fact"): each
+// scan finds the fact's spelling in its owner, so it can see it, and in no other src file.
 
 const REPO = join(import.meta.dirname, "..", "..", "..");
-const OWNER = "packages/state-dir/src/";
-
-/** Spellings of Pi's default agent folder: `.pi/agent` in text, or `".pi", "agent"` as path parts. */
-const AGENT_DIR_SPELLINGS = [/\.pi[/\\]agent/, /["'`]\.pi["'`]\s*,\s*["'`]agent["'`]/];
 
 function sourceFiles(dir: string): string[] {
   const files: string[] = [];
@@ -34,21 +34,91 @@ function allSourceFiles(): string[] {
   return files.map((file) => relative(REPO, file));
 }
 
-function spellsAgentDir(file: string): boolean {
-  const text = readFileSync(join(REPO, file), "utf8");
-  return AGENT_DIR_SPELLINGS.some((pattern) => pattern.test(text));
+const read = (file: string) => readFileSync(join(REPO, file), "utf8");
+
+/** The code of a file without its comments (roughly: enough for names in code). */
+const withoutComments = (text: string) =>
+  text.replace(/\/\*[\s\S]*?\*\//g, "").replace(/(^|[^:])\/\/.*$/gm, "$1");
+
+/** A `PIW_*` variable named in code: as a string, a property (`env.PIW_X`) or an object key (`PIW_X:`). */
+const NAMED_IN_CODE =
+  /["'`]PIW_[A-Z0-9_]*[A-Z0-9]["'`]|\.PIW_[A-Z0-9_]*[A-Z0-9]\b|\bPIW_[A-Z0-9_]*[A-Z0-9]\s*:(?!:)/;
+/** Making text one line: a regex replace of whitespace runs, or of U+2028/U+2029 line breaks, by a space. */
+const FLATTENS = /\.replace\(\/\[?\\s[^/]*\/gu?, " "\)|\\u2028/;
+/** Cutting with an ellipsis: a `.slice(0, …)` right before `…`, or an ELLIPSIS constant. */
+const CUTS = /\.slice\(0, [^)]*\)\}?\$?\{?(ELLIPSIS\}?|…)|\bELLIPSIS\b/;
+
+interface OwnedFact {
+  fact: string;
+  owners: readonly string[];
+  spells: (text: string) => boolean;
 }
 
-describe("one owner of Pi's agent folder", () => {
-  it("finds the spelling where it is owned, so the scan can see it", () => {
-    const owned = allSourceFiles().filter((file) => file.startsWith(OWNER) && spellsAgentDir(file));
-    expect(owned).toEqual([`${OWNER}agent-dir.ts`]);
+const FACTS: readonly OwnedFact[] = [
+  {
+    fact: "Pi's agent folder (~/.pi/agent)",
+    // The folder as Pi computes it, and as help texts name it (the PIW_HOME entry of the variable table).
+    owners: ["packages/state-dir/src/agent-dir.ts", "packages/state-dir/src/piw-env.ts"],
+    spells: (text) => /\.pi[/\\]agent/.test(text) || /["'`]\.pi["'`]\s*,\s*["'`]agent["'`]/.test(text),
+  },
+  {
+    fact: "a PIW_* variable's name in code",
+    owners: ["packages/state-dir/src/piw-env.ts"],
+    spells: (text) => NAMED_IN_CODE.test(withoutComments(text)),
+  },
+  {
+    fact: "where a process entry is (bundled sibling, else the workspace app)",
+    owners: ["packages/state-dir/src/app-entry.ts"],
+    spells: (text) =>
+      /new URL\(\s*["'`]\.\/(piw-|\$\{)|resolve\(\s*["'`]@piw\/app-[a-z-]+\/package\.json|\/package\.json`/.test(
+        text,
+      ),
+  },
+  {
+    fact: "the ID patterns",
+    owners: ["packages/protocol/src/id-patterns.ts"],
+    spells: (text) =>
+      ["[A-Za-z0-9][A-Za-z0-9._-]", "[A-Za-z0-9_-]+(\\/[A-Za-z0-9_-]+)", "[\\x21-\\x7e]"].some((spelling) =>
+        text.includes(spelling),
+      ),
+  },
+  {
+    fact: "one line, cut with an ellipsis",
+    owners: ["packages/protocol/src/one-line.ts"],
+    spells: (text) => FLATTENS.test(text) && CUTS.test(text),
+  },
+  {
+    fact: "the 7-day limit on a node's wait",
+    owners: ["packages/protocol/src/run-records.ts"],
+    spells: (text) => /\b7\s*\*\s*24\s*\*|\b604_?800_?000\b|\b604_?800\b/.test(text),
+  },
+];
+
+describe("one owner for each fact", () => {
+  const files = allSourceFiles();
+
+  it("reads the whole tree", () => {
+    expect(files.length).toBeGreaterThan(50);
   });
 
-  it("has no other src file that spells ~/.pi/agent: they take it from @piw/state-dir", () => {
-    const files = allSourceFiles();
-    expect(files.length).toBeGreaterThan(50);
-    const others = files.filter((file) => !file.startsWith(OWNER) && spellsAgentDir(file));
-    expect(others).toEqual([]);
+  it.each(FACTS)("$fact: spelled in its owner, so the scan can see it", ({ owners, spells }) => {
+    expect(owners.filter((owner) => spells(read(owner)))).toEqual(owners);
+  });
+
+  it.each(FACTS)("$fact: spelled in no other src file", ({ owners, spells }) => {
+    expect(files.filter((file) => !owners.includes(file) && spells(read(file)))).toEqual([]);
+  });
+
+  it("mentions no PIW_* variable anywhere in src (comments and messages too) that the table lacks", () => {
+    const known = new Set<string>(Object.values(PIW_ENV).map((variable) => variable.name));
+    // Code identifiers that look like variable names but are not variables.
+    const notVariables = new Set(["PIW_ENV", "PIW_MESSAGE_TYPE"]);
+    const unknown = files.flatMap((file) =>
+      [...read(file).matchAll(/\bPIW_[A-Z0-9_]*[A-Z0-9]\b/g)]
+        .map(([name]) => name)
+        .filter((name) => !known.has(name) && !notVariables.has(name))
+        .map((name) => `${file}: ${name}`),
+    );
+    expect(unknown).toEqual([]);
   });
 });

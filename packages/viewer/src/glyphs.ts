@@ -1,4 +1,5 @@
 import type { ElementKind, NodeState, RunStateWord } from "./words.js";
+import { PIW_ENV } from "@piw/state-dir";
 
 /**
  * Every symbol the viewer and the widget draw, in one table per character set. A terminal whose font
@@ -168,7 +169,7 @@ export const NODE_GLYPHS: Readonly<Record<NodeState, string>> = UNICODE_GLYPHS.n
  * the Linux console, or a locale that does not say UTF-8, gets ASCII.
  */
 export function detectGlyphs(env: Readonly<Record<string, string | undefined>> = process.env): Glyphs {
-  const forced = env.PIW_ASCII;
+  const forced = env[PIW_ENV.ascii.name];
   if (forced === "1") return ASCII_GLYPHS;
   if (forced === "0") return UNICODE_GLYPHS;
   if (env.TERM === "linux") return ASCII_GLYPHS;

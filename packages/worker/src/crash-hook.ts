@@ -1,7 +1,7 @@
 import { appendFileSync } from "node:fs";
 import { forwardingPort, type RunPort } from "@piw/engine";
 import { adopted, applied } from "@piw/protocol";
-import { claimOnce } from "@piw/state-dir";
+import { claimOnce, PIW_ENV } from "@piw/state-dir";
 
 /**
  * TEST HOOK, off by default. The durable boundaries at which `PIW_WORKER_CRASH_AT` makes the worker
@@ -21,13 +21,13 @@ export const CRASH_BOUNDARIES = [
 ] as const;
 export type CrashBoundary = (typeof CRASH_BOUNDARIES)[number];
 
-const CRASH_AT_ENV = "PIW_WORKER_CRASH_AT";
+const CRASH_AT_ENV = PIW_ENV.workerCrashAt.name;
 /** Optional: crash only in the worker that creates this file first, so a relaunched worker survives. */
-const CRASH_ONCE_FILE_ENV = "PIW_WORKER_CRASH_ONCE_FILE";
+const CRASH_ONCE_FILE_ENV = PIW_ENV.workerCrashOnceFile.name;
 /** Hang (never return) at this boundary instead of dying; the host's death is what the test then tests. */
-const HANG_AT_ENV = "PIW_WORKER_HANG_AT";
+const HANG_AT_ENV = PIW_ENV.workerHangAt.name;
 /** Optional: a file the hanging worker appends `<pid> <boundary>` to, once it stands at the boundary. */
-const HANG_MARKER_ENV = "PIW_WORKER_HANG_MARKER";
+const HANG_MARKER_ENV = PIW_ENV.workerHangMarker.name;
 
 export interface CrashHook {
   /** Die, or hang forever, here if this is the configured boundary; resolve at once otherwise. */

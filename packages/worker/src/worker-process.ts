@@ -1,4 +1,5 @@
 import { dispatchPushes, workerPushes } from "@piw/protocol";
+import { PIW_ENV } from "@piw/state-dir";
 import { type CrashHook, crashHookFromEnv } from "./crash-hook.js";
 import { WORKER_EXIT_CODES, WorkerRun } from "./run-worker.js";
 import { openStdioChannel } from "./stdio-channel.js";
@@ -8,7 +9,7 @@ import { openStdioChannel } from "./stdio-channel.js";
  * workers ahead of time without it and names the launch in the `assign` push instead; either way the
  * host expects it back in `worker.hello`.
  */
-const LAUNCH_ID_ENV = "PIW_LAUNCH_ID";
+const LAUNCH_ID_ENV = PIW_ENV.launchId.name;
 
 type Assignment = { launchId: string; workingDir: string | null };
 

@@ -1,3 +1,4 @@
+import { MAX_NODE_TIMEOUT_MS } from "@piw/protocol";
 import { type CompiledRetry, checkRetry } from "./retry-policy.js";
 
 /** The node kinds that run under a deadline: the ones that can wait on something outside the engine. */
@@ -14,7 +15,7 @@ export const DEFAULT_TIMEOUT_MS: Readonly<Record<TimedNodeKind, number>> = {
 };
 
 /** The longest deadline a node may have (7 days); longer waits belong to a checkpoint. */
-export const MAX_TIMEOUT_MS = 7 * 24 * 60 * 60_000;
+export const MAX_TIMEOUT_MS: number = MAX_NODE_TIMEOUT_MS;
 
 /** A node's deadline as compiled: none (opted out), a fixed length, or one computed from the input at start. */
 export type NodeTimeout =

@@ -1,9 +1,9 @@
-import { type ErrorCode, errorCodeSchema, type NodeVisitResult } from "@piw/protocol";
+import { type ErrorCode, errorCodeSchema, MAX_NODE_TIMEOUT_MS, type NodeVisitResult } from "@piw/protocol";
 import { fieldName, unknownFields } from "./known-fields.js";
 
 /** The most attempts a retry policy may allow, and the longest pause between two of them (7 days). */
 const MAX_RETRY_ATTEMPTS = 100;
-const MAX_RETRY_DELAY_MS = 7 * 24 * 60 * 60_000;
+const MAX_RETRY_DELAY_MS = MAX_NODE_TIMEOUT_MS;
 
 /** A checked retry policy: every field filled in. */
 export interface CompiledRetry {

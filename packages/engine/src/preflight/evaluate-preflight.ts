@@ -7,6 +7,7 @@ import {
   type PreflightRequest,
   preflightReplySchema,
 } from "@piw/protocol";
+import { PIW_ENV, readPiwEnv } from "@piw/state-dir";
 import { LaunchRefused } from "../launch/prepare-launch.js";
 
 /** How long a workflow file may take to load, compile and check its input before it is stopped. */
@@ -235,38 +236,13 @@ export type PreflightEnv =
   | { kind: "invalid"; message: string };
 
 export function readPreflightEnv(env: NodeJS.ProcessEnv): PreflightEnv {
-  let command: string[] | undefined;
-  const commandText = env.PIW_PREFLIGHT_COMMAND;
-  if (commandText !== undefined && commandText !== "") {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(commandText);
-    } catch {
-      parsed = undefined;
-    }
-    if (
-      !Array.isArray(parsed) ||
-      parsed.length === 0 ||
-      !parsed.every((a) => typeof a === "string" && a !== "")
-    ) {
-      return {
-        kind: "invalid",
-        message:
-          'PIW_PREFLIGHT_COMMAND must be a JSON array of strings, e.g. ["node", "/path/to/preflight.js"]',
-      };
-    }
-    command = parsed as string[];
-  }
-  const timeoutText = env.PIW_PREFLIGHT_TIMEOUT_MS;
-  let timeoutMs = DEFAULT_PREFLIGHT_TIMEOUT_MS;
-  if (timeoutText !== undefined && timeoutText !== "") {
-    timeoutMs = Number(timeoutText);
-    if (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > 600_000) {
-      return {
-        kind: "invalid",
-        message: "PIW_PREFLIGHT_TIMEOUT_MS must be a whole number of ms, 1 to 600000",
-      };
-    }
-  }
-  return { kind: "ok", command, timeoutMs };
+  const command = readPiwEnv(env, PIW_ENV.preflightCommand);
+  if (command.kind === "invalid") return command;
+  const timeout = readPiwEnv(env, PIW_ENV.preflightTimeoutMs);
+  if (timeout.kind === "invalid") return timeout;
+  return {
+    kind: "ok",
+    command: command.kind === "set" ? command.value : undefined,
+    timeoutMs: timeout.kind === "set" ? timeout.value : DEFAULT_PREFLIGHT_TIMEOUT_MS,
+  };
 }
