@@ -7,20 +7,18 @@ import { type JsonValue, jsonValueSchema, opaqueIdSchema, requestKeySchema, runI
 import { turnProgressSchema } from "./node-progress.js";
 import type { PushTable } from "./push-table.js";
 import { runHistorySchema } from "./run-history.js";
+import { messageRecordSchema, reservePreparedRunSchema, resolveManualEffectSchema } from "./run-records.js";
+import { runStatusSchema, terminalOutcomeSchema } from "./run-status.js";
+import { runSummarySchema, runViewSchema } from "./run-view.js";
+import { transitionSchema } from "./transition.js";
 import {
   endTurnSchema,
-  messageRecordSchema,
-  reservePreparedRunSchema,
-  resolveManualEffectSchema,
   startTurnSchema,
   submissionVerdictSchema,
   submitOutputSchema,
   turnOwnershipSchema,
   turnRecordSchema,
-} from "./run-records.js";
-import { runStatusSchema, terminalOutcomeSchema } from "./run-status.js";
-import { runSummarySchema, runViewSchema } from "./run-view.js";
-import { transitionSchema } from "./transition.js";
+} from "./turn-records.js";
 
 const runRef = z.object({ runId: runIdSchema });
 // A method that creates a run carries the client's key for the user action (see `lostReplyPolicy`).

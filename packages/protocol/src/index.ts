@@ -70,7 +70,6 @@ export type {
 export { historyEventSchema } from "./run-history.js";
 export type {
   EffectResult,
-  EndTurn,
   EnqueueMessage,
   Fence,
   FinishNodeVisit,
@@ -89,19 +88,14 @@ export type {
   SettleEffect,
   SourceIdentity,
   StartNodeVisit,
-  StartTurn,
-  SubmissionResult,
   ModelNotices,
   TerminalFact,
   TerminalFacts,
-  TurnOwnership,
-  TurnRecord,
   VisitDeadline,
   WorkerExit,
   WorkerExitDecision,
 } from "./run-records.js";
 export {
-  endTurnSchema,
   enqueueMessageSchema,
   fenceSchema,
   finishNodeVisitSchema,
@@ -116,8 +110,9 @@ export {
   runEndingSchema,
   settleEffectSchema,
   startNodeVisitSchema,
-  startTurnSchema,
 } from "./run-records.js";
+export type { EndTurn, StartTurn, SubmissionResult, TurnOwnership, TurnRecord } from "./turn-records.js";
+export { endTurnSchema, startTurnSchema } from "./turn-records.js";
 export type { RunEnv } from "./run-env.js";
 export { captureRunEnv, RUN_ENV_MAX_BYTES, runEnvSchema } from "./run-env.js";
 export type { RunOrigin, RunStatus, TerminalOutcome } from "./run-status.js";

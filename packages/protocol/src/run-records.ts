@@ -309,55 +309,6 @@ export const messageRecordSchema = z.object({
 });
 export type MessageRecord = z.infer<typeof messageRecordSchema>;
 
-export const startTurnSchema = z.object({
-  sessionId: opaqueIdSchema,
-  requestId: opaqueIdSchema,
-  messageId: opaqueIdSchema,
-});
-export type StartTurn = z.infer<typeof startTurnSchema>;
-
-/**
- * How Pi ended a turn: `error` is a provider failure another turn may get past, `model_unavailable`
- * one it will not (no valid credentials, a model the provider does not know, a spent quota).
- */
-export const turnEndReasonSchema = z.enum(["completed", "aborted", "error", "model_unavailable"]);
-export const endTurnSchema = z.object({
-  sessionId: opaqueIdSchema,
-  requestId: opaqueIdSchema,
-  reason: turnEndReasonSchema,
-});
-export type EndTurn = z.infer<typeof endTurnSchema>;
-
-export const turnRecordSchema = z.object({
-  turnId: z.string(),
-  runId: z.string().nullable(),
-  path: z.string().nullable(),
-  visit: z.number().int().nullable(),
-  sessionId: z.string(),
-  requestId: z.string(),
-  messageId: z.string(),
-  status: z.enum(["open", "ended", "lost", "unowned"]),
-  endReason: turnEndReasonSchema.nullable(),
-});
-export type TurnRecord = z.infer<typeof turnRecordSchema>;
-
-/** The host's answer at Pi `agent_start`: this turn belongs to a workflow step, or to nobody. */
-export const turnOwnershipSchema = z.discriminatedUnion("owner", [
-  z.object({ owner: z.literal("workflow"), turn: turnRecordSchema }),
-  z.object({ owner: z.literal("none"), turn: turnRecordSchema }),
-]);
-export type TurnOwnership = z.infer<typeof turnOwnershipSchema>;
-
-/** The model's structured output for the step its turn owns. */
-export const submitOutputSchema = z.object({ sessionId: opaqueIdSchema, output: z.unknown() });
-
-/** What the model is told about a submission: accepted (the step is done) or why not. */
-export const submissionVerdictSchema = z.discriminatedUnion("accepted", [
-  z.object({ accepted: z.literal(true), runId: z.string(), path: z.string() }),
-  z.object({ accepted: z.literal(false), reason: z.string().max(2048) }),
-]);
-export type SubmissionResult = z.infer<typeof submissionVerdictSchema>;
-
 export const workerExitSchema = z.discriminatedUnion("kind", [
   // The worker said why it stopped; `error` is set when it stopped because of a failure.
   z.object({

@@ -5,11 +5,11 @@ import {
   effectModeSchema,
   messageKindSchema,
   nodeKindSchema,
-  turnEndReasonSchema,
   workerExitDecisionSchema,
 } from "./run-records.js";
 import { runStatusSchema } from "./run-status.js";
 import { errorCodeSchema } from "./safe-error.js";
+import { turnEndReasonSchema } from "./turn-records.js";
 import type { RecoveryCode } from "./transition.js";
 
 // The run's append-only trace: every event the store records, with its payload. The store writes only
