@@ -177,7 +177,7 @@ export async function cleanUp(home: string): Promise<void> {
     process.kill(pid, "SIGTERM");
     await waitFor("the host to stop", () => !isAlive(pid), 10_000).catch(() => process.kill(pid, "SIGKILL"));
   }
-  rmSync(home, { recursive: true, force: true });
+  rmSync(home, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
 }
 
 /** The run ID `piw run` printed in its first line. */
@@ -266,7 +266,7 @@ export async function piwAtTerminal(
     const { code } = await collect(child);
     return { code, stdout: readFileSync(out, "utf8"), stderr: readFileSync(err, "utf8") };
   } finally {
-    rmSync(folder, { recursive: true, force: true });
+    rmSync(folder, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
   }
 }
 

@@ -42,7 +42,7 @@ describe("piw preflight: nothing is recorded when it fails", () => {
     async () => {
       const project = makeProject();
       const result = await piw(home, ["run", "chat"], { cwd: project });
-      rmSync(project, { recursive: true, force: true });
+      rmSync(project, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
       expect(result.code).toBe(64);
       expect(result.stderr).toContain(
         "workflow chat has agent steps that run in the Pi conversation (ask): start it from Pi with /workflow chat",
@@ -175,7 +175,7 @@ describe("piw with a host", () => {
   });
   afterAll(async () => {
     await cleanUp(home);
-    rmSync(project, { recursive: true, force: true });
+    rmSync(project, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
   });
 
   let helloRun = "";

@@ -86,7 +86,7 @@ describe("piw resume --accept-changes through the real CLI and host", () => {
   });
   afterAll(async () => {
     await cleanUp(home);
-    rmSync(project, { recursive: true, force: true });
+    rmSync(project, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
   });
 
   it(

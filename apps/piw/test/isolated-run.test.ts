@@ -41,8 +41,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await cleanUp(home);
   await model?.close();
-  rmSync(user, { recursive: true, force: true });
-  rmSync(project, { recursive: true, force: true });
+  rmSync(user, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+  rmSync(project, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
 });
 
 async function history(runId: string): Promise<RunHistory> {

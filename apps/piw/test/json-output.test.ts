@@ -33,7 +33,7 @@ describe("piw --json, exit codes and what the CLI says about a run", () => {
   });
   afterAll(async () => {
     await cleanUp(home);
-    rmSync(project, { recursive: true, force: true });
+    rmSync(project, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
   });
 
   it(

@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from "vitest";
 const APPS = join(import.meta.dirname, "..", "..");
 const BINS = ["piw/dist/main.js", "pi-package/dist/piw.js"];
 const scratch = mkdtempSync(join(tmpdir(), "piw-lazy-"));
-afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+afterAll(() => rmSync(scratch, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 }));
 
 /** A preload that appends every module URL the process loads to `log`, one a line. */
 function recordLoads(log: string): string {

@@ -46,7 +46,7 @@ beforeEach(() => {
 });
 afterEach(async () => {
   await cleanUp(home);
-  rmSync(project, { recursive: true, force: true });
+  rmSync(project, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
 });
 
 const lines = (log: string) => readFileSync(log, "utf8").split("\n").filter(Boolean);

@@ -32,9 +32,9 @@ let project: string | undefined;
 afterEach(async () => {
   if (home) {
     await cleanUp(home);
-    rmSync(home, { recursive: true, force: true });
+    rmSync(home, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
   }
-  if (project) rmSync(project, { recursive: true, force: true });
+  if (project) rmSync(project, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
   home = undefined;
   project = undefined;
 });

@@ -72,8 +72,8 @@ afterAll(async () => {
   await cleanUp(home);
   await cleanUp(bareHome);
   await model?.close();
-  rmSync(user, { recursive: true, force: true });
-  rmSync(project, { recursive: true, force: true });
+  rmSync(user, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+  rmSync(project, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
 });
 
 async function runs(state: string, env: NodeJS.ProcessEnv): Promise<unknown[]> {

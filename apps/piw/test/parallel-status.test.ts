@@ -52,7 +52,7 @@ afterEach(async () => {
   connection = undefined;
   if (home) {
     await cleanUp(home);
-    rmSync(home, { recursive: true, force: true });
+    rmSync(home, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
   }
   home = undefined;
 });

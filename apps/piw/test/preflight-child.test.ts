@@ -87,7 +87,7 @@ process.send?.({ type: "refused", requestId: "forged", refusal: { code: "workflo
 });
 afterAll(async () => {
   await cleanUp(home);
-  rmSync(project, { recursive: true, force: true });
+  rmSync(project, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
 });
 
 describe("piw preflight runs workflow code in a child process with a time limit", () => {

@@ -37,7 +37,7 @@ describe("a launch that fails before it ran, through piw", () => {
   });
   afterAll(async () => {
     await cleanUp(home);
-    rmSync(project, { recursive: true, force: true });
+    rmSync(project, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
   });
 
   it(

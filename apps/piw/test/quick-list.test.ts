@@ -57,7 +57,7 @@ beforeAll(() => {
 
 afterAll(() => {
   piw(BINS[0] as string, ["host", "stop"]);
-  rmSync(scratch, { recursive: true, force: true });
+  rmSync(scratch, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
 });
 
 describe("plain piw list on a running host", () => {

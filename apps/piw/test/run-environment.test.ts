@@ -72,8 +72,8 @@ describe("a run's commands see the environment of the shell that started it", ()
   });
   afterAll(async () => {
     await cleanUp(home);
-    rmSync(project, { recursive: true, force: true });
-    rmSync(bin, { recursive: true, force: true });
+    rmSync(project, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+    rmSync(bin, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
   });
 
   it(

@@ -13,7 +13,7 @@ let server: Server | undefined;
 afterEach(async () => {
   await new Promise<void>((res) => (server ? server.close(() => res()) : res()));
   server = undefined;
-  if (home) rmSync(home, { recursive: true, force: true });
+  if (home) rmSync(home, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
   home = undefined;
 });
 

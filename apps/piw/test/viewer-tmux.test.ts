@@ -323,7 +323,7 @@ describe("piw viewer in tmux", () => {
         await waitForScreen("piw to exit", (text) => text.includes("piw exited with 0"));
         tmux("kill-session", "-t", "viewer");
       } finally {
-        rmSync(project, { recursive: true, force: true });
+        rmSync(project, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
       }
     },
     SLOW,

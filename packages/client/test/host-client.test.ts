@@ -200,7 +200,7 @@ describe("connectHost without a host", () => {
       expect(error).toMatchObject({ reason: "not_running", socketPath: join(stateDir, "host.sock") });
       expect((error as Error).message).toContain(join(stateDir, "host.sock"));
     } finally {
-      rmSync(stateDir, { recursive: true, force: true });
+      rmSync(stateDir, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
     }
   });
 
@@ -224,7 +224,7 @@ describe("connectHost without a host", () => {
       }).catch((e: unknown) => e);
       expect(missing).toMatchObject({ reason: "start_failed" });
     } finally {
-      rmSync(stateDir, { recursive: true, force: true });
+      rmSync(stateDir, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
     }
   });
 });

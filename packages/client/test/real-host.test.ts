@@ -68,7 +68,7 @@ async function waitFor(what: string, check: () => boolean, timeoutMs = 20_000): 
 afterEach(async () => {
   for (const home of homes.splice(0)) {
     for (const pid of hostProcesses(home)) process.kill(pid, "SIGKILL");
-    rmSync(home, { recursive: true, force: true });
+    rmSync(home, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
   }
 });
 

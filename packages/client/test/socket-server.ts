@@ -51,7 +51,7 @@ export async function startTestServer(
     close: async () => {
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
-      rmSync(stateDir, { recursive: true, force: true });
+      rmSync(stateDir, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
     },
   };
 }

@@ -57,7 +57,7 @@ beforeEach(() => {
 });
 afterEach(() => {
   for (const cleanup of cleanups.splice(0).reverse()) cleanup();
-  rmSync(base, { recursive: true, force: true });
+  rmSync(base, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
 });
 
 interface FakeHost {

@@ -25,7 +25,7 @@ export function openRuntime(): Harness {
     runtime: new EmbeddedRuntime(store),
     cleanup() {
       store.close();
-      rmSync(dir, { recursive: true, force: true });
+      rmSync(dir, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
     },
   };
 }

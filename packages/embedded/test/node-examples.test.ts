@@ -101,7 +101,7 @@ describe("the node pages and their examples", () => {
     } finally {
       if (previous === undefined) delete process.env.TMPDIR;
       else process.env.TMPDIR = previous;
-      rmSync(tmp, { recursive: true, force: true });
+      rmSync(tmp, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
     }
   });
 

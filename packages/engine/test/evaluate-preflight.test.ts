@@ -21,7 +21,7 @@ let dir: string;
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), "piw-evaluate-preflight-"));
 });
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+afterAll(() => rmSync(dir, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 }));
 
 const launch = (requestId = "r1") =>
   ({ type: "launch", requestId, ref: "x", cwd: dir, piSession: false }) as const;

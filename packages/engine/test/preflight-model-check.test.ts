@@ -32,7 +32,7 @@ export default defineWorkflow({
   workflow("plain", "");
   workflow("pinned", 'session: "isolated", model: "acme/m1",');
 });
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+afterAll(() => rmSync(dir, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 }));
 
 /** A preflight entry whose check answers `answer` (JS source of a Promise), noting what it was asked. */
 function entry(name: string, answer: string): string[] {

@@ -17,7 +17,7 @@ beforeEach(() => {
 });
 afterEach(() => {
   store.close();
-  rmSync(dir, { recursive: true, force: true });
+  rmSync(dir, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
 });
 
 /** A run reserved, claimed and marked running, as its worker's fence sees it. */

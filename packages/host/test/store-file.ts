@@ -26,7 +26,7 @@ export function storeFile(prefix: string): StoreFile {
     open,
     cleanup: () => {
       file.store.close();
-      rmSync(dir, { recursive: true, force: true });
+      rmSync(dir, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
     },
   };
   return file;

@@ -10,7 +10,7 @@ let stop: (() => Promise<void>) | undefined;
 afterEach(async () => {
   await stop?.();
   box.cleanup();
-  rmSync(project, { recursive: true, force: true });
+  rmSync(project, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
 });
 
 const PWD_FLOW = `import { defineWorkflow, shell } from "piw";

@@ -42,7 +42,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await model?.close();
-  rmSync(home, { recursive: true, force: true });
+  rmSync(home, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
 });
 
 function isolatedRun(nodes: Parameters<typeof defineWorkflow>[0]["nodes"]) {

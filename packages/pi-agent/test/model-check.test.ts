@@ -20,7 +20,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await model?.close();
-  rmSync(home, { recursive: true, force: true });
+  rmSync(home, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
 });
 
 function agentEnv(name: string, files: Record<string, unknown>): NodeJS.ProcessEnv {

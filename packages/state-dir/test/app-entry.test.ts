@@ -9,7 +9,7 @@ let dir: string;
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), "piw-app-entry-"));
 });
-afterEach(() => rmSync(dir, { recursive: true, force: true }));
+afterEach(() => rmSync(dir, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 }));
 
 /** A caller file in `<dir>/caller/dist/`, whose app dependency lives in `<dir>/app` when `app` is set. */
 function caller(app: boolean) {

@@ -8,7 +8,7 @@ let root: string;
 beforeEach(() => {
   root = realpathSync(mkdtempSync(join(tmpdir(), "piw-pi-sdk-")));
 });
-afterEach(() => rmSync(root, { recursive: true, force: true }));
+afterEach(() => rmSync(root, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 }));
 
 /** A package folder as npm lays out Pi's SDK: package.json, dist/index.js and the CLI beside it. */
 function writeSdk(dir: string, manifest: Record<string, unknown> = {}): string {

@@ -17,7 +17,7 @@ let root: string;
 beforeEach(() => {
   root = mkdtempSync(join(tmpdir(), "piw-state-dir-"));
 });
-afterEach(() => rmSync(root, { recursive: true, force: true }));
+afterEach(() => rmSync(root, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 }));
 
 async function until(check: () => boolean, what: string): Promise<void> {
   const deadline = Date.now() + 5_000;

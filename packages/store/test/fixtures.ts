@@ -32,7 +32,7 @@ export function openHarness(options: Partial<OpenStoreOptions> = {}): StoreHarne
     },
     cleanup() {
       harness.store.close();
-      rmSync(dir, { recursive: true, force: true });
+      rmSync(dir, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
     },
   };
   return harness;

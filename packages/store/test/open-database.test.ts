@@ -20,7 +20,7 @@ let root: string;
 beforeEach(() => {
   root = mkdtempSync(join(tmpdir(), "piw-open-"));
 });
-afterEach(() => rmSync(root, { recursive: true, force: true }));
+afterEach(() => rmSync(root, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 }));
 
 const digest = (file: string) => createHash("sha256").update(readFileSync(file)).digest("hex");
 const mode = (path: string) => statSync(path).mode & 0o777;

@@ -26,7 +26,7 @@ beforeEach(() => {
   stateDir = join(root, "state");
   mkdirSync(stateDir, { mode: 0o700 });
 });
-afterEach(() => rmSync(root, { recursive: true, force: true }));
+afterEach(() => rmSync(root, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 }));
 
 function refused(): StoreError {
   let error: unknown;

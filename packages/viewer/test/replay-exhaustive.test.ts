@@ -13,7 +13,7 @@ const root = resolve(import.meta.dirname, "../../..");
 const replay = join(root, "packages/viewer/src/replay.ts");
 const protocol = join(root, "packages/protocol/src/index.ts");
 const dir = mkdtempSync(join(tmpdir(), "piw-replay-types-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+afterAll(() => rmSync(dir, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 }));
 
 /** The protocol with one more trace event, which the replay has no rule for. */
 const widened = join(dir, "protocol.ts");

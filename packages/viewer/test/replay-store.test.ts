@@ -364,7 +364,7 @@ beforeAll(() => {
 
 afterAll(() => {
   store.close();
-  rmSync(dir, { recursive: true, force: true });
+  rmSync(dir, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
 });
 
 describe("replay against the store", () => {

@@ -218,7 +218,7 @@ export class TestHost {
       await worker.exited;
     }
     this.store.close();
-    rmSync(this.dir, { recursive: true, force: true });
+    rmSync(this.dir, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
   }
 }
 
