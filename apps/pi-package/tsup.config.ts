@@ -1,6 +1,6 @@
 import { readFileSync, writeFileSync } from "node:fs";
+import { HERDR_PLUGIN, herdrManifest } from "@piw/state-dir";
 import { defineConfig } from "tsup";
-import { HERDR_PLUGIN, herdrManifest } from "../../packages/state-dir/src/herdr-plugin.ts";
 import { splitBarrels } from "../piw/split-barrel.ts";
 
 // The Herdr plugin's manifest is written from package.json on every build, so its version cannot

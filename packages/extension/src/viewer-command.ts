@@ -5,7 +5,7 @@ import { asWorkflowError, WorkflowError } from "./host-link.js";
 import type { SessionBridge } from "./session-bridge.js";
 
 /** The key that opens (or focuses) the current run's viewer beside Pi, as `/piw` does. */
-export const VIEWER_SHORTCUT = "ctrl+shift+w";
+const VIEWER_SHORTCUT = "ctrl+shift+w";
 
 const ABOUT = `Open the current run's viewer in a Herdr pane beside Pi, or focus it: /piw [${VIEWER_PLACEMENTS.join("|")}] (${VIEWER_SHORTCUT})`;
 

@@ -7,7 +7,7 @@ const MAX_REPLY_BYTES = 4 * 1024 * 1024;
 const MAX_DETAIL = 2_000;
 
 /** Why a Herdr command did not give what was asked: Herdr is missing, it refused, or it said nonsense. */
-export type HerdrProblem = "missing" | "failed" | "reply";
+type HerdrProblem = "missing" | "failed" | "reply";
 
 /**
  * A Herdr failure: which command failed and, in `detail`, Herdr's own words (bounded); never our
@@ -26,7 +26,7 @@ export class HerdrError extends Error {
 }
 
 /** Herdr's own variables, read by the Herdr integration only (they are not piw's). */
-export const HERDR_ENV = {
+const HERDR_ENV = {
   /** "1" in every pane Herdr runs. */
   inHerdr: "HERDR_ENV",
   /** The pane this process runs in. */

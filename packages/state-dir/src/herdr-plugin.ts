@@ -22,7 +22,10 @@ export function herdrPaneLabel(runId: string): string {
   return `piw ${runId}`;
 }
 
-/** The manifest's text for a package version: TOML with only plain strings and string arrays. */
+/**
+ * The manifest's text for a package version: TOML with only plain strings and string arrays.
+ * @public the package's build (apps/pi-package/tsup.config.ts) writes it, which knip does not follow.
+ */
 export function herdrManifest(version: string): string {
   const quote = (value: string) => JSON.stringify(value);
   const list = (values: readonly string[]) => `[${values.map(quote).join(", ")}]`;

@@ -13,7 +13,7 @@ export interface HerdrStandIn {
   state(): HerdrStandInState;
 }
 
-export interface HerdrStandInState {
+interface HerdrStandInState {
   plugins: Array<{ plugin_id: string; plugin_root: string; version: string; enabled: boolean }>;
   panes: Array<{
     pane_id: string;
