@@ -42,22 +42,28 @@ async function slash(command: string, expected: string): Promise<string> {
   return String(notice.message);
 }
 
+/** A world whose Pi runs in the stand-in's pane 1-1 (Herdr's variables set, its `herdr` on PATH). */
+async function startInHerdr(): Promise<{ herdr: HerdrStandIn; inHerdr: PiwWorld }> {
+  scratch = mkdtempSync(join(tmpdir(), "piw-e2e-herdr-"));
+  const herdr = installHerdrStandIn(scratch);
+  world = await startPiwWorld({
+    workflows: { sum: SUM },
+    env: { ...herdr.env, HERDR_ENV: "1", HERDR_PANE_ID: "1-1" },
+  });
+  return { herdr, inHerdr: world };
+}
+
 const opens = (herdr: HerdrStandIn) =>
   herdr.calls().filter((args) => args.slice(0, 3).join(" ") === "plugin pane open");
 
 describe("/piw in a real Pi session inside Herdr (the stand-in herdr)", () => {
   it("opens the current run's viewer in a plugin pane beside Pi, then focuses that pane instead of opening another", async () => {
-    scratch = mkdtempSync(join(tmpdir(), "piw-e2e-herdr-"));
-    const herdr = installHerdrStandIn(scratch);
-    world = await startPiwWorld({
-      workflows: { sum: SUM },
-      env: { ...herdr.env, HERDR_ENV: "1", HERDR_PANE_ID: "1-1" },
-    });
+    const { herdr, inHerdr } = await startInHerdr();
 
     const queued = await slash("/workflow sum", "queued (run");
     const runId = /\(run ([^)]+)\)/.exec(queued)?.[1] as string;
     expect(runId).toBeDefined();
-    await world.waitForRun(runId, (view) => view.status === "done", 30_000);
+    await inHerdr.waitForRun(runId, (view) => view.status === "done", 30_000);
 
     // Not linked yet: /piw says how to link it and opens nothing.
     expect(await slash("/piw", "Herdr plugin is not linked")).toContain("run piw herdr sync");
@@ -68,13 +74,13 @@ describe("/piw in a real Pi session inside Herdr (the stand-in herdr)", () => {
     const viewer = herdr.state().panes.find((pane) => pane.label === `piw ${runId}`);
     expect(viewer).toBeDefined();
     expect(opened).toBe(`Opened the viewer of run ${runId} in Herdr pane ${viewer?.pane_id}.`);
-    expect(viewer?.env).toEqual({ PIW_HERDR_RUN_ID: runId, PIW_HOME: world.stateDir });
+    expect(viewer?.env).toEqual({ PIW_HERDR_RUN_ID: runId, PIW_HOME: inHerdr.stateDir });
     expect(viewer?.tab_id).toBe("1:1");
     expect(opens(herdr)).toEqual([
       [
         ...["plugin", "pane", "open", "--plugin", "piw", "--entrypoint", "viewer"],
         ...["--placement", "split", "--target-pane", "1-1", "--direction", "right"],
-        ...["--env", `PIW_HERDR_RUN_ID=${runId}`, "--env", `PIW_HOME=${world.stateDir}`, "--focus"],
+        ...["--env", `PIW_HERDR_RUN_ID=${runId}`, "--env", `PIW_HOME=${inHerdr.stateDir}`, "--focus"],
       ],
     ]);
 
@@ -87,20 +93,15 @@ describe("/piw in a real Pi session inside Herdr (the stand-in herdr)", () => {
     expect(await slash("/piw sideways", "/piw takes one of")).toContain(
       "right, below, left, above, tab, workspace",
     );
-    world.model.assertNoErrors();
+    inHerdr.model.assertNoErrors();
   }, 120_000);
 
   it("opens it left of Pi by swapping the new split with Pi's pane, and in a new workspace", async () => {
-    scratch = mkdtempSync(join(tmpdir(), "piw-e2e-herdr-"));
-    const herdr = installHerdrStandIn(scratch);
-    world = await startPiwWorld({
-      workflows: { sum: SUM },
-      env: { ...herdr.env, HERDR_ENV: "1", HERDR_PANE_ID: "1-1" },
-    });
+    const { herdr, inHerdr } = await startInHerdr();
     execFileSync("herdr", ["plugin", "link", PI_PACKAGE], { env: { ...process.env, ...herdr.env } });
     const queued = await slash("/workflow sum", "queued (run");
     const runId = /\(run ([^)]+)\)/.exec(queued)?.[1] as string;
-    await world.waitForRun(runId, (view) => view.status === "done", 30_000);
+    await inHerdr.waitForRun(runId, (view) => view.status === "done", 30_000);
 
     await slash("/piw left", "Opened the viewer of run");
     const viewer = herdr.state().panes.find((pane) => pane.label === `piw ${runId}`);
