@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // A stand-in for `herdr` (Herdr cannot be installed here): the commands of Herdr 0.7's documented CLI
-// that piw uses, over a JSON state file, each call appended to a log. Not Herdr: no panes really run.
+// that piw uses, over a JSON state file, each call appended to a log. Not Herdr: a plugin pane's
+// program runs only when a test gives it a tmux server (runPane).
 // HERDR_STAND_IN_DIR names the folder of `state.json` and `calls.jsonl`.
+import { execFileSync } from "node:child_process";
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 
@@ -62,6 +64,32 @@ function newPane(tab, workspace, env) {
   return created;
 }
 
+/**
+ * With HERDR_STAND_IN_TMUX (a tmux server's socket name, with a session `herdr`), the pane's program
+ * really runs, as Herdr would run it: in the plugin's root, with the pane's variables, in a window
+ * named `pane-<id>`.
+ */
+function runPane(created, root, argv) {
+  const server = process.env.HERDR_STAND_IN_TMUX;
+  if (!server) return;
+  const quote = (word) => `'${String(word).replaceAll("'", "'\\''")}'`;
+  const env = { ...created.env, HERDR_ENV: "1", HERDR_PANE_ID: created.pane_id };
+  const line = ["env", ...Object.entries(env).map(([k, v]) => `${k}=${v}`), ...argv].map(quote).join(" ");
+  execFileSync("tmux", [
+    "-L",
+    server,
+    "new-window",
+    "-d",
+    "-t",
+    "herdr",
+    "-n",
+    `pane-${created.pane_id}`,
+    "-c",
+    root,
+    line,
+  ]);
+}
+
 const [group, verb, ...rest] = args;
 const command = `${group} ${verb ?? ""}`.trim();
 switch (command) {
@@ -86,7 +114,15 @@ switch (command) {
       manifest_path: manifestPath,
       version: manifestField(text, "version"),
       enabled: !args.includes("--disabled"),
-      panes: [...text.matchAll(/^\[\[panes\]\]\s*\nid\s*=\s*"([^"]*)"/gm)].map((m) => m[1]),
+      panes: Object.fromEntries(
+        text
+          .split(/^\[\[panes\]\]\s*$/m)
+          .slice(1)
+          .map((block) => [
+            manifestField(block, "id"),
+            JSON.parse(/^command\s*=\s*(\[.*\])\s*$/m.exec(block)?.[1] ?? "null"),
+          ]),
+      ),
     };
     state.plugins.push(plugin);
     save();
@@ -113,7 +149,8 @@ switch (command) {
     if (action !== "open") fail(`unknown plugin pane command ${action}`, 2);
     const plugin = state.plugins.find((p) => p.plugin_id === option("--plugin"));
     if (!plugin?.enabled) fail(`plugin ${option("--plugin")} is not enabled`);
-    if (!plugin.panes.includes(option("--entrypoint"))) fail(`plugin has no pane ${option("--entrypoint")}`);
+    const paneCommand =
+      plugin.panes[option("--entrypoint")] ?? fail(`plugin has no pane ${option("--entrypoint")}`);
     const env = Object.fromEntries(
       options("--env").map((pair) => [pair.slice(0, pair.indexOf("=")), pair.slice(pair.indexOf("=") + 1)]),
     );
@@ -128,6 +165,7 @@ switch (command) {
     } else fail("--placement must be split, tab or overlay", 2);
     if (args.includes("--focus")) state.focused = created.pane_id;
     save();
+    runPane(created, plugin.plugin_root, paneCommand);
     reply({
       plugin_pane: {
         plugin_id: plugin.plugin_id,

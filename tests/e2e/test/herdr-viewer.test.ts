@@ -20,7 +20,13 @@ export default defineWorkflow({
 
 let world: PiwWorld | undefined;
 let scratch: string | undefined;
+/** The tmux server in which the stand-in runs the panes it opens, when a test asks for it. */
+let tmuxServer: string | undefined;
+const tmux = (...args: string[]) =>
+  execFileSync("tmux", ["-L", tmuxServer ?? "none", ...args], { encoding: "utf8" });
 afterEach(async () => {
+  if (tmuxServer !== undefined) tmux("kill-server");
+  tmuxServer = undefined;
   await world?.close();
   world = undefined;
   if (scratch !== undefined) rmSync(scratch, { recursive: true, force: true });
@@ -43,14 +49,31 @@ async function slash(command: string, expected: string): Promise<string> {
 }
 
 /** A world whose Pi runs in the stand-in's pane 1-1 (Herdr's variables set, its `herdr` on PATH). */
-async function startInHerdr(): Promise<{ herdr: HerdrStandIn; inHerdr: PiwWorld }> {
+async function startInHerdr(panes?: string): Promise<{ herdr: HerdrStandIn; inHerdr: PiwWorld }> {
   scratch = mkdtempSync(join(tmpdir(), "piw-e2e-herdr-"));
   const herdr = installHerdrStandIn(scratch);
   world = await startPiwWorld({
     workflows: { sum: SUM },
-    env: { ...herdr.env, HERDR_ENV: "1", HERDR_PANE_ID: "1-1" },
+    env: {
+      ...herdr.env,
+      HERDR_ENV: "1",
+      HERDR_PANE_ID: "1-1",
+      ...(panes === undefined ? {} : { HERDR_STAND_IN_TMUX: panes }),
+    },
   });
   return { herdr, inHerdr: world };
+}
+
+/** The tmux window's screen once `ready` accepts it (within 20 s). */
+async function waitForScreen(target: string, ready: (text: string) => boolean): Promise<string> {
+  const deadline = Date.now() + 20_000;
+  let text = "";
+  while (Date.now() < deadline) {
+    text = tmux("capture-pane", "-p", "-t", target);
+    if (ready(text)) return text;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error(`the pane never showed what was expected; it shows:\n${text}`);
 }
 
 const opens = (herdr: HerdrStandIn) =>
@@ -58,7 +81,10 @@ const opens = (herdr: HerdrStandIn) =>
 
 describe("/piw in a real Pi session inside Herdr (the stand-in herdr)", () => {
   it("opens the current run's viewer in a plugin pane beside Pi, then focuses that pane instead of opening another", async () => {
-    const { herdr, inHerdr } = await startInHerdr();
+    tmuxServer = `piw-e2e-herdr-${process.pid}`;
+    tmux("new-session", "-d", "-s", "herdr", "-x", "120", "-y", "40");
+    tmux("set-option", "-g", "remain-on-exit", "on");
+    const { herdr, inHerdr } = await startInHerdr(tmuxServer);
 
     const queued = await slash("/workflow sum", "queued (run");
     const runId = /\(run ([^)]+)\)/.exec(queued)?.[1] as string;
@@ -83,6 +109,13 @@ describe("/piw in a real Pi session inside Herdr (the stand-in herdr)", () => {
         ...["--env", `PIW_HERDR_RUN_ID=${runId}`, "--env", `PIW_HOME=${inHerdr.stateDir}`, "--focus"],
       ],
     ]);
+
+    // The pane's program (the manifest's command, run from the package root) is the viewer on the run.
+    const screen = await waitForScreen(
+      `herdr:pane-${viewer?.pane_id}`,
+      (text) => text.includes(runId) && text.includes("completed") && /\badd\b/.test(text),
+    );
+    expect(screen).toContain("sum");
 
     const focused = await slash("/piw below", "Focused the viewer of run");
     expect(focused).toBe(`Focused the viewer of run ${runId} (Herdr pane ${viewer?.pane_id}).`);
