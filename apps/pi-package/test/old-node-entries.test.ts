@@ -15,6 +15,8 @@ const ENTRIES = [
   ["piw-host", "pi-package/dist/piw-host.js"],
   ["piw-worker", "pi-package/dist/piw-worker.js"],
   ["piw-preflight", "pi-package/dist/piw-preflight.js"],
+  // The Herdr plugin's pane program: the viewer, by way of piw's own entry.
+  ["piw", "pi-package/dist/herdr-pane.js"],
 ] as const;
 
 /** A preload that makes the entry see an older Node; the real Node still runs it. */

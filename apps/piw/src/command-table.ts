@@ -226,6 +226,20 @@ when needed; it keeps running between commands.`,
   stop     ask the host to stop; runs are saved and continue when it starts again`,
     json: false,
   },
+  herdr: {
+    synopsis: "herdr sync",
+    summary: "link (or relink) and enable piw's Herdr plugin",
+    usage: ["herdr sync [--json]"],
+    about: `Register the Herdr plugin this piw package carries (herdr-plugin.toml at the package root), so that
+/piw in Pi inside Herdr can open the viewer in a pane. Herdr keeps the plugin's absolute path: after
+piw is updated or installed elsewhere, run it again and it relinks the plugin to this package. It
+links the plugin when Herdr has none, relinks one at another path or version, enables a disabled
+one, and otherwise changes nothing; it prints what it did. It needs herdr on PATH (Herdr 0.7.0 or
+newer); see docs/herdr.md.`,
+    options: { ...HELP, ...JSON_FLAG },
+    notes: "  sync     link or relink and enable the plugin, then print what was done",
+    json: true,
+  },
 } as const satisfies Record<string, CommandSpec>;
 
 export type CommandName = keyof typeof COMMAND_TABLE;

@@ -27,6 +27,7 @@ export const OUTPUT_SCHEMA_VERSIONS = {
   workflows: "piw.workflows.v1",
   view: "piw.view.v1",
   host: "piw.host-status.v1",
+  herdr: "piw.herdr-sync.v1",
   error: "piw.error.v1",
 } as const;
 type OutputName = keyof typeof OUTPUT_SCHEMA_VERSIONS;
@@ -86,6 +87,18 @@ export const OUTPUT_SCHEMAS = lazyTable({
       clientMethods["host.status"].result.extend({ schema: tag("host"), running: z.literal(true) }),
       z.object({ schema: tag("host"), running: z.literal(false), stateDir: z.string() }),
     ]),
+  /** `piw herdr sync --json`: what was done to the Herdr plugin, and where it now points. */
+  herdr: () =>
+    z.object({
+      schema: tag("herdr"),
+      action: z.enum(["linked", "relinked", "enabled", "unchanged"]),
+      pluginId: z.string(),
+      version: z.string(),
+      root: z.string(),
+      /** Where Herdr had the plugin before a relink; null otherwise. */
+      previousRoot: z.string().nullable(),
+      enabled: z.literal(true),
+    }),
   error: () =>
     z.object({
       schema: tag("error"),
@@ -137,6 +150,10 @@ export function hostStatusOutput(
 
 export function workflowsOutput(workflows: WorkflowEntry[]): Output<"workflows"> {
   return { schema: OUTPUT_SCHEMA_VERSIONS.workflows, workflows };
+}
+
+export function herdrSyncOutput(fields: Omit<Output<"herdr">, "schema">): Output<"herdr"> {
+  return { schema: OUTPUT_SCHEMA_VERSIONS.herdr, ...fields };
 }
 
 export function errorOutput(exitCode: number, message: string, details: readonly string[]): Output<"error"> {

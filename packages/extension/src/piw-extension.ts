@@ -21,6 +21,7 @@ import {
 } from "./workflow-actions.js";
 import { parseWorkflowCommand, type WorkflowCommand } from "./workflow-command.js";
 import { RecentRuns, workflowCompletions } from "./workflow-completions.js";
+import { registerViewerCommand } from "./viewer-command.js";
 
 export interface PiwExtensionOptions {
   /** argv that starts a piw host when none answers (the Pi package passes its bundled host). */
@@ -110,9 +111,10 @@ export function piwExtension(options: PiwExtensionOptions = {}): (pi: ExtensionA
     );
     // Pi's own SDK, found from the file this Pi process was started from (see findPiSdkDir).
     const piSdk = findPiSdkDir();
+    const stateDir = options.stateDir ?? process.env[PIW_ENV.home.name];
     const bridge: SessionBridge = new SessionBridge(pi, {
       hostCommand: options.hostCommand,
-      stateDir: options.stateDir ?? process.env[PIW_ENV.home.name],
+      stateDir,
       piSdk: piSdk ?? undefined,
       onOwnView: (view, ctx) => gates.onView(view, ctx),
     });
@@ -150,6 +152,8 @@ export function piwExtension(options: PiwExtensionOptions = {}): (pi: ExtensionA
         recentRuns.stale();
       },
     });
+
+    registerViewerCommand(pi, bridge, stateDir);
 
     pi.on("session_start", async (_event, ctx) => {
       try {

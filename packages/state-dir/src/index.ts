@@ -6,6 +6,18 @@ export {
 } from "./agent-dir.js";
 export type { AppEntry } from "./app-entry.js";
 export { findAppEntry, HOST_ENTRY, PREFLIGHT_ENTRY, WORKER_ENTRY } from "./app-entry.js";
+export type { HerdrPluginRecord } from "./herdr-cli.js";
+export {
+  field,
+  HerdrError,
+  herdrPaneOf,
+  readHerdrPlugin,
+  runHerdr,
+  runHerdrJson,
+} from "./herdr-cli.js";
+export { HERDR_PLUGIN, herdrManifestField, herdrPaneLabel } from "./herdr-plugin.js";
+/** @public the package's build (apps/pi-package/tsup.config.ts) writes the manifest; knip does not follow it. */
+export { herdrManifest } from "./herdr-plugin.js";
 export { currentLockOwner, formatLockOwner, lockOwnerAlive, readHostLock } from "./host-lock-file.js";
 export type { FileIdentity } from "./private-state.js";
 export {

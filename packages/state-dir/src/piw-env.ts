@@ -151,6 +151,13 @@ export const PIW_ENV = {
     readers: ["client (sets it)", "apps/host"],
     parse: text,
   },
+  herdrRunId: {
+    name: "PIW_HERDR_RUN_ID",
+    audience: "internal",
+    help: "the run a Herdr viewer pane shows (set by /piw when it opens the pane)",
+    readers: ["extension (sets it)", "apps/pi-package"],
+    parse: text,
+  },
   launchId: {
     name: "PIW_LAUNCH_ID",
     audience: "internal",

@@ -5,6 +5,7 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
+  realpathSync,
   rmSync,
   writeFileSync,
 } from "node:fs";
@@ -21,6 +22,7 @@ import {
   toolCall,
   whenLastMessageContains,
 } from "../src/fake-model.ts";
+import { installHerdrStandIn } from "../src/herdr-stand-in.ts";
 import { PI_BIN, startPiSession } from "../src/pi-session.ts";
 import { packPiw, requireBuiltPackage, sharedNpmCache, stopHost, userEnv } from "../src/packed-install.ts";
 import { PI_PACKAGE, queuedRunId, REPO } from "../src/piw-fixture.ts";
@@ -214,6 +216,7 @@ describe("the packed piw package, installed with npm", () => {
       "piw-worker.js",
       "piw-preflight.js",
       "extension.js",
+      "herdr-pane.js",
       "index.d.ts",
     ]) {
       expect(existsSync(join(installed, "dist", file)), file).toBe(true);
@@ -233,6 +236,33 @@ describe("the packed piw package, installed with npm", () => {
       );
     }
     expect(existsSync(join(prefix, "node_modules", "@piw"))).toBe(false);
+  });
+
+  it("carries the Herdr plugin: its manifest at the package root with the package's version, and piw herdr sync links it there", async () => {
+    const text = readFileSync(join(installed, "herdr-plugin.toml"), "utf8");
+    expect(text).toMatch(/^id = "piw"$/m);
+    expect(text).toContain(`\nversion = ${JSON.stringify(manifest.version)}\n`);
+    expect(text).toMatch(/^min_herdr_version = "\d+\.\d+\.\d+"$/m);
+    expect(text).toMatch(/^platforms = \["linux", "macos"\]$/m);
+    expect(text).toContain('[[panes]]\nid = "viewer"');
+    expect(text).toContain('command = ["node", "dist/herdr-pane.js"]');
+    const herdr = installHerdrStandIn(join(root, "herdr-packed"));
+    const env = { ...userEnv(freshHome()), ...herdr.env };
+    const { stdout } = await run(piwBin, ["herdr", "sync", "--json"], { env, cwd: root });
+    const synced = JSON.parse(stdout) as { action: string; root: string; version: string };
+    expect(synced).toMatchObject({
+      action: "linked",
+      root: realpathSync(installed),
+      version: manifest.version,
+    });
+    expect(herdr.state().plugins).toEqual([
+      expect.objectContaining({
+        plugin_id: "piw",
+        plugin_root: realpathSync(installed),
+        version: manifest.version,
+        enabled: true,
+      }),
+    ]);
   });
 
   it("npm publish --dry-run takes the manifest as it is (npm corrects nothing, such as dropping a bin)", async () => {
@@ -259,7 +289,7 @@ describe("the packed piw package, installed with npm", () => {
     const env = userEnv(freshHome());
     // The entries see the Node version this preload reports; the real Node runs them.
     const oldNode = "data:text/javascript,Object.defineProperty(process,'version',{value:'v20.11.1'})";
-    for (const entry of ["piw.js", "piw-host.js", "piw-worker.js", "piw-preflight.js"]) {
+    for (const entry of ["piw.js", "piw-host.js", "piw-worker.js", "piw-preflight.js", "herdr-pane.js"]) {
       const result = await run(process.execPath, ["--import", oldNode, join(installed, "dist", entry)], {
         env,
         cwd: root,
