@@ -137,8 +137,7 @@ describe("piw run sanity-check, headless", () => {
       expect(result.code).toBe(0);
       const out = JSON.parse(result.stdout) as {
         runId: string;
-        input: unknown;
-        output: Record<string, unknown>;
+        view: { input: { value: unknown }; output: { value: Record<string, unknown> } };
       };
       // Free words went to the built-in's main field.
       expect(out.view.input.value).toEqual({ focus: "the new retry helper" });
