@@ -45,6 +45,10 @@ export type {
   WorkflowInclude,
   WorkflowNode,
   WorkflowSpec,
+  WorkspaceMode,
+  WorkspaceNode,
+  WorkspaceOptions,
+  WorkspaceOutput,
 } from "./authoring/index.js";
 export {
   action,
@@ -66,6 +70,8 @@ export {
   shell,
   wait,
   WorkflowError,
+  WORKSPACE_EFFECT,
+  workspace,
 } from "./authoring/index.js";
 export type { CompileProblem } from "./compiler/compile-error.js";
 export type { NodeTimeout, TimedNodeKind } from "./compiler/deadlines.js";

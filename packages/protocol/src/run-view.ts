@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { workspaceViewSchema } from "./workspace-view.js";
 import { AGENT_ACTIVITY_MAX, agentProgressSchema } from "./agent-progress.js";
 import { graphManifestSchema } from "./graph-manifest.js";
 import { answeredBySchema } from "./answer-check.js";
@@ -156,6 +157,8 @@ export const runViewSchema = z.object({
   progress: z.array(nodeProgressSchema).optional(),
   /** Set while the run waits at a checkpoint; absent or null otherwise. */
   checkpoint: checkpointViewSchema.nullable().optional(),
+  /** The git workspaces the run (or the run it continues) prepared; absent when none. */
+  workspaces: z.array(workspaceViewSchema).max(20).optional(),
 
   /**
    * The host's decision that the Pi turn of this run's step must stop now (its deadline passed, the

@@ -54,6 +54,8 @@ export interface ActionNode<I = unknown, O = unknown> extends NodeBase<O> {
   run(ctx: ActionContext<I>): O | Promise<O>;
   readonly timeoutMs?: TimeoutOption<I>;
   readonly retry?: RetryPolicy;
+  /** Set by `workspace()`: later shell and agent steps of its scope run in its output's `path`. */
+  readonly workspace?: true;
 }
 
 export interface ShellNode<I = unknown, O = unknown> extends NodeBase<O> {

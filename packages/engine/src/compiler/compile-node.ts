@@ -185,7 +185,7 @@ const NODE_FIELDS: { [K in NodeKindName]: FieldsOf<K> } = {
     "cwd",
   ],
   compute: ["kind", "title", "run"],
-  action: ["kind", "title", "run", "timeoutMs", "retry"],
+  action: ["kind", "title", "run", "timeoutMs", "retry", "workspace"],
   shell: ["kind", "title", "exec", "parse", "okExitCodes", "cwd", "env", "timeoutMs", "retry"],
   notify: ["kind", "title", "message"],
   checkpoint: ["kind", "title", "prompt", "answer", "answeredBy"],
@@ -293,7 +293,7 @@ function buildNode(
       const timeout = compileTimeout(f.timeoutMs, defaults.action, "action", problem);
       const retry = compileRetry(f.retry, defaults.retry, problem);
       if (run === undefined || timeout === undefined || retry === undefined) return undefined;
-      return { kind: "action", ...base, run, timeout, retry };
+      return { kind: "action", ...base, run, workspace: f.workspace === true, timeout, retry };
     }
     case "shell": {
       const command = shellCommandFn(f.exec, problem);

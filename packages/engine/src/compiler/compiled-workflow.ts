@@ -67,6 +67,8 @@ export interface ManagedEffects {
 
 export interface ActionContext<I = unknown> extends NodeContext<I> {
   effects: ManagedEffects;
+  /** The run this visit belongs to: its ID and its (root) workflow's name. */
+  run: { id: string; workflow: string };
 }
 
 /** What an include's input projection receives: the parent scope's input and outputs. */
@@ -102,6 +104,8 @@ export interface CompiledComputeNode extends CompiledNodeBase {
 export interface CompiledActionNode extends CompiledNodeBase {
   kind: "action";
   run(ctx: ActionContext): Promise<unknown> | unknown;
+  /** Built by `workspace()`: later shell and agent steps of its scope run in its output's `path`. */
+  workspace: boolean;
   /** The deadline of each visit; `timeoutAtStart` turns it into a length when the visit opens. */
   timeout: NodeTimeout;
   /** The retry policy of its failed attempts; null: a failure is final. */

@@ -1,3 +1,4 @@
+import { resolve } from "node:path";
 import {
   type JsonValue,
   type NodeVisitResult,
@@ -28,6 +29,7 @@ import { type DebugLog, toSafeError } from "./safe-failure.js";
 import { runShell, type ShellResult } from "./shell-runner.js";
 import { runWait } from "./wait-runner.js";
 import { runAgent } from "./agent-step.js";
+import { runWorkspace } from "./run-workspace.js";
 import { checkProgressOnly, type VisitProgress, visitProgress } from "./visit-progress.js";
 import type { AgentPlacement } from "./agent-session.js";
 
@@ -219,7 +221,11 @@ async function produce(run: NodeRun, signal: AbortSignal, progress: VisitProgres
     case "compute":
       return node.run(ctx);
     case "action":
-      return node.run({ ...ctx, effects: effectsFor(run) });
+      return node.run({
+        ...ctx,
+        effects: effectsFor(run),
+        run: { id: run.runId, workflow: run.workflow.name },
+      });
     case "decision": {
       const choice = node.decide(ctx);
       if (!node.choices.includes(choice)) {
@@ -243,11 +249,12 @@ async function produce(run: NodeRun, signal: AbortSignal, progress: VisitProgres
       return null;
     case "shell": {
       const command = node.command(ctx);
+      const cwd = shellCwd(node.cwd, runWorkspace(run.workflow, node, run.outputsByPath));
       let result: ShellResult;
       try {
         result = await runShell({
           command,
-          ...(node.cwd === undefined ? {} : { cwd: node.cwd }),
+          ...(cwd === undefined ? {} : { cwd }),
           ...(node.env === undefined ? {} : { env: node.env }),
           ...(run.env === undefined ? {} : { baseEnv: run.env }),
           ...(run.onProcessGroup ? { onProcessGroup: run.onProcessGroup } : {}),
@@ -278,7 +285,7 @@ async function produce(run: NodeRun, signal: AbortSignal, progress: VisitProgres
       return node.parse ? node.parse(report, ctx) : report;
     }
     case "agent":
-      return runAgent(run, node, ctx);
+      return runAgent(run, node, ctx, runWorkspace(run.workflow, node, run.outputsByPath));
     case "wait":
       return runWait(
         { node, port: run.port, visit: run.visit, dueAt: run.dueAt ?? null, signal, now: Date.now },
@@ -291,6 +298,12 @@ async function produce(run: NodeRun, signal: AbortSignal, progress: VisitProgres
     default:
       return node satisfies never;
   }
+}
+
+/** A shell node's folder: its own `cwd` (relative to the run's workspace, if any), else the workspace. */
+function shellCwd(own: string | undefined, workspace: string | null): string | undefined {
+  if (workspace === null) return own;
+  return own === undefined ? workspace : resolve(workspace, own);
 }
 
 /** The node's failure when a value it produced could not be saved; the reason names only sizes. */
