@@ -319,6 +319,12 @@ function checkpointLines(view: RunView, style: Style): string[] {
   if (checkpoint.answerSchema !== null) {
     lines.push(`${"schema".padEnd(9)} ${style.dim(JSON.stringify(checkpoint.answerSchema))}`);
   }
+  if (checkpoint.deadline) {
+    const { at, answer } = checkpoint.deadline;
+    lines.push(
+      `${"deadline".padEnd(9)} ${new Date(at).toISOString()}; unanswered by then, ${JSON.stringify(answer)} is taken automatically`,
+    );
+  }
   lines.push(answerHint(view));
   return lines;
 }

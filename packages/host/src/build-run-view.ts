@@ -60,8 +60,15 @@ function checkpointOf(reader: ViewReader, run: RunRecord): CheckpointView | null
   if (run.outcome !== "waiting") return null;
   const saved = reader.readAnswerCheck(run.runId);
   if (!saved) return null;
-  const { path, visit, prompt, answeredBy, answerSchema } = saved;
-  return { path, visit, prompt, answeredBy, answerSchema };
+  const { path, visit, prompt, answeredBy, answerSchema, timeout } = saved;
+  return {
+    path,
+    visit,
+    prompt,
+    answeredBy,
+    answerSchema,
+    ...(timeout === null ? {} : { deadline: timeout }),
+  };
 }
 
 function manifestOf(reader: ViewReader, run: RunRecord): GraphManifest {

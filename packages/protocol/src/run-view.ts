@@ -62,6 +62,8 @@ const checkpointViewSchema = z.object({
   prompt: z.string(),
   answeredBy: answeredBySchema,
   answerSchema: z.record(z.string(), jsonValueSchema).nullable(),
+  /** An approval gate's deadline (epoch ms) and the default the host takes then, as an automatic answer. */
+  deadline: z.object({ at: z.number(), answer: jsonValueSchema }).nullable().optional(),
 });
 export type CheckpointView = z.infer<typeof checkpointViewSchema>;
 

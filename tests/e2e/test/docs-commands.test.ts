@@ -32,6 +32,7 @@ const EXPECTED = {
   "docs/nodes/wait.md": { ran: 1, needs: 0 },
   "docs/nodes/parallel.md": { ran: 1, needs: 0 },
   "docs/nodes/workspace.md": { ran: 1, needs: 0 },
+  "docs/nodes/approval.md": { ran: 1, needs: 0 },
 } as const;
 type Doc = keyof typeof EXPECTED;
 

@@ -61,4 +61,14 @@ export type { RetryBackoff, RetryOn, RetryPolicy, WaitOptions, WaitOutput } from
 export { WorkflowError } from "./workflow-error.js";
 export type { WorkspaceMode, WorkspaceNode, WorkspaceOptions, WorkspaceOutput } from "./workspace.js";
 export { WORKSPACE_EFFECT, workspace } from "./workspace.js";
+export type {
+  ApprovalAnswer,
+  ApprovalGate,
+  ApprovalMode,
+  ApprovalNode,
+  ApprovalOptions,
+  ApprovalOutput,
+  DefaultApprovalChoice,
+} from "./approval.js";
+export { approval, approvalChoice, DEFAULT_APPROVAL_CHOICES } from "./approval.js";
 export { ProgressInvalid } from "../executor/visit-progress.js";

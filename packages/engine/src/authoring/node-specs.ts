@@ -2,6 +2,7 @@ import type { AnsweredBy } from "@piw/protocol";
 import type { ZodType, z } from "zod";
 import type { ActionContext, NodeContext, ScopeContext, ShellReport } from "../compiler/compiled-workflow.js";
 import type { AgentSessionKind, IsolatedAgentOptions } from "./agent-options.js";
+import type { ApprovalGate } from "./approval.js";
 import type { RetryPolicy, WaitOptions, WaitOutput } from "./clock-specs.js";
 
 export type { ShellReport } from "../compiler/compiled-workflow.js";
@@ -80,6 +81,8 @@ export interface CheckpointNode<I = unknown, O = unknown> extends NodeBase<O> {
   readonly answer: ZodType<O>;
   /** Who may answer: `"human"` (the default), `"model"` or `"either"`. */
   readonly answeredBy?: AnsweredBy;
+  /** Set by `approval()`: whether it is asked, its default and its deadline. */
+  readonly gate?: ApprovalGate<I>;
 }
 
 export interface DecisionNode<I = unknown, C extends string = string> extends NodeBase<C> {

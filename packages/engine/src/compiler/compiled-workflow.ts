@@ -141,6 +141,14 @@ export interface CompiledCheckpointNode extends CompiledNodeBase {
   answeredBy: AnsweredBy;
   /** What the host checks of an answer before saving a continuation, sent with the waiting run. */
   answerCheck: AnswerCheck;
+  /** Built by `approval()`: whether it is asked, its default, and its deadline; null for a plain checkpoint. */
+  gate: CompiledGate | null;
+}
+
+export interface CompiledGate {
+  mode(ctx: NodeContext): "required" | "auto" | "skip";
+  defaultChoice: string;
+  deadlineMs: number | null;
 }
 
 export interface CompiledAgentNode extends CompiledNodeBase {

@@ -30,6 +30,7 @@ import { runShell, type ShellResult } from "./shell-runner.js";
 import { runWait } from "./wait-runner.js";
 import { runAgent } from "./agent-step.js";
 import { runWorkspace } from "./run-workspace.js";
+import { presetAnswer } from "./approval-gate.js";
 import { checkProgressOnly, type VisitProgress, visitProgress } from "./visit-progress.js";
 import type { AgentPlacement } from "./agent-session.js";
 
@@ -246,7 +247,7 @@ async function produce(run: NodeRun, signal: AbortSignal, progress: VisitProgres
       );
       return null;
     case "checkpoint":
-      return null;
+      return presetAnswer(node, ctx);
     case "shell": {
       const command = node.command(ctx);
       const cwd = shellCwd(node.cwd, runWorkspace(run.workflow, node, run.outputsByPath));
@@ -328,7 +329,8 @@ export async function runNode(run: NodeRun): Promise<NodeVisitResult> {
   try {
     const output = toJson(await withDeadline(run, (signal) => produce(run, signal, progress)));
     // A checkpoint stops the run; its successor is chosen by the continuation, from the accepted answer.
-    if (run.node.kind === "checkpoint") return { status: "succeeded", output, next: null };
+    // A gate that answered itself (auto, skip) routes on that answer like any other node.
+    if (run.node.kind === "checkpoint" && output === null) return { status: "succeeded", output, next: null };
     const target = run.workflow.next(run.node.path, output);
     return { status: "succeeded", output, next: target.kind === "node" ? target.path : null };
   } catch (error) {
