@@ -25,6 +25,7 @@ const COMMANDS: { [K in CommandName]: () => Promise<CommandHandler> } = {
   restart: async () => (await import("./commands/control.js")).restartCommand,
   resume: async () => (await import("./commands/control.js")).resumeCommand,
   host: async () => (await import("./commands/host.js")).hostCommand,
+  schedule: async () => (await import("./commands/schedule.js")).scheduleCommand,
   view: async () => (await import("./commands/view.js")).viewCommand,
   workflows: async () => (await import("./commands/workflows.js")).workflowsCommand,
 };

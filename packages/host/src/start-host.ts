@@ -13,6 +13,8 @@ import { type HostLog, silentLog } from "./host-log.js";
 import { PiSdkLocation } from "./pi-sdk-location.js";
 import { reconcileAtStart, sweepExpiredStarting } from "./reconcile.js";
 import { RunControl } from "./run-control.js";
+import { ScheduleFirer } from "./schedule-firer.js";
+import { preflightRunner } from "./schedule-preflight.js";
 import { Supervisor } from "./supervisor.js";
 import { ViewPublisher } from "./view-publisher.js";
 import { WakeClock } from "./wake-clock.js";
@@ -48,6 +50,10 @@ export interface StartHostOptions {
   reconcilePageSize?: number;
   /** Test hook: where to die on purpose (`hostCrashHookFromEnv`); none by default. */
   crashHook?: HostCrashHook;
+  /** argv of the preflight child that prepares a schedule's run; without it a firing fails as `preflight_failed`. */
+  preflightCommand?: string[];
+  /** The preflight child's time limit (default 10 s). */
+  preflightTimeoutMs?: number;
 }
 
 export interface RunningHost {
@@ -133,7 +139,6 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
     currentWorker: (runId) => supervisor.currentWorker(runId),
     runChanged: (runId) => supervisor.runChanged(runId),
   });
-  const clock = new WakeClock({ store, supervisor, log, now });
   const publisher = new ViewPublisher(store, live, (error) => log(`views: ${describeBug(error)}`));
   holder.publisher = publisher;
   const control = new RunControl({
@@ -144,6 +149,15 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
     crash: options.crashHook ?? noHostCrash,
     wakeDue: () => clock.wakeDue(),
   });
+  const schedules = new ScheduleFirer({
+    store,
+    control,
+    preflight: preflightRunner(options.preflightCommand ?? [], options.preflightTimeoutMs ?? 10_000),
+    log,
+    now,
+    fired: () => holder.clock?.arm(),
+  });
+  const clock = new WakeClock({ store, supervisor, schedules, log, now });
   const sockets = new Set<Socket>();
   let stopping: Promise<void> | null = null;
   let resolveStopped: () => void = () => {};
@@ -159,6 +173,7 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
       {
         store,
         control,
+        schedules,
         supervisor,
         live,
         turns,
@@ -167,6 +182,7 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
         info,
         messageLeaseMs: options.messageLeaseMs ?? 60_000,
         requestStop: () => setImmediate(() => void stop()),
+        rearm: () => clock.arm(),
       },
       log,
     );
@@ -213,6 +229,7 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
     // Waits and retry pauses that fell due while no host ran wake now; the rest arm the one timer.
     holder.clock = clock;
     clock.wakeDue();
+    schedules.fireBuffered();
     // Only the lock holder may remove a socket: it can only be a dead host's.
     unlinkIfPresent(paths.socketPath);
     await listen(server, paths.socketPath);

@@ -78,6 +78,10 @@ export const runOriginCommandSchema = z.enum(["start", "continue", "restart"]);
 export const runOriginSchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("pi"), sessionId: z.string().min(1).max(200) }),
   z.object({ kind: z.literal("cli") }),
-  z.object({ kind: z.literal("schedule"), scheduleId: z.string().min(1).max(64), scheduledFor: z.number().int() }),
+  z.object({
+    kind: z.literal("schedule"),
+    scheduleId: z.string().min(1).max(64),
+    scheduledFor: z.number().int(),
+  }),
 ]);
 export type RunOrigin = z.infer<typeof runOriginSchema>;

@@ -9,7 +9,10 @@ export const scheduleIdSchema = z
   .string()
   .min(1)
   .max(64)
-  .regex(/^[a-z0-9][a-z0-9._-]*$/, "lowercase letters, digits, '.', '_' and '-', starting with a letter or digit");
+  .regex(
+    /^[a-z0-9][a-z0-9._-]*$/,
+    "lowercase letters, digits, '.', '_' and '-', starting with a letter or digit",
+  );
 
 /** What a firing does while an earlier run of the same schedule is still active. */
 export const overlapPolicySchema = z.enum(["skip", "buffer-one", "cancel-previous", "allow"]);
@@ -31,7 +34,11 @@ export const SCHEDULE_MAX_FAILURES = 5;
 export const scheduleTimingSchema = z.discriminatedUnion("kind", [
   z.object({
     kind: z.literal("every"),
-    everyMs: z.number().int().min(SCHEDULE_MIN_EVERY_MS).max(366 * 24 * 60 * 60_000),
+    everyMs: z
+      .number()
+      .int()
+      .min(SCHEDULE_MIN_EVERY_MS)
+      .max(366 * 24 * 60 * 60_000),
   }),
   z.object({
     kind: z.literal("cron"),

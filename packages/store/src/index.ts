@@ -13,4 +13,5 @@ export { SCHEMA_ID } from "./schema.js";
 export type { RunInput } from "./terminal-readers.js";
 export type { ScheduleStore } from "./schedule-store.js";
 export type { TimingCheck } from "./schedule-timing.js";
-export type { FiringPlan, FiringResult, FiringSource, RecordFiring, ScheduleLaunch } from "./schedules.js";
+export type { ScheduleLaunch } from "./schedule-readers.js";
+export type { FiringPlan, FiringResult, FiringSource, RecordFiring } from "./schedules.js";

@@ -46,7 +46,8 @@ export function mapRunRow(row: RunRow): RunRecord {
 }
 
 function mapOrigin(row: RunRow): RunOrigin {
-  if (row.origin_kind === "pi" && row.origin_session !== null) return { kind: "pi", sessionId: row.origin_session };
+  if (row.origin_kind === "pi" && row.origin_session !== null)
+    return { kind: "pi", sessionId: row.origin_session };
   if (row.origin_kind === "schedule" && row.origin_schedule !== null && row.scheduled_for !== null) {
     return { kind: "schedule", scheduleId: row.origin_schedule, scheduledFor: row.scheduled_for };
   }

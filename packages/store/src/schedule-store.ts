@@ -3,17 +3,19 @@ import type { StoreContext } from "./context.js";
 import { checkTiming, type TimingCheck } from "./schedule-timing.js";
 import {
   activeScheduleRuns,
-  addSchedule,
-  deleteSchedule,
   getSchedule,
   listBufferedSchedules,
   listDueSchedules,
   listSchedules,
   nextScheduleDueAt,
+  readScheduleLaunch,
+} from "./schedule-readers.js";
+import {
+  addSchedule,
+  deleteSchedule,
   pauseSchedule,
   planFiring,
   type RecordFiring,
-  readScheduleLaunch,
   recordFiring,
   resumeSchedule,
 } from "./schedules.js";

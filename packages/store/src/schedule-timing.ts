@@ -77,7 +77,8 @@ export function chooseFiring(
 ): CatchUpChoice {
   const windowMs = spec.catchUp === "none" ? SCHEDULE_ON_TIME_MS : spec.windowMs;
   const oldest = now - windowMs;
-  let candidate: number | null = nextFor >= oldest ? nextFor : nextTimeAfter(spec.timing, spec.anchorAt, oldest - 1);
+  let candidate: number | null =
+    nextFor >= oldest ? nextFor : nextTimeAfter(spec.timing, spec.anchorAt, oldest - 1);
   if (candidate === null || candidate > now) return { kind: "missed", resumeAfter: now };
   if (spec.catchUp === "all") return { kind: "fire", scheduledFor: candidate };
   if (spec.timing.kind === "every") {

@@ -13,81 +13,30 @@ import {
   type Transition,
 } from "@piw/protocol";
 import type { StoreContext } from "./context.js";
+import { envOf, getRow, mapScheduleRow, type ScheduleRow, timingOf } from "./schedule-readers.js";
 import { mapRunRow } from "./rows.js";
 import { reservePreparedRun } from "./run-reservation.js";
 import { chooseFiring, jitterFor, nextTimeAfter } from "./schedule-timing.js";
-import type { TableRow } from "./table-columns.js";
 
 // The schedules table: the store alone writes it. A row changes only through these transitions, each one
 // guarded by the row's state, and a firing that starts a run saves the run and moves the schedule on in
 // one transaction, so a host killed around a firing leaves either both or neither.
-
-type ScheduleRow = TableRow<"schedules">;
 
 /** The run a schedule's firing for `scheduledFor` makes, and so the request key that reserves it. */
 export function firingRequestKey(row: Pick<ScheduleRow, "schedule_id" | "created_at">, scheduledFor: number) {
   return `schedule:${row.schedule_id}:${row.created_at}:${scheduledFor}`;
 }
 
-function timingOf(row: ScheduleRow): ScheduleTiming {
-  if (row.timing_kind === "every") return { kind: "every", everyMs: row.every_ms ?? 60_000 };
-  return {
-    kind: "cron",
-    expression: row.cron ?? "",
-    ...(row.time_zone === null ? {} : { timeZone: row.time_zone }),
-  };
-}
-
 /** The schedule's next time after `after` and when it fires, or nulls once it has ended (`until`). */
-function nextFiring(row: ScheduleRow, after: number): { next_for: number | null; due_at: number | null } {
+function nextFiring(row: ScheduleRow, after: number): { next_for: number | null; fire_at: number | null } {
   const next = nextTimeAfter(timingOf(row), row.anchor_at, after);
-  if (next === null || (row.until_at !== null && next > row.until_at)) return { next_for: null, due_at: null };
-  return { next_for: next, due_at: next + jitterFor(row.schedule_id, next, row.jitter_ms) };
-}
-
-function getRow(ctx: StoreContext, scheduleId: string): ScheduleRow | undefined {
-  return ctx.selectRow("schedules", "WHERE schedule_id = ?", scheduleId);
+  if (next === null || (row.until_at !== null && next > row.until_at))
+    return { next_for: null, fire_at: null };
+  return { next_for: next, fire_at: next + jitterFor(row.schedule_id, next, row.jitter_ms) };
 }
 
 function notFound(scheduleId: string): Conflict {
   return { kind: "not_found", resource: "schedule", id: scheduleId };
-}
-
-export function mapScheduleRow(ctx: StoreContext, row: ScheduleRow): ScheduleRecord {
-  const run = row.last_run_id === null ? undefined : ctx.getRunRow(row.last_run_id);
-  return {
-    scheduleId: row.schedule_id,
-    workflowRef: row.workflow_ref,
-    workingDir: row.working_dir,
-    timing: timingOf(row),
-    overlap: row.overlap,
-    catchUp: row.catch_up,
-    catchUpWindowMs: row.catch_up_window_ms,
-    jitterMs: row.jitter_ms,
-    untilAt: row.until_at,
-    nextFor: row.next_for,
-    nextAt: row.due_at,
-    paused: row.paused === 1,
-    pauseReason: row.pause_reason,
-    pauseNote: row.pause_note,
-    bufferedFor: row.buffered_for,
-    failures: row.failures,
-    lastFiring:
-      row.last_for === null || row.last_at === null || row.last_outcome === null
-        ? null
-        : {
-            scheduledFor: row.last_for,
-            at: row.last_at,
-            outcome: row.last_outcome,
-            runId: row.last_run_id,
-            runStatus: run?.status ?? null,
-            runOutcome: run?.outcome ?? null,
-            error:
-              row.last_error_code === null ? null : { code: row.last_error_code, message: row.last_error ?? "" },
-          },
-    createdAt: row.created_at,
-    revision: row.revision,
-  };
 }
 
 function update(ctx: StoreContext, row: ScheduleRow, columns: Partial<ScheduleRow>): ScheduleRow {
@@ -120,7 +69,7 @@ export function addSchedule(ctx: StoreContext, req: AddSchedule): Transition<Sch
       .stmt(
         `INSERT INTO schedules (schedule_id, workflow_ref, working_dir, task, input_hash, env_hash, timing_kind,
           every_ms, cron, time_zone, overlap, catch_up, catch_up_window_ms, jitter_ms, until_at, anchor_at,
-          next_for, due_at, paused, failures, revision, created_at, updated_at)
+          next_for, fire_at, paused, failures, revision, created_at, updated_at)
           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, 0, 0, 1, ?, ?)`,
       )
       .run(
@@ -149,12 +98,18 @@ export function addSchedule(ctx: StoreContext, req: AddSchedule): Transition<Sch
 }
 
 /** Pause (by a person, with an optional note); pausing a paused schedule is adopted. */
-export function pauseSchedule(ctx: StoreContext, scheduleId: string, note: string | null): Transition<ScheduleRecord> {
+export function pauseSchedule(
+  ctx: StoreContext,
+  scheduleId: string,
+  note: string | null,
+): Transition<ScheduleRecord> {
   return ctx.tx(() => {
     const row = getRow(ctx, scheduleId);
     if (!row) return conflict(notFound(scheduleId));
     if (row.paused === 1) return adopted(mapScheduleRow(ctx, row));
-    return applied(mapScheduleRow(ctx, update(ctx, row, { paused: 1, pause_reason: "user", pause_note: note })));
+    return applied(
+      mapScheduleRow(ctx, update(ctx, row, { paused: 1, pause_reason: "user", pause_note: note })),
+    );
   });
 }
 
@@ -204,11 +159,16 @@ export function planFiring(ctx: StoreContext, scheduleId: string): Transition<Fi
     const row = getRow(ctx, scheduleId);
     if (!row) return conflict(notFound(scheduleId));
     const now = ctx.now();
-    if (row.paused === 1 || row.next_for === null || row.due_at === null || row.due_at > now) {
+    if (row.paused === 1 || row.next_for === null || row.fire_at === null || row.fire_at > now) {
       return applied({ kind: "not_due" });
     }
     const choice = chooseFiring(
-      { timing: timingOf(row), anchorAt: row.anchor_at, catchUp: row.catch_up, windowMs: row.catch_up_window_ms },
+      {
+        timing: timingOf(row),
+        anchorAt: row.anchor_at,
+        catchUp: row.catch_up,
+        windowMs: row.catch_up_window_ms,
+      },
       row.next_for,
       now,
     );
@@ -254,7 +214,10 @@ function sourceRefusal(row: ScheduleRow, req: RecordFiring): Conflict | null {
     case "due":
       if (row.paused === 1) return mismatch("not paused", "paused");
       if (row.next_for === null || row.next_for > req.scheduledFor) {
-        return mismatch(`due for ${req.scheduledFor}`, row.next_for === null ? "ended" : `next ${row.next_for}`);
+        return mismatch(
+          `due for ${req.scheduledFor}`,
+          row.next_for === null ? "ended" : `next ${row.next_for}`,
+        );
       }
       return null;
     case "buffered":
@@ -287,7 +250,11 @@ export function recordFiring(
     if (refusal) return conflict(refusal);
     const now = ctx.now();
     const moved: Partial<ScheduleRow> =
-      req.source === "due" ? nextFiring(row, req.scheduledFor) : req.source === "buffered" ? { buffered_for: null } : {};
+      req.source === "due"
+        ? nextFiring(row, req.scheduledFor)
+        : req.source === "buffered"
+          ? { buffered_for: null }
+          : {};
     const last = { last_for: req.scheduledFor, last_at: now, last_error_code: null, last_error: null };
     const result = req.result;
     switch (result.kind) {
@@ -299,7 +266,8 @@ export function recordFiring(
           requestKey,
           ...(row.env_hash === null ? {} : { env: envOf(ctx, row.env_hash) }),
         });
-        if (reserved.kind !== "applied") return reserved.kind === "adopted" ? conflict(notFound(requestKey)) : reserved;
+        if (reserved.kind !== "applied")
+          return reserved.kind === "adopted" ? conflict(notFound(requestKey)) : reserved;
         const saved = update(ctx, row, {
           ...moved,
           ...last,
@@ -312,7 +280,13 @@ export function recordFiring(
       case "skipped":
       case "buffered": {
         const buffer = result.kind === "buffered" ? { buffered_for: req.scheduledFor } : {};
-        const saved = update(ctx, row, { ...moved, ...buffer, ...last, last_outcome: result.kind, last_run_id: null });
+        const saved = update(ctx, row, {
+          ...moved,
+          ...buffer,
+          ...last,
+          last_outcome: result.kind,
+          last_run_id: null,
+        });
         return applied({ schedule: mapScheduleRow(ctx, saved), run: null });
       }
       case "failed": {
@@ -322,7 +296,10 @@ export function recordFiring(
             ? {
                 paused: 1 as const,
                 pause_reason: "failures" as const,
-                pause_note: `${failures} firings in a row failed; the last: ${result.error.message}`.slice(0, 512),
+                pause_note: `${failures} firings in a row failed; the last: ${result.error.message}`.slice(
+                  0,
+                  512,
+                ),
               }
             : {};
         const saved = update(ctx, row, {
@@ -341,81 +318,4 @@ export function recordFiring(
         return result satisfies never;
     }
   });
-}
-
-function envOf(ctx: StoreContext, hash: string): Record<string, string> {
-  return ctx.readJsonBlob(hash) as Record<string, string>;
-}
-
-/** What a firing needs to prepare its run: the workflow, where, and its task or input. */
-export interface ScheduleLaunch {
-  scheduleId: string;
-  workflowRef: string;
-  workingDir: string;
-  task: string | null;
-  input: ReturnType<StoreContext["readJsonBlob"]> | null;
-  overlap: ScheduleRow["overlap"];
-  bufferedFor: number | null;
-}
-
-export function readScheduleLaunch(ctx: StoreContext, scheduleId: string): ScheduleLaunch | null {
-  const row = getRow(ctx, scheduleId);
-  if (!row) return null;
-  return {
-    scheduleId: row.schedule_id,
-    workflowRef: row.workflow_ref,
-    workingDir: row.working_dir,
-    task: row.task,
-    input: row.input_hash === null ? null : ctx.readJsonBlob(row.input_hash),
-    overlap: row.overlap,
-    bufferedFor: row.buffered_for,
-  };
-}
-
-export function getSchedule(ctx: StoreContext, scheduleId: string): ScheduleRecord | null {
-  const row = getRow(ctx, scheduleId);
-  return row ? mapScheduleRow(ctx, row) : null;
-}
-
-export function listSchedules(ctx: StoreContext): ScheduleRecord[] {
-  return ctx.selectRows("schedules", "ORDER BY schedule_id").map((row) => mapScheduleRow(ctx, row));
-}
-
-/** The earliest firing time of an unpaused schedule after `after` (exclusive), or null. */
-export function nextScheduleDueAt(ctx: StoreContext, after = -1): number | null {
-  const found = ctx
-    .stmt(
-      "SELECT due_at FROM schedules WHERE due_at IS NOT NULL AND paused = 0 AND due_at > ? ORDER BY due_at LIMIT 1",
-    )
-    .get(after) as { due_at: number } | undefined;
-  return found?.due_at ?? null;
-}
-
-/** The unpaused schedules due by `now`, earliest first, at most `limit`. */
-export function listDueSchedules(ctx: StoreContext, now: number, limit: number): string[] {
-  const rows = ctx
-    .stmt(
-      "SELECT schedule_id FROM schedules WHERE due_at IS NOT NULL AND paused = 0 AND due_at <= ? ORDER BY due_at LIMIT ?",
-    )
-    .all(now, limit) as { schedule_id: string }[];
-  return rows.map((r) => r.schedule_id);
-}
-
-/** Schedules holding a buffered firing: at host start, those whose active run ended meanwhile fire it. */
-export function listBufferedSchedules(ctx: StoreContext): string[] {
-  const rows = ctx.stmt("SELECT schedule_id FROM schedules WHERE buffered_for IS NOT NULL").all() as {
-    schedule_id: string;
-  }[];
-  return rows.map((r) => r.schedule_id);
-}
-
-/** The schedule's runs that have not ended (queued, starting, running or parked), oldest first. */
-export function activeScheduleRuns(ctx: StoreContext, scheduleId: string): string[] {
-  const rows = ctx
-    .stmt(
-      `SELECT run_id FROM runs WHERE origin_schedule = ? AND status IN ('queued', 'starting', 'running', 'parked')
-        ORDER BY created_at`,
-    )
-    .all(scheduleId) as { run_id: string }[];
-  return rows.map((r) => r.run_id);
 }

@@ -99,7 +99,7 @@ CREATE TABLE schedules (
   until_at INTEGER,
   anchor_at INTEGER NOT NULL,
   next_for INTEGER,
-  due_at INTEGER,
+  fire_at INTEGER,
   paused INTEGER NOT NULL CHECK (paused IN (0, 1)),
   pause_reason TEXT CHECK (pause_reason IS NULL OR pause_reason IN ('user', 'failures')),
   pause_note TEXT,
@@ -115,7 +115,7 @@ CREATE TABLE schedules (
   created_at INTEGER NOT NULL,
   updated_at INTEGER NOT NULL
 ) STRICT;
-CREATE INDEX schedules_due ON schedules (due_at) WHERE due_at IS NOT NULL AND paused = 0;
+CREATE INDEX schedules_fire ON schedules (fire_at) WHERE fire_at IS NOT NULL AND paused = 0;
 
 CREATE TABLE run_steps (
   run_id TEXT NOT NULL REFERENCES runs (run_id),

@@ -218,7 +218,7 @@ export const TABLE_COLUMNS = {
     anchor_at: integer(),
     /** The next scheduled time and when the clock fires it (plus its jitter); null: no more firings. */
     next_for: nullable(integer()),
-    due_at: nullable(integer()),
+    fire_at: nullable(integer()),
     paused: flag(),
     pause_reason: nullable(textOf("user", "failures")),
     pause_note: nullable(text()),

@@ -56,7 +56,16 @@ function tookMs(run: RunSummary, now: number): number | null {
 }
 
 function origin(run: RunSummary): string {
-  return run.origin.kind === "pi" ? `pi ${run.origin.sessionId.slice(0, 8)}` : "cli";
+  switch (run.origin.kind) {
+    case "pi":
+      return `pi ${run.origin.sessionId.slice(0, 8)}`;
+    case "cli":
+      return "cli";
+    case "schedule":
+      return `schedule ${run.origin.scheduleId}`;
+    default:
+      return run.origin satisfies never;
+  }
 }
 
 /**
