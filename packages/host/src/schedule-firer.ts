@@ -35,6 +35,7 @@ export type FiringReply = Transition<{ schedule: ScheduleRecord; run: RunSummary
  */
 export class ScheduleFirer {
   private readonly inFlight = new Set<string>();
+  private stopped = false;
 
   constructor(private readonly deps: ScheduleFirerDeps) {}
 
@@ -51,7 +52,7 @@ export class ScheduleFirer {
     const due = this.deps.store.schedules
       .listDue(now, FIRE_BATCH + this.inFlight.size)
       .filter((entry) => !this.inFlight.has(entry.scheduleId));
-    for (const entry of due) void this.fire(entry.scheduleId, "due");
+    for (const entry of due) this.fireInBackground(entry.scheduleId, "due");
     return due.length >= FIRE_BATCH;
   }
 
@@ -76,7 +77,17 @@ export class ScheduleFirer {
     const launch = this.deps.store.schedules.readLaunch(scheduleId);
     if (launch?.bufferedFor === null || launch === null) return;
     if (this.deps.store.schedules.activeRuns(scheduleId).length > 0) return;
-    void this.fire(scheduleId, "buffered");
+    this.fireInBackground(scheduleId, "buffered");
+  }
+
+  /** The host is stopping: a firing whose preflight is under way saves nothing (the next host fires it). */
+  stop(): void {
+    this.stopped = true;
+  }
+
+  /** A firing nobody waits for: its failure is logged by `fire`. */
+  private fireInBackground(scheduleId: string, source: FiringSource): void {
+    this.fire(scheduleId, source).catch(() => {});
   }
 
   private async fire(scheduleId: string, source: FiringSource): Promise<FiringReply> {
@@ -92,6 +103,7 @@ export class ScheduleFirer {
         },
       };
     }
+    if (this.stopped) return notFree(scheduleId);
     this.inFlight.add(scheduleId);
     try {
       return await this.fireHeld(scheduleId, source);
@@ -100,7 +112,7 @@ export class ScheduleFirer {
       throw error;
     } finally {
       this.inFlight.delete(scheduleId);
-      this.deps.fired();
+      if (!this.stopped) this.deps.fired();
     }
   }
 
@@ -144,12 +156,14 @@ export class ScheduleFirer {
       task: launch.task,
       input: launch.input,
     });
+    if (this.stopped) return notFree(scheduleId);
     if (!prepared.ok) {
       log(
         `schedule ${scheduleId}: firing for ${new Date(scheduledFor).toISOString()} failed (${prepared.error.code})`,
       );
       return record({ kind: "failed", error: prepared.error });
     }
+    if (this.stopped) return notFree(scheduleId);
     const { title: _t, notes: _n, agentSteps: _a, notifyModel: _m, ...reserve } = prepared.launch;
     return record({
       kind: "started",

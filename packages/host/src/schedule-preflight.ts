@@ -30,7 +30,11 @@ const refused = (code: SafeError["code"], message: string): FiringPreflight => (
  * same short-lived preflight child the CLI uses (its own process group, killed on the time limit), and
  * only its typed reply comes back. Runs without a Pi session: agent steps run isolated.
  */
-export function preflightRunner(command: readonly string[], timeoutMs: number): PreflightRunner {
+export function preflightRunner(
+  command: readonly string[],
+  timeoutMs: number,
+  env: NodeJS.ProcessEnv,
+): PreflightRunner {
   return (request) =>
     new Promise((resolve) => {
       const [file, ...args] = command;
@@ -42,6 +46,7 @@ export function preflightRunner(command: readonly string[], timeoutMs: number): 
       let settled = false;
       const child = spawn(file, args, {
         cwd: request.workingDir,
+        env,
         stdio: ["ignore", "ignore", "ignore", "ipc"],
         detached: true,
         serialization: "json",

@@ -152,7 +152,10 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
   const schedules = new ScheduleFirer({
     store,
     control,
-    preflight: preflightRunner(options.preflightCommand ?? [], options.preflightTimeoutMs ?? 10_000),
+    preflight: preflightRunner(options.preflightCommand ?? [], options.preflightTimeoutMs ?? 10_000, {
+      ...process.env,
+      ...options.workerEnv,
+    }),
     log,
     now,
     fired: () => holder.clock?.arm(),
@@ -204,6 +207,7 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
       log("host: stopping");
       if (sweep) clearInterval(sweep);
       clock.stop();
+      schedules.stop();
       server.close();
       for (const socket of sockets) {
         socket.end();
