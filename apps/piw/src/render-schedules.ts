@@ -3,9 +3,22 @@ import { formatAge, formatDuration } from "./render-run.js";
 import { plain, table } from "./render-list.js";
 import type { Style } from "./style.js";
 
+/** An interval as it was most likely written: `30s`, `30m`, `2h`, `1d`. */
+function intervalText(ms: number): string {
+  for (const [unit, size] of [
+    ["d", 86_400_000],
+    ["h", 3_600_000],
+    ["m", 60_000],
+    ["s", 1000],
+  ] as const) {
+    if (ms % size === 0) return `${ms / size}${unit}`;
+  }
+  return `${ms}ms`;
+}
+
 function timingText(schedule: ScheduleRecord): string {
   const { timing } = schedule;
-  if (timing.kind === "every") return `every ${formatDuration(timing.everyMs)}`;
+  if (timing.kind === "every") return `every ${intervalText(timing.everyMs)}`;
   return `cron ${timing.expression}${timing.timeZone === undefined ? "" : ` ${timing.timeZone}`}`;
 }
 

@@ -9,9 +9,9 @@ import {
 } from "@piw/protocol";
 
 /** A firing's preflight: the prepared launch, or why the workflow could not start (safe to show). */
-export type FiringPreflight = { ok: true; launch: PreflightLaunch } | { ok: false; error: SafeError };
+type FiringPreflight = { ok: true; launch: PreflightLaunch } | { ok: false; error: SafeError };
 
-export interface FiringPreflightRequest {
+interface FiringPreflightRequest {
   workflowRef: string;
   workingDir: string;
   task: string | null;

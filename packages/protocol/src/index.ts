@@ -178,23 +178,13 @@ export type { AgentTurnEnding, WorkerResult } from "./worker-methods.js";
 export { workerMethods, workerPushes } from "./worker-methods.js";
 export type { RunPortWrites, WorkerParams, WorkerWrite } from "./worker-method-roles.js";
 export { WORKER_WRITES } from "./worker-method-roles.js";
-export type {
-  AddSchedule,
-  CatchUpPolicy,
-  FiringOutcome,
-  OverlapPolicy,
-  ScheduleRecord,
-  ScheduleTiming,
-} from "./schedules.js";
+export type { AddSchedule, ScheduleRecord, ScheduleTiming } from "./schedules.js";
 export {
-  addScheduleSchema,
   catchUpPolicySchema,
   overlapPolicySchema,
   SCHEDULE_MAX_FAILURES,
   SCHEDULE_MAX_WINDOW_MS,
-  SCHEDULE_MIN_EVERY_MS,
   SCHEDULE_ON_TIME_MS,
   scheduleIdSchema,
   scheduleRecordSchema,
-  scheduleTimingSchema,
 } from "./schedules.js";

@@ -16,22 +16,20 @@ export const scheduleIdSchema = z
 
 /** What a firing does while an earlier run of the same schedule is still active. */
 export const overlapPolicySchema = z.enum(["skip", "buffer-one", "cancel-previous", "allow"]);
-export type OverlapPolicy = z.infer<typeof overlapPolicySchema>;
 
 /** Which firings missed while no host ran are made up once it runs again (within the window). */
 export const catchUpPolicySchema = z.enum(["none", "latest", "all"]);
-export type CatchUpPolicy = z.infer<typeof catchUpPolicySchema>;
 
 /** Firings that fell due while no host ran, no older than this, count as on time under `none`. */
 export const SCHEDULE_ON_TIME_MS = 60_000;
 /** The longest catch-up window and jitter a schedule may have. */
 export const SCHEDULE_MAX_WINDOW_MS = 7 * 24 * 60 * 60_000;
 /** The shortest `--every`: one second. */
-export const SCHEDULE_MIN_EVERY_MS = 1000;
+const SCHEDULE_MIN_EVERY_MS = 1000;
 /** After this many failed firings in a row a schedule pauses itself, with the last reason. */
 export const SCHEDULE_MAX_FAILURES = 5;
 
-export const scheduleTimingSchema = z.discriminatedUnion("kind", [
+const scheduleTimingSchema = z.discriminatedUnion("kind", [
   z.object({
     kind: z.literal("every"),
     everyMs: z
@@ -73,8 +71,7 @@ export const addScheduleSchema = z.object({
 });
 export type AddSchedule = z.infer<typeof addScheduleSchema>;
 
-export const firingOutcomeSchema = z.enum(["started", "skipped", "buffered", "missed", "failed"]);
-export type FiringOutcome = z.infer<typeof firingOutcomeSchema>;
+const firingOutcomeSchema = z.enum(["started", "skipped", "buffered", "missed", "failed"]);
 
 /** A schedule as every view shows it. */
 export const scheduleRecordSchema = z.object({

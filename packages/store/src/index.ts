@@ -11,7 +11,4 @@ export type { OpenStoreOptions, RunReader } from "./run-store.js";
 export { RunStore } from "./run-store.js";
 export { SCHEMA_ID } from "./schema.js";
 export type { RunInput } from "./terminal-readers.js";
-export type { ScheduleStore } from "./schedule-store.js";
-export type { TimingCheck } from "./schedule-timing.js";
-export type { ScheduleLaunch } from "./schedule-readers.js";
-export type { FiringPlan, FiringResult, FiringSource, RecordFiring } from "./schedules.js";
+export type { FiringResult, FiringSource } from "./schedules.js";

@@ -9,7 +9,6 @@ import {
   type SafeError,
   SCHEDULE_MAX_FAILURES,
   type ScheduleRecord,
-  type ScheduleTiming,
   type Transition,
 } from "@piw/protocol";
 import type { StoreContext } from "./context.js";
@@ -23,7 +22,7 @@ import { chooseFiring, jitterFor, nextTimeAfter } from "./schedule-timing.js";
 // one transaction, so a host killed around a firing leaves either both or neither.
 
 /** The run a schedule's firing for `scheduledFor` makes, and so the request key that reserves it. */
-export function firingRequestKey(row: Pick<ScheduleRow, "schedule_id" | "created_at">, scheduledFor: number) {
+function firingRequestKey(row: Pick<ScheduleRow, "schedule_id" | "created_at">, scheduledFor: number) {
   return `schedule:${row.schedule_id}:${row.created_at}:${scheduledFor}`;
 }
 
