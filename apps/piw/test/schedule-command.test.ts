@@ -77,7 +77,7 @@ describe("piw schedule", () => {
     async () => {
       const none = await piw(home, ["schedule", "add", example("hello"), "hi"], { cwd: project });
       expect(none.code).toBe(ExitCode.usage);
-      expect(none.stderr).toContain("needs --every <duration> or --cron <expr>");
+      expect(none.stderr).toContain("a schedule needs every <duration> or cron <expr>");
       const both = await piw(home, [
         "schedule",
         "add",

@@ -182,9 +182,12 @@ export type { AddSchedule, ScheduleRecord, ScheduleTiming } from "./schedules.js
 export {
   catchUpPolicySchema,
   overlapPolicySchema,
+  parseDuration,
   SCHEDULE_MAX_FAILURES,
   SCHEDULE_MAX_WINDOW_MS,
   SCHEDULE_ON_TIME_MS,
   scheduleIdSchema,
   scheduleRecordSchema,
 } from "./schedules.js";
+export type { ScheduleWords } from "./schedule-request.js";
+export { defaultScheduleName, scheduleRequest } from "./schedule-request.js";

@@ -25,7 +25,7 @@ export const SCHEDULE_ON_TIME_MS = 60_000;
 /** The longest catch-up window and jitter a schedule may have. */
 export const SCHEDULE_MAX_WINDOW_MS = 7 * 24 * 60 * 60_000;
 /** The shortest `--every`: one second. */
-const SCHEDULE_MIN_EVERY_MS = 1000;
+export const SCHEDULE_MIN_EVERY_MS = 1000;
 /** After this many failed firings in a row a schedule pauses itself, with the last reason. */
 export const SCHEDULE_MAX_FAILURES = 5;
 
@@ -108,3 +108,19 @@ export const scheduleRecordSchema = z.object({
   revision: z.number().int(),
 });
 export type ScheduleRecord = z.infer<typeof scheduleRecordSchema>;
+
+const DURATION_UNITS: Readonly<Record<string, number>> = {
+  ms: 1,
+  s: 1000,
+  m: 60_000,
+  h: 3_600_000,
+  d: 86_400_000,
+};
+
+/** `30s`, `30m`, `2h`, `1d`, `500ms` in milliseconds; null when it is not such a duration. */
+export function parseDuration(text: string): number | null {
+  const match = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)$/.exec(text.trim());
+  const unit = match?.[2] === undefined ? undefined : DURATION_UNITS[match[2]];
+  if (match?.[1] === undefined || unit === undefined) return null;
+  return Math.round(Number(match[1]) * unit);
+}
