@@ -180,14 +180,9 @@ export type { RunPortWrites, WorkerParams, WorkerWrite } from "./worker-method-r
 export { WORKER_WRITES } from "./worker-method-roles.js";
 export type { AddSchedule, ScheduleRecord, ScheduleTiming } from "./schedules.js";
 export {
-  catchUpPolicySchema,
-  overlapPolicySchema,
-  parseDuration,
   SCHEDULE_MAX_FAILURES,
-  SCHEDULE_MAX_WINDOW_MS,
   SCHEDULE_ON_TIME_MS,
   scheduleIdSchema,
   scheduleRecordSchema,
 } from "./schedules.js";
-export type { ScheduleWords } from "./schedule-request.js";
 export { defaultScheduleName, scheduleRequest } from "./schedule-request.js";
