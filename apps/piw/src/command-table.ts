@@ -59,6 +59,11 @@ the run's recorded events; enter opens the inspector of a node; ? lists every ke
         value: "<n>",
         help: "snapshot width in columns (default: the terminal's, else 100)",
       },
+      schedule: {
+        type: "string",
+        value: "<name>",
+        help: "the run list shows only the runs this schedule made",
+      },
     },
     json: false,
   },

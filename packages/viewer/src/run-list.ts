@@ -20,10 +20,19 @@ const FILTER_STATUSES: Record<Exclude<RunFilter, "all">, readonly RunStatus[]> =
   cancelled: ["cancelled"],
 };
 
-export function filterRuns(runs: readonly RunSummary[], filter: RunFilter): RunSummary[] {
-  if (filter === "all") return [...runs];
+/** The runs the list shows: those in the filter's states, and only one schedule's when it names one. */
+export function filterRuns(
+  runs: readonly RunSummary[],
+  filter: RunFilter,
+  scheduleId: string | null = null,
+): RunSummary[] {
+  const ofSchedule =
+    scheduleId === null
+      ? runs
+      : runs.filter((run) => run.origin.kind === "schedule" && run.origin.scheduleId === scheduleId);
+  if (filter === "all") return [...ofSchedule];
   const statuses = FILTER_STATUSES[filter];
-  return runs.filter((run) => statuses.includes(run.status));
+  return ofSchedule.filter((run) => statuses.includes(run.status));
 }
 
 export interface RunTableOptions {
