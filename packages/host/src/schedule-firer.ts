@@ -23,6 +23,8 @@ export interface ScheduleFirerDeps {
 
 /** How many due schedules one clock pass starts firing before it yields. */
 const FIRE_BATCH = 50;
+/** Preflight children at once: many schedules due on one minute queue here instead of forking together. */
+const PREFLIGHTS_AT_ONCE = 4;
 
 /** What a trigger or firing did, as the client sees it. */
 export type FiringReply = Transition<{ schedule: ScheduleRecord; run: RunSummary | null }>;
@@ -36,6 +38,8 @@ export type FiringReply = Transition<{ schedule: ScheduleRecord; run: RunSummary
 export class ScheduleFirer {
   private readonly inFlight = new Set<string>();
   private stopped = false;
+  private preflights = 0;
+  private readonly waiting: Array<() => void> = [];
 
   constructor(private readonly deps: ScheduleFirerDeps) {}
 
@@ -150,12 +154,14 @@ export class ScheduleFirer {
           return launch.overlap satisfies never;
       }
     }
-    const prepared = await this.deps.preflight({
-      workflowRef: launch.workflowRef,
-      workingDir: launch.workingDir,
-      task: launch.task,
-      input: launch.input,
-    });
+    const prepared = await this.limited(() =>
+      this.deps.preflight({
+        workflowRef: launch.workflowRef,
+        workingDir: launch.workingDir,
+        task: launch.task,
+        input: launch.input,
+      }),
+    );
     if (this.stopped) return notFree(scheduleId);
     if (!prepared.ok) {
       log(
@@ -169,6 +175,17 @@ export class ScheduleFirer {
       kind: "started",
       reserve: { ...reserve, runId: newRunId(reserve.workflowName, this.deps.now()) },
     });
+  }
+
+  private async limited<T>(work: () => Promise<T>): Promise<T> {
+    if (this.preflights >= PREFLIGHTS_AT_ONCE) await new Promise<void>((go) => this.waiting.push(go));
+    this.preflights += 1;
+    try {
+      return await work();
+    } finally {
+      this.preflights -= 1;
+      this.waiting.shift()?.();
+    }
   }
 
   /** The time this firing is for; a due schedule's follows the catch-up policy. */
