@@ -1,4 +1,4 @@
-import { rmSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { AddSchedule, RunSummary } from "@piw/protocol";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -155,6 +155,51 @@ describe("schedules on the host's clock", () => {
     });
     await expect(bad).rejects.toMatchObject({ code: "invalid_params" });
   }, 60_000);
+
+  it("buffers one firing while a run is active and fires it when the run ends; cancel-previous cancels", async () => {
+    const flow = await writeWorkflow(box, "hang", FLOWS.hang);
+    const release = join(box.dir, "release");
+    host = await start(box);
+    client = await TestClient.connect(host.socketPath);
+    const c = client;
+    await c.call(
+      "schedules.add",
+      every2s(flow.file, {
+        input: { release },
+        overlap: "buffer-one",
+        timing: { kind: "every", everyMs: 1_000 },
+      }),
+    );
+    const buffered = await eventually("a buffered firing, then a skipped one", async () => {
+      const [schedule] = await c.call("schedules.list", {});
+      return schedule?.bufferedFor !== null && schedule?.lastFiring?.outcome === "skipped"
+        ? schedule
+        : undefined;
+    });
+    expect(await scheduleRuns(c)).toHaveLength(1);
+    await c.call("schedules.pause", { scheduleId: "tick" });
+    writeFileSync(release, "go");
+    const runs = await eventually("the buffered firing's run to finish", async () => {
+      const all = await scheduleRuns(c);
+      return all.length === 2 && all.every((r) => r.status === "done") ? all : undefined;
+    });
+    expect(firedFor(runs)[1]).toBe(buffered?.bufferedFor);
+    expect((await c.call("schedules.list", {}))[0]?.bufferedFor).toBeNull();
+
+    rmSync(release);
+    await c.call("schedules.add", {
+      ...every2s(flow.file, { input: { release }, overlap: "cancel-previous" }),
+      scheduleId: "cancels",
+    });
+    const cancelled = await eventually("a run cancelled by the next firing", async () => {
+      const all = await c.call("runs.list", { scheduleId: "cancels", limit: 100 });
+      return all.length >= 2 && all.some((r) => r.status === "cancelled") ? all : undefined;
+    });
+    await c.call("schedules.pause", { scheduleId: "cancels" });
+    const oldest = [...cancelled].sort((a, b) => a.createdAt - b.createdAt)[0];
+    expect(oldest?.status).toBe("cancelled");
+    writeFileSync(release, "go");
+  }, 90_000);
 
   for (const catchUp of ["all", "latest"] as const) {
     it(`after a kill -9 of the host, makes up missed firings as catch-up ${catchUp} says, none twice`, async () => {
