@@ -69,7 +69,8 @@ export function preflightRunner(
         timeoutMs,
       );
       child.on("error", () => settle(refused("preflight_failed", "cannot start the preflight process")));
-      child.on("exit", () =>
+      // `close`, not `exit`: a reply sent just before the child exits is read before its channel closes.
+      child.on("close", () =>
         settle(refused("workflow_exited_at_load", "the workflow ended its preflight process")),
       );
       child.on("message", (raw: unknown) => {
