@@ -105,7 +105,7 @@ describe("schedules on the host's clock", () => {
     await eventually("a run after the resume", async () => (await scheduleRuns(c)).length > atPause, 30_000);
     const fired = firedFor(await scheduleRuns(client));
     expect(new Set(fired).size).toBe(fired.length);
-  }, 90_000);
+  }, 180_000);
 
   it("records a firing whose workflow file is gone, goes on, and pauses after five failures in a row", async () => {
     const flow = await writeWorkflow(box, "count", FLOWS.count);
@@ -131,7 +131,7 @@ describe("schedules on the host's clock", () => {
     expect(stopped).toMatchObject({ pauseReason: "failures", failures: 5 });
     expect(stopped?.pauseNote).toContain("5 firings in a row failed");
     expect(await scheduleRuns(client)).toEqual([]);
-  }, 60_000);
+  }, 120_000);
 
   it("triggers a firing now, and a trigger of an unknown schedule is a typed conflict", async () => {
     const flow = await writeWorkflow(box, "count", FLOWS.count);
@@ -154,7 +154,7 @@ describe("schedules on the host's clock", () => {
       timing: { kind: "cron", expression: "61 * * * *" },
     });
     await expect(bad).rejects.toMatchObject({ code: "invalid_params" });
-  }, 60_000);
+  }, 120_000);
 
   it("buffers one firing while a run is active and fires it when the run ends; cancel-previous cancels", async () => {
     const flow = await writeWorkflow(box, "hang", FLOWS.hang);
@@ -199,7 +199,7 @@ describe("schedules on the host's clock", () => {
     const oldest = [...cancelled].sort((a, b) => a.createdAt - b.createdAt)[0];
     expect(oldest?.status).toBe("cancelled");
     writeFileSync(release, "go");
-  }, 90_000);
+  }, 180_000);
 
   for (const catchUp of ["all", "latest"] as const) {
     it(`after a kill -9 of the host, makes up missed firings as catch-up ${catchUp} says, none twice`, async () => {
@@ -237,6 +237,6 @@ describe("schedules on the host's clock", () => {
         expect(downTimes.length).toBeLessThanOrEqual(1);
         expect(gaps.some((gap) => gap >= 4_000)).toBe(true);
       }
-    }, 90_000);
+    }, 180_000);
   }
 });
