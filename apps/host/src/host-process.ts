@@ -8,7 +8,14 @@ import {
   type RunningHost,
   startHost,
 } from "@piw/host";
-import { findAppEntry, PIW_ENV, type PiwEnvVariable, readPiwEnv, WORKER_ENTRY } from "@piw/state-dir";
+import {
+  findAppEntry,
+  PIW_ENV,
+  PREFLIGHT_ENTRY,
+  type PiwEnvVariable,
+  readPiwEnv,
+  WORKER_ENTRY,
+} from "@piw/state-dir";
 
 function log(line: string): void {
   process.stderr.write(`piw-host: ${new Date().toISOString()} ${line}\n`);
@@ -69,6 +76,17 @@ function workerCommand(): string[] {
   }
 }
 
+/**
+ * The preflight child that prepares a schedule's run: `PIW_PREFLIGHT_COMMAND` wins, else the built
+ * `piw-preflight.js` of this install, as for the CLI. None found: a firing fails as `preflight_failed`.
+ */
+function preflightCommand(): string[] {
+  const override = setting(PIW_ENV.preflightCommand);
+  if (override !== undefined) return override;
+  const entry = findAppEntry(PREFLIGHT_ENTRY, { url: import.meta.url, resolve: import.meta.resolve });
+  return entry.kind === "app_missing" ? [] : [process.execPath, entry.path];
+}
+
 /** A variable of the table, or undefined when unset; an invalid value refuses to start (exit 2). */
 function setting<T>(variable: PiwEnvVariable<T>): T | undefined {
   const read = readPiwEnv(process.env, variable);
@@ -109,6 +127,8 @@ try {
   host = await startHost({
     stateDir: defaultStateDir(),
     workerCommand: workerCommand(),
+    preflightCommand: preflightCommand(),
+    preflightTimeoutMs: setting(PIW_ENV.preflightTimeoutMs) ?? 10_000,
     synchronous: synchronous(),
     groupCommit: groupCommit(),
     version: version(),

@@ -26,6 +26,7 @@ const COMMANDS: { [K in CommandName]: () => Promise<CommandHandler> } = {
   resume: async () => (await import("./commands/control.js")).resumeCommand,
   host: async () => (await import("./commands/host.js")).hostCommand,
   herdr: async () => (await import("./commands/herdr.js")).herdrCommand,
+  schedule: async () => (await import("./commands/schedule.js")).scheduleCommand,
   view: async () => (await import("./commands/view.js")).viewCommand,
   workflows: async () => (await import("./commands/workflows.js")).workflowsCommand,
 };

@@ -2,6 +2,7 @@
  * Every `piw` command and flag, once: each command parses its arguments with the options here,
  * `piw <command> --help` prints them (usage.ts), and `pnpm docs:cli` writes docs/cli.md from them.
  */
+import { SCHEDULE_MAX_FAILURES } from "@piw/protocol";
 import { DEFAULT_AGENT_DIR_DISPLAY, PIW_ENV } from "@piw/state-dir";
 import { ACCEPTED_STATE_WORDS } from "./state-filter.js";
 
@@ -57,6 +58,11 @@ the run's recorded events; enter opens the inspector of a node; ? lists every ke
         type: "string",
         value: "<n>",
         help: "snapshot width in columns (default: the terminal's, else 100)",
+      },
+      schedule: {
+        type: "string",
+        value: "<name>",
+        help: "the run list shows only the runs this schedule made",
       },
     },
     json: false,
@@ -116,6 +122,7 @@ that does not load is listed with its problem.`,
         help: `only runs in this state (${ACCEPTED_STATE_WORDS.join(", ")}); separate several with commas`,
       },
       limit: { type: "string", value: "<n>", help: "at most n runs, 1 to 1000 (default 50)" },
+      schedule: { type: "string", value: "<name>", help: "only the runs this schedule made" },
     },
     json: true,
   },
@@ -213,6 +220,68 @@ parked and piw says why.`,
     },
     notes: FOLLOWING,
     examples: [`piw resume invoice-m3x1-4f2a --happened '{"invoiceId": "INV-7"}'`],
+    json: true,
+  },
+  schedule: {
+    synopsis: "schedule add|list|pause|resume|trigger|delete",
+    summary: "run a workflow on a schedule",
+    usage: [
+      "schedule add <name|path> (--every <duration> | --cron <expr> [--tz <zone>]) [task words...] [options]",
+      "schedule list [--json]",
+      "schedule pause <schedule> [--note <text>]",
+      "schedule resume <schedule>",
+      "schedule trigger <schedule>",
+      "schedule delete <schedule>",
+    ],
+    about: `Start a workflow on a schedule. The host fires each schedule on its one clock: every firing is one
+run (origin schedule, named after the schedule and the time it fired for) that runs from this
+folder, with this shell's environment; agent steps run in isolated Pi sessions. A firing whose
+workflow is missing or whose input is invalid is recorded on the schedule and the schedule goes on;
+${SCHEDULE_MAX_FAILURES} failed firings in a row pause it with the reason. See docs/schedules.md.`,
+    options: {
+      ...HELP,
+      ...JSON_FLAG,
+      every: { type: "string", value: "<duration>", help: "fire every interval (e.g. 30s, 30m, 2h, 1d)" },
+      cron: { type: "string", value: "<expr>", help: 'fire at cron times, five fields (e.g. "0 9 * * 1-5")' },
+      tz: { type: "string", value: "<zone>", help: "the cron's IANA time zone (default UTC)" },
+      "input-json": { type: "string", value: "<json>", help: "each run's input as JSON" },
+      overlap: {
+        type: "string",
+        value: "<policy>",
+        help: "while a run is active: skip (default), buffer-one, cancel-previous or allow",
+      },
+      "catch-up": {
+        type: "string",
+        value: "<policy>",
+        help: "firings missed while no host ran: none, latest (default) or all",
+      },
+      "catch-up-window": {
+        type: "string",
+        value: "<duration>",
+        help: "how old a missed firing may be to be made up (default 1h, at most 7d)",
+      },
+      jitter: {
+        type: "string",
+        value: "<duration>",
+        help: "delay each firing by a fixed random part of this",
+      },
+      until: { type: "string", value: "<time>", help: "no firing after this time (ISO 8601)" },
+      name: { type: "string", value: "<id>", help: "the schedule's name (default: the workflow's name)" },
+      note: { type: "string", value: "<text>", help: "pause: why (shown by schedule list)" },
+    },
+    notes: `  add      save a schedule (the workflow and input are checked first, like piw run)
+  list     every schedule: timing, next firing, last firing and its run, paused or not
+  pause    stop firing until resumed
+  resume   go on from the next time after now (missed times are not made up)
+  trigger  fire once now, under the overlap policy; the schedule's times stay
+  delete   remove the schedule; its runs stay
+
+Runs a schedule made: piw list --schedule <name>.`,
+    examples: [
+      `piw schedule add examples/hello.workflow.ts --every 30m "say hi"`,
+      `piw schedule add report --cron "0 9 * * 1-5" --tz Europe/Berlin --name weekday-report`,
+      "piw schedule pause weekday-report --note 'holidays'",
+    ],
     json: true,
   },
   host: {

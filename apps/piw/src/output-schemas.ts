@@ -12,6 +12,8 @@ import {
   runViewSchema,
   type RunSummary,
   type RunView,
+  type ScheduleRecord,
+  scheduleRecordSchema,
 } from "@piw/protocol";
 import { z } from "zod";
 
@@ -28,6 +30,8 @@ export const OUTPUT_SCHEMA_VERSIONS = {
   view: "piw.view.v1",
   host: "piw.host-status.v1",
   herdr: "piw.herdr-sync.v1",
+  schedule: "piw.schedule.v1",
+  schedules: "piw.schedules.v1",
   error: "piw.error.v1",
 } as const;
 type OutputName = keyof typeof OUTPUT_SCHEMA_VERSIONS;
@@ -103,6 +107,10 @@ export const OUTPUT_SCHEMAS = lazyTable({
       previousRoot: z.string().nullable(),
       enabled: z.literal(true),
     }),
+  /** `piw schedule add|pause|resume|trigger|delete --json`: the schedule, and a triggered run. */
+  schedule: () =>
+    z.object({ schema: tag("schedule"), schedule: scheduleRecordSchema, run: runSummarySchema.nullable() }),
+  schedules: () => z.object({ schema: tag("schedules"), schedules: z.array(scheduleRecordSchema) }),
   error: () =>
     z.object({
       schema: tag("error"),
@@ -162,4 +170,12 @@ export function herdrSyncOutput(fields: Omit<Output<"herdr">, "schema">): Output
 
 export function errorOutput(exitCode: number, message: string, details: readonly string[]): Output<"error"> {
   return { schema: OUTPUT_SCHEMA_VERSIONS.error, exitCode, error: { message, details: [...details] } };
+}
+
+export function scheduleOutput(schedule: ScheduleRecord, run: RunSummary | null = null): Output<"schedule"> {
+  return { schema: OUTPUT_SCHEMA_VERSIONS.schedule, schedule, run };
+}
+
+export function schedulesOutput(schedules: ScheduleRecord[]): Output<"schedules"> {
+  return { schema: OUTPUT_SCHEMA_VERSIONS.schedules, schedules };
 }

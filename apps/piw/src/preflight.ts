@@ -13,6 +13,11 @@ export interface PreflightRequest {
   words: readonly string[];
   /** `--input-json`, when given: the whole input. */
   inputJson: string | undefined;
+  /**
+   * Whether agent steps may run: a schedule's runs run theirs isolated; a `piw run` refuses a step
+   * pinned to the conversation (the default: no).
+   */
+  agentSteps?: boolean;
 }
 
 export type PreparedRun = PreflightLaunch;
@@ -89,7 +94,13 @@ export async function preflight(request: PreflightRequest, env: NodeJS.ProcessEn
   const options = await preflightOptions(env);
   return refusingWith(() =>
     preflightLaunch(
-      { ref: request.ref, cwd: request.cwd, task: request.words.join(" "), input, piSession: false },
+      {
+        ref: request.ref,
+        cwd: request.cwd,
+        task: request.words.join(" "),
+        input,
+        piSession: request.agentSteps === true,
+      },
       options,
     ),
   );

@@ -8,7 +8,7 @@ function pad(cell: string, width: number, visible: number): string {
   return cell + " ".repeat(Math.max(0, width - visible));
 }
 
-function table(header: string[], rows: { text: string; width: number }[][], style: Style): string[] {
+export function table(header: string[], rows: { text: string; width: number }[][], style: Style): string[] {
   const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => row[i]?.width ?? 0)));
   const line = (cells: { text: string; width: number }[]) =>
     cells
@@ -17,7 +17,7 @@ function table(header: string[], rows: { text: string; width: number }[][], styl
   return [style.dim(line(header.map((title) => ({ text: title, width: title.length })))), ...rows.map(line)];
 }
 
-const plain = (text: string) => ({ text, width: text.length });
+export const plain = (text: string) => ({ text, width: text.length });
 
 /** `piw list`: one row per run, newest as the host orders them. */
 export function renderRunList(runs: readonly RunSummary[], style: Style, now: number = Date.now()): string[] {

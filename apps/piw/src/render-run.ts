@@ -182,8 +182,21 @@ export function renderFinalLines(view: RunView, style: Style, now: number = Date
   }
 }
 
+function originText(origin: RunSummary["origin"]): string {
+  switch (origin.kind) {
+    case "pi":
+      return `Pi session ${origin.sessionId}`;
+    case "cli":
+      return "cli";
+    case "schedule":
+      return `schedule ${origin.scheduleId}, fired for ${new Date(origin.scheduledFor).toISOString()}`;
+    default:
+      return origin satisfies never;
+  }
+}
+
 function describeOrigin(view: RunSummary): string {
-  const where = view.origin.kind === "pi" ? `Pi session ${view.origin.sessionId}` : "cli";
+  const where = originText(view.origin);
   switch (view.originCommand) {
     case "start":
       return where;

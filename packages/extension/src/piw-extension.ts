@@ -11,6 +11,7 @@ import { currentRunId } from "./current-run.js";
 import { GateDialogs } from "./gate-dialog.js";
 import { asWorkflowError } from "./host-link.js";
 import { registerPiwMessageRenderer } from "./message-renderer.js";
+import { SCHEDULE_OPS } from "./schedule-action.js";
 import { SessionBridge } from "./session-bridge.js";
 import {
   answerAction,
@@ -87,6 +88,28 @@ const workflowToolParameters = Type.Object({
   message: Type.Optional(
     Type.String({ maxLength: 200, description: "update: one line on what the current step is doing." }),
   ),
+  op: Type.Optional(
+    Type.Union(
+      SCHEDULE_OPS.map((op) => Type.Literal(op)),
+      { description: "schedule: what to do with schedules." },
+    ),
+  ),
+  name: Type.Optional(
+    Type.String({ description: "schedule: the schedule's name (add: default the workflow's)." }),
+  ),
+  every: Type.Optional(Type.String({ description: "schedule add: an interval such as 30m, 2h, 1d." })),
+  cron: Type.Optional(Type.String({ description: 'schedule add: five cron fields, e.g. "0 9 * * 1-5".' })),
+  tz: Type.Optional(Type.String({ description: "schedule add: the cron's IANA time zone (default UTC)." })),
+  overlap: Type.Optional(
+    Type.String({ description: "schedule add: skip (default), buffer-one, cancel-previous or allow." }),
+  ),
+  catchUp: Type.Optional(Type.String({ description: "schedule add: none, latest (default) or all." })),
+  catchUpWindow: Type.Optional(
+    Type.String({ description: "schedule add: how far back catch-up goes (1h)." }),
+  ),
+  jitter: Type.Optional(Type.String({ description: "schedule add: a random delay bound, e.g. 30s." })),
+  until: Type.Optional(Type.String({ description: "schedule add: no firing after this ISO 8601 time." })),
+  note: Type.Optional(Type.String({ description: "schedule pause: why." })),
 });
 
 const TOOL_DESCRIPTION = [
@@ -94,6 +117,7 @@ const TOOL_DESCRIPTION = [
   "start: queue a workflow (it starts after this turn ends) — returns its run ID.",
   "submit: complete the workflow step whose prompt started this turn, with the output it asks for; if it is rejected, fix the output and submit again.",
   "update: while working on that step, report its progress (done, total, message; each optional); it does not complete the step.",
+  "schedule: add (workflow plus every or cron), list, pause, resume, trigger or delete schedules; a schedule's runs are the user's and run headless, not in this conversation.",
   "status/list: inspect runs; pause/resume/cancel: control a run; restart: run a finished run again from its start as a new run (it starts after this turn ends); answer: answer a run waiting at a checkpoint the model may answer (a checkpoint for a person refuses it: ask the user).",
 ].join(" ");
 

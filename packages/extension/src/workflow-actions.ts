@@ -21,6 +21,7 @@ import { clockWords, renderWidgetLines, runStateWord } from "@piw/viewer";
 import { z } from "zod";
 import { currentRunId } from "./current-run.js";
 import { savedOrThrow, WorkflowError } from "./host-link.js";
+import { scheduleAction, scheduleActionSchema } from "./schedule-action.js";
 import type { SessionBridge } from "./session-bridge.js";
 
 export const WORKFLOW_ACTIONS = [
@@ -34,6 +35,7 @@ export const WORKFLOW_ACTIONS = [
   "answer",
   "submit",
   "update",
+  "schedule",
 ] as const;
 export type WorkflowActionName = (typeof WORKFLOW_ACTIONS)[number];
 
@@ -68,6 +70,7 @@ const actionSchemas = {
     total: z.number().min(0).optional(),
     message: z.string().max(4096).optional(),
   }),
+  schedule: scheduleActionSchema,
 } satisfies Record<WorkflowActionName, z.ZodType>;
 
 export type WorkflowAction = {
@@ -155,6 +158,8 @@ export async function runAction(
       return listAction(bridge, cwd, preflight);
     case "start":
       return startAction(bridge, action, cwd, preflightOrThrow(preflight), answerer);
+    case "schedule":
+      return scheduleAction(bridge, action, cwd, preflight);
     case "status": {
       const runId = action.runId ?? (await currentRunId(bridge, "status"));
       const view = await bridge.host.call("runs.get", { runId });

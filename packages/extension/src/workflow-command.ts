@@ -1,5 +1,6 @@
 import type { CurrentRunVerb } from "./current-run.js";
 import { WorkflowError } from "./host-link.js";
+import { SCHEDULE_USAGE, scheduleArguments } from "./schedule-command.js";
 import { parseAction, type WorkflowAction, type WorkflowActionName } from "./workflow-actions.js";
 
 /** A `/workflow` line: an action, or a run verb without a run ID, for the session's current run. */
@@ -22,6 +23,7 @@ export const WORKFLOW_USAGE: Readonly<Record<WorkflowActionName, string>> = {
   submit: "/workflow submit <output as JSON> — the output the current workflow step asks for",
   update:
     '/workflow update <progress as JSON> — the current workflow step\'s progress, e.g. {"done":3,"total":10}',
+  schedule: SCHEDULE_USAGE,
 };
 
 const RUN_VERBS = new Set<WorkflowActionName>(["status", "pause", "resume", "cancel", "restart"]);
@@ -92,6 +94,7 @@ function commandArguments(args: string): Record<string, unknown> {
     return { action: "list" };
   }
   const verb = first as WorkflowActionName;
+  if (verb === "schedule") return scheduleArguments(rest);
   if (RUN_VERBS.has(verb)) {
     const runId = runIdOf(rest, verb);
     if (runId === undefined && CURRENT_RUN_VERBS.has(verb)) return { action: verb, current: true };

@@ -169,6 +169,49 @@ describe("/workflow through the extension's command", () => {
     throw new Error("the run did not echo its task");
   }, 60_000);
 
+  it("adds, lists and triggers a schedule; its runs are the user's, headless, not this session's", async () => {
+    // The host prepares a firing's run in the preflight child, from source here.
+    process.env.PIW_PREFLIGHT_COMMAND = JSON.stringify(PREFLIGHT_COMMAND);
+    const pi = extension();
+    await pi.command("schedule add tidy");
+    expect(pi.notes.at(-1)?.level).toBe("error");
+    expect(pi.notes.at(-1)?.text).toContain("a schedule needs every <duration> or cron <expr>");
+    await pi.command(
+      'schedule add tidy --cron "0 9 * * 1-5" --tz Europe/Berlin --name tidy-weekdays tidy up',
+    );
+    expect(pi.notes.at(-1)).toMatchObject({ level: "info" });
+    expect(pi.notes.at(-1)?.text).toContain("Schedule tidy-weekdays added: next firing");
+    await pi.command("schedule list");
+    expect(pi.notes.at(-1)?.text).toContain('- tidy-weekdays: tidy, cron "0 9 * * 1-5" Europe/Berlin, next ');
+    await pi.command("schedule trigger tidy-weekdays");
+    const runId = /fired: run ([^ ]+)\.$/.exec(pi.notes.at(-1)?.text ?? "")?.[1];
+    expect(runId, pi.notes.at(-1)?.text).toBeDefined();
+
+    const reader = new SessionBridge({} as ExtensionAPI, {
+      hostCommand: HOST_COMMAND,
+      stateDir: join(root, "state"),
+    });
+    bridges.push(reader);
+    const view = await reader.host.call("runs.get", { runId: runId as string });
+    expect(view?.origin).toMatchObject({ kind: "schedule", scheduleId: "tidy-weekdays" });
+    expect(await reader.host.call("runs.list", { sessionId: SESSION })).toEqual([]);
+    for (let i = 0; i < 400; i += 1) {
+      const history = await reader.host.call("runs.history", { runId: runId as string });
+      const echoed = history?.steps.find((step) => step.path === "echo" && step.status === "succeeded");
+      if (echoed !== undefined) {
+        expect(echoed.output).toBe("tidy up");
+        await pi.command("schedule delete tidy-weekdays");
+        expect(pi.notes.at(-1)?.text).toBe("Schedule tidy-weekdays deleted; its runs stay.");
+        return;
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error("the scheduled run did not echo its task");
+  }, 90_000);
+  afterEach(() => {
+    delete process.env.PIW_PREFLIGHT_COMMAND;
+  });
+
   it("answers a subcommand that needs its run ID with what to type, and starts no host", async () => {
     const pi = extension();
     await pi.command("restart");

@@ -13,6 +13,7 @@ import type { RunStore } from "@piw/store";
 import { buildRunSummary, buildRunView, type LiveWorkerIndex } from "./build-run-view.js";
 import type { PiSdkLocation } from "./pi-sdk-location.js";
 import type { RunControl } from "./run-control.js";
+import type { ScheduleFirer } from "./schedule-firer.js";
 import { readRunHistoryView } from "./run-history.js";
 import { turnStopReason } from "./turn-abort.js";
 import type { Supervisor } from "./supervisor.js";
@@ -30,6 +31,7 @@ export interface HostInfo {
 export interface ClientHandlerDeps {
   store: RunStore;
   control: RunControl;
+  schedules: ScheduleFirer;
   supervisor: Supervisor;
   /** What the views know of live work: accepted workers and isolated agent steps' activity. */
   live: LiveWorkerIndex;
@@ -43,6 +45,8 @@ export interface ClientHandlerDeps {
   messageLeaseMs: number;
   /** Stop the host after the current reply is on its way. */
   requestStop(): void;
+  /** Re-arm the wake clock (a schedule changed). */
+  rearm(): void;
 }
 
 /** One client connection's protocol state. */
@@ -64,6 +68,11 @@ export function clientHandlers(
   conn: ClientConnection,
 ): Handlers<typeof clientMethods> {
   const { store, control, supervisor, live, turns, publisher, info } = deps;
+  // A schedule added, paused, resumed or deleted moves the clock.
+  const scheduleChanged = <T>(changed: T): T => {
+    deps.rearm();
+    return changed;
+  };
   const touched = (runId: string | null | undefined) => {
     if (runId) supervisor.runChanged(runId);
   };
@@ -115,6 +124,17 @@ export function clientHandlers(
       }
       return { ok: true as const };
     },
+    "schedules.add": (params) => {
+      const check = store.schedules.checkTiming(params.timing);
+      if (!check.ok) throw new RpcError("invalid_params", `The schedule's timing: ${check.problem}.`);
+      return scheduleChanged(store.schedules.add(params));
+    },
+    "schedules.list": () => store.schedules.list(),
+    "schedules.pause": ({ scheduleId, note }) =>
+      scheduleChanged(store.schedules.pause(scheduleId, note ?? null)),
+    "schedules.resume": ({ scheduleId }) => scheduleChanged(store.schedules.resume(scheduleId)),
+    "schedules.delete": ({ scheduleId }) => scheduleChanged(store.schedules.delete(scheduleId)),
+    "schedules.trigger": ({ scheduleId }) => deps.schedules.trigger(scheduleId),
     "session.settled": ({ sessionId }) => ({ activated: control.sessionSettled(sessionId) }),
     "turns.start": (params) => {
       const started = store.startTurn(params);

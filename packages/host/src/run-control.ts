@@ -145,9 +145,12 @@ export class RunControl {
     return activated;
   }
 
-  /** Activate a queued run now when it came from the CLI; Pi runs wait for their session to settle. */
+  /**
+   * Activate a queued run now when no Pi session holds it (the CLI's, a schedule's); Pi runs wait for
+   * their session to settle.
+   */
   activateIfCli(run: RunRecord, why: string): void {
-    if (run.status !== "queued" || run.origin.kind !== "cli") return;
+    if (run.status !== "queued" || run.origin.kind === "pi") return;
     try {
       this.deps.supervisor.activate(run.runId, why);
     } catch (error) {
@@ -172,7 +175,7 @@ export class RunControl {
   }
 
   /** A new queued run: answer with its summary first, then activate it (reserve-to-reply stays short). */
-  private afterCreate(created: Transition<RunRecord>, what: string): Transition<RunSummary> {
+  afterCreate(created: Transition<RunRecord>, what: string): Transition<RunSummary> {
     if (created.kind === "applied") {
       const run = created.value;
       this.deps.log(`run ${run.runId}: queued (${what}, origin ${run.origin.kind})`);
@@ -180,7 +183,7 @@ export class RunControl {
       setImmediate(() => {
         try {
           const current = this.deps.store.getRun(run.runId);
-          if (current) this.activateIfCli(current, "started from the CLI");
+          if (current) this.activateIfCli(current, `started (${what})`);
         } catch (error) {
           this.deps.log(`run ${run.runId}: activation failed: ${describeBug(error)}`);
         }

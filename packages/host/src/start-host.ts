@@ -13,6 +13,8 @@ import { type HostLog, silentLog } from "./host-log.js";
 import { PiSdkLocation } from "./pi-sdk-location.js";
 import { reconcileAtStart, sweepExpiredStarting } from "./reconcile.js";
 import { RunControl } from "./run-control.js";
+import { ScheduleFirer } from "./schedule-firer.js";
+import { preflightRunner } from "./schedule-preflight.js";
 import { Supervisor } from "./supervisor.js";
 import { ViewPublisher } from "./view-publisher.js";
 import { WakeClock } from "./wake-clock.js";
@@ -48,6 +50,10 @@ export interface StartHostOptions {
   reconcilePageSize?: number;
   /** Test hook: where to die on purpose (`hostCrashHookFromEnv`); none by default. */
   crashHook?: HostCrashHook;
+  /** argv of the preflight child that prepares a schedule's run; without it a firing fails as `preflight_failed`. */
+  preflightCommand?: string[];
+  /** The preflight child's time limit (default 10 s). */
+  preflightTimeoutMs?: number;
 }
 
 export interface RunningHost {
@@ -133,13 +139,6 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
     currentWorker: (runId) => supervisor.currentWorker(runId),
     runChanged: (runId) => supervisor.runChanged(runId),
   });
-  const clock = new WakeClock({
-    store,
-    supervisor,
-    log,
-    now,
-    answerDue: (runId) => control.answerAtDeadline(runId),
-  });
   const publisher = new ViewPublisher(store, live, (error) => log(`views: ${describeBug(error)}`));
   holder.publisher = publisher;
   const control = new RunControl({
@@ -149,6 +148,25 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
     now,
     crash: options.crashHook ?? noHostCrash,
     wakeDue: () => clock.wakeDue(),
+  });
+  const schedules = new ScheduleFirer({
+    store,
+    control,
+    preflight: preflightRunner(options.preflightCommand ?? [], options.preflightTimeoutMs ?? 10_000, {
+      ...process.env,
+      ...options.workerEnv,
+    }),
+    log,
+    now,
+    fired: () => holder.clock?.arm(),
+  });
+  const clock = new WakeClock({
+    store,
+    supervisor,
+    schedules,
+    log,
+    now,
+    answerDue: (runId) => control.answerAtDeadline(runId),
   });
   const sockets = new Set<Socket>();
   let stopping: Promise<void> | null = null;
@@ -165,6 +183,7 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
       {
         store,
         control,
+        schedules,
         supervisor,
         live,
         turns,
@@ -173,6 +192,7 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
         info,
         messageLeaseMs: options.messageLeaseMs ?? 60_000,
         requestStop: () => setImmediate(() => void stop()),
+        rearm: () => clock.arm(),
       },
       log,
     );
@@ -194,6 +214,7 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
       log("host: stopping");
       if (sweep) clearInterval(sweep);
       clock.stop();
+      schedules.stop();
       server.close();
       for (const socket of sockets) {
         socket.end();
@@ -219,6 +240,7 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
     // Waits and retry pauses that fell due while no host ran wake now; the rest arm the one timer.
     holder.clock = clock;
     clock.wakeDue();
+    schedules.fireBuffered();
     // Only the lock holder may remove a socket: it can only be a dead host's.
     unlinkIfPresent(paths.socketPath);
     await listen(server, paths.socketPath);

@@ -21,7 +21,7 @@ import {
   type RunView,
 } from "@piw/protocol";
 import { isProcessAlive } from "@piw/state-dir";
-import { REPO, TSX_LOADER, WORKER_COMMAND } from "../../../tests/e2e/src/piw-processes.ts";
+import { PREFLIGHT_COMMAND, REPO, TSX_LOADER, WORKER_COMMAND } from "../../../tests/e2e/src/piw-processes.ts";
 import { type RunningHost, type StartHostOptions, startHost } from "../src/index.js";
 
 // A worker's pid as its test wrote it, read only once the whole number is there.
@@ -56,6 +56,7 @@ function hostOptions(box: Sandbox, extra: Partial<StartHostOptions> = {}): Start
     stateDir: box.stateDir,
     workerCommand: WORKER_COMMAND,
     workerEnv: TSX_ENV,
+    preflightCommand: PREFLIGHT_COMMAND,
     cancelGraceMs: 500,
     stopGraceMs: 2_000,
     ...extra,
@@ -331,6 +332,7 @@ export async function spawnHostBinary(box: Sandbox): Promise<{ child: ChildProce
       ...TSX_ENV,
       PIW_HOME: box.stateDir,
       PIW_WORKER_COMMAND: JSON.stringify(WORKER_COMMAND),
+      PIW_PREFLIGHT_COMMAND: JSON.stringify(PREFLIGHT_COMMAND),
     },
     stdio: ["ignore", "ignore", "pipe"],
   });

@@ -10,6 +10,7 @@ import { runHistorySchema } from "./run-history.js";
 import { messageRecordSchema, reservePreparedRunSchema, resolveManualEffectSchema } from "./run-records.js";
 import { runStatusSchema, terminalOutcomeSchema } from "./run-status.js";
 import { runSummarySchema, runViewSchema } from "./run-view.js";
+import { addScheduleSchema, scheduleIdSchema, scheduleRecordSchema } from "./schedules.js";
 import { transitionSchema } from "./transition.js";
 import {
   endTurnSchema,
@@ -21,6 +22,7 @@ import {
 } from "./turn-records.js";
 
 const runRef = z.object({ runId: runIdSchema });
+const scheduleRef = z.object({ scheduleId: scheduleIdSchema });
 // A method that creates a run carries the client's key for the user action (see `lostReplyPolicy`).
 const keyed = { requestKey: requestKeySchema };
 const runTransition = once(() => transitionSchema(runSummarySchema));
@@ -72,6 +74,8 @@ export const clientMethods = lazyTable({
       /** With statuses, a run matches when its status or its outcome is listed. */
       outcomes: z.array(terminalOutcomeSchema).optional(),
       sessionId: opaqueIdSchema.optional(),
+      /** Only the runs this schedule's firings made. */
+      scheduleId: scheduleIdSchema.optional(),
       limit: z.number().int().min(1).max(1000).optional(),
     }),
     result: z.array(runSummarySchema),
@@ -96,6 +100,20 @@ export const clientMethods = lazyTable({
   "runs.restart": () => ({ params: runRef.extend(keyed), result: runTransition() }),
   /** Settle the unsettled manual effect a parked run stopped at, then resume the run. */
   "runs.resolveEffect": () => ({ params: resolveManualEffectSchema, result: runTransition() }),
+  /** Schedules: the host checks the timing, saves the schedule and fires it on its one clock. */
+  "schedules.add": () => ({ params: addScheduleSchema, result: transitionSchema(scheduleRecordSchema) }),
+  "schedules.list": () => ({ params: z.object({}), result: z.array(scheduleRecordSchema) }),
+  "schedules.pause": () => ({
+    params: scheduleRef.extend({ note: z.string().max(512).optional() }),
+    result: transitionSchema(scheduleRecordSchema),
+  }),
+  "schedules.resume": () => ({ params: scheduleRef, result: transitionSchema(scheduleRecordSchema) }),
+  "schedules.delete": () => ({ params: scheduleRef, result: transitionSchema(scheduleRecordSchema) }),
+  /** Fire now, for now, under the schedule's overlap policy; replies once the firing is saved. */
+  "schedules.trigger": () => ({
+    params: scheduleRef,
+    result: transitionSchema(z.object({ schedule: scheduleRecordSchema, run: runSummarySchema.nullable() })),
+  }),
   /** Subscribe to pushed `run.view` frames: one run, or every run when `runId` is absent. */
   /**
    * Follow one run (`runId`), the runs of one Pi session (`sessionId`: only those runs' views are
@@ -193,6 +211,12 @@ export const lostReplyPolicy = {
   "runs.answer": "keyed",
   "runs.restart": "keyed",
   "runs.resolveEffect": "report",
+  "schedules.add": "resend",
+  "schedules.list": "resend",
+  "schedules.pause": "resend",
+  "schedules.resume": "resend",
+  "schedules.delete": "report",
+  "schedules.trigger": "report",
   "runs.subscribe": "report",
   "runs.unsubscribe": "report",
   "session.settled": "report",

@@ -179,3 +179,11 @@ export type { AgentTurnEnding, WorkerResult } from "./worker-methods.js";
 export { workerMethods, workerPushes } from "./worker-methods.js";
 export type { RunPortWrites, WorkerParams, WorkerWrite } from "./worker-method-roles.js";
 export { WORKER_WRITES } from "./worker-method-roles.js";
+export type { AddSchedule, ScheduleRecord, ScheduleTiming } from "./schedules.js";
+export {
+  SCHEDULE_MAX_FAILURES,
+  SCHEDULE_ON_TIME_MS,
+  scheduleIdSchema,
+  scheduleRecordSchema,
+} from "./schedules.js";
+export { defaultScheduleName, scheduleRequest } from "./schedule-request.js";

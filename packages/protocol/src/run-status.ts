@@ -71,9 +71,17 @@ export function isAllowedTransition(from: RunStatus, to: RunStatus): boolean {
 /** The command that created a run row. `resume` never creates a row: it reuses one. */
 export const runOriginCommandSchema = z.enum(["start", "continue", "restart"]);
 
-/** Where a run was started from: a Pi session (which it reserves) or the CLI. */
+/**
+ * Where a run was started from: a Pi session (which it reserves), the CLI, or a schedule's firing
+ * (which names the schedule and the time it fired for; such runs belong to the user, not a session).
+ */
 export const runOriginSchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("pi"), sessionId: z.string().min(1).max(200) }),
   z.object({ kind: z.literal("cli") }),
+  z.object({
+    kind: z.literal("schedule"),
+    scheduleId: z.string().min(1).max(64),
+    scheduledFor: z.number().int(),
+  }),
 ]);
 export type RunOrigin = z.infer<typeof runOriginSchema>;

@@ -147,7 +147,13 @@ const runSummary = object({
   title: required(nullable(text())),
   status: required(oneOf("queued", "starting", "running", "parked", "done", "failed", "cancelled")),
   outcome: required(nullable(oneOf("completed", "waiting", "failed", "timed_out", "cancelled"))),
-  origin: required(variants("kind", { pi: { sessionId: required(text()) }, cli: {} })),
+  origin: required(
+    variants("kind", {
+      pi: { sessionId: required(text()) },
+      cli: {},
+      schedule: { scheduleId: required(text(1, 64)), scheduledFor: required(int()) },
+    }),
+  ),
   parentRunId: required(nullable(runId)),
   rootRunId: required(runId),
   originCommand: required(oneOf("start", "continue", "restart")),

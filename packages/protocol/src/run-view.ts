@@ -7,7 +7,7 @@ import { jsonValueSchema, nodePathSchema, runIdSchema } from "./ids.js";
 import { PROGRESS_MESSAGE_MAX_CHARS } from "./node-progress.js";
 import { oneLineSchema } from "./one-line.js";
 import { nodeKindSchema, sourceIdentitySchema } from "./run-records.js";
-import { runStatusSchema, terminalOutcomeSchema } from "./run-status.js";
+import { runOriginSchema, runStatusSchema, terminalOutcomeSchema } from "./run-status.js";
 import { safeErrorSchema } from "./safe-error.js";
 import { recoveryReasonSchema } from "./transition.js";
 
@@ -116,10 +116,7 @@ export const runViewSchema = z.object({
   title: z.string().nullable(),
   status: runStatusSchema,
   outcome: terminalOutcomeSchema.nullable(),
-  origin: z.discriminatedUnion("kind", [
-    z.object({ kind: z.literal("pi"), sessionId: z.string() }),
-    z.object({ kind: z.literal("cli") }),
-  ]),
+  origin: runOriginSchema,
   parentRunId: runIdSchema.nullable(),
   rootRunId: runIdSchema,
   originCommand: z.enum(["start", "continue", "restart"]),

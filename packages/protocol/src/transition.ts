@@ -64,7 +64,7 @@ export const recoveryReasonSchema = z.discriminatedUnion("code", [
 export type RecoveryReason = z.infer<typeof recoveryReasonSchema>;
 export type RecoveryCode = RecoveryReason["code"];
 
-const resourceKindSchema = z.enum(["run", "step", "effect", "turn", "message", "launch", "blob"]);
+const resourceKindSchema = z.enum(["run", "step", "effect", "turn", "message", "launch", "blob", "schedule"]);
 
 /** What a refused change collided with. Each variant names the exact resource. */
 const conflictSchema = z.discriminatedUnion("kind", [

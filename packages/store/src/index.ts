@@ -11,3 +11,4 @@ export type { OpenStoreOptions, RunReader } from "./run-store.js";
 export { RunStore } from "./run-store.js";
 export { SCHEMA_ID } from "./schema.js";
 export type { RunInput } from "./terminal-readers.js";
+export type { FiringResult, FiringSource } from "./schedules.js";

@@ -16,6 +16,8 @@ export interface ListRunsQuery {
   /** With statuses, a run matches when its status or its outcome is listed. */
   outcomes?: TerminalOutcome[];
   sessionId?: string;
+  /** Only the runs this schedule's firings made. */
+  scheduleId?: string;
   limit?: number;
 }
 
@@ -36,6 +38,10 @@ export function listRuns(ctx: StoreContext, query: ListRunsQuery = {}): RunRecor
     if (query.sessionId !== undefined) {
       where.push("origin_session = ?");
       values.push(query.sessionId);
+    }
+    if (query.scheduleId !== undefined) {
+      where.push("origin_schedule = ?");
+      values.push(query.scheduleId);
     }
     const limit = Math.max(1, Math.min(query.limit ?? 100, 10_000));
     const rest = `${where.length ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY created_at DESC, run_id LIMIT ${limit}`;

@@ -1,4 +1,4 @@
-import type { RecoveryReason, RunRecord, SourceIdentity, TurnRecord } from "@piw/protocol";
+import type { RecoveryReason, RunOrigin, RunRecord, SourceIdentity, TurnRecord } from "@piw/protocol";
 import type { TableRow } from "./table-columns.js";
 
 // The row types follow the table descriptions in `table-columns.ts`; the mappers to the protocol's
@@ -18,10 +18,7 @@ export function mapRunRow(row: RunRow): RunRecord {
     workflowName: row.workflow_name,
     source: JSON.parse(row.source_json) as SourceIdentity,
     definitionDigest: row.definition_digest,
-    origin:
-      row.origin_kind === "pi" && row.origin_session !== null
-        ? { kind: "pi", sessionId: row.origin_session }
-        : { kind: "cli" },
+    origin: mapOrigin(row),
     status: row.status,
     outcome: row.outcome,
     generation: row.generation,
@@ -46,6 +43,15 @@ export function mapRunRow(row: RunRow): RunRecord {
     startedAt: row.started_at,
     finishedAt: row.finished_at,
   };
+}
+
+function mapOrigin(row: RunRow): RunOrigin {
+  if (row.origin_kind === "pi" && row.origin_session !== null)
+    return { kind: "pi", sessionId: row.origin_session };
+  if (row.origin_kind === "schedule" && row.origin_schedule !== null && row.scheduled_for !== null) {
+    return { kind: "schedule", scheduleId: row.origin_schedule, scheduledFor: row.scheduled_for };
+  }
+  return { kind: "cli" };
 }
 
 export type StepRow = TableRow<"run_steps">;

@@ -63,6 +63,8 @@ function insertChild(ctx: StoreContext, spec: ChildSpec): Transition<RunRecord> 
       manifest_hash: parent.manifest_hash,
       origin_kind: parent.origin_kind,
       origin_session: parent.origin_session,
+      origin_schedule: parent.origin_schedule,
+      scheduled_for: parent.scheduled_for,
       input_hash: parent.input_hash,
       env_hash: parent.env_hash,
       presentation_hash: parent.presentation_hash,

@@ -36,6 +36,8 @@ function sameReservation(
     row.working_dir === (req.workingDir ?? null) &&
     row.origin_kind === req.origin.kind &&
     row.origin_session === session &&
+    row.origin_schedule === (req.origin.kind === "schedule" ? req.origin.scheduleId : null) &&
+    row.scheduled_for === (req.origin.kind === "schedule" ? req.origin.scheduledFor : null) &&
     row.request_key === (req.requestKey ?? null)
   );
 }
@@ -73,6 +75,8 @@ export function reservePreparedRun(ctx: StoreContext, req: ReservePreparedRun): 
       manifest_hash: ctx.putJson(req.manifest),
       origin_kind: req.origin.kind,
       origin_session: session,
+      origin_schedule: req.origin.kind === "schedule" ? req.origin.scheduleId : null,
+      scheduled_for: req.origin.kind === "schedule" ? req.origin.scheduledFor : null,
       input_hash: ctx.putJson(req.input),
       // Private like the input; not compared by sameReservation (not part of the request's identity).
       env_hash: req.env === undefined ? null : ctx.putJson(req.env),

@@ -56,6 +56,7 @@ import {
 import { prepareContinuation, prepareRestart } from "./run-lineage.js";
 import { parkRun, recoverExpiredStarting, requestPause, scheduleOpenVisit } from "./run-recovery.js";
 import { reservePreparedRun } from "./run-reservation.js";
+import { ScheduleStore } from "./schedule-store.js";
 import { readRunSnapshot } from "./run-snapshot.js";
 import { endTurn, latestWorkflowTurn, openSessionTurn, settleSessionTurns, startTurn } from "./turns.js";
 import { listOpenLaunches, recordWorkerExit, recordWorkerLaunch } from "./worker-launches.js";
@@ -85,6 +86,8 @@ type MessageRef = { messageId: string };
 export class RunStore {
   private readonly ctx: StoreContext;
   private closed = false;
+  /** Schedules: their transitions and readers. */
+  readonly schedules = new ScheduleStore(() => this.use());
 
   private constructor(
     ctx: StoreContext,

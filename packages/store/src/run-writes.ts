@@ -58,6 +58,8 @@ export type NewRun = Pick<
   | "manifest_hash"
   | "origin_kind"
   | "origin_session"
+  | "origin_schedule"
+  | "scheduled_for"
   | "input_hash"
   | "env_hash"
   | "presentation_hash"
@@ -97,6 +99,8 @@ const NEW_RUN_COLUMNS = [
   "manifest_hash",
   "origin_kind",
   "origin_session",
+  "origin_schedule",
+  "scheduled_for",
   "input_hash",
   "env_hash",
   "presentation_hash",

@@ -34,8 +34,10 @@ CREATE TABLE runs (
   source_json TEXT NOT NULL,
   definition_digest TEXT NOT NULL,
   manifest_hash TEXT NOT NULL REFERENCES blobs (hash),
-  origin_kind TEXT NOT NULL CHECK (origin_kind IN ('pi', 'cli')),
+  origin_kind TEXT NOT NULL CHECK (origin_kind IN ('pi', 'cli', 'schedule')),
   origin_session TEXT,
+  origin_schedule TEXT,
+  scheduled_for INTEGER,
   status TEXT NOT NULL CHECK (status IN (${RUN_STATUSES})),
   outcome TEXT CHECK (outcome IS NULL OR outcome IN (${OUTCOMES})),
   generation INTEGER NOT NULL,
@@ -77,6 +79,43 @@ CREATE UNIQUE INDEX runs_one_restart ON runs (parent_run_id) WHERE origin_comman
 CREATE UNIQUE INDEX runs_request_key ON runs (request_key) WHERE request_key IS NOT NULL;
 CREATE INDEX runs_status ON runs (status, updated_at);
 CREATE INDEX runs_wake ON runs (wake_at) WHERE wake_at IS NOT NULL AND paused = 0;
+CREATE INDEX runs_schedule ON runs (origin_schedule, status) WHERE origin_schedule IS NOT NULL;
+
+CREATE TABLE schedules (
+  schedule_id TEXT PRIMARY KEY,
+  workflow_ref TEXT NOT NULL,
+  working_dir TEXT NOT NULL,
+  task TEXT,
+  input_hash TEXT REFERENCES blobs (hash),
+  env_hash TEXT REFERENCES blobs (hash),
+  timing_kind TEXT NOT NULL CHECK (timing_kind IN ('every', 'cron')),
+  every_ms INTEGER,
+  cron TEXT,
+  time_zone TEXT,
+  overlap TEXT NOT NULL CHECK (overlap IN ('skip', 'buffer-one', 'cancel-previous', 'allow')),
+  catch_up TEXT NOT NULL CHECK (catch_up IN ('none', 'latest', 'all')),
+  catch_up_window_ms INTEGER NOT NULL,
+  jitter_ms INTEGER NOT NULL,
+  until_at INTEGER,
+  anchor_at INTEGER NOT NULL,
+  next_for INTEGER,
+  fire_at INTEGER,
+  paused INTEGER NOT NULL CHECK (paused IN (0, 1)),
+  pause_reason TEXT CHECK (pause_reason IS NULL OR pause_reason IN ('user', 'failures')),
+  pause_note TEXT,
+  buffered_for INTEGER,
+  failures INTEGER NOT NULL,
+  last_for INTEGER,
+  last_at INTEGER,
+  last_outcome TEXT CHECK (last_outcome IS NULL OR last_outcome IN ('started', 'skipped', 'buffered', 'missed', 'failed')),
+  last_run_id TEXT,
+  last_error_code TEXT,
+  last_error TEXT,
+  revision INTEGER NOT NULL,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL
+) STRICT;
+CREATE INDEX schedules_fire ON schedules (fire_at) WHERE fire_at IS NOT NULL AND paused = 0;
 
 CREATE TABLE run_steps (
   run_id TEXT NOT NULL REFERENCES runs (run_id),

@@ -1,4 +1,4 @@
-import type { RunRecord, TurnRecord } from "@piw/protocol";
+import type { ErrorCode, RunRecord, TurnRecord } from "@piw/protocol";
 import {
   blob,
   integer,
@@ -45,8 +45,11 @@ export const TABLE_COLUMNS = {
     source_json: text(),
     definition_digest: text(),
     manifest_hash: text(),
-    origin_kind: textOf("pi", "cli"),
+    origin_kind: textOf("pi", "cli", "schedule"),
     origin_session: nullable(text()),
+    /** The schedule whose firing made this run, and the time it fired for (its request key says both). */
+    origin_schedule: nullable(text()),
+    scheduled_for: nullable(integer()),
     status: textOf("queued", "starting", "running", "parked", "done", "failed", "cancelled"),
     outcome: nullable(textOf("completed", "waiting", "failed", "timed_out", "cancelled")),
     generation: integer(),
@@ -194,6 +197,44 @@ export const TABLE_COLUMNS = {
     /** The last time the host saw this launch's worker alive (its heartbeat); null before the first. */
     alive_at: nullable(integer()),
     ended_at: nullable(integer()),
+  },
+  schedules: {
+    schedule_id: text(),
+    workflow_ref: text(),
+    working_dir: text(),
+    task: nullable(text()),
+    input_hash: nullable(text()),
+    env_hash: nullable(text()),
+    timing_kind: textOf("every", "cron"),
+    every_ms: nullable(integer()),
+    cron: nullable(text()),
+    time_zone: nullable(text()),
+    overlap: textOf("skip", "buffer-one", "cancel-previous", "allow"),
+    catch_up: textOf("none", "latest", "all"),
+    catch_up_window_ms: integer(),
+    jitter_ms: integer(),
+    until_at: nullable(integer()),
+    /** `every` times are this plus whole intervals (when the schedule was added). */
+    anchor_at: integer(),
+    /** The next scheduled time and when the clock fires it (plus its jitter); null: no more firings. */
+    next_for: nullable(integer()),
+    fire_at: nullable(integer()),
+    paused: flag(),
+    pause_reason: nullable(textOf("user", "failures")),
+    pause_note: nullable(text()),
+    /** buffer-one: the one firing held back until the schedule's active run ends. */
+    buffered_for: nullable(integer()),
+    /** Failed firings in a row; SCHEDULE_MAX_FAILURES of them pause the schedule. */
+    failures: integer(),
+    last_for: nullable(integer()),
+    last_at: nullable(integer()),
+    last_outcome: nullable(textOf("started", "skipped", "buffered", "missed", "failed")),
+    last_run_id: nullable(text()),
+    last_error_code: nullable(textAs<ErrorCode>()),
+    last_error: nullable(text()),
+    revision: integer(),
+    created_at: integer(),
+    updated_at: integer(),
   },
 } as const satisfies Readonly<Record<string, TableSpec>>;
 

@@ -20,10 +20,19 @@ const FILTER_STATUSES: Record<Exclude<RunFilter, "all">, readonly RunStatus[]> =
   cancelled: ["cancelled"],
 };
 
-export function filterRuns(runs: readonly RunSummary[], filter: RunFilter): RunSummary[] {
-  if (filter === "all") return [...runs];
+/** The runs the list shows: those in the filter's states, and only one schedule's when it names one. */
+export function filterRuns(
+  runs: readonly RunSummary[],
+  filter: RunFilter,
+  scheduleId: string | null = null,
+): RunSummary[] {
+  const ofSchedule =
+    scheduleId === null
+      ? runs
+      : runs.filter((run) => run.origin.kind === "schedule" && run.origin.scheduleId === scheduleId);
+  if (filter === "all") return [...ofSchedule];
   const statuses = FILTER_STATUSES[filter];
-  return runs.filter((run) => statuses.includes(run.status));
+  return ofSchedule.filter((run) => statuses.includes(run.status));
 }
 
 export interface RunTableOptions {
@@ -56,7 +65,16 @@ function tookMs(run: RunSummary, now: number): number | null {
 }
 
 function origin(run: RunSummary): string {
-  return run.origin.kind === "pi" ? `pi ${run.origin.sessionId.slice(0, 8)}` : "cli";
+  switch (run.origin.kind) {
+    case "pi":
+      return `pi ${run.origin.sessionId.slice(0, 8)}`;
+    case "cli":
+      return "cli";
+    case "schedule":
+      return `schedule ${run.origin.scheduleId}`;
+    default:
+      return run.origin satisfies never;
+  }
 }
 
 /**

@@ -104,11 +104,11 @@ function helpLines(width: number, g: Glyphs): string[] {
 
 function listScreen(state: ViewerState, options: ScreenOptions, theme: Theme, g: Glyphs): string[] {
   const { width, height } = options;
-  const runs = filterRuns(state.runs, state.filter);
+  const runs = filterRuns(state.runs, state.filter, state.schedule);
   const dot = g.dot;
   const head = theme(
     "bold",
-    `piw ${dot} runs ${dot} filter: ${state.filter} ${dot} ${runs.length} of ${state.runs.length}`,
+    `piw ${dot} runs ${dot} filter: ${state.filter}${state.schedule === null ? "" : ` ${dot} schedule ${state.schedule}`} ${dot} ${runs.length} of ${state.runs.length}`,
   );
   const status =
     connectionLine(state, theme, g) ?? (state.notice === null ? "" : theme("yellow", state.notice));

@@ -39,6 +39,8 @@ export interface ViewerAppOptions {
   source: ViewerSource;
   /** Open this run at once instead of the run list. */
   runId?: string;
+  /** List only this schedule's runs. */
+  schedule?: string;
   terminal?: Terminal;
   theme?: Theme;
   now?: () => number;
@@ -145,7 +147,7 @@ export async function runViewerApp(options: ViewerAppOptions): Promise<void> {
   const terminal = options.terminal ?? new ProcessTerminal();
   const theme = options.theme ?? ansiTheme;
   const now = options.now ?? Date.now;
-  let state = initialState(options.runId);
+  let state = initialState(options.runId, options.schedule ?? null);
   const tui = new TuiAltScreen(terminal, false, undefined, { mouse: true, copyOnSelect: false });
   const fetching = new Set<string>();
   // Asked for again while a read was under way: read once more when it ends, not once per push.

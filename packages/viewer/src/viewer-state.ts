@@ -29,6 +29,8 @@ export interface ViewerState {
   screen: "list" | "run";
   runs: RunSummary[];
   filter: RunFilter;
+  /** Only this schedule's runs (`piw view --schedule`); null: every run. */
+  schedule: string | null;
   listIndex: number;
   run: OpenRun | null;
   help: boolean;
@@ -79,11 +81,12 @@ export interface ViewerStep {
   requests: ViewerRequest[];
 }
 
-export function initialState(runId?: string): ViewerState {
+export function initialState(runId?: string, schedule: string | null = null): ViewerState {
   return {
     screen: runId === undefined ? "list" : "run",
     runs: [],
     filter: "all",
+    schedule,
     listIndex: 0,
     run: runId === undefined ? null : openRun(runId),
     help: false,
@@ -132,7 +135,7 @@ const SPLIT_STEP = 4;
 const WHEEL = 3;
 
 function visibleRuns(state: ViewerState): RunSummary[] {
-  return filterRuns(state.runs, state.filter);
+  return filterRuns(state.runs, state.filter, state.schedule);
 }
 
 function onListKey(state: ViewerState, key: ViewerKey): ViewerStep {
@@ -270,7 +273,7 @@ export function reduceViewer(state: ViewerState, action: ViewerAction): ViewerSt
     }
     case "runs": {
       const runs = [...action.runs].sort((a, b) => b.createdAt - a.createdAt);
-      const max = Math.max(0, filterRuns(runs, state.filter).length - 1);
+      const max = Math.max(0, filterRuns(runs, state.filter, state.schedule).length - 1);
       return { state: { ...state, runs, listIndex: Math.min(state.listIndex, max) }, requests: [] };
     }
     case "view": {

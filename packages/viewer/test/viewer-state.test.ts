@@ -201,3 +201,37 @@ describe("viewerKeyOf", () => {
     expect(viewerKeyOf("z")).toBeUndefined();
   });
 });
+
+describe("the run list filtered by schedule", () => {
+  const scheduled = (runId: string, scheduleId: string, createdAt: number): RunSummary =>
+    summary(
+      runViewOf(chainManifest(2), {
+        runId,
+        createdAt,
+        status: "done",
+        outcome: "completed",
+        origin: { kind: "schedule", scheduleId, scheduledFor: createdAt },
+      }),
+    );
+
+  it("shows only that schedule's runs, says so in the header, and moves only among them", () => {
+    const runs = [
+      scheduled("t-1", "tick", 3_000),
+      summary(runA),
+      scheduled("o-1", "other", 2_500),
+      scheduled("t-2", "tick", 1_000),
+    ];
+    const { state } = run(
+      [{ type: "runs", runs }, key("down"), key("down"), key("down")],
+      initialState(undefined, "tick"),
+    );
+    const screen = renderScreen(state, { width: 100, height: 20, now: 5_000 }).map((line) => line.trimEnd());
+    expect(screen.join("\n")).toContain("schedule tick");
+    expect(screen.join("\n")).toContain("2 of 4");
+    expect(screen.some((line) => line.includes("t-1"))).toBe(true);
+    expect(screen.some((line) => line.includes("t-2"))).toBe(true);
+    expect(screen.some((line) => line.includes("o-1") || line.includes("a-1"))).toBe(false);
+    // Two rows: the cursor stops at the second.
+    expect(state.listIndex).toBe(1);
+  });
+});

@@ -10,6 +10,11 @@
  *    host's claim of the run (the clock itself), to the wait visit reopened by the woken worker, and
  *    to the node after the wait started: median and p99.
  *
+ * 4. Schedules on the same clock: host start-up with BENCH_START_SCHEDULES (default 10,000) schedules
+ *    saved, and BENCH_SCHEDULES (default 1,000) schedules every minute, all due on the same minute:
+ *    firing lateness from each due time to its run saved (the firing's preflight child included),
+ *    median and p99, over that minute's firings. Each firing starts a run and so a worker.
+ *
  * Figures and their reading live in docs/performance.md ("Durable clock"). Run from the repository
  * root; BENCH_SKIP_BUILD=1 uses apps/host/dist and apps/worker/dist as they are.
  */
@@ -36,6 +41,8 @@ function envInt(name: string, fallback: number, min: number): number {
 const RUNS = envInt("BENCH_RUNS", 10_000, 1);
 const WAKES = envInt("BENCH_WAKES", 30, 1);
 const SPACING_MS = envInt("BENCH_SPACING_MS", 1500, 1);
+const START_SCHEDULES = envInt("BENCH_START_SCHEDULES", 10_000, 0);
+const MINUTE_SCHEDULES = envInt("BENCH_SCHEDULES", 1_000, 0);
 const REPO = process.cwd();
 const root = mkdtempSync(join(process.env.BENCH_DIR ?? tmpdir(), "piw-clock-bench-"));
 const log = (line: string) => process.stderr.write(`${line}\n`);
@@ -133,6 +140,90 @@ async function stopHostProcess(host: Host): Promise<void> {
   if (host.process.exitCode === null) host.process.kill("SIGKILL");
 }
 
+const TICK = `import { compute, defineWorkflow } from "piw";
+export default defineWorkflow({
+  name: "tick",
+  startAt: "one",
+  nodes: { one: compute({ run: () => 1 }) },
+  edges: { one: { to: "done" } },
+});
+`;
+
+/** Save `count` schedules of the tick workflow, every `everyMs`, added at `addedAt`. */
+function saveSchedules(
+  stateDir: string,
+  file: string,
+  count: number,
+  everyMs: number,
+  addedAt: number,
+): void {
+  const store = RunStore.open({ stateDir, synchronous: "NORMAL", now: () => addedAt });
+  try {
+    for (let i = 0; i < count; i += 1) {
+      const added = store.schedules.add({
+        scheduleId: `s-${i}`,
+        workflowRef: file,
+        workingDir: root,
+        timing: { kind: "every", everyMs },
+        overlap: "skip",
+        catchUp: "none",
+        catchUpWindowMs: 0,
+        jitterMs: 0,
+      });
+      if (added.kind !== "applied") throw new Error(`schedule s-${i} was not saved`);
+    }
+  } finally {
+    store.close();
+  }
+}
+
+/** Host start-up with many schedules, and the lateness of one minute's firings of many schedules. */
+async function scheduleRows(flows: string): Promise<string[][]> {
+  const file = join(flows, "tick.workflow.ts");
+  writeFileSync(file, TICK);
+  const ms = (v: number) => `${v.toFixed(0)} ms`;
+  const rows: string[][] = [];
+  if (START_SCHEDULES > 0) {
+    const dir = join(root, "schedules-start");
+    saveSchedules(dir, file, START_SCHEDULES, 24 * 60 * 60_000, Date.now());
+    const host = await startHostProcess(dir, "schedules-start");
+    rows.push([`host start-up, ${START_SCHEDULES} schedules`, ms(host.startMs)]);
+    await stopHostProcess(host);
+  }
+  if (MINUTE_SCHEDULES > 0) {
+    const dir = join(root, "schedules-minute");
+    // Added 45 s ago: every schedule's first time is 15 s from now.
+    const addedAt = Date.now() - 45_000;
+    const due = addedAt + 60_000;
+    saveSchedules(dir, file, MINUTE_SCHEDULES, 60_000, addedAt);
+    const host = await startHostProcess(dir, "schedules-minute");
+    // Every schedule's firing for that minute is saved (a run, or a failure), then the runs are read.
+    let failed = 0;
+    for (;;) {
+      const schedules = await host.client.call("schedules.list", {});
+      const fired = schedules.filter((one) => (one.lastFiring?.scheduledFor ?? 0) >= due);
+      if (fired.length === MINUTE_SCHEDULES) {
+        failed = fired.filter(
+          (one) => one.lastFiring?.scheduledFor === due && one.lastFiring.outcome === "failed",
+        ).length;
+        break;
+      }
+      if (Date.now() > due + 600_000) throw new Error("the minute's firings did not all happen");
+      await sleep(250);
+    }
+    const runs = await host.client.call("runs.list", { limit: 1000 });
+    const late = runs
+      .filter((run) => run.origin.kind === "schedule" && run.origin.scheduledFor === due)
+      .map((run) => run.createdAt - due);
+    await stopHostProcess(host);
+    rows.push([
+      `firing lateness, due → run saved (median / p99, ${MINUTE_SCHEDULES} schedules due on one minute, ${failed} failed)`,
+      `${ms(percentile(late, 0.5))} / ${ms(percentile(late, 0.99))}`,
+    ]);
+  }
+  return rows;
+}
+
 async function main(): Promise<void> {
   build();
   const flows = join(root, "flows");
@@ -207,6 +298,7 @@ async function main(): Promise<void> {
       `${ms(percentile(toNext, 0.5))} / ${ms(percentile(toNext, 0.99))}`,
     ],
     ["runs still parked afterwards (the far-future ones)", String(stillParked)],
+    ...(await scheduleRows(flows)),
   ];
   process.stdout.write(
     `| measure | value |\n| --- | --- |\n${rows.map(([a, b]) => `| ${a} | ${b} |`).join("\n")}\n`,

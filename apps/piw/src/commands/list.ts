@@ -22,6 +22,7 @@ export async function listCommand(ctx: CliContext, args: string[]): Promise<Exit
   const host = await ctx.host();
   const runs = await host.call("runs.list", {
     ...(statuses.length > 0 ? { statuses } : {}),
+    ...(values.schedule === undefined ? {} : { scheduleId: values.schedule }),
     ...(outcomes.length > 0 ? { outcomes } : {}),
     limit,
   });

@@ -76,7 +76,10 @@ export async function viewCommand(ctx: CliContext, args: string[]): Promise<Exit
       return ExitCode.ok;
     }
   } else if (snapshot) {
-    const runs = await host.call("runs.list", { limit: 500 });
+    const runs = await host.call("runs.list", {
+      limit: 500,
+      ...(values.schedule === undefined ? {} : { scheduleId: values.schedule }),
+    });
     if (values.json) ctx.printJson(viewOutput(runs));
     else {
       const columns = (ctx.io.stdout as { columns?: number }).columns;
@@ -93,6 +96,7 @@ export async function viewCommand(ctx: CliContext, args: string[]): Promise<Exit
   await runViewerApp({
     source: hostViewerSource(host),
     ...(runId === undefined ? {} : { runId }),
+    ...(values.schedule === undefined ? {} : { schedule: values.schedule }),
     theme: ctx.style.enabled ? ansiTheme : plainTheme,
   });
   return ExitCode.ok;
