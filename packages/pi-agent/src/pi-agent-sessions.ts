@@ -229,12 +229,25 @@ function liveSession(
 ): IsolatedAgentSession {
   const startedAt = Date.now();
   let closing: Promise<IsolatedAgentReport> | undefined;
+  let turns = 0;
+  let overBudget = false;
   const unsubscribe = session.subscribe((event) => {
     if (event.type === "tool_execution_start" && event.toolName !== SUBMIT_TOOL)
       options.onProgress?.(step, { kind: "tool", text: toolCallSummary(event.toolName, event.args) });
+    // After each model reply, before Pi makes its next call: at the budget the session stops here.
+    if (event.type === "message_end" && event.message.role === "assistant" && !overBudget) {
+      const used = usageOf(session.messages);
+      const usage = { tokens: used.tokensIn + used.tokensOut, usd: used.cost ?? 0, turns };
+      if (step.usage?.(usage) === true) {
+        overBudget = true;
+        session.abort().catch(() => undefined);
+        queue.push({ type: "budget_exceeded" });
+      }
+    }
   });
   return {
     deliver(body) {
+      turns += 1;
       session.prompt(body).then(
         () => queue.push(turnEvent(step, session)),
         (error: unknown) => queue.push(thrownEvent(step, session, error)),
@@ -250,6 +263,7 @@ function liveSession(
           model,
           ...usageOf(session.messages),
           durationMs: Date.now() - startedAt,
+          turns,
           ...boundedTranscript(session.messages),
         };
         session.dispose();

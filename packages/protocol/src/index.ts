@@ -111,7 +111,14 @@ export {
   settleEffectSchema,
   startNodeVisitSchema,
 } from "./run-records.js";
-export type { EndTurn, StartTurn, SubmissionResult, TurnOwnership, TurnRecord } from "./turn-records.js";
+export type {
+  EndTurn,
+  StartTurn,
+  SubmissionResult,
+  TurnOwnership,
+  TurnRecord,
+  TurnUsage,
+} from "./turn-records.js";
 export { endTurnSchema, startTurnSchema } from "./turn-records.js";
 export type { RunEnv } from "./run-env.js";
 export { captureRunEnv, RUN_ENV_MAX_BYTES, runEnvSchema } from "./run-env.js";
@@ -178,3 +185,18 @@ export type { AgentTurnEnding, WorkerResult } from "./worker-methods.js";
 export { workerMethods, workerPushes } from "./worker-methods.js";
 export type { RunPortWrites, WorkerParams, WorkerWrite } from "./worker-method-roles.js";
 export { WORKER_WRITES } from "./worker-method-roles.js";
+export type { Budget, BudgetLimit, BudgetSpend } from "./budget.js";
+export {
+  addSpend,
+  BUDGET_LIMITS,
+  budgetExceededMessage,
+  budgetSchema,
+  budgetSpendSchema,
+  formatBudgetSpend,
+  formatBudgetValue,
+  mergeBudget,
+  NO_SPEND,
+  reachedLimit,
+} from "./budget.js";
+export type { BudgetFlagError, BudgetFlagResult } from "./budget-flag.js";
+export { parseBudgetFlag } from "./budget-flag.js";

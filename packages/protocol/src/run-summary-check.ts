@@ -130,6 +130,26 @@ const recoveryReason = variants("code", {
   manual_effect_unsettled: { message: reasonMessage, effectId: required(text()) },
 });
 
+const spendShape: Shape = {
+  usd: required((value) => number(value) && (value as number) >= 0),
+  tokens: required(int(0)),
+  agentTurns: required(int(0)),
+  wallMs: required(int(0)),
+};
+const limit =
+  (isInt: boolean): Check =>
+  (value) =>
+    number(value) &&
+    (value as number) > 0 &&
+    (value as number) <= 1e12 &&
+    (!isInt || Number.isSafeInteger(value));
+const budget = object({
+  usd: optional(limit(false)),
+  tokens: optional(limit(true)),
+  agentTurns: optional(limit(true)),
+  wallMs: optional(limit(true)),
+});
+
 const safeError = object({
   code: required(oneOf(...ERROR_CODES)),
   message: required((value) => typeof value === "string" && encoder.encode(value).byteLength <= 512),
@@ -170,6 +190,8 @@ const runSummary = object({
   cursor: required(nullable(object({ path: required(nodePath), visit: required(int()) }))),
   continuedAs: optional(nullable(runId)),
   inputSummary: optional(text(0, 120)),
+  budget: optional(nullable(budget)),
+  spend: optional(object(spendShape)),
 });
 
 /** The run list's reply, when every summary passes the quick check; undefined sends the caller the full way. */

@@ -112,6 +112,7 @@ function applyEvent(state: ReplayState, event: HistoryEvent): void {
     // Facts that change neither the run's status nor a node's state.
     case "run.pause_requested":
     case "run.redefined":
+    case "run.budget_raised":
     case "run.presented":
     case "run.presentation_failed":
     case "effect.reserved":
