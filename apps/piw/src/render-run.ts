@@ -15,6 +15,7 @@ import {
   formatTimeLeft,
   joinWords,
   quotedExample,
+  budgetWords,
   recoveryWords,
   runningDetail,
   UNICODE_GLYPHS,
@@ -232,6 +233,8 @@ export function renderRunStatus(view: RunView, style: Style, now: number = Date.
   const work = describeWork(view);
   if (work !== undefined) rows.push(["current", work]);
   if (view.cursor !== null) rows.push(["at", `${view.cursor.path} #${view.cursor.visit}`]);
+  const spent = budgetWords(view);
+  if (spent !== "") rows.push(["budget", spent.replace(/^budget /, "")]);
   if (view.recoveryReason !== null)
     rows.push(["recovery", style.yellow(describeRecovery(view.recoveryReason))]);
   if (view.error !== null) rows.push(["error", style.red(`${view.error.code}: ${view.error.message}`)]);

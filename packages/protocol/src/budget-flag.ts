@@ -43,7 +43,7 @@ function scaled(text: string, units: Readonly<Record<string, number>>): number |
   return Number(match[1]) * factor;
 }
 
-function valueOf(limit: BudgetLimit, text: string): number | null {
+function limitValue(limit: BudgetLimit, text: string): number | null {
   switch (limit) {
     case "usd":
       return scaled(text.startsWith("$") ? text.slice(1) : text, { "": 1 });
@@ -76,7 +76,7 @@ export function parseBudgetFlag(text: string): BudgetFlagResult {
     if (!isLimit(key)) return refuse(null, `each part is limit=value and ${KEYS}`);
     if (eq < 0) return refuse(key, FORMS[key]);
     if (budget[key] !== undefined) return refuse(key, `${key} is given twice`);
-    const value = valueOf(key, part.slice(eq + 1).trim());
+    const value = limitValue(key, part.slice(eq + 1).trim());
     if (value === null) return refuse(key, FORMS[key]);
     budget[key] = value;
   }
