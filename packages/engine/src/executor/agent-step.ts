@@ -265,7 +265,10 @@ async function stepLoop(
       expectSaved(await run.port.parkRun(reason));
       throw new RunParked(reason);
     }
-    if (event.type === "budget_exceeded") await channel.budgetStop();
+    if (event.type === "budget_exceeded") {
+      await channel.budgetStop();
+      continue;
+    }
     // Not a lost turn: another turn would fail the same way, so the step fails at once.
     if (event.type === "model_unavailable") throw new NodeFailure("model_unavailable", event.message);
     if (event.type === "turn_ended") {

@@ -396,6 +396,11 @@ export class MemoryRunPort implements RunPort {
     this.push({ type: "turn_ended", ending });
   }
 
+  /** The host saw the step's turn reach the run's budget (`spend` should say so by now). */
+  budgetReached(): void {
+    this.push({ type: "budget_exceeded" });
+  }
+
   private push(event: AgentEvent): void {
     this.agentEvents.push(event);
   }
