@@ -54,7 +54,7 @@ function spendingSessions() {
               while (!calls.aborted) {
                 await new Promise((resolve) => setTimeout(resolve, 1));
                 calls.replies += 1;
-                if (step.usage?.({ tokens: 40 * calls.replies, usd: 0, turns: 1 }) === true) {
+                if ((await step.usage?.({ tokens: 40 * calls.replies, usd: 0, turns: 1 })) === true) {
                   calls.aborted = true;
                   stopped?.({ type: "budget_exceeded" });
                 }

@@ -231,20 +231,27 @@ function liveSession(
   let closing: Promise<IsolatedAgentReport> | undefined;
   let turns = 0;
   let overBudget = false;
+  const used = { tokens: 0, usd: 0 };
   const unsubscribe = session.subscribe((event) => {
     if (event.type === "tool_execution_start" && event.toolName !== SUBMIT_TOOL)
       options.onProgress?.(step, { kind: "tool", text: toolCallSummary(event.toolName, event.args) });
-    // After each model reply, before Pi makes its next call: at the budget the session stops here.
-    if (event.type === "message_end" && event.message.role === "assistant" && !overBudget) {
-      const used = usageOf(session.messages);
-      const usage = { tokens: used.tokensIn + used.tokensOut, usd: used.cost ?? 0, turns };
-      if (step.usage?.(usage) === true) {
+  });
+  // After each model reply (and its tool calls), before Pi decides on its next call: Pi awaits this
+  // hook, so a session at its budget ends here and never calls the model again.
+  const finishTurn = session.agent.finishTurn;
+  session.agent.finishTurn = async (turn, signal) => {
+    const decision = await finishTurn?.(turn, signal);
+    if (!overBudget) {
+      const reply = usageOf([turn.message]);
+      used.tokens += reply.tokensIn + reply.tokensOut;
+      used.usd += reply.cost ?? 0;
+      if ((await step.usage?.({ ...used, turns })) === true) {
         overBudget = true;
-        session.abort().catch(() => undefined);
         queue.push({ type: "budget_exceeded" });
       }
     }
-  });
+    return overBudget ? { action: "end" } : decision;
+  };
   return {
     deliver(body) {
       turns += 1;

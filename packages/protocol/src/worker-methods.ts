@@ -83,8 +83,16 @@ export const workerMethods = {
       visit: visitNumberSchema,
       when: z.enum(["before_turn", "during_turn"]),
       pending: budgetSpendSchema.partial(),
+      /** Only answer, never park: an isolated session asks, stops, saves its record, then parks. */
+      askOnly: z.boolean().optional(),
     }),
-    result: transitionSchema(z.object({ budget: budgetSchema.nullable(), spend: budgetSpendSchema })),
+    result: transitionSchema(
+      z.object({
+        budget: budgetSchema.nullable(),
+        spend: budgetSpendSchema,
+        reached: z.enum(["usd", "tokens", "agentTurns", "wallMs"]).nullable(),
+      }),
+    ),
   },
   /** Long poll: the next submission or turn end for an open agent visit. */
   "agent.next": {

@@ -3,6 +3,7 @@ import {
   adopted,
   applied,
   type Budget,
+  type BudgetLimit,
   type BudgetSpend,
   budgetExceededMessage,
   budgetSchema,
@@ -96,7 +97,7 @@ export function checkBudget(
   ctx: StoreContext,
   fence: Fence,
   req: WorkerParams<"budget.check">,
-): Transition<BudgetState> {
+): Transition<BudgetState & { reached: BudgetLimit | null }> {
   return ctx.tx(() => {
     const current = ctx.getRunRow(fence.runId);
     const saved =
@@ -113,9 +114,9 @@ export function checkBudget(
     if (row.status !== "running") return conflict(notRunning(row));
     const budget = budgetOf(row);
     const spend = addSpend(readRunSpend(ctx, row.run_id), req.pending);
-    if (budget === null) return applied({ budget, spend });
-    const limit = reachedLimit(budget, spend, req.when);
-    if (limit === null) return applied({ budget, spend });
+    const limit = budget === null ? null : reachedLimit(budget, spend, req.when);
+    if (budget === null || limit === null || req.askOnly === true)
+      return applied({ budget, spend, reached: limit });
     const reason: RecoveryReason = {
       code: "budget_exceeded",
       message: budgetExceededMessage(limit, budget, spend),

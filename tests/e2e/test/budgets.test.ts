@@ -54,12 +54,15 @@ describe("a run with a budget", () => {
         ? toolCall("workflow", { action: "start", workflow: "spend", task: "t", budget: "tokens=40" })
         : undefined,
     );
-    model.reply((request) => (lastMessageText(request).includes("queued (run") ? text("Queued.") : undefined));
+    model.reply((request) =>
+      lastMessageText(request).includes("queued (run") ? text("Queued.") : undefined,
+    );
     model.reply((request) => {
       if (!has(request, "CONV-STEP")) return undefined;
       const last = lastMessageText(request);
       if (conv === "finish") {
-        if (last.includes("CONV-STEP")) return toolCall("workflow", { action: "submit", output: { ok: true } });
+        if (last.includes("CONV-STEP"))
+          return toolCall("workflow", { action: "submit", output: { ok: true } });
         return text("Done here.");
       }
       convSpent.push(request.index);
@@ -83,7 +86,8 @@ describe("a run with a budget", () => {
     expect(convSpent).toHaveLength(3);
     expect(first.budget).toEqual({ tokens: 40 });
     expect(first.spend?.tokens).toBe(3 * TOKENS_PER_REPLY);
-    expect(first.nodes.find((n) => n.path === "conv")?.state).toBe("paused");
+    // The step's visit stays open, with nobody working on it, for the resumed attempt.
+    expect(first.nodes.find((n) => n.path === "conv")).toMatchObject({ state: "pending", visits: 1 });
 
     // A raised resume from Pi: the step is prompted again and the model submits (2 replies, 30
     // tokens: 75 in all). The isolated step then spends 15 a reply until the run reaches 150.
@@ -96,13 +100,23 @@ describe("a run with a budget", () => {
     );
     expect(second.recoveryReason).toMatchObject({ code: "budget_exceeded", path: "iso", limit: "tokens" });
     const spent = second.spend?.tokens ?? 0;
+    console.log(
+      "DEBUG",
+      JSON.stringify({
+        spend: second.spend,
+        reason: second.recoveryReason,
+        iso: isoSpent,
+        conv: convSpent,
+        reqs: model.requests.map((r) => [r.index, lastMessageText(r).slice(0, 60)]),
+      }),
+    );
     // At the limit, and never past it by more than the one reply that reached it.
     expect(spent).toBeGreaterThanOrEqual(150);
     expect(spent).toBeLessThan(150 + TOKENS_PER_REPLY);
     expect(isoSpent.length).toBe((spent - 75) / TOKENS_PER_REPLY);
-    expect(second.nodes.map((n) => [n.path, n.state])).toEqual([
-      ["conv", "succeeded"],
-      ["iso", "paused"],
+    expect(second.nodes.map((n) => [n.path, n.state, n.visits])).toEqual([
+      ["conv", "succeeded", 1],
+      ["iso", "pending", 1],
     ]);
 
     // A raised resume from a shell's client: the isolated step runs again and submits.

@@ -28,7 +28,7 @@ export interface IsolatedStep {
    * What the session used so far, after each model reply. `true` stops it at once: the run's budget
    * is reached, and the session aborts before another model call and yields `budget_exceeded`.
    */
-  usage?(usage: IsolatedUsage): boolean;
+  usage?(usage: IsolatedUsage): Promise<boolean>;
 }
 
 /** An isolated session's usage so far: tokens in and out, dollars, and the turns it was given. */

@@ -170,9 +170,23 @@ async function openIsolated(
     tools,
     cwd,
     progress: (update) => modelProgress(ctx, update),
-    usage: (usage) => {
+    usage: async (usage) => {
       guard.record(usage);
-      return guard.reached("during_turn") !== null;
+      if (guard.reached("during_turn") !== null) return true;
+      // The run's saved spend moves on while the session runs (a parallel branch, the conversation's
+      // last reply): ask the store, with this session's unsaved usage as pending.
+      const asked = await run.port
+        .checkBudget({
+          path: node.path,
+          visit: run.visit,
+          when: "during_turn",
+          pending: guard.pending(),
+          askOnly: true,
+        })
+        .catch(() => null);
+      if (asked === null || asked.kind === "conflict") return true;
+      if (asked.kind === "recoveryRequired") return true;
+      return asked.value.reached !== null;
     },
     ...(options.model === undefined ? {} : { model: options.model }),
     ...(options.thinking === undefined ? {} : { thinking: options.thinking }),

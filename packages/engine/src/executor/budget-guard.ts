@@ -29,6 +29,11 @@ export class BudgetGuard {
     this.live = usage;
   }
 
+  /** The session's usage the store has not saved yet. */
+  pending(): Partial<BudgetSpend> {
+    return { tokens: this.live.tokens, usd: this.live.usd, agentTurns: this.live.turns };
+  }
+
   spend(): BudgetSpend {
     return addSpend(this.base, {
       tokens: this.live.tokens,

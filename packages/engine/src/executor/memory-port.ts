@@ -4,6 +4,7 @@ import {
   addSpend,
   adopted,
   type Budget,
+  type BudgetLimit,
   type BudgetSpend,
   budgetExceededMessage,
   applied,
@@ -317,7 +318,7 @@ export class MemoryRunPort implements RunPort {
 
   async checkBudget(
     req: WorkerParams<"budget.check">,
-  ): Promise<Transition<{ budget: Budget | null; spend: BudgetSpend }>> {
+  ): Promise<Transition<{ budget: Budget | null; spend: BudgetSpend; reached: BudgetLimit | null }>> {
     this.budgetChecks.push(req);
     if (this.status === "parked" && this.parkedReason?.code === "budget_exceeded") {
       return recoveryRequired(this.parkedReason);
@@ -325,7 +326,9 @@ export class MemoryRunPort implements RunPort {
     if (!this.running()) return this.stale();
     const spend = addSpend(this.spend, req.pending);
     const limit = this.budget === null ? null : reachedLimit(this.budget, spend, req.when);
-    if (this.budget === null || limit === null) return applied({ budget: this.budget, spend });
+    if (this.budget === null || limit === null || req.askOnly === true) {
+      return applied({ budget: this.budget, spend, reached: limit });
+    }
     const reason: RecoveryReason = {
       code: "budget_exceeded",
       message: budgetExceededMessage(limit, this.budget, spend),
