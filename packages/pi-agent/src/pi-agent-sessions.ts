@@ -240,7 +240,8 @@ function liveSession(
   // hook, so a session at its budget ends here and never calls the model again.
   const finishTurn = session.agent.finishTurn;
   session.agent.finishTurn = async (turn, signal) => {
-    const decision = await finishTurn?.(turn, signal);
+    // Pi's hook may return nothing: that keeps its normal scheduling.
+    const decision = (await finishTurn?.(turn, signal)) as { action: "continue" | "end" } | undefined;
     if (!overBudget) {
       const reply = usageOf([turn.message]);
       used.tokens += reply.tokensIn + reply.tokensOut;
@@ -250,7 +251,7 @@ function liveSession(
         queue.push({ type: "budget_exceeded" });
       }
     }
-    return overBudget ? { action: "end" } : decision;
+    return overBudget ? { action: "end" as const } : decision;
   };
   return {
     deliver(body) {

@@ -100,16 +100,6 @@ describe("a run with a budget", () => {
     );
     expect(second.recoveryReason).toMatchObject({ code: "budget_exceeded", path: "iso", limit: "tokens" });
     const spent = second.spend?.tokens ?? 0;
-    console.log(
-      "DEBUG",
-      JSON.stringify({
-        spend: second.spend,
-        reason: second.recoveryReason,
-        iso: isoSpent,
-        conv: convSpent,
-        reqs: model.requests.map((r) => [r.index, lastMessageText(r).slice(0, 60)]),
-      }),
-    );
     // At the limit, and never past it by more than the one reply that reached it.
     expect(spent).toBeGreaterThanOrEqual(150);
     expect(spent).toBeLessThan(150 + TOKENS_PER_REPLY);
