@@ -1,4 +1,5 @@
-import { BUDGET_LIMITS, type Budget, type BudgetLimit, budgetSchema } from "./budget.js";
+import { type Budget, type BudgetLimit, budgetSchema } from "./budget.js";
+import { BUDGET_LIMITS } from "./budget-math.js";
 
 /**
  * Why a `--budget` value was refused. The message names the limit and the form it takes, never the

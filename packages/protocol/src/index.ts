@@ -186,17 +186,16 @@ export { workerMethods, workerPushes } from "./worker-methods.js";
 export type { RunPortWrites, WorkerParams, WorkerWrite } from "./worker-method-roles.js";
 export { WORKER_WRITES } from "./worker-method-roles.js";
 export type { Budget, BudgetLimit, BudgetSpend } from "./budget.js";
+export { budgetSchema, budgetSpendSchema } from "./budget.js";
 export {
   addSpend,
   BUDGET_LIMITS,
   budgetExceededMessage,
-  budgetSchema,
-  budgetSpendSchema,
   formatBudgetSpend,
   formatBudgetValue,
   mergeBudget,
   NO_SPEND,
   reachedLimit,
-} from "./budget.js";
+} from "./budget-math.js";
 export type { BudgetFlagError, BudgetFlagResult } from "./budget-flag.js";
 export { parseBudgetFlag } from "./budget-flag.js";
