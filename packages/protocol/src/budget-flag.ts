@@ -5,13 +5,13 @@ import { BUDGET_LIMITS } from "./budget-math.js";
  * Why a `--budget` value was refused. The message names the limit and the form it takes, never the
  * text that was given: a flag pasted from the wrong place may hold anything.
  */
-export interface BudgetFlagError {
+type BudgetFlagError = {
   code: "budget_invalid";
   limit: BudgetLimit | null;
   message: string;
-}
+};
 
-export type BudgetFlagResult = { ok: true; budget: Budget } | { ok: false; error: BudgetFlagError };
+type BudgetFlagResult = { ok: true; budget: Budget } | { ok: false; error: BudgetFlagError };
 
 /** The longest flag value read at all; a longer one is refused before it is split. */
 const FLAG_MAX_CHARS = 200;

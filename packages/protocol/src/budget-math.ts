@@ -43,7 +43,7 @@ export function mergeBudget(saved: Budget | null, raise: Budget | undefined): Bu
 }
 
 /** One limit as people read it: `$1.20`, `120k`, `4`, `2m30s`. */
-export function formatBudgetValue(limit: BudgetLimit, value: number): string {
+function formatBudgetValue(limit: BudgetLimit, value: number): string {
   switch (limit) {
     case "usd":
       return `$${value.toFixed(value < 10 ? 2 : 0)}`;

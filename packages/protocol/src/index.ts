@@ -186,16 +186,13 @@ export { workerMethods, workerPushes } from "./worker-methods.js";
 export type { RunPortWrites, WorkerParams, WorkerWrite } from "./worker-method-roles.js";
 export { WORKER_WRITES } from "./worker-method-roles.js";
 export type { Budget, BudgetLimit, BudgetSpend } from "./budget.js";
-export { budgetSchema, budgetSpendSchema } from "./budget.js";
+export { budgetSchema } from "./budget.js";
 export {
   addSpend,
-  BUDGET_LIMITS,
   budgetExceededMessage,
   formatBudgetSpend,
-  formatBudgetValue,
   mergeBudget,
   NO_SPEND,
   reachedLimit,
 } from "./budget-math.js";
-export type { BudgetFlagError, BudgetFlagResult } from "./budget-flag.js";
 export { parseBudgetFlag } from "./budget-flag.js";

@@ -32,7 +32,7 @@ export interface BudgetState {
   spend: BudgetSpend;
 }
 
-export function budgetOf(row: Pick<RunRow, "budget_json">): Budget | null {
+function budgetOf(row: Pick<RunRow, "budget_json">): Budget | null {
   if (row.budget_json === null) return null;
   const parsed = budgetSchema.safeParse(JSON.parse(row.budget_json));
   return parsed.success ? parsed.data : null;
@@ -57,7 +57,7 @@ function sessionSpend(value: unknown): Partial<BudgetSpend> {
  * deadline clock: the time its workers ran (a launch orphaned by a dead host counts to its last
  * heartbeat), never the time it stood parked or queued.
  */
-export function readRunSpend(ctx: StoreContext, runId: string): BudgetSpend {
+function readRunSpend(ctx: StoreContext, runId: string): BudgetSpend {
   const turns = ctx
     .stmt(
       "SELECT COUNT(*) AS n, COALESCE(SUM(tokens), 0) AS tokens, COALESCE(SUM(usd), 0) AS usd FROM turns WHERE run_id = ? AND status != 'unowned'",
