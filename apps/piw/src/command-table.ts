@@ -79,11 +79,19 @@ a step pinned to the Pi conversation (session: "conversation") is refused here.
 
 Input: task words become {"task": "<the words>"}, or the field the workflow names with textInput
 (piw workflows shows it); --input-json gives the whole input instead. A key the workflow's input does
-not have is refused, with the keys it does have.`,
+not have is refused, with the keys it does have.
+
+Budget: --budget usd=2,tokens=500k,agentTurns=20,wallMs=30m sets limits over the workflow's own
+budget; at a limit the run parks (budget_exceeded) and piw resume --budget ... goes on.`,
     options: {
       ...HELP,
       ...JSON_FLAG,
       "input-json": { type: "string", value: "<json>", help: "the run's input as JSON" },
+      budget: {
+        type: "string",
+        value: "<limits>",
+        help: "what the run may spend: usd=2,tokens=500k,agentTurns=20,wallMs=30m",
+      },
       detach: {
         type: "boolean",
         help: "print the run ID and exit instead of following (only the ID when stdout is not a terminal)",
@@ -93,6 +101,7 @@ not have is refused, with the keys it does have.`,
     examples: [
       `piw run examples/hello.workflow.ts "say hi"`,
       `piw run approval --input-json '{"change": "bump zod"}'`,
+      `piw run review --budget usd=2,tokens=500k "check the diff"`,
     ],
     json: true,
   },
@@ -202,7 +211,10 @@ needs a person's word first: check whether the effect happened, then say so.
 A run whose workflow file was edited since it started fails on a plain resume (source_changed).
 With --accept-changes it goes on under the edited file when its saved position still fits it (the
 saved nodes are there, of the same kinds, and saved outputs match their schemas); otherwise it stays
-parked and piw says why.`,
+parked and piw says why.
+
+A run parked at its budget (budget_exceeded) goes on after --budget raises the limit it reached
+(the limits given replace the saved ones; the others stay).`,
     options: {
       ...HELP,
       ...JSON_FLAG,
@@ -216,10 +228,18 @@ parked and piw says why.`,
         type: "boolean",
         help: "resume on the workflow file as it is now, if the saved position fits it",
       },
+      budget: {
+        type: "string",
+        value: "<limits>",
+        help: "new budget limits, as for piw run (usd=5,tokens=1M)",
+      },
       detach: { type: "boolean", help: "exit once the run is resumed instead of following" },
     },
     notes: FOLLOWING,
-    examples: [`piw resume invoice-m3x1-4f2a --happened '{"invoiceId": "INV-7"}'`],
+    examples: [
+      `piw resume invoice-m3x1-4f2a --happened '{"invoiceId": "INV-7"}'`,
+      "piw resume review-m3x1-9c2e --budget usd=5",
+    ],
     json: true,
   },
   schedule: {

@@ -1,6 +1,6 @@
 import type { CallParams } from "@piw/client";
 import type { LaunchRefused, PreflightOptions } from "@piw/engine";
-import { captureRunEnv, type JsonValue, type PreflightLaunch } from "@piw/protocol";
+import { type Budget, captureRunEnv, type JsonValue, mergeBudget, type PreflightLaunch } from "@piw/protocol";
 import { findAppEntry, PREFLIGHT_ENTRY } from "@piw/state-dir";
 import { CliError } from "./cli-error.js";
 import { ExitCode } from "./exit-codes.js";
@@ -122,7 +122,7 @@ export function parseJsonArgument(text: string, what: string): JsonValue {
  */
 export function reserveParams(
   prepared: PreparedRun,
-  where: { cwd: string; env: NodeJS.ProcessEnv },
+  where: { cwd: string; env: NodeJS.ProcessEnv; budget?: Budget | undefined },
 ): CallParams<"runs.reserve"> {
   const env = captureRunEnv(where.env);
   if (!env.ok) throw new CliError(env.error.message, ExitCode.usage);
@@ -134,5 +134,13 @@ export function reserveParams(
     notifyModel: _notify,
     ...reserve
   } = prepared;
-  return { ...reserve, origin: { kind: "cli" }, workingDir: where.cwd, env: env.env };
+  // The start's limits go over the workflow's own.
+  const budget = mergeBudget(reserve.budget ?? null, where.budget);
+  return {
+    ...reserve,
+    ...(budget === null ? {} : { budget }),
+    origin: { kind: "cli" },
+    workingDir: where.cwd,
+    env: env.env,
+  };
 }

@@ -15,6 +15,7 @@ import {
   formatTimeLeft,
   joinWords,
   quotedExample,
+  budgetWords,
   recoveryWords,
   runningDetail,
   UNICODE_GLYPHS,
@@ -247,6 +248,8 @@ export function renderRunStatus(view: RunView, style: Style, now: number = Date.
   if (view.cursor !== null) rows.push(["at", `${view.cursor.path} #${view.cursor.visit}`]);
   for (const ws of view.workspaces ?? [])
     rows.push(["workspace", `${ws.path} (${ws.mode}, branch ${ws.branch})`]);
+  const spent = budgetWords(view);
+  if (spent !== "") rows.push(["budget", spent.replace(/^budget /, "")]);
   if (view.recoveryReason !== null)
     rows.push(["recovery", style.yellow(describeRecovery(view.recoveryReason))]);
   if (view.error !== null) rows.push(["error", style.red(`${view.error.code}: ${view.error.message}`)]);

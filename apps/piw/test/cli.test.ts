@@ -54,6 +54,23 @@ describe("piw preflight: nothing is recorded when it fails", () => {
   );
 
   it(
+    "refuses a --budget it cannot read before anything starts, naming the limit and never the value",
+    async () => {
+      const [bad, unknown] = await Promise.all([
+        piwInProcess(home, ["run", example("hello"), "hi", "--budget", "tokens=sk-SECRET-42"]),
+        piwInProcess(home, ["run", example("hello"), "hi", "--budget", "sk-SECRET-42=1"]),
+      ]);
+      expect(bad.code).toBe(64);
+      expect(bad.stderr).toContain("Invalid --budget: tokens takes a whole number above 0");
+      expect(unknown.code).toBe(64);
+      expect(unknown.stderr).toContain("the limits are usd, tokens, agentTurns, wallMs");
+      expect(bad.stderr + unknown.stderr).not.toContain("SECRET");
+      nothingRecorded();
+    },
+    SLOW,
+  );
+
+  it(
     "refuses invalid --input-json, an input the schema rejects, and both kinds of input at once",
     async () => {
       const [badJson, rejected, missing, both] = await Promise.all([

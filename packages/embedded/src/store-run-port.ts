@@ -11,6 +11,7 @@ import type {
   RunEnding,
   SettleEffect,
   StartNodeVisit,
+  WorkerParams,
 } from "@piw/protocol";
 import { type RunStore, StoreError } from "@piw/store";
 
@@ -80,6 +81,9 @@ export class StoreRunPort implements RunPort {
     return this.store.scheduleVisit(this.fence, reason);
   }
 
+  async checkBudget(req: WorkerParams<"budget.check">) {
+    return this.store.checkBudget(this.fence, req);
+  }
   async parkRun(reason: RecoveryReason) {
     return this.store.parkRun(this.fence, reason);
   }

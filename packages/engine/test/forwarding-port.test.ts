@@ -43,6 +43,7 @@ const CALLS: { [K in keyof RunPort]-?: (port: RunPort) => unknown } = {
     p.enqueueMessage({ ...visit, messageId: "m", kind: "notify", body: "b", triggerTurn: false }),
   finishRun: (p) => p.finishRun({ outcome: "completed", output: 1 }),
   parkRun: (p) => p.parkRun(lost),
+  checkBudget: (p) => p.checkBudget({ ...visit, when: "before_turn", pending: {} }),
   scheduleVisit: (p) => p.scheduleVisit(waiting),
   redefineRun: (p) =>
     p.redefineRun({

@@ -38,6 +38,7 @@ describe("RunPort", () => {
       | "parkRun"
       | "scheduleVisit"
       | "redefineRun"
+      | "checkBudget"
     >();
     expectTypeOf<WorkerWrite>().toEqualTypeOf<
       | "run.markRunning"
@@ -48,6 +49,7 @@ describe("RunPort", () => {
       | "effect.settle"
       | "message.enqueue"
       | "run.finish"
+      | "budget.check"
       | "run.park"
       | "visit.schedule"
       | "run.redefine"

@@ -69,6 +69,12 @@ const workflowToolParameters = Type.Object({
   ),
   task: Type.Optional(Type.String({ description: "start: the task, for workflows that take { task }." })),
   input: Type.Optional(Type.Any({ description: "start: the whole input as JSON, instead of task." })),
+  budget: Type.Optional(
+    Type.String({
+      description:
+        "start/resume: what the run may spend, e.g. usd=2,tokens=500k,agentTurns=20,wallMs=30m (resume: raises the limits of a run parked at its budget).",
+    }),
+  ),
   runId: Type.Optional(
     Type.String({
       description:
@@ -199,6 +205,10 @@ export function piwExtension(options: PiwExtensionOptions = {}): (pi: ExtensionA
     pi.on("agent_start", (_event, ctx) => {
       bridge.remember(ctx);
       bridge.agentStarted();
+    });
+    pi.on("message_end", async (event, ctx) => {
+      bridge.remember(ctx);
+      await bridge.messageEnded(event.message);
     });
     pi.on("agent_end", async (event, ctx) => {
       bridge.remember(ctx);

@@ -83,6 +83,17 @@ function turnEndReason(messages: readonly unknown[]): EndTurn["reason"] {
 /** Delivery of the session's queued messages: one pass at a time, and one more if asked meanwhile. */
 type Delivery = { kind: "quiet" } | { kind: "delivering"; done: Promise<void>; again: boolean };
 
+/** Tokens (in and out) and dollars of one assistant reply, as its provider reported them; else null. */
+function replyUsage(message: unknown): { tokens: number; usd: number } | null {
+  const m = message as {
+    role?: unknown;
+    usage?: { input?: unknown; output?: unknown; cost?: { total?: unknown } };
+  } | null;
+  if (m?.role !== "assistant" || !m.usage) return null;
+  const num = (v: unknown) => (typeof v === "number" && Number.isFinite(v) && v > 0 ? v : 0);
+  return { tokens: Math.round(num(m.usage.input) + num(m.usage.output)), usd: num(m.usage.cost?.total) };
+}
+
 /**
  * Everything that ties one Pi session to the host: turn reports (the turn-ownership rule), activation at idle
  * boundaries and outbox delivery (idle-activation rule), and the widget. The host decides; this only reports
@@ -186,6 +197,40 @@ export class SessionBridge {
         : null;
     } catch {
       return null;
+    }
+  }
+
+  /** The workflow turn whose usage is summed now, and the sum of its model replies so far. */
+  private turnUsage: { requestId: string; tokens: number; usd: number } | null = null;
+
+  /**
+   * `message_end`: one model reply of the agent run. For a workflow turn, the turn's usage so far goes
+   * to the host; at the run's budget the host says stop, and the turn is aborted here, before Pi
+   * calls the model again (Pi waits for this handler).
+   */
+  async messageEnded(message: unknown): Promise<void> {
+    const used = replyUsage(message);
+    if (used === null) return;
+    const known = runningTurn(this.phase);
+    const turn = await known;
+    if (!turn) return;
+    const sum =
+      this.turnUsage?.requestId === turn.requestId
+        ? this.turnUsage
+        : { requestId: turn.requestId, tokens: 0, usd: 0 };
+    sum.tokens += used.tokens;
+    sum.usd += used.usd;
+    this.turnUsage = sum;
+    try {
+      const { stop } = await this.host.call("turns.usage", {
+        sessionId: this.sessionId,
+        requestId: turn.requestId,
+        tokens: sum.tokens,
+        usd: sum.usd,
+      });
+      if (stop !== null && runningTurn(this.phase) === known) this.ctx?.abort();
+    } catch {
+      // A host that is away gets the next reply's sum; the store keeps the largest it saw.
     }
   }
 

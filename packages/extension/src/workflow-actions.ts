@@ -16,6 +16,8 @@ import {
   type RecoveryReason,
   type RunSummary,
   type RunView,
+  mergeBudget,
+  parseBudgetFlag,
 } from "@piw/protocol";
 import { clockWords, renderWidgetLines, runStateWord } from "@piw/viewer";
 import { z } from "zod";
@@ -45,6 +47,17 @@ const runIdField = z.string().min(1, "runId is required").max(200);
  * Every action's arguments, checked at run time: the tool's JSON schema is one flat object (strict
  * providers reject a top-level union), so this is where a wrong combination gets its clear error.
  */
+/** A `--budget` value, parsed; the refusal names the limit and its form, never the text given. */
+const budgetField = z
+  .string()
+  .max(200)
+  .transform((text, ctx) => {
+    const parsed = parseBudgetFlag(text);
+    if (parsed.ok) return parsed.budget;
+    ctx.addIssue({ code: "custom", message: parsed.error.message });
+    return z.NEVER;
+  });
+
 const actionSchemas = {
   list: z.object({ action: z.literal("list") }),
   start: z.object({
@@ -55,10 +68,11 @@ const actionSchemas = {
       .max(64 * 1024)
       .optional(),
     input: jsonValueSchema.optional(),
+    budget: budgetField.optional(),
   }),
   status: z.object({ action: z.literal("status"), runId: runIdField.optional() }),
   pause: z.object({ action: z.literal("pause"), runId: runIdField }),
-  resume: z.object({ action: z.literal("resume"), runId: runIdField }),
+  resume: z.object({ action: z.literal("resume"), runId: runIdField, budget: budgetField.optional() }),
   cancel: z.object({ action: z.literal("cancel"), runId: runIdField }),
   restart: z.object({ action: z.literal("restart"), runId: runIdField }),
   answer: z.object({ action: z.literal("answer"), runId: runIdField, answer: jsonValueSchema }),
@@ -173,7 +187,11 @@ export async function runAction(
       const method = `runs.${action.action}` as const;
       // A cancel says who asked: the model that cancels its own run gets no follow-up turn about it.
       const params =
-        action.action === "cancel" ? { runId: action.runId, by: answerer } : { runId: action.runId };
+        action.action === "cancel"
+          ? { runId: action.runId, by: answerer }
+          : action.action === "resume" && action.budget !== undefined
+            ? { runId: action.runId, budget: action.budget }
+            : { runId: action.runId };
       const summary = savedOrThrow(
         await bridge.host.call(method, params),
         `Could not ${action.action} run ${action.runId}`,
@@ -294,6 +312,8 @@ async function startAction(
     ),
   );
   const { title: _title, notes: _notes, agentSteps: _agentSteps, notifyModel, ...reserve } = prepared;
+  // The start's limits go over the workflow's own.
+  const budget = mergeBudget(reserve.budget ?? null, action.budget);
   const name = prepared.workflowName;
   // The run's commands see this Pi process's environment (docs/pi.md), saved privately with the run.
   const env = captureRunEnv(process.env);
@@ -301,6 +321,7 @@ async function startAction(
   const reserved = savedOrThrow(
     await bridge.host.call("runs.reserve", {
       ...reserve,
+      ...(budget === null ? {} : { budget }),
       origin: { kind: "pi", sessionId: bridge.sessionId },
       workingDir: cwd,
       env: env.env,

@@ -10,12 +10,12 @@ export type WorkflowCommand = WorkflowAction | { action: Exclude<CurrentRunVerb,
 export const WORKFLOW_USAGE: Readonly<Record<WorkflowActionName, string>> = {
   list: "/workflow list — the workflows you can start here and this session's runs",
   start:
-    "/workflow <name> [task…] — everything after the name is the task, as typed; or /workflow <name> --input-json <json>",
+    "/workflow <name> [--budget usd=2,tokens=500k] [task…] — everything after the name is the task, as typed; or /workflow <name> --input-json <json>",
   status: "/workflow status [runId] — without a run ID, this session's active run, else its latest run",
   pause:
     "/workflow pause [runId] — without a run ID, this session's active run; /workflow list shows the run IDs",
   resume:
-    "/workflow resume [runId] — without a run ID, this session's latest parked run; /workflow list shows the run IDs",
+    "/workflow resume [runId] [--budget usd=5] — without a run ID, this session's latest parked run; --budget raises the limits of a run parked at its budget",
   cancel:
     "/workflow cancel [runId] — without a run ID, this session's active run; /workflow list shows the run IDs",
   restart: "/workflow restart <runId> — the finished run to run again; /workflow list shows the run IDs",
@@ -78,6 +78,17 @@ function parseJson(text: string, action: WorkflowActionName, what: string): unkn
   }
 }
 
+/**
+ * A `--budget <limits>` taken out of `text`: first of all (before a start's task words, which are
+ * free text) or, `anywhere`, beside a resume's run ID. The limits are checked with the action.
+ */
+function budgetFlag(text: string, anywhere = false): { budget?: string; rest: string } {
+  const match = (anywhere ? /(^|\s)--budget(?:=|\s+)(\S+)/ : /^()--budget(?:=|\s+)(\S+)/).exec(text);
+  if (!match) return { rest: text };
+  const rest = `${text.slice(0, match.index)} ${text.slice(match.index + match[0].length)}`.trim();
+  return { budget: match[2] ?? "", rest };
+}
+
 /** The one argument a run verb takes: a run ID, which is a single word. */
 function runIdOf(rest: string, action: WorkflowActionName): string | undefined {
   if (rest === "") return undefined;
@@ -96,6 +107,14 @@ function commandArguments(args: string): Record<string, unknown> {
   const verb = first as WorkflowActionName;
   if (verb === "schedule") return scheduleArguments(rest);
   if (RUN_VERBS.has(verb)) {
+    if (verb === "resume") {
+      const { budget, rest: left } = budgetFlag(rest, true);
+      if (budget !== undefined) {
+        const runId = runIdOf(left, verb);
+        if (runId === undefined) throw usage("resume", "/workflow resume --budget needs the run ID.");
+        return { action: "resume", runId, budget };
+      }
+    }
     const runId = runIdOf(rest, verb);
     if (runId === undefined && CURRENT_RUN_VERBS.has(verb)) return { action: verb, current: true };
     if (runId === undefined && verb !== "status") throw usage(verb, `/workflow ${verb} needs a run ID.`);
@@ -119,12 +138,16 @@ function commandArguments(args: string): Record<string, unknown> {
   }
   // Anything else names a workflow; the words after it are free text, passed as typed.
   const workflow = first;
-  const flag = firstWord(rest);
+  const { budget, rest: afterBudget } = budgetFlag(rest);
+  const withBudget = budget === undefined ? {} : { budget };
+  const flag = firstWord(afterBudget);
   if (flag.word === INPUT_FLAG) {
     if (flag.rest === "") throw usage("start", `${INPUT_FLAG} needs the input as JSON.`);
-    return { action: "start", workflow, input: parseJson(flag.rest, "start", INPUT_FLAG) };
+    return { action: "start", workflow, ...withBudget, input: parseJson(flag.rest, "start", INPUT_FLAG) };
   }
-  return rest === "" ? { action: "start", workflow } : { action: "start", workflow, task: unquote(rest) };
+  return afterBudget === ""
+    ? { action: "start", workflow, ...withBudget }
+    : { action: "start", workflow, ...withBudget, task: unquote(afterBudget) };
 }
 
 /**

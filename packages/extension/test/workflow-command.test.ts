@@ -180,3 +180,46 @@ describe("workflow tool arguments", () => {
     expect(() => parseAction({ action: "update", total: "ten" })).toThrow(/total: /);
   });
 });
+
+describe("/workflow --budget", () => {
+  it("takes a budget before a start's task words and beside a resume's run ID", () => {
+    expect(parseWorkflowCommand("review --budget usd=2,tokens=500k the README")).toEqual({
+      action: "start",
+      workflow: "review",
+      task: "the README",
+      budget: { usd: 2, tokens: 500_000 },
+    });
+    expect(parseWorkflowCommand('review --budget=agentTurns=3 --input-json {"task":"x"}')).toEqual({
+      action: "start",
+      workflow: "review",
+      input: { task: "x" },
+      budget: { agentTurns: 3 },
+    });
+    expect(parseWorkflowCommand("resume review-m3x1-9c2e --budget tokens=1M")).toEqual({
+      action: "resume",
+      runId: "review-m3x1-9c2e",
+      budget: { tokens: 1_000_000 },
+    });
+    // After the task's first word it is part of the task, as typed.
+    expect(parseWorkflowCommand("review the --budget usd=2 flag")).toEqual({
+      action: "start",
+      workflow: "review",
+      task: "the --budget usd=2 flag",
+    });
+  });
+
+  it("refuses a budget it cannot read with the limit's form, never the value typed", () => {
+    const message = refusal("review --budget tokens=sk-SECRET-1 the README");
+    expect(message).toContain("Invalid --budget: tokens takes a whole number above 0");
+    expect(message).not.toContain("SECRET");
+    expect(refusal("resume --budget usd=5")).toContain("/workflow resume --budget needs the run ID.");
+  });
+
+  it("takes the model's budget as the tool's budget argument", () => {
+    expect(parseAction({ action: "start", workflow: "review", budget: "wallMs=10m" })).toEqual({
+      action: "start",
+      workflow: "review",
+      budget: { wallMs: 600_000 },
+    });
+  });
+});

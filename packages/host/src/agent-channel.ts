@@ -118,6 +118,11 @@ export class AgentChannel {
     this.deliver(key, { type: "turn_ended", ending });
   }
 
+  /** The turn's usage reached the run's budget: the step checks it with the store (which parks). */
+  budgetExceeded(key: VisitKey): void {
+    this.deliver(key, { type: "budget_exceeded" });
+  }
+
   /** The run was asked to pause: the waiting step parks now instead of at the next node boundary. */
   pause(): void {
     this.pauseRequested = true;

@@ -23,6 +23,7 @@ import {
   VIEW_VALUE_MAX_BYTES,
   type ViewValue,
   WORKSPACE_EFFECT,
+  NO_SPEND,
 } from "@piw/protocol";
 import type { RunInput, RunReader, StepRecord } from "@piw/store";
 import { summarizeInput } from "./input-summary.js";
@@ -53,6 +54,7 @@ export type ViewReader = Pick<
   | "listOpenTurns"
   | "readAnswerCheck"
   | "latestSettledTurn"
+  | "readBudgetState"
 >;
 
 /** The checkpoint a waiting run stopped at, with who may answer it and the answer's schema. */
@@ -178,6 +180,8 @@ function summaryOf(
     currentWork: work,
     cursor: run.cursor,
     inputSummary: inputSummaryOf(input),
+    budget: run.budget ?? null,
+    spend: reader.readBudgetState(run.runId)?.spend ?? NO_SPEND,
     continuedAs: run.outcome === "waiting" ? reader.findContinuation(run.runId) : null,
   };
 }

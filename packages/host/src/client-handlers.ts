@@ -99,8 +99,11 @@ export function clientHandlers(
     "runs.list": (query) => store.listRuns(query).map((run) => buildRunSummary(store, run, live)),
     "runs.cancel": ({ runId, by }) => control.cancel(runId, by),
     "runs.pause": ({ runId }) => control.pause(runId),
-    "runs.resume": ({ runId, acceptChanges }) =>
-      control.resume(runId, acceptChanges === undefined ? {} : { acceptChanges }),
+    "runs.resume": ({ runId, acceptChanges, budget }) =>
+      control.resume(runId, {
+        ...(acceptChanges === undefined ? {} : { acceptChanges }),
+        ...(budget === undefined ? {} : { budget }),
+      }),
     "runs.answer": ({ runId, answer, answerer, requestKey }) =>
       control.answer(runId, answer, requestKey, answerer),
     "runs.restart": ({ runId, requestKey }) => control.restart(runId, requestKey),
@@ -162,6 +165,10 @@ export function clientHandlers(
     },
     "turns.submit": ({ sessionId, output }) => turns.submit(sessionId, output),
     "turns.update": ({ sessionId, update }) => turns.update(sessionId, update),
+    "turns.usage": (params) => {
+      const stop = turns.usage(params);
+      return { stop };
+    },
     "messages.claim": ({ sessionId, limit }) => {
       const claimed = store.claimMessages({
         sessionId,

@@ -1,5 +1,6 @@
 import {
   type Answerer,
+  type Budget,
   type ClientParams,
   type JsonValue,
   newRunId,
@@ -60,7 +61,12 @@ export class RunControl {
    * An explicit resume: the store decides whether the run may resume (progress rule: never automatic after
    * no progress). `acceptChanges` lets the worker go on under a changed workflow file, if it fits.
    */
-  resume(runId: string, how: { acceptChanges?: boolean } = {}): Transition<RunSummary> {
+  resume(runId: string, how: { acceptChanges?: boolean; budget?: Budget } = {}): Transition<RunSummary> {
+    if (how.budget !== undefined) {
+      // The new limits are saved before the claim, so the resumed worker's first check sees them.
+      const raised = this.deps.store.raiseBudget({ runId, budget: how.budget });
+      if (raised.kind === "conflict" || raised.kind === "recoveryRequired") return raised;
+    }
     const claimed = this.deps.supervisor.activate(runId, "resumed by request", {
       resume: true,
       ...(how.acceptChanges === true ? { acceptChanges: true as const } : {}),

@@ -9,7 +9,7 @@ type TurnStep = Pick<StepRecord, "path" | "visit" | "status" | "timeoutMs" | "er
  * and a late submit is refused with the same reason.
  */
 export function turnStopReason(
-  run: Pick<RunRecord, "runId" | "status" | "paused"> | null,
+  run: Pick<RunRecord, "runId" | "status" | "paused" | "recoveryReason"> | null,
   turn: Pick<TurnRecord, "path" | "visit">,
   steps: readonly TurnStep[],
 ): string | null {
@@ -24,6 +24,9 @@ export function turnStopReason(
   // Its parallel branch was cancelled once the join was decided: the step takes no more work.
   if (step?.status === "failed" && step.errorCode === "cancelled") {
     return `Step ${turn.path} was cancelled: its parallel branch is no longer needed.`;
+  }
+  if (run.status === "parked" && run.recoveryReason?.code === "budget_exceeded") {
+    return `Run ${run.runId} reached its budget during step ${turn.path}.`;
   }
   if (run.paused || run.status === "parked") return `Run ${run.runId} was paused during step ${turn.path}.`;
   // A step that took its output (or failed on its own) leaves the model's turn alone: it was told to end it.

@@ -93,6 +93,7 @@ export function workerHandlers(deps: WorkerChannelDeps, worker: LiveWorker): Han
         endRun,
       ),
     "visit.schedule": (params) => commit(() => store.scheduleVisit(fence, params)),
+    "budget.check": (params) => commit(() => store.checkBudget(fence, params)),
     "run.redefine": (params) => commit(() => store.redefineRun(fence, params)),
     "agent.next": (key) => worker.agent.next(key),
     "agent.verdict": ({ submissionId, verdict }) => {

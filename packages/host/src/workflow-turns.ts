@@ -1,4 +1,11 @@
-import { RpcError, type SubmissionResult, type TurnRecord } from "@piw/protocol";
+import {
+  budgetExceededMessage,
+  reachedLimit,
+  RpcError,
+  type SubmissionResult,
+  type TurnRecord,
+  type TurnUsage,
+} from "@piw/protocol";
 import type { RunStore } from "@piw/store";
 import { agentTurnEnding } from "./agent-channel.js";
 import type { LiveWorker } from "./live-worker.js";
@@ -77,6 +84,24 @@ export class WorkflowTurns {
     const saved = saveTurnProgress({ store: this.deps.store, fenceOf }, sessionId, update);
     this.deps.runChanged(saved.runId);
     return saved;
+  }
+
+  /**
+   * A Pi session's usage of its workflow turn so far, saved on the turn. At the run's budget the
+   * step hears of it (it parks the run) and the answer is why the turn must stop, else null.
+   */
+  usage(report: TurnUsage): string | null {
+    const saved = this.deps.store.recordTurnUsage(report);
+    if (saved.kind !== "applied" && saved.kind !== "adopted") return null;
+    const turn = saved.value;
+    if (turn === null || turn.budget === null) return null;
+    this.deps.runChanged(turn.runId);
+    const limit = reachedLimit(turn.budget, turn.spend, "during_turn");
+    if (limit === null) return null;
+    if (turn.path !== null && turn.visit !== null) {
+      this.deps.currentWorker(turn.runId)?.agent.budgetExceeded({ path: turn.path, visit: turn.visit });
+    }
+    return budgetExceededMessage(limit, turn.budget, turn.spend);
   }
 
   /** A workflow turn ended without being answered by a submission (or was lost): tell its step. */

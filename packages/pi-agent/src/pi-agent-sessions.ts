@@ -229,12 +229,33 @@ function liveSession(
 ): IsolatedAgentSession {
   const startedAt = Date.now();
   let closing: Promise<IsolatedAgentReport> | undefined;
+  let turns = 0;
+  let overBudget = false;
+  const used = { tokens: 0, usd: 0 };
   const unsubscribe = session.subscribe((event) => {
     if (event.type === "tool_execution_start" && event.toolName !== SUBMIT_TOOL)
       options.onProgress?.(step, { kind: "tool", text: toolCallSummary(event.toolName, event.args) });
   });
+  // After each model reply (and its tool calls), before Pi decides on its next call: Pi awaits this
+  // hook, so a session at its budget ends here and never calls the model again.
+  const finishTurn = session.agent.finishTurn;
+  session.agent.finishTurn = async (turn, signal) => {
+    // Pi's hook may return nothing: that keeps its normal scheduling.
+    const decision = (await finishTurn?.(turn, signal)) as { action: "continue" | "end" } | undefined;
+    if (!overBudget) {
+      const reply = usageOf([turn.message]);
+      used.tokens += reply.tokensIn + reply.tokensOut;
+      used.usd += reply.cost ?? 0;
+      if ((await step.usage?.({ ...used, turns })) === true) {
+        overBudget = true;
+        queue.push({ type: "budget_exceeded" });
+      }
+    }
+    return overBudget ? { action: "end" as const } : decision;
+  };
   return {
     deliver(body) {
+      turns += 1;
       session.prompt(body).then(
         () => queue.push(turnEvent(step, session)),
         (error: unknown) => queue.push(thrownEvent(step, session, error)),
@@ -250,6 +271,7 @@ function liveSession(
           model,
           ...usageOf(session.messages),
           durationMs: Date.now() - startedAt,
+          turns,
           ...boundedTranscript(session.messages),
         };
         session.dispose();

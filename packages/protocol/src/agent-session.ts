@@ -24,10 +24,12 @@ export const agentSessionReportSchema = z.object({
   /** In the provider's currency units, when the model reports a price; else null. */
   cost: z.number().nullable(),
   durationMs: z.number().min(0),
+  /** How many model turns the session ran (its prompt, reminders and retries); absent: not counted. */
+  turns: z.number().int().min(0).optional(),
   transcript: z.array(transcriptEntrySchema),
   /** Entries left out at the start to keep the transcript within its bound. */
   transcriptOmitted: z.number().int().min(0),
-  /** Set when the session was stopped before the step ended: its deadline passed or it was cancelled. */
-  ended: z.enum(["timed_out", "cancelled"]).optional(),
+  /** Set when the session was stopped before the step ended: its deadline passed, it was cancelled or its run's budget ran out. */
+  ended: z.enum(["timed_out", "cancelled", "budget_exceeded"]).optional(),
 });
 export type AgentSessionReport = z.infer<typeof agentSessionReportSchema>;

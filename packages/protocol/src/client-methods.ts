@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { answererSchema } from "./answer-check.js";
+import { budgetSchema } from "./budget.js";
 import { lazyTable, once } from "./lazy-table.js";
 import { PROTOCOL_VERSION } from "./framing.js";
 import { type GraphManifest, graphManifestSchema } from "./graph-manifest.js";
@@ -19,6 +20,7 @@ import {
   submitOutputSchema,
   turnOwnershipSchema,
   turnRecordSchema,
+  turnUsageSchema,
 } from "./turn-records.js";
 
 const runRef = z.object({ runId: runIdSchema });
@@ -88,7 +90,8 @@ export const clientMethods = lazyTable({
   "runs.pause": () => ({ params: runRef, result: runTransition() }),
   "runs.resume": () => ({
     // `acceptChanges`: resume on the workflow file as it is now, if the saved position fits it.
-    params: runRef.extend({ acceptChanges: z.boolean().optional() }),
+    // `budget`: limits put in place of the saved ones before the run goes on (a budget-parked run).
+    params: runRef.extend({ acceptChanges: z.boolean().optional(), budget: budgetSchema.optional() }),
     result: runTransition(),
   }),
   "runs.answer": () => ({
@@ -151,6 +154,14 @@ export const clientMethods = lazyTable({
   "turns.update": () => ({
     params: turnProgressSchema,
     result: z.object({ runId: runIdSchema, path: z.string(), visit: z.number().int() }),
+  }),
+  /**
+   * What the model used so far in the session's open workflow turn (sums over the turn's replies, so a
+   * resend is harmless). `stop` is set when the run's budget is reached: the extension aborts the turn.
+   */
+  "turns.usage": () => ({
+    params: turnUsageSchema,
+    result: z.object({ stop: z.string().max(512).nullable() }),
   }),
   "messages.claim": () => ({
     params: z.object({ sessionId: opaqueIdSchema, limit: z.number().int().min(1).max(500).optional() }),
@@ -225,6 +236,7 @@ export const lostReplyPolicy = {
   "turns.settle": "report",
   "turns.submit": "report",
   "turns.update": "resend",
+  "turns.usage": "resend",
   "messages.claim": "report",
   "messages.delivered": "report",
   "messages.release": "report",

@@ -112,7 +112,14 @@ export {
   settleEffectSchema,
   startNodeVisitSchema,
 } from "./run-records.js";
-export type { EndTurn, StartTurn, SubmissionResult, TurnOwnership, TurnRecord } from "./turn-records.js";
+export type {
+  EndTurn,
+  StartTurn,
+  SubmissionResult,
+  TurnOwnership,
+  TurnRecord,
+  TurnUsage,
+} from "./turn-records.js";
 export { endTurnSchema, startTurnSchema } from "./turn-records.js";
 export type { RunEnv } from "./run-env.js";
 export { captureRunEnv, RUN_ENV_MAX_BYTES, runEnvSchema } from "./run-env.js";
@@ -187,3 +194,14 @@ export {
   scheduleRecordSchema,
 } from "./schedules.js";
 export { defaultScheduleName, scheduleRequest } from "./schedule-request.js";
+export type { Budget, BudgetLimit, BudgetSpend } from "./budget.js";
+export { budgetSchema } from "./budget.js";
+export {
+  addSpend,
+  budgetExceededMessage,
+  formatBudgetSpend,
+  mergeBudget,
+  NO_SPEND,
+  reachedLimit,
+} from "./budget-math.js";
+export { parseBudgetFlag } from "./budget-flag.js";

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { budgetSchema } from "./budget.js";
 import { answerCheckSchema, answeredBySchema, answererSchema } from "./answer-check.js";
 import {
   generationSchema,
@@ -71,6 +72,8 @@ export const reservePreparedRunSchema = z.object({
   notifyModel: modelNoticesSchema.optional(),
   /** The client's key for this start; the same key with the same request adopts the saved run. */
   requestKey: requestKeySchema.optional(),
+  /** What the run may spend: the workflow's own budget with the start's `--budget` over it. */
+  budget: budgetSchema.optional(),
   /**
    * The starting client's environment, which the run's commands start from (private, like the input).
    * Not part of the request's identity: a resent start adopts its run whatever environment it carries.
@@ -125,6 +128,8 @@ export const runRecordSchema = z.object({
   updatedAt: z.number(),
   startedAt: z.number().nullable(),
   finishedAt: z.number().nullable(),
+  /** What the run may spend; absent: no budget. */
+  budget: budgetSchema.optional(),
 });
 export type RunRecord = z.infer<typeof runRecordSchema>;
 

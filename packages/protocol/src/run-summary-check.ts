@@ -101,6 +101,26 @@ const ERROR_CODES = [
   "internal_error",
 ] as const;
 
+const spendShape: Shape = {
+  usd: required((value) => number(value) && (value as number) >= 0),
+  tokens: required(int(0)),
+  agentTurns: required(int(0)),
+  wallMs: required(int(0)),
+};
+const limit =
+  (isInt: boolean): Check =>
+  (value) =>
+    number(value) &&
+    (value as number) > 0 &&
+    (value as number) <= 1e12 &&
+    (!isInt || Number.isSafeInteger(value));
+const budget = object({
+  usd: optional(limit(false)),
+  tokens: optional(limit(true)),
+  agentTurns: optional(limit(true)),
+  wallMs: optional(limit(true)),
+});
+
 const recoveryReason = variants("code", {
   paused: { message: reasonMessage },
   worker_lost: { message: reasonMessage, launchId: required(opaqueId) },
@@ -128,6 +148,13 @@ const recoveryReason = variants("code", {
     lastError: required(text(0, 64)),
   },
   manual_effect_unsettled: { message: reasonMessage, effectId: required(text()) },
+  budget_exceeded: {
+    message: reasonMessage,
+    path: required(nodePath),
+    limit: required(oneOf("usd", "tokens", "agentTurns", "wallMs")),
+    spent: required(object(spendShape)),
+    budget: required(budget),
+  },
 });
 
 const safeError = object({
@@ -176,6 +203,8 @@ const runSummary = object({
   cursor: required(nullable(object({ path: required(nodePath), visit: required(int()) }))),
   continuedAs: optional(nullable(runId)),
   inputSummary: optional(text(0, 120)),
+  budget: optional(nullable(budget)),
+  spend: optional(object(spendShape)),
 });
 
 /** The run list's reply, when every summary passes the quick check; undefined sends the caller the full way. */

@@ -3,6 +3,7 @@ import { workspaceViewSchema } from "./workspace-view.js";
 import { AGENT_ACTIVITY_MAX, agentProgressSchema } from "./agent-progress.js";
 import { graphManifestSchema } from "./graph-manifest.js";
 import { answeredBySchema } from "./answer-check.js";
+import { budgetSchema, budgetSpendSchema } from "./budget.js";
 import { jsonValueSchema, nodePathSchema, runIdSchema } from "./ids.js";
 import { PROGRESS_MESSAGE_MAX_CHARS } from "./node-progress.js";
 import { oneLineSchema } from "./one-line.js";
@@ -132,6 +133,10 @@ export const runViewSchema = z.object({
   cursor: z.object({ path: nodePathSchema, visit: z.number().int() }).nullable(),
   /** The continuation run an answered checkpoint started; absent or null when there is none. */
   continuedAs: runIdSchema.nullable().optional(),
+  /** The run's budget (null: none); absent in views built without it. */
+  budget: budgetSchema.nullable().optional(),
+  /** What the run has spent so far, from its saved agent steps and turns; absent in views built without it. */
+  spend: budgetSpendSchema.optional(),
   /** The run's input on one line, cut to INPUT_SUMMARY_MAX_CHARS; absent in views built without it. */
   inputSummary: oneLineSchema(INPUT_SUMMARY_MAX_CHARS).optional(),
   /** The run's input (bounded); absent in views built without it. */

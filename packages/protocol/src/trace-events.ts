@@ -24,6 +24,7 @@ const recoveryCodeSchema = z.enum({
   agent_turns_lost: "agent_turns_lost",
   agent_attempts_exhausted: "agent_attempts_exhausted",
   manual_effect_unsettled: "manual_effect_unsettled",
+  budget_exceeded: "budget_exceeded",
   changes_refused: "changes_refused",
   waiting: "waiting",
   retry_waiting: "retry_waiting",
@@ -70,6 +71,8 @@ export const traceEventSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("run.running"), ...ofRun, ...noData }),
   // A resume accepted the changed workflow file: the run goes on under its new definition.
   z.object({ type: z.literal("run.redefined"), ...ofRun, ...noData }),
+  // A resume put new limits in place of the run's budget.
+  z.object({ type: z.literal("run.budget_raised"), ...ofRun, ...noData }),
   z.object({ type: z.literal("run.parked"), ...ofRun, data: z.object({ reason: recoveryCodeSchema }) }),
   // A claim expired before any worker was launched for it: back to `queued`.
   z.object({ type: z.literal("run.lease_expired"), ...ofRun, ...noData }),

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { budgetSchema, budgetSpendSchema } from "./budget.js";
 import { nodePathSchema, opaqueIdSchema, runIdSchema } from "./ids.js";
 import { runStatusSchema, terminalOutcomeSchema } from "./run-status.js";
 
@@ -53,6 +54,16 @@ export const recoveryReasonSchema = z.discriminatedUnion("code", [
     attempts: z.number().int().min(2),
     at: z.number().int().min(0),
     lastError: z.string().max(64),
+  }),
+  // The run reached a limit of its budget before or during agent step `path`: `limit` names it, `spent`
+  // what the run had spent against `budget`. The visit stays open; a resume with a higher budget goes on.
+  z.object({
+    code: z.literal("budget_exceeded"),
+    message: z.string().max(512),
+    path: nodePathSchema,
+    limit: z.enum(["usd", "tokens", "agentTurns", "wallMs"]),
+    spent: budgetSpendSchema,
+    budget: budgetSchema,
   }),
   // A manual effect was reserved but never settled: only a person can tell whether it happened.
   z.object({

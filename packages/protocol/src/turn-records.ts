@@ -23,6 +23,15 @@ export const endTurnSchema = z.object({
 });
 export type EndTurn = z.infer<typeof endTurnSchema>;
 
+/** A workflow turn's usage so far, summed over its model replies by the Pi session that runs it. */
+export const turnUsageSchema = z.object({
+  sessionId: opaqueIdSchema,
+  requestId: opaqueIdSchema,
+  tokens: z.number().int().min(0).max(1e12),
+  usd: z.number().min(0).max(1e12),
+});
+export type TurnUsage = z.infer<typeof turnUsageSchema>;
+
 export const turnRecordSchema = z.object({
   turnId: z.string(),
   runId: z.string().nullable(),

@@ -26,6 +26,7 @@ const workerMethodRoles = {
   "run.park": { role: "write", port: "parkRun" },
   "visit.schedule": { role: "write", port: "scheduleVisit" },
   "run.redefine": { role: "write", port: "redefineRun" },
+  "budget.check": { role: "write", port: "checkBudget" },
   "agent.next": { role: "agent" },
   "agent.verdict": { role: "agent" },
   "agent.progress": { role: "worker" },

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { runEnvSchema } from "./run-env.js";
 import { agentProgressSchema } from "./agent-progress.js";
+import { budgetSchema, budgetSpendSchema } from "./budget.js";
 import { effectStateSchema, nodeVisitStateSchema, runSnapshotSchema } from "./execution.js";
 import { nodePathSchema, visitNumberSchema } from "./ids.js";
 import { advanceNodeVisitSchema, nodeVisitAdvanceSchema } from "./node-advance.js";
@@ -71,6 +72,28 @@ export const workerMethods = {
   "visit.schedule": { params: recoveryReasonSchema, result: transitionSchema(runRecordSchema) },
   /** Point the run at its changed workflow, which the worker checked against the saved position. */
   "run.redefine": { params: redefineRunSchema, result: transitionSchema(runRecordSchema) },
+  /**
+   * The run's budget against its saved spend plus `pending` (usage of isolated sessions that is not
+   * saved yet), before an agent turn starts or while one runs. At a limit the store parks the run
+   * (`budget_exceeded`, the visit stays open) and replies `recoveryRequired`.
+   */
+  "budget.check": {
+    params: z.object({
+      path: nodePathSchema,
+      visit: visitNumberSchema,
+      when: z.enum(["before_turn", "during_turn"]),
+      pending: budgetSpendSchema.partial(),
+      /** Only answer, never park: an isolated session asks, stops, saves its record, then parks. */
+      askOnly: z.boolean().optional(),
+    }),
+    result: transitionSchema(
+      z.object({
+        budget: budgetSchema.nullable(),
+        spend: budgetSpendSchema,
+        reached: z.enum(["usd", "tokens", "agentTurns", "wallMs"]).nullable(),
+      }),
+    ),
+  },
   /** Long poll: the next submission or turn end for an open agent visit. */
   "agent.next": {
     params: z.object({ path: nodePathSchema, visit: visitNumberSchema }),
@@ -79,6 +102,8 @@ export const workerMethods = {
       z.object({ type: z.literal("turn_ended"), ending: agentTurnEndingSchema }),
       // The step's turn was interrupted (Escape) and the run was asked to pause: park and stop.
       z.object({ type: z.literal("paused") }),
+      // The turn's reported usage reached the run's budget: the step checks it again (which parks).
+      z.object({ type: z.literal("budget_exceeded") }),
     ]),
   },
   /** The verdict on a submission, returned to the model through the extension. */

@@ -1,4 +1,4 @@
-import type { RecoveryReason, RunOrigin, RunRecord, SourceIdentity, TurnRecord } from "@piw/protocol";
+import type { Budget, RecoveryReason, RunOrigin, RunRecord, SourceIdentity, TurnRecord } from "@piw/protocol";
 import type { TableRow } from "./table-columns.js";
 
 // The row types follow the table descriptions in `table-columns.ts`; the mappers to the protocol's
@@ -42,6 +42,7 @@ export function mapRunRow(row: RunRow): RunRecord {
     updatedAt: row.updated_at,
     startedAt: row.started_at,
     finishedAt: row.finished_at,
+    ...(row.budget_json === null ? {} : { budget: JSON.parse(row.budget_json) as Budget }),
   };
 }
 

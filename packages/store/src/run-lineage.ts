@@ -72,6 +72,8 @@ function insertChild(ctx: StoreContext, spec: ChildSpec): Transition<RunRecord> 
       notify_model_cancel: parent.notify_model_cancel,
       working_dir: parent.working_dir,
       request_key: spec.requestKey,
+      // A continuation or restart goes on under its parent's limits, with a spend of its own.
+      budget_json: parent.budget_json,
     },
     spec.answeredBy,
   );

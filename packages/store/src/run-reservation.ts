@@ -13,6 +13,10 @@ import { mapRunRow, type RunRow } from "./rows.js";
 import { insertQueuedRun } from "./run-writes.js";
 import { sessionRefusal } from "./session-reservation.js";
 
+function budgetJson(req: ReservePreparedRun): string | null {
+  return req.budget === undefined ? null : canonicalJson(req.budget);
+}
+
 function sameReservation(
   ctx: StoreContext,
   row: RunRow,
@@ -38,7 +42,8 @@ function sameReservation(
     row.origin_session === session &&
     row.origin_schedule === (req.origin.kind === "schedule" ? req.origin.scheduleId : null) &&
     row.scheduled_for === (req.origin.kind === "schedule" ? req.origin.scheduledFor : null) &&
-    row.request_key === (req.requestKey ?? null)
+    row.request_key === (req.requestKey ?? null) &&
+    row.budget_json === budgetJson(req)
   );
 }
 
@@ -86,6 +91,7 @@ export function reservePreparedRun(ctx: StoreContext, req: ReservePreparedRun): 
       notify_model_cancel: req.notifyModel?.onCancel === true ? 1 : 0,
       working_dir: req.workingDir ?? null,
       request_key: req.requestKey ?? null,
+      budget_json: budgetJson(req),
     });
     return applied(mapRunRow(row));
   });

@@ -20,8 +20,12 @@ import type {
   SettleEffect,
   StartNodeVisit,
   StartTurn,
+  Budget,
+  TurnUsage,
   WorkerExit,
+  WorkerParams,
 } from "@piw/protocol";
+import { checkBudget, raiseBudget, readBudgetState, recordTurnUsage } from "./budget-spend.js";
 import { listDueRuns, nextWakeAt } from "./clock.js";
 import { type GroupOutcome, StoreContext } from "./context.js";
 import { markLaunchesAlive } from "./deadline-clock.js";
@@ -160,6 +164,14 @@ export class RunStore {
   parkRun(fence: Fence, reason: RecoveryReason) {
     return parkRun(this.use(), fence, reason);
   }
+  /** An agent step's budget check; parks the run (`budget_exceeded`) at a limit. */
+  checkBudget(fence: Fence, req: WorkerParams<"budget.check">) {
+    return checkBudget(this.use(), fence, req);
+  }
+  /** A resume's `--budget`, saved over the run's limits before it is claimed. */
+  raiseBudget(req: { runId: string; budget: Budget }) {
+    return raiseBudget(this.use(), req);
+  }
   redefineRun(fence: Fence, req: RedefineRun) {
     return redefineRun(this.use(), fence, req);
   }
@@ -208,6 +220,10 @@ export class RunStore {
   }
   endTurn(req: EndTurn) {
     return endTurn(this.use(), req);
+  }
+  /** A Pi session's usage of its open workflow turn so far, and its run's budget state. */
+  recordTurnUsage(req: TurnUsage) {
+    return recordTurnUsage(this.use(), req);
   }
   settleSessionTurns(req: SessionRef) {
     return settleSessionTurns(this.use(), req);
@@ -347,6 +363,10 @@ export class RunStore {
   listRunEvents(runId: string, afterSeq?: number, limit?: number) {
     return readers.listRunEvents(this.use(), runId, afterSeq, limit);
   }
+  /** A run's budget and what it has spent so far (saved facts only); null for no such run. */
+  readBudgetState(runId: string) {
+    return this.use().read(() => readBudgetState(this.use(), runId));
+  }
   /** Outputs, errors, effects, messages and turns of a run, for a viewer's inspector. */
   readRunHistory(runId: string) {
     return readRunHistory(this.use(), runId);
@@ -376,4 +396,5 @@ export type RunReader = Pick<
   | "listOpenTurns"
   | "latestSettledTurn"
   | "countRunsByStatus"
+  | "readBudgetState"
 >;

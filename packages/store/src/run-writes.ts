@@ -36,7 +36,9 @@ type MutableRunColumn =
   | "finished_at"
   // Only ever cleared: a launch that ends before it ran keeps no private input or environment.
   | "input_hash"
-  | "env_hash";
+  | "env_hash"
+  // Raised by a resume's `--budget`.
+  | "budget_json";
 export type RunUpdate = Partial<Pick<RunRow, MutableRunColumn>>;
 
 /** What a new run row is made of; the writer adds its `queued` status, counters and times. */
@@ -67,6 +69,7 @@ export type NewRun = Pick<
   | "notify_model_cancel"
   | "working_dir"
   | "request_key"
+  | "budget_json"
 >;
 
 /** A status change the run-status table forbids reached the writer: a bug in the caller, not bad input. */
@@ -108,6 +111,7 @@ const NEW_RUN_COLUMNS = [
   "notify_model_cancel",
   "working_dir",
   "request_key",
+  "budget_json",
 ] as const satisfies readonly (keyof NewRun)[];
 
 const INSERT_RUN = `INSERT INTO runs (${NEW_RUN_COLUMNS.join(", ")}, status, generation, revision,

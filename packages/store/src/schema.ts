@@ -62,6 +62,7 @@ CREATE TABLE runs (
   notify_model_cancel INTEGER NOT NULL CHECK (notify_model_cancel IN (0, 1)),
   working_dir TEXT,
   request_key TEXT,
+  budget_json TEXT,
   terminal_fingerprint TEXT,
   presentation_state TEXT NOT NULL CHECK (presentation_state IN ('none', 'pending', 'created', 'failed')),
   presentation_error TEXT,
@@ -167,6 +168,8 @@ CREATE TABLE turns (
   message_id TEXT NOT NULL,
   status TEXT NOT NULL CHECK (status IN ('open', 'ended', 'lost', 'unowned')),
   end_reason TEXT,
+  tokens INTEGER NOT NULL DEFAULT 0,
+  usd REAL NOT NULL DEFAULT 0,
   started_at INTEGER NOT NULL,
   ended_at INTEGER
 ) STRICT;

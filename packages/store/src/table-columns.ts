@@ -79,6 +79,8 @@ export const TABLE_COLUMNS = {
     working_dir: nullable(text()),
     /** The client's key for the action that created the run; read only to adopt a repeated request. */
     request_key: nullable(text()),
+    /** The run's budget (canonical JSON of a `Budget`); null: none. A resume may raise it. */
+    budget_json: nullable(text()),
     terminal_fingerprint: nullable(text()),
     presentation_state: textOf("none", "pending", "created", "failed"),
     presentation_error: nullable(text()),
@@ -140,6 +142,9 @@ export const TABLE_COLUMNS = {
     message_id: text(),
     status: textOf("open", "ended", "lost", "unowned"),
     end_reason: nullable(textAs<NonNullable<TurnRecord["endReason"]>>()),
+    /** What the turn's model replies used so far, as its Pi session reported it (`turns.usage`). */
+    tokens: integer(),
+    usd: real(),
     started_at: integer(),
     ended_at: nullable(integer()),
   },

@@ -1,5 +1,6 @@
 export { agentCostLines, agentSessions, stepTranscriptLines } from "./agent-session-lines.js";
 export { ANSWERED_BY_WORDS, answerExample, quotedExample } from "./answer-example.js";
+export { budgetWords } from "./budget-words.js";
 export { clockWords, formatDueTime, recoveryWords } from "./clock-words.js";
 export { describeConflict } from "./conflict.js";
 export { flowEntries } from "./flow.js";

@@ -113,6 +113,7 @@ function applyEvent(state: ReplayState, event: HistoryEvent): void {
     case "run.pause_requested":
     case "run.answered":
     case "run.redefined":
+    case "run.budget_raised":
     case "run.presented":
     case "run.presentation_failed":
     case "effect.reserved":

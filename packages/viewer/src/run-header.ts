@@ -5,6 +5,7 @@ import { describeEvent } from "./replay.js";
 import type { Theme } from "./theme.js";
 import type { OpenRun } from "./viewer-state.js";
 import { RUN_TINTS, runStateText, runStateWord } from "./words.js";
+import { budgetWords } from "./budget-words.js";
 import { recoveryWords } from "./clock-words.js";
 
 const TERMINAL_STATUSES: ReadonlySet<RunView["status"]> = new Set(["done", "failed", "cancelled"]);
@@ -33,7 +34,9 @@ export function runHeader(view: RunView, now: number, theme: Theme, g: Glyphs): 
       ? ` ${g.dot} ${theme("red", `${view.error.code}: ${view.error.message}`)}`
       : "";
   const state = theme(RUN_TINTS[word], `${g.run[word]} ${runStateText(view)}`);
-  return `${theme("bold", `piw ${g.dot} ${title}`)} ${g.dot} ${view.runId} ${g.dot} ${state}${took}${error}`;
+  const spent = budgetWords(view);
+  const budget = spent === "" ? "" : ` ${g.dot} ${theme("dim", spent)}`;
+  return `${theme("bold", `piw ${g.dot} ${title}`)} ${g.dot} ${view.runId} ${g.dot} ${state}${took}${budget}${error}`;
 }
 
 /** The line under the header: the replay position, or what the run is doing now. */

@@ -1,3 +1,4 @@
+import { budgetWords } from "./budget-words.js";
 import { visibleWidth } from "@earendil-works/pi-tui";
 import type { NodeView, RunView } from "@piw/protocol";
 import { ANSWERED_BY_WORDS, quotedExample } from "./answer-example.js";
@@ -209,7 +210,13 @@ export function renderWidgetLines(view: RunView, options: WidgetOptions): string
         )
       : undefined;
   const gate = gateLines(view, width, theme);
-  const room = maxLines - (recovery === undefined ? 0 : 1) - gate.length;
+  // Spend against budget while the run can still spend; a parked run's reason says it already.
+  const spent = budgetWords(view);
+  const budget =
+    spent !== "" && (view.status === "running" || view.status === "starting")
+      ? clipToWidth(theme("dim", spent), width, g.ellipsis)
+      : undefined;
+  const room = maxLines - (recovery === undefined ? 0 : 1) - (budget === undefined ? 0 : 1) - gate.length;
   if (room > 0 && rows.length > 0) {
     const focus = Math.max(
       0,
@@ -238,6 +245,7 @@ export function renderWidgetLines(view: RunView, options: WidgetOptions): string
       }
     }
   }
+  if (budget !== undefined && lines.length < maxLines) lines.push(budget);
   if (recovery !== undefined) lines.push(recovery);
   lines.push(...gate.slice(0, Math.max(0, maxLines - lines.length)));
   return lines;
@@ -269,7 +277,8 @@ function gateLines(view: RunView, width: number, theme: Theme): string[] {
  */
 export function renderFooterStatus(view: RunView, now?: number): string {
   let path = activePath(view);
-  const head = `wf ${view.workflowName} [${runStateWord(view)}]`;
+  const spent = budgetWords(view);
+  const head = `wf ${view.workflowName} [${runStateWord(view)}]${spent === "" ? "" : ` ${spent}`}`;
   if (path === null) return head;
   let where = path;
   const fork = view.manifest.forks?.find((f) => f.path === path);

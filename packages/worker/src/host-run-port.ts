@@ -13,6 +13,7 @@ import {
   type RunEnding,
   type SettleEffect,
   type StartNodeVisit,
+  type WorkerParams,
   type workerMethods,
 } from "@piw/protocol";
 import type { WorkerAssignment } from "./load-run-workflow.js";
@@ -105,6 +106,9 @@ export class HostRunPort implements RunPort {
 
   parkRun(reason: RecoveryReason) {
     return refusedAsTooLarge(this.peer.call("run.park", reason));
+  }
+  checkBudget(req: WorkerParams<"budget.check">) {
+    return this.peer.call("budget.check", req);
   }
   redefineRun(req: RedefineRun) {
     return refusedAsTooLarge(this.peer.call("run.redefine", req));

@@ -140,6 +140,7 @@ export class TestHost {
       "run.finish": (ending) => store.finishRun(fence, ending),
       "run.park": (reason) => store.parkRun(fence, reason),
       "visit.schedule": (reason) => store.scheduleVisit(fence, reason),
+      "budget.check": (params) => store.checkBudget(fence, params),
       "run.redefine": (req) => store.redefineRun(fence, req),
       "agent.next": () => new Promise(() => {}),
       "agent.verdict": () => ({ ok: true as const }),

@@ -10,7 +10,7 @@ import { requirePersonAtTerminal } from "../person-at-terminal.js";
 import { parseJsonArgument } from "../preflight.js";
 import { runStateWord } from "../render-words.js";
 import { COMMAND_USAGE } from "../usage.js";
-import { runIdArgument, savedValue } from "./run-arguments.js";
+import { budgetOption, runIdArgument, savedValue } from "./run-arguments.js";
 
 /** `piw cancel <runId>`. */
 export function cancelCommand(ctx: CliContext, args: string[]): Promise<ExitCode> {
@@ -150,7 +150,15 @@ export async function resumeCommand(ctx: CliContext, args: string[]): Promise<Ex
       );
     }
     const acceptChanges = values["accept-changes"] === true;
-    savedValue(await host.call("runs.resume", { runId, ...(acceptChanges ? { acceptChanges } : {}) }), runId);
+    const budget = budgetOption(values.budget, "resume");
+    savedValue(
+      await host.call("runs.resume", {
+        runId,
+        ...(acceptChanges ? { acceptChanges } : {}),
+        ...(budget === undefined ? {} : { budget }),
+      }),
+      runId,
+    );
     note(ctx.style.dim(`resumed ${runId}${acceptChanges ? " on its workflow file as it is now" : ""}`));
   }
   const detach = values.detach === true;

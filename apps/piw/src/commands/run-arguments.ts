@@ -1,4 +1,4 @@
-import { runIdSchema, type Transition } from "@piw/protocol";
+import { type Budget, parseBudgetFlag, runIdSchema, type Transition } from "@piw/protocol";
 import { CliError, usageError } from "../cli-error.js";
 import { ExitCode } from "../exit-codes.js";
 import { describeConflict, describeRecoveryRequired } from "../render-conflict.js";
@@ -15,6 +15,14 @@ export function runIdArgument(command: string, positionals: readonly string[]): 
     );
   }
   return runId;
+}
+
+/** The `--budget` of a command, parsed; a refusal names the limit and its form, never the value given. */
+export function budgetOption(value: string | boolean | undefined, command: string): Budget | undefined {
+  if (typeof value !== "string") return undefined;
+  const parsed = parseBudgetFlag(value);
+  if (!parsed.ok) throw usageError(parsed.error.message, command);
+  return parsed.budget;
 }
 
 /** The saved value of a host change, or a one-line error for a conflict or a needed recovery. */

@@ -6,7 +6,7 @@ import { COMMAND_TABLE } from "../command-table.js";
 import { parseCommandLine } from "../parse-command-line.js";
 import { preflight, reserveParams } from "../preflight.js";
 import { COMMAND_USAGE } from "../usage.js";
-import { savedValue } from "./run-arguments.js";
+import { budgetOption, savedValue } from "./run-arguments.js";
 
 /** `piw run`: preflight, reserve (origin cli), then follow. */
 export async function runCommand(ctx: CliContext, args: string[]): Promise<ExitCode> {
@@ -22,13 +22,14 @@ export async function runCommand(ctx: CliContext, args: string[]): Promise<ExitC
     throw usageError("give the input as task words or with --input-json, not both", "run");
   }
 
+  const budget = budgetOption(values.budget, "run");
   // Nothing reaches the host until the workflow compiled and the input checked out.
   const prepared = await preflight({ ref, cwd: ctx.io.cwd, words, inputJson }, ctx.io.env);
   for (const note of prepared.notes) ctx.warn(`piw: ${note}`);
 
   const host = await ctx.host();
   const reserved = savedValue(
-    await host.call("runs.reserve", reserveParams(prepared, { cwd: ctx.io.cwd, env: ctx.io.env })),
+    await host.call("runs.reserve", reserveParams(prepared, { cwd: ctx.io.cwd, env: ctx.io.env, budget })),
     prepared.workflowName,
   );
   const runId = reserved.runId;

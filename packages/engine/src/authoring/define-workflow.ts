@@ -1,3 +1,4 @@
+import type { Budget } from "@piw/protocol";
 import type { ZodType, z } from "zod";
 import type { ScopeContext } from "../compiler/compiled-workflow.js";
 import type {
@@ -42,6 +43,7 @@ export interface WorkflowDefinition<Name extends string = string, In = never, X 
   readonly notifyModel?: NotifyModelOption;
   readonly maxSteps: number;
   readonly defaults?: WorkflowDefaults;
+  readonly budget?: Budget;
   readonly [acceptedInput]?: (input: In) => void;
 }
 
@@ -152,6 +154,11 @@ export interface WorkflowSpec<
   notifyModel?: NotifyModelOption;
   /** Bound on node visits per run, so that a loop cannot run forever; default 1000. */
   maxSteps?: number;
+  /**
+   * What one run may spend (dollars, tokens, agent turns, execution time); a start's `--budget` sets
+   * limits over it. Only the started workflow's budget counts: included workflows spend from it.
+   */
+  budget?: Budget;
   /** Settings for this workflow's nodes that set none themselves: the deadline of each kind. */
   defaults?: WorkflowDefaults;
 }

@@ -1,3 +1,4 @@
+import { budgetSchema } from "@piw/protocol";
 import { nodePathSchema } from "@piw/protocol";
 import {
   isWorkflowDefinition,
@@ -287,6 +288,7 @@ const WORKFLOW_FIELDS: readonly (keyof WorkflowDefinition & string)[] = [
   "notifyModel",
   "maxSteps",
   "defaults",
+  "budget",
 ];
 const INCLUDE_FIELDS: readonly (keyof WorkflowInclude & string)[] = ["kind", "workflow", "title", "input"];
 
@@ -330,6 +332,13 @@ function checkWorkflowFields(definition: WorkflowDefinition, path: string, probl
     problems.push({ path: at("presentationPrompt"), message: "presentationPrompt must be a string" });
   }
   checkNotifyModel(definition.notifyModel, at("notifyModel"), problems);
+  if (definition.budget !== undefined && !budgetSchema.safeParse(definition.budget).success) {
+    problems.push({
+      path: at("budget"),
+      message:
+        "budget must be { usd?, tokens?, agentTurns?, wallMs? }, each a number above 0 (tokens, agentTurns and wallMs whole)",
+    });
+  }
   const steps = definition.maxSteps;
   if (typeof steps !== "number" || !Number.isInteger(steps) || steps < 1 || steps > 1_000_000) {
     problems.push({ path: at("maxSteps"), message: "maxSteps must be an integer from 1 to 1000000" });

@@ -127,6 +127,7 @@ export function compileWorkflow(definition: WorkflowDefinition): CompiledWorkflo
   if (definition.input !== undefined) compiled.inputSchema = definition.input;
   if (definition.presentationPrompt !== undefined)
     compiled.presentationPrompt = definition.presentationPrompt;
+  if (definition.budget !== undefined) compiled.budget = definition.budget;
   return compiled;
 }
 
@@ -218,5 +219,6 @@ function definitionDigest(manifest: GraphManifest, scopes: ReadonlyMap<string, S
   const presentationPrompt = root?.presentationPrompt;
   // Absent when the workflow leaves it at its defaults, so older digests stay as they were.
   const notifyModel = root?.notifyModel;
-  return sha256Hex(canonicalJson({ manifest, inputs, settings, presentationPrompt, notifyModel }));
+  const budget = root?.budget;
+  return sha256Hex(canonicalJson({ manifest, inputs, settings, presentationPrompt, notifyModel, budget }));
 }

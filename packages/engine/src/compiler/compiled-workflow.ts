@@ -1,3 +1,4 @@
+import type { Budget } from "@piw/protocol";
 import type { AnswerCheck, AnsweredBy, JoinPolicy, ModelNotices } from "@piw/protocol";
 import type { ZodType } from "zod";
 import type { AgentSessionKind, IsolatedAgentOptions } from "../authoring/agent-options.js";
@@ -247,6 +248,8 @@ export interface CompiledWorkflow {
   maxSteps: number;
   inputSchema?: ZodType;
   presentationPrompt?: string;
+  /** The root workflow's budget, if it declares one. */
+  budget?: Budget;
   /** Which ends of a run the model that started it hears of in a follow-up turn (defaults filled in). */
   notifyModel: ModelNotices;
   /** By full path. */

@@ -24,6 +24,18 @@ export interface IsolatedStep {
    * field is wrong); absent where progress is not kept.
    */
   progress?(update: unknown): { ok: true } | { ok: false; problem: string };
+  /**
+   * What the session used so far, after each model reply. `true` stops it at once: the run's budget
+   * is reached, and the session aborts before another model call and yields `budget_exceeded`.
+   */
+  usage?(usage: IsolatedUsage): Promise<boolean>;
+}
+
+/** An isolated session's usage so far: tokens in and out, dollars, and the turns it was given. */
+export interface IsolatedUsage {
+  tokens: number;
+  usd: number;
+  turns: number;
 }
 
 /** What an isolated session cost and said: saved with its visit, shown by `piw status` and the viewer. */

@@ -7,6 +7,7 @@ import {
   type IsolatedAgentSession,
   READ_ONLY_TOOLS,
 } from "./agent-session.js";
+import { BudgetGuard } from "./budget-guard.js";
 import { DeadlinePassed, expectSaved, NodeFailure, RunParked } from "./execution-signals.js";
 import type { AgentEvent, RunPort } from "./run-port.js";
 import { rejectedOutput, SUBMIT_CALL, stepPrompt } from "./step-contract.js";
@@ -41,11 +42,28 @@ interface AgentChannel {
   /** `key` names the text within the attempt (`step`, `nudge:1`, `retry:2`); it makes the message ID. */
   deliver(key: string, body: string): Promise<void>;
   next(signal: AbortSignal): Promise<AgentEvent>;
+  /** The run's budget allows another turn; at a limit the run parks (`RunParked` is thrown). */
+  beforeTurn(): Promise<void>;
+  /**
+   * The turn's usage reached the budget: save what it spent and park the run (`RunParked` is thrown).
+   * Returns only when the store finds the run within its budget after all; the step goes on.
+   */
+  budgetStop(): Promise<void>;
 }
 
 function conversationChannel(run: AgentStepRun, node: CompiledAgentNode): AgentChannel {
   const where = { runId: run.runId, path: node.path, visit: run.visit };
+  // The host saves the conversation's usage per turn, so the store decides from saved facts alone.
+  const check = async (when: "before_turn" | "during_turn") =>
+    expectSaved(await run.port.checkBudget({ path: node.path, visit: run.visit, when, pending: {} }));
   return {
+    beforeTurn: async () => {
+      await check("before_turn");
+    },
+    async budgetStop() {
+      // The host saw the limit reached in the turn's usage; the store decides by the same sums.
+      await check("during_turn");
+    },
     async deliver(key, body) {
       expectSaved(
         await run.port.enqueueMessage({
@@ -62,10 +80,34 @@ function conversationChannel(run: AgentStepRun, node: CompiledAgentNode): AgentC
   };
 }
 
-function isolatedChannel(session: IsolatedAgentSession): AgentChannel {
+function isolatedChannel(
+  run: AgentStepRun,
+  node: CompiledAgentNode,
+  isolated: {
+    session: IsolatedAgentSession;
+    guard: BudgetGuard;
+    settle(ended?: "budget_exceeded"): Promise<void>;
+  },
+): AgentChannel {
+  const { session, guard } = isolated;
+  const stop = async (when: "before_turn" | "during_turn"): Promise<never> => {
+    // The record first: a parked run takes no more writes from this claim.
+    await isolated.settle("budget_exceeded");
+    const limit = guard.reached(when) ?? "usd";
+    const checked = await run.port.checkBudget({ path: node.path, visit: run.visit, when, pending: {} });
+    expectSaved(checked);
+    // The store's sums fell short of what the session saw (a record it could not save): park anyway.
+    const reason = guard.reason(node.path, limit);
+    expectSaved(await run.port.parkRun(reason));
+    throw new RunParked(reason);
+  };
   return {
     deliver: async (_key, body) => session.deliver(body),
     next: (signal) => session.next(signal),
+    beforeTurn: async () => {
+      if (guard.reached("before_turn") !== null) await stop("before_turn");
+    },
+    budgetStop: () => stop("during_turn"),
   };
 }
 
@@ -78,7 +120,11 @@ async function openIsolated(
   node: CompiledAgentNode,
   placement: AgentPlacement,
   ctx: NodeContext,
-): Promise<{ session: IsolatedAgentSession; settle(signal: AbortSignal): Promise<void> }> {
+): Promise<{
+  session: IsolatedAgentSession;
+  guard: BudgetGuard;
+  settle(ended?: "budget_exceeded"): Promise<void>;
+}> {
   if (!placement.isolated) {
     throw new NodeFailure(
       "node_failed",
@@ -93,6 +139,11 @@ async function openIsolated(
     AGENT_SESSION_EFFECT,
     run.attempt - 1,
   );
+  // Before every agent step: a run at its limit parks here, before a session or its record exists.
+  const state = expectSaved(
+    await run.port.checkBudget({ path: node.path, visit: run.visit, when: "before_turn", pending: {} }),
+  );
+  const guard = new BudgetGuard(state.budget, state.spend);
   const request: JsonValue = {
     attempt: run.attempt,
     model: options.model ?? null,
@@ -119,6 +170,24 @@ async function openIsolated(
     tools,
     cwd,
     progress: (update) => modelProgress(ctx, update),
+    usage: async (usage) => {
+      guard.record(usage);
+      if (guard.reached("during_turn") !== null) return true;
+      // The run's saved spend moves on while the session runs (a parallel branch, the conversation's
+      // last reply): ask the store, with this session's unsaved usage as pending.
+      const asked = await run.port
+        .checkBudget({
+          path: node.path,
+          visit: run.visit,
+          when: "during_turn",
+          pending: guard.pending(),
+          askOnly: true,
+        })
+        .catch(() => null);
+      if (asked === null || asked.kind === "conflict") return true;
+      if (asked.kind === "recoveryRequired") return true;
+      return asked.value.reached !== null;
+    },
     ...(options.model === undefined ? {} : { model: options.model }),
     ...(options.thinking === undefined ? {} : { thinking: options.thinking }),
     ...(options.systemPrompt === undefined ? {} : { systemPrompt: options.systemPrompt }),
@@ -128,15 +197,23 @@ async function openIsolated(
     throw new NodeFailure(opened.error.code, opened.error.message);
   }
   const { session } = opened;
+  const signal = ctx.signal;
+  let stoppedBy: "budget_exceeded" | undefined;
   return {
     session,
-    async settle(signal) {
-      // A deadline or a cancel stops the session midway: the record keeps what it cost so far.
-      const ended = !signal.aborted
-        ? {}
-        : {
-            ended: signal.reason instanceof DeadlinePassed ? ("timed_out" as const) : ("cancelled" as const),
-          };
+    guard,
+    async settle(by) {
+      stoppedBy ??= by;
+      // A deadline, a cancel or the budget stops the session midway: the record keeps what it cost so far.
+      const ended =
+        stoppedBy !== undefined
+          ? { ended: stoppedBy }
+          : !signal.aborted
+            ? {}
+            : {
+                ended:
+                  signal.reason instanceof DeadlinePassed ? ("timed_out" as const) : ("cancelled" as const),
+              };
       const report = { ...(await session.close()), ...ended };
       // The record is bookkeeping: a run whose claim moved on (a cancel) may refuse it.
       await run.port
@@ -161,9 +238,9 @@ export async function runAgent(
   const where = workspace === null ? placement : { ...placement, workingDir: workspace };
   const isolated = await openIsolated(run, node, where, ctx);
   try {
-    return await stepLoop(run, node, ctx, isolatedChannel(isolated.session), workspace);
+    return await stepLoop(run, node, ctx, isolatedChannel(run, node, isolated), workspace);
   } finally {
-    await isolated.settle(ctx.signal);
+    await isolated.settle();
   }
 }
 
@@ -192,6 +269,7 @@ async function stepLoop(
     attempt: run.attempt,
     ...(workspace === null ? {} : { workspace }),
   });
+  await channel.beforeTurn();
   await channel.deliver(`step:${run.attempt}`, prompt);
   // Turns the model ended without submitting (the reminder budget), and turns that were not the
   // model's doing: lost ones in a row (their bound) and in all (for the retry messages' identities).
@@ -209,6 +287,10 @@ async function stepLoop(
       expectSaved(await run.port.parkRun(reason));
       throw new RunParked(reason);
     }
+    if (event.type === "budget_exceeded") {
+      await channel.budgetStop();
+      continue;
+    }
     // Not a lost turn: another turn would fail the same way, so the step fails at once.
     if (event.type === "model_unavailable") throw new NodeFailure("model_unavailable", event.message);
     if (event.type === "turn_ended") {
@@ -223,6 +305,7 @@ async function stepLoop(
             );
           }
           nudges += 1;
+          await channel.beforeTurn();
           await channel.deliver(
             reminderKind("nudge", run.attempt, nudges),
             `Workflow step ${node.path} is still open. Complete it by calling the workflow tool with ${SUBMIT_CALL}, the output matching the step contract's schema.`,
@@ -244,6 +327,7 @@ async function stepLoop(
           lostTurns += 1;
           // The model may never have seen the prompt (a crash) or its answer was cut off: ask again.
           const why = event.ending === "error" ? "the model provider failed" : "the turn was lost";
+          await channel.beforeTurn();
           await channel.deliver(
             reminderKind("retry", run.attempt, lostTurns),
             `Workflow step ${node.path} is still open (${why} before it was submitted).\n\n${prompt}`,

@@ -15,6 +15,7 @@ const METHOD_SET = {
   parkRun: true,
   scheduleVisit: true,
   redefineRun: true,
+  checkBudget: true,
   reportProgress: true,
   nextAgentEvent: true,
 } as const satisfies { [K in keyof RunPort]-?: true };

@@ -1,7 +1,12 @@
 import {
   type AdvanceNodeVisit,
   type AgentTurnEnding,
+  addSpend,
   adopted,
+  type Budget,
+  type BudgetLimit,
+  type BudgetSpend,
+  budgetExceededMessage,
   applied,
   type CheckpointAnswer,
   type ClockReason,
@@ -32,6 +37,9 @@ import {
   type StartNodeVisit,
   type Transition,
   type VisitDeadline,
+  type WorkerParams,
+  NO_SPEND,
+  reachedLimit,
 } from "@piw/protocol";
 import { AgentEventQueue } from "./agent-event-queue.js";
 import type { AgentEvent, RunPort, SubmissionVerdict } from "./run-port.js";
@@ -302,6 +310,38 @@ export class MemoryRunPort implements RunPort {
     return applied({} as RunRecord);
   }
 
+  /** The run's budget and its saved spend, as a test sets them; a check adds what it reports pending. */
+  budget: Budget | null = null;
+  spend: BudgetSpend = NO_SPEND;
+  /** Every budget check, in order. */
+  readonly budgetChecks: WorkerParams<"budget.check">[] = [];
+
+  async checkBudget(
+    req: WorkerParams<"budget.check">,
+  ): Promise<Transition<{ budget: Budget | null; spend: BudgetSpend; reached: BudgetLimit | null }>> {
+    this.budgetChecks.push(req);
+    if (this.status === "parked" && this.parkedReason?.code === "budget_exceeded") {
+      return recoveryRequired(this.parkedReason);
+    }
+    if (!this.running()) return this.stale();
+    const spend = addSpend(this.spend, req.pending);
+    const limit = this.budget === null ? null : reachedLimit(this.budget, spend, req.when);
+    if (this.budget === null || limit === null || req.askOnly === true) {
+      return applied({ budget: this.budget, spend, reached: limit });
+    }
+    const reason: RecoveryReason = {
+      code: "budget_exceeded",
+      message: budgetExceededMessage(limit, this.budget, spend),
+      path: req.path,
+      limit,
+      spent: spend,
+      budget: this.budget,
+    };
+    this.status = "parked";
+    this.parkedReason = reason;
+    return recoveryRequired(reason);
+  }
+
   async parkRun(reason: RecoveryReason): Promise<Transition<RunRecord>> {
     if (!this.running()) return this.stale();
     if (isClockReason(reason)) this.schedule(reason);
@@ -357,6 +397,11 @@ export class MemoryRunPort implements RunPort {
   /** The step's turn ended without a submission: by the model (default), lost, or at a provider error. */
   endTurn(ending: AgentTurnEnding = "completed"): void {
     this.push({ type: "turn_ended", ending });
+  }
+
+  /** The host saw the step's turn reach the run's budget (`spend` should say so by now). */
+  budgetReached(): void {
+    this.push({ type: "budget_exceeded" });
   }
 
   private push(event: AgentEvent): void {

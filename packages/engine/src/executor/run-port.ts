@@ -10,6 +10,8 @@ export type AgentEvent =
   | { type: "turn_ended"; ending: AgentTurnEnding }
   /** The step's turn was interrupted and the run asked to pause: park, keep the visit open. */
   | { type: "paused" }
+  /** The turn's usage reached the run's budget: check it again, which parks the run. */
+  | { type: "budget_exceeded" }
   /**
    * The model cannot answer and asking again will not change that (no credentials, a model the
    * provider does not know, a spent quota): the step fails with `model_unavailable`. `message` says

@@ -182,6 +182,7 @@ export function reserveRequest(
     ...(loaded.workflow.presentationPrompt === undefined
       ? {}
       : { presentationInstructions: loaded.workflow.presentationPrompt }),
+    ...(loaded.workflow.budget === undefined ? {} : { budget: loaded.workflow.budget }),
   };
 }
 
