@@ -68,6 +68,8 @@ export type {
   RunHistory,
 } from "./run-history.js";
 export { historyEventSchema } from "./run-history.js";
+export type { ConversationEntry, ConversationVisit, StepConversation } from "./step-conversation.js";
+export { CONVERSATION_RESULT_MAX, CONVERSATION_TEXT_MAX } from "./step-conversation.js";
 export type {
   EffectResult,
   EnqueueMessage,

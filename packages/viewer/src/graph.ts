@@ -40,8 +40,8 @@ export interface RenderedGraph {
   lines: string[];
   /** Rows of the whole graph. */
   height: number;
-  /** Where each card sits, for scrolling a card into view. */
-  cards: { id: string; top: number; height: number }[];
+  /** Where each drawn card sits: for scrolling a card into view, and for the mouse to find it. */
+  cards: { id: string; top: number; height: number; left: number; width: number }[];
 }
 
 const MIN_CARD_WIDTH = 12;
@@ -318,6 +318,11 @@ export function renderGraph(view: RunView, options: GraphOptions, layout?: Graph
   return {
     lines: canvas.lines(options.theme ?? plainTheme),
     height: graph.height,
-    cards: graph.cards.map((card) => ({ id: card.id, top: card.top, height: card.height })),
+    cards: graph.cards.flatMap((card, i) => {
+      const box = boxOf(graph, at, i);
+      return box === undefined
+        ? []
+        : [{ id: card.id, top: card.top, height: card.height, left: box.x, width: box.width }];
+    }),
   };
 }
