@@ -11,10 +11,15 @@ import {
   type HistoryStep,
   type StepConversation,
   type TranscriptEntry,
+  type TurnEntries,
 } from "@piw/protocol";
 import type { RunStore } from "@piw/store";
+import { readTurnTranscript } from "./pi-session-entries.js";
 
-export type ConversationReader = Pick<RunStore, "getRun" | "readRunManifest" | "readRunHistory">;
+export type ConversationReader = Pick<
+  RunStore,
+  "getRun" | "readRunManifest" | "readRunHistory" | "listTurnEntries"
+>;
 
 /** The tool an agent step submits its output with, in an isolated session and in Pi alike. */
 const SUBMIT_TOOL = "workflow";
@@ -111,10 +116,21 @@ function isolatedVisit(effect: HistoryEffect, facts: readonly AgentProgress[]): 
 }
 
 /**
- * One visit of a step that runs in the user's Pi session: the prompt piw sent, and the output it
- * accepted. The model's own messages stay in Pi's session file; piw does not copy them.
+ * One visit of a step that runs in the user's Pi session: its turns' messages, read from Pi's own
+ * session file (piw does not copy them). A turn whose entries cannot be read (still running, or the
+ * file moved) shows the prompt piw sent and the output it accepted.
  */
-function conversationVisit(step: HistoryStep, prompts: readonly string[]): ConversationVisit {
+function conversationVisit(
+  step: HistoryStep,
+  prompts: readonly string[],
+  turns: ReadonlyArray<TurnEntries>,
+): ConversationVisit {
+  const read = turns.map(readTurnTranscript);
+  const state = step.status === "running" ? "open" : "settled";
+  if (read.length > 0 && read.every((t) => t !== null)) {
+    const entries = transcriptEntries(read.flatMap((t) => t ?? []));
+    return { visit: step.visit, attempt: step.attempt, mode: "conversation", state, ...bounded(entries) };
+  }
   const entries: ConversationEntry[] = prompts.map((text) => ({
     type: "prompt",
     text: cut(text, CONVERSATION_TEXT_MAX),
@@ -131,7 +147,7 @@ function conversationVisit(step: HistoryStep, prompts: readonly string[]): Conve
     visit: step.visit,
     attempt: step.attempt,
     mode: "conversation",
-    state: step.status === "running" ? "open" : "settled",
+    state,
     ...bounded(entries),
   };
 }
@@ -158,6 +174,7 @@ export function readStepConversation(
     answer.visits = sessions.map((effect) => isolatedVisit(effect, facts(path, effect.visit)));
     return answer;
   }
+  const turns = reader.listTurnEntries(runId, path);
   answer.visits = records.steps
     .filter((step) => step.path === path)
     .map((step) =>
@@ -166,6 +183,7 @@ export function readStepConversation(
         records.messages
           .filter((m) => m.path === path && m.visit === step.visit && m.kind === "step_prompt")
           .map((m) => m.body),
+        turns.filter((t) => t.visit === step.visit),
       ),
     );
   return answer;

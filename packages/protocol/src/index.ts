@@ -1,6 +1,7 @@
 export type { AgentProgress } from "./agent-progress.js";
 export { AGENT_ACTIVITY_MAX, progressText } from "./agent-progress.js";
 export type { AgentSessionReport, TranscriptEntry } from "./agent-session.js";
+export { piContentText, piMessageTranscript } from "./pi-message-transcript.js";
 export { AGENT_SESSION_EFFECT, agentSessionReportSchema } from "./agent-session.js";
 export type { AnswerCheck, AnsweredBy, Answerer } from "./answer-check.js";
 export {
@@ -113,7 +114,14 @@ export {
   settleEffectSchema,
   startNodeVisitSchema,
 } from "./run-records.js";
-export type { EndTurn, StartTurn, SubmissionResult, TurnOwnership, TurnRecord } from "./turn-records.js";
+export type {
+  EndTurn,
+  StartTurn,
+  SubmissionResult,
+  TurnEntries,
+  TurnOwnership,
+  TurnRecord,
+} from "./turn-records.js";
 export { endTurnSchema, startTurnSchema } from "./turn-records.js";
 export type { RunEnv } from "./run-env.js";
 export { captureRunEnv, RUN_ENV_MAX_BYTES, runEnvSchema } from "./run-env.js";

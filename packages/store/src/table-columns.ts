@@ -139,6 +139,9 @@ export const TABLE_COLUMNS = {
     end_reason: nullable(textAs<NonNullable<TurnRecord["endReason"]>>()),
     started_at: integer(),
     ended_at: nullable(integer()),
+    session_file: nullable(text()),
+    first_entry_id: nullable(text()),
+    last_entry_id: nullable(text()),
   },
   messages: {
     message_id: text(),

@@ -144,7 +144,7 @@ function drawCard(
   if (text.banner !== undefined && at.width > 6)
     canvas.text(x0 + 2, y0, ` ${text.banner} `, at.width - 4, "dim");
   canvas.text(x0 + 2, y0 + 1, text.title, inner, heavy ? "bold" : undefined);
-  canvas.text(x0 + 2, y0 + 2, text.status, inner, text.tint);
+  canvas.text(x0 + 2, y0 + 2, text.fitStatus(inner), inner, text.tint);
   if (text.detail !== undefined && card.height > CARD_DETAIL_ROW + 1)
     canvas.text(x0 + 2, y0 + CARD_DETAIL_ROW, text.detail(inner), inner, "cyan");
 }
