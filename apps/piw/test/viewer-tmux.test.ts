@@ -335,7 +335,7 @@ describe("piw viewer in tmux", () => {
       const { columns, rows } = WIDE;
       startViewer(home, ["view", runId], { columns, rows });
       await waitForScreen("the split layout", (text) =>
-        text.includes(" 1 Steps │ 2 Conversation │ 3 Trace │ 4 Info "),
+        text.includes(" 1 Steps │ 2 Conversation │ 3 Trace │ 4 Info"),
       );
       tmux("send-keys", "-t", "viewer", "3");
       const trace = await waitForScreen("the trace tab", (text) => text.includes("events of echo"));
