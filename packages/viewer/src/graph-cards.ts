@@ -104,10 +104,16 @@ export function cardText(
         runningDetail(view, node, { now, glyphs: g, bar: inner >= 34 ? CARD_BAR_CELLS : 0, compact: true })
     : undefined;
   const parts = statusParts(node, now, g);
+  const status = joined(parts);
+  // Most cards have room for the whole line: measured once, and only a narrow card is refitted.
+  let width: number | undefined;
   return {
     title: `${g.kind[node.kind]} ${name}`,
-    status: joined(parts),
-    fitStatus: (inner) => fitParts(parts, inner),
+    status,
+    fitStatus: (inner) => {
+      width ??= visibleWidth(status);
+      return width <= inner ? status : fitParts(parts, inner);
+    },
     detail,
     banner,
     tint: NODE_TINTS[node.state],
