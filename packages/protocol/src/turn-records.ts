@@ -20,7 +20,7 @@ export const turnEndReasonSchema = z.enum(["completed", "aborted", "error", "mod
  * Where the turn's messages are in Pi's own session file: from the step prompt's entry to the last
  * entry of the turn. The host reads just those entries for the viewer; piw never copies the session.
  */
-export const turnEntriesSchema = z.object({
+const turnEntriesSchema = z.object({
   sessionFile: z.string().min(1).max(4096),
   firstEntryId: z.string().min(1).max(200),
   lastEntryId: z.string().min(1).max(200),
