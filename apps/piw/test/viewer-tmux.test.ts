@@ -330,6 +330,147 @@ describe("piw viewer in tmux", () => {
   );
 
   it(
+    "switches inspector tabs by key and by click, lists the trace and the run's info",
+    async () => {
+      const { columns, rows } = WIDE;
+      startViewer(home, ["view", runId], { columns, rows });
+      await waitForScreen("the split layout", (text) =>
+        text.includes(" 1 Steps │ 2 Conversation │ 3 Trace │ 4 Info"),
+      );
+      tmux("send-keys", "-t", "viewer", "3");
+      const trace = await waitForScreen("the trace tab", (text) => text.includes("events of echo"));
+      expect(trace).toMatch(/node\.started echo #1 +kind=shell/);
+      expect(trace).not.toContain("node.started greet");
+      tmux("send-keys", "-t", "viewer", "a");
+      const all = await waitForScreen("every event", (text) => text.includes("every event of the run"));
+      expect(all).toMatch(/node\.started greet #1 +kind=compute/);
+      expect(all).toContain("run.completed");
+      // A click (an SGR press and release, one-based) on the Info tab's title.
+      const bar = all.split("\n").findIndex((line) => line.includes("4 Info"));
+      const column = (all.split("\n")[bar] ?? "").indexOf("4 Info");
+      tmux(
+        "send-keys",
+        "-t",
+        "viewer",
+        "-l",
+        `\u001b[<0;${column + 2};${bar + 1}M\u001b[<0;${column + 2};${bar + 1}m`,
+      );
+      const info = await waitForScreen("the info tab", (text) => text.includes("lineage"));
+      expect(info).toContain('task: "from tmux"');
+      expect(info).toContain("made by   new run");
+      expect(info).toContain(`file      ${example("hello")}`);
+      // A click on the greet card chooses it: the Steps tab then shows greet's visit.
+      tmux("send-keys", "-t", "viewer", "1");
+      await waitForScreen("the steps tab", (text) => text.includes("$ echo  shell"));
+      const graph = screen().split("\n");
+      const card = graph.findIndex((line) => line.includes("greet"));
+      const x = (graph[card] ?? "").indexOf("greet");
+      tmux(
+        "send-keys",
+        "-t",
+        "viewer",
+        "-l",
+        `\u001b[<0;${x + 1};${card + 1}M\u001b[<0;${x + 1};${card + 1}m`,
+      );
+      const chosen = await waitForScreen("greet chosen", (text) => /greet +compute/.test(text));
+      expect(chosen).toContain('"hello from piw: from tmux"');
+      // SGR mouse reporting is on while the viewer runs, and off once it has quit.
+      const mouse = () => tmux("display-message", "-p", "-t", "viewer", "#{mouse_sgr_flag}").trim();
+      expect(mouse()).toBe("1");
+      tmux("send-keys", "-t", "viewer", "q");
+      await waitForScreen("piw to exit", (text) => text.includes("piw exited with 0"));
+      expect(mouse()).toBe("0");
+    },
+    SLOW,
+  );
+
+  it(
+    "plays the replay at 1×, 2×, 5× and 10×, pauses it and jumps back to live",
+    async () => {
+      startViewer(home, ["view", runId], { columns: WIDE.columns, rows: WIDE.rows });
+      await waitForScreen("the run", (text) => text.includes("◎ done"));
+      const speeds: string[] = [];
+      for (const speed of ["2×", "5×", "10×", "1×"]) {
+        tmux("send-keys", "-t", "viewer", "x");
+        tmux("send-keys", "-t", "viewer", "Left");
+        const paused = await waitForScreen(`${speed} chosen`, (text) =>
+          speed === "1×"
+            ? /◀ replay \d+\/\d+/.test(text) && !/paused|playing/.test(text)
+            : text.includes(`paused ${speed}`),
+        );
+        speeds.push(paused.includes(`paused ${speed}`) ? speed : "1×");
+        tmux("send-keys", "-t", "viewer", "End");
+        await waitForScreen("live again", (text) => !text.includes("◀ replay"));
+      }
+      expect(speeds).toEqual(["2×", "5×", "10×", "1×"]);
+      // At 10× the whole trace plays from its first event back to live on its own.
+      tmux("send-keys", "-t", "viewer", "x");
+      tmux("send-keys", "-t", "viewer", "x");
+      tmux("send-keys", "-t", "viewer", "x");
+      tmux("send-keys", "-t", "viewer", "Space");
+      const playing = await waitForScreen("playing", (text) => text.includes("playing 10×"));
+      const at = (text: string) => Number(/◀ replay (\d+)\//.exec(text)?.[1] ?? 0);
+      const first = at(playing);
+      const later = await waitForScreen("the replay moving on", (text) => at(text) > first + 1);
+      expect(later).toContain("playing 10×");
+      await waitForScreen(
+        "the end of the replay, live",
+        (text) => !text.includes("◀ replay") && text.includes("finished"),
+      );
+      // Played again and paused: the cursor stays where it was.
+      tmux("send-keys", "-t", "viewer", "Space");
+      await waitForScreen("playing again", (text) => text.includes("playing 10×"));
+      tmux("send-keys", "-t", "viewer", "Space");
+      const paused = await waitForScreen("paused", (text) => text.includes("paused 10×"));
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(at(screen())).toBe(at(paused));
+      tmux("send-keys", "-t", "viewer", "End");
+      await waitForScreen("live", (text) => !text.includes("◀ replay"));
+      tmux("send-keys", "-t", "viewer", "q");
+    },
+    SLOW,
+  );
+
+  it(
+    "scrolls the pane under the wheel and drags the divider with the mouse",
+    async () => {
+      const { columns, rows } = WIDE;
+      startViewer(home, ["view", runId], { columns, rows });
+      const divider = (text: string) => {
+        const row = text.split("\n").find((line) => line.includes("$ echo  shell")) ?? "";
+        return row.indexOf(" │ $ echo  shell");
+      };
+      const split = await waitForScreen("the split layout", (text) => divider(text) > 0);
+      const left = divider(split);
+      const row = split.split("\n").findIndex((line) => line.includes("$ echo  shell"));
+      // Press on the divider, drag it 20 columns right, let go (SGR: 32 marks a motion with button 1).
+      const sgr = (button: number, x: number, end: "M" | "m") =>
+        `\u001b[<${button};${x + 1};${row + 1}${end}`;
+      tmux("send-keys", "-t", "viewer", "-l", sgr(0, left + 1, "M"));
+      tmux("send-keys", "-t", "viewer", "-l", sgr(32, left + 11, "M"));
+      tmux("send-keys", "-t", "viewer", "-l", sgr(32, left + 21, "M"));
+      tmux("send-keys", "-t", "viewer", "-l", sgr(0, left + 21, "m"));
+      await waitForScreen("the divider dragged", (text) => divider(text) === left + 20);
+      // The wheel over the inspector scrolls it (and it takes the keys), not the graph.
+      tmux("send-keys", "-t", "viewer", "3");
+      await waitForScreen("the trace tab", (text) => text.includes("events of echo"));
+      tmux("send-keys", "-t", "viewer", "a");
+      await waitForScreen("every event", (text) => text.includes("every event of the run"));
+      const before = screen();
+      tmux("send-keys", "-t", "viewer", "-l", `\u001b[<65;${columns - 10};10M`);
+      const after = await waitForScreen(
+        "the inspector scrolled",
+        (text) => text !== before && text.includes("esc close"),
+      );
+      expect(after.split("\n").filter((line) => line.includes("◎ done")).length).toBe(
+        before.split("\n").filter((line) => line.includes("◎ done")).length,
+      );
+      tmux("send-keys", "-t", "viewer", "q");
+    },
+    SLOW,
+  );
+
+  it(
     "tells an unknown run ID apart, without a terminal",
     async () => {
       const unknown = await piw(home, ["view", "nope-123", "--once"]);

@@ -8,6 +8,7 @@ import {
   modelFailureOf,
   type RunView,
   type TurnAbort,
+  type TurnEntries,
 } from "@piw/protocol";
 import { runStateWord } from "@piw/viewer";
 import { z } from "zod";
@@ -193,7 +194,7 @@ export class SessionBridge {
       const result = await this.host.call("turns.start", { sessionId: this.sessionId, requestId, messageId });
       const ownership = savedOrThrow(result, "turn start");
       return ownership.owner === "workflow" && ownership.turn.runId !== null
-        ? { requestId, runId: ownership.turn.runId }
+        ? { requestId, runId: ownership.turn.runId, messageId }
         : null;
     } catch {
       return null;
@@ -245,10 +246,12 @@ export class SessionBridge {
     const turn = await known;
     if (!turn) return;
     try {
+      const entries = this.turnEntries(turn.messageId);
       await this.host.call("turns.end", {
         sessionId: this.sessionId,
         requestId: turn.requestId,
         reason: turnEndReason(messages),
+        ...(entries === undefined ? {} : { entries }),
       });
     } catch {
       // The host settles the open turn as lost when it next sees this session idle.
@@ -363,6 +366,26 @@ export class SessionBridge {
       return cached;
     }
     return (await this.host.call("runs.get", { runId: message.runId })) ?? cached;
+  }
+
+  /**
+   * Where the turn's messages are in the session file: from its step prompt's entry to the leaf.
+   * Only the place is reported; the host reads those entries when a viewer asks for them.
+   */
+  private turnEntries(messageId: string): TurnEntries | undefined {
+    const session = this.ctx?.sessionManager;
+    const sessionFile = session?.getSessionFile();
+    const lastEntryId = session?.getLeafId();
+    if (session === undefined || sessionFile === undefined || lastEntryId == null) return undefined;
+    const first = session.getBranch().find((entry) => {
+      const candidate = entry as { type?: string; customType?: string; details?: unknown };
+      return (
+        candidate.type === "custom_message" &&
+        candidate.customType === PIW_MESSAGE_TYPE &&
+        deliveredId(candidate.details) === messageId
+      );
+    });
+    return first === undefined ? undefined : { sessionFile, firstEntryId: first.id, lastEntryId };
   }
 
   /** Whether the Pi session already holds the piw message with this outbox ID. */

@@ -4,6 +4,8 @@ import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 export interface OpenTurn {
   requestId: string;
   runId: string;
+  /** The step prompt that started the turn: where its messages begin in the session file. */
+  messageId: string;
 }
 
 /**

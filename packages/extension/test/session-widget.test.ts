@@ -127,7 +127,7 @@ describe("the run widget", () => {
 
 describe("the session phase", () => {
   const ctx = (idle: boolean) => ({ isIdle: () => idle }) as unknown as ExtensionContext;
-  const turn: OpenTurn = { requestId: "req:1", runId: "r-1" };
+  const turn: OpenTurn = { requestId: "req:1", runId: "r-1", messageId: "msg:r-1:plan:1:step_prompt" };
 
   it("follows one agent run from session start to the next idle boundary", () => {
     let phase: SessionPhase = { kind: "detached" };

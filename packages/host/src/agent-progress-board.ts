@@ -2,12 +2,14 @@ import { AGENT_ACTIVITY_MAX, type AgentProgress } from "@piw/protocol";
 
 /** How many runs' progress the host keeps; the run reported least recently is forgotten first. */
 const PROGRESS_RUNS_MAX = 200;
+/** The facts one open visit keeps for the viewer's conversation tab: the latest ones. */
+const VISIT_FACTS_MAX = 40;
 
 interface RunProgress {
   /** The latest fact of the run, whichever visit sent it: it outlives the visit and the worker. */
   latest: AgentProgress;
   /** The latest fact of each open agent visit, by `path#visit`, with the launch that sent it. */
-  open: Map<string, { progress: AgentProgress; launchId: string }>;
+  open: Map<string, { progress: AgentProgress; launchId: string; facts: AgentProgress[] }>;
 }
 
 const visitKey = (path: string, visit: number): string => `${path}#${visit}`;
@@ -29,8 +31,12 @@ export class AgentProgressBoard {
     this.runs.set(runId, run);
     run.latest = progress;
     const key = visitKey(progress.path, progress.visit);
+    const before = run.open.get(key);
+    // A new attempt starts its own list: the facts shown are the attempt's own.
+    const kept = before?.progress.attempt === progress.attempt ? before.facts : [];
+    const facts = [...kept.slice(-(VISIT_FACTS_MAX - 1)), progress];
     run.open.delete(key);
-    run.open.set(key, { progress, launchId });
+    run.open.set(key, { progress, launchId, facts });
     if (run.open.size > AGENT_ACTIVITY_MAX) {
       const oldest = run.open.keys().next().value;
       if (oldest !== undefined) run.open.delete(oldest);
@@ -49,6 +55,11 @@ export class AgentProgressBoard {
   /** The latest fact of each of the run's open agent visits, in the order they first reported. */
   activity(runId: string): AgentProgress[] {
     return [...(this.runs.get(runId)?.open.values() ?? [])].map((entry) => entry.progress);
+  }
+
+  /** The open visit's latest facts, oldest first: what it did so far, as it happened. */
+  visitFacts(runId: string, path: string, visit: number): AgentProgress[] {
+    return this.runs.get(runId)?.open.get(visitKey(path, visit))?.facts ?? [];
   }
 
   /** The visit finished: its activity is over. */

@@ -37,6 +37,8 @@ export interface LiveWorkerIndex {
   agentProgress?(runId: string): AgentProgress | undefined;
   /** The latest fact of each open isolated agent visit of the run, oldest first. */
   agentActivity?(runId: string): AgentProgress[];
+  /** The latest facts of one open isolated agent visit, oldest first. */
+  agentFacts?(runId: string, path: string, visit: number): AgentProgress[];
 }
 
 export type ViewReader = Pick<

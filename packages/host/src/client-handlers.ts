@@ -15,6 +15,7 @@ import type { PiSdkLocation } from "./pi-sdk-location.js";
 import type { RunControl } from "./run-control.js";
 import type { ScheduleFirer } from "./schedule-firer.js";
 import { readRunHistoryView } from "./run-history.js";
+import { readStepConversation } from "./step-conversation.js";
 import { turnStopReason } from "./turn-abort.js";
 import type { Supervisor } from "./supervisor.js";
 import type { ViewPublisher, ViewSink } from "./view-publisher.js";
@@ -96,6 +97,8 @@ export function clientHandlers(
     "runs.reserve": (params) => control.reserve(params),
     "runs.get": ({ runId }) => buildRunView(store, runId, live),
     "runs.history": ({ runId }) => readRunHistoryView(store, runId),
+    "runs.conversation": ({ runId, path }) =>
+      readStepConversation(store, runId, path, (at, visit) => live.agentFacts?.(runId, at, visit) ?? []),
     "runs.list": (query) => store.listRuns(query).map((run) => buildRunSummary(store, run, live)),
     "runs.cancel": ({ runId, by }) => control.cancel(runId, by),
     "runs.pause": ({ runId }) => control.pause(runId),

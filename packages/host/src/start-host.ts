@@ -133,6 +133,7 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
     acceptedWorker: (runId, generation) => supervisor.acceptedWorker(runId, generation),
     agentProgress: (runId) => progress.get(runId),
     agentActivity: (runId) => progress.activity(runId),
+    agentFacts: (runId, path, visit) => progress.visitFacts(runId, path, visit),
   };
   const turns = new WorkflowTurns({
     store,

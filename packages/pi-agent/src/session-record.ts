@@ -1,66 +1,14 @@
 import type { IsolatedAgentReport } from "@piw/engine";
-import type { TranscriptEntry } from "@piw/protocol";
+import { piMessageTranscript } from "@piw/protocol";
 
-/** The longest text one transcript entry keeps. */
-const TRANSCRIPT_TEXT_MAX = 2_000;
 /** The most entries a saved transcript keeps: the last ones, the ones that led to the outcome. */
 const TRANSCRIPT_ENTRIES_MAX = 60;
-
-function cut(text: string): string {
-  return text.length <= TRANSCRIPT_TEXT_MAX ? text : `${text.slice(0, TRANSCRIPT_TEXT_MAX)}… (cut)`;
-}
-
-type Part = { type?: unknown; text?: unknown; name?: unknown; arguments?: unknown };
-
-function textOf(content: unknown): string {
-  if (typeof content === "string") return content;
-  if (!Array.isArray(content)) return "";
-  return (content as Part[])
-    .filter((part) => part?.type === "text" && typeof part.text === "string")
-    .map((part) => part.text as string)
-    .join("\n");
-}
-
-/** One Pi message as transcript entries: its text, and each tool call it made. */
-function entriesOf(message: unknown): TranscriptEntry[] {
-  if (typeof message !== "object" || message === null) return [];
-  const m = message as { role?: unknown; content?: unknown; toolName?: unknown; isError?: unknown };
-  switch (m.role) {
-    case "user":
-      return [{ role: "user", text: cut(textOf(m.content)) }];
-    case "assistant": {
-      const entries: TranscriptEntry[] = [];
-      const text = textOf(m.content);
-      if (text !== "") entries.push({ role: "assistant", text: cut(text) });
-      for (const part of Array.isArray(m.content) ? (m.content as Part[]) : []) {
-        if (part?.type !== "toolCall") continue;
-        entries.push({
-          role: "tool_call",
-          tool: String(part.name),
-          arguments: cut(JSON.stringify(part.arguments ?? {})),
-        });
-      }
-      return entries;
-    }
-    case "toolResult":
-      return [
-        {
-          role: "tool_result",
-          tool: String(m.toolName),
-          text: cut(textOf(m.content)),
-          isError: m.isError === true,
-        },
-      ];
-    default:
-      return [];
-  }
-}
 
 /** The bounded transcript of a session's messages: the last TRANSCRIPT_ENTRIES_MAX entries. */
 export function boundedTranscript(
   messages: readonly unknown[],
 ): Pick<IsolatedAgentReport, "transcript" | "transcriptOmitted"> {
-  const all = messages.flatMap(entriesOf);
+  const all = messages.flatMap(piMessageTranscript);
   const omitted = Math.max(0, all.length - TRANSCRIPT_ENTRIES_MAX);
   return { transcript: all.slice(omitted), transcriptOmitted: omitted };
 }

@@ -4,7 +4,14 @@ import { budgetSchema } from "./budget.js";
 import { lazyTable, once } from "./lazy-table.js";
 import { PROTOCOL_VERSION } from "./framing.js";
 import { type GraphManifest, graphManifestSchema } from "./graph-manifest.js";
-import { type JsonValue, jsonValueSchema, opaqueIdSchema, requestKeySchema, runIdSchema } from "./ids.js";
+import {
+  type JsonValue,
+  jsonValueSchema,
+  nodePathSchema,
+  opaqueIdSchema,
+  requestKeySchema,
+  runIdSchema,
+} from "./ids.js";
 import { turnProgressSchema } from "./node-progress.js";
 import type { PushTable } from "./push-table.js";
 import { runHistorySchema } from "./run-history.js";
@@ -12,6 +19,7 @@ import { messageRecordSchema, reservePreparedRunSchema, resolveManualEffectSchem
 import { runStatusSchema, terminalOutcomeSchema } from "./run-status.js";
 import { runSummarySchema, runViewSchema } from "./run-view.js";
 import { addScheduleSchema, scheduleIdSchema, scheduleRecordSchema } from "./schedules.js";
+import { stepConversationSchema } from "./step-conversation.js";
 import { transitionSchema } from "./transition.js";
 import {
   endTurnSchema,
@@ -70,6 +78,11 @@ export const clientMethods = lazyTable({
   "runs.get": () => ({ params: runRef, result: runViewSchema.nullable() }),
   /** What a viewer replays and inspects beyond the view: trace, outputs, effects, messages, turns. */
   "runs.history": () => ({ params: runRef, result: runHistorySchema.nullable() }),
+  /** What the agent said and did in one step: its prompt, text, tool calls and submits. */
+  "runs.conversation": () => ({
+    params: runRef.extend({ path: nodePathSchema }),
+    result: stepConversationSchema.nullable(),
+  }),
   "runs.list": () => ({
     params: z.object({
       statuses: z.array(runStatusSchema).optional(),
@@ -215,6 +228,7 @@ export const lostReplyPolicy = {
   "runs.reserve": "keyed",
   "runs.get": "resend",
   "runs.history": "resend",
+  "runs.conversation": "resend",
   "runs.list": "resend",
   "runs.cancel": "resend",
   "runs.pause": "report",

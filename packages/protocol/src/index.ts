@@ -1,6 +1,7 @@
 export type { AgentProgress } from "./agent-progress.js";
 export { AGENT_ACTIVITY_MAX, progressText } from "./agent-progress.js";
 export type { AgentSessionReport, TranscriptEntry } from "./agent-session.js";
+export { piContentText, piMessageTranscript } from "./pi-message-transcript.js";
 export { AGENT_SESSION_EFFECT, agentSessionReportSchema } from "./agent-session.js";
 export type { AnswerCheck, AnsweredBy, Answerer } from "./answer-check.js";
 export {
@@ -69,6 +70,8 @@ export type {
   RunHistory,
 } from "./run-history.js";
 export { historyEventSchema } from "./run-history.js";
+export type { ConversationEntry, ConversationVisit, StepConversation } from "./step-conversation.js";
+export { CONVERSATION_RESULT_MAX, CONVERSATION_TEXT_MAX } from "./step-conversation.js";
 export type {
   EffectResult,
   EnqueueMessage,
@@ -116,6 +119,7 @@ export type {
   EndTurn,
   StartTurn,
   SubmissionResult,
+  TurnEntries,
   TurnOwnership,
   TurnRecord,
   TurnUsage,

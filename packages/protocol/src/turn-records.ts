@@ -16,10 +16,22 @@ export type StartTurn = z.infer<typeof startTurnSchema>;
  * one it will not (no valid credentials, a model the provider does not know, a spent quota).
  */
 export const turnEndReasonSchema = z.enum(["completed", "aborted", "error", "model_unavailable"]);
+/**
+ * Where the turn's messages are in Pi's own session file: from the step prompt's entry to the last
+ * entry of the turn. The host reads just those entries for the viewer; piw never copies the session.
+ */
+const turnEntriesSchema = z.object({
+  sessionFile: z.string().min(1).max(4096),
+  firstEntryId: z.string().min(1).max(200),
+  lastEntryId: z.string().min(1).max(200),
+});
+export type TurnEntries = z.infer<typeof turnEntriesSchema>;
+
 export const endTurnSchema = z.object({
   sessionId: opaqueIdSchema,
   requestId: opaqueIdSchema,
   reason: turnEndReasonSchema,
+  entries: turnEntriesSchema.optional(),
 });
 export type EndTurn = z.infer<typeof endTurnSchema>;
 

@@ -1,4 +1,11 @@
-import type { JsonValue, RunRecord, RunStatus, TerminalOutcome, TraceEvent } from "@piw/protocol";
+import type {
+  JsonValue,
+  RunRecord,
+  RunStatus,
+  TerminalOutcome,
+  TraceEvent,
+  TurnEntries,
+} from "@piw/protocol";
 import type { StoreContext } from "./context.js";
 import { mapRunRow } from "./rows.js";
 import { requireRun } from "./terminal-readers.js";
@@ -273,6 +280,34 @@ export function readRunManifest(ctx: StoreContext, runId: string): JsonValue {
 }
 
 /** Turns of a run that are still open: an accepted Pi turn doing the run's current work. */
+/** Where each ended turn of a node's visits left its messages in Pi's session file, oldest first. */
+export function listTurnEntries(
+  ctx: StoreContext,
+  runId: string,
+  path: string,
+): Array<TurnEntries & { visit: number | null }> {
+  return ctx.read(() =>
+    (
+      ctx
+        .stmt(
+          `SELECT visit, session_file, first_entry_id, last_entry_id FROM turns
+           WHERE run_id = ? AND path = ? AND session_file IS NOT NULL ORDER BY started_at, rowid`,
+        )
+        .all(runId, path) as Array<{
+        visit: number | null;
+        session_file: string;
+        first_entry_id: string;
+        last_entry_id: string;
+      }>
+    ).map((row) => ({
+      visit: row.visit,
+      sessionFile: row.session_file,
+      firstEntryId: row.first_entry_id,
+      lastEntryId: row.last_entry_id,
+    })),
+  );
+}
+
 export function listOpenTurns(
   ctx: StoreContext,
   runId: string,

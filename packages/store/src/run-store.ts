@@ -323,6 +323,9 @@ export class RunStore {
   readRunManifest(runId: string) {
     return readers.readRunManifest(this.use(), runId);
   }
+  listTurnEntries(runId: string, path: string) {
+    return readers.listTurnEntries(this.use(), runId, path);
+  }
   listOpenTurns(runId: string) {
     return readers.listOpenTurns(this.use(), runId);
   }

@@ -171,7 +171,10 @@ CREATE TABLE turns (
   tokens INTEGER NOT NULL DEFAULT 0,
   usd REAL NOT NULL DEFAULT 0,
   started_at INTEGER NOT NULL,
-  ended_at INTEGER
+  ended_at INTEGER,
+  session_file TEXT,
+  first_entry_id TEXT,
+  last_entry_id TEXT
 ) STRICT;
 CREATE UNIQUE INDEX turns_request ON turns (session_id, request_id);
 CREATE UNIQUE INDEX turns_one_open_per_session ON turns (session_id) WHERE status = 'open';

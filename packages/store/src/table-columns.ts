@@ -147,6 +147,9 @@ export const TABLE_COLUMNS = {
     usd: real(),
     started_at: integer(),
     ended_at: nullable(integer()),
+    session_file: nullable(text()),
+    first_entry_id: nullable(text()),
+    last_entry_id: nullable(text()),
   },
   messages: {
     message_id: text(),

@@ -117,8 +117,17 @@ export function endTurn(ctx: StoreContext, req: EndTurn): Transition<TurnRecord>
       });
     }
     ctx
-      .stmt("UPDATE turns SET status = 'ended', end_reason = ?, ended_at = ? WHERE turn_id = ?")
-      .run(req.reason, ctx.now(), turn.turn_id);
+      .stmt(
+        "UPDATE turns SET status = 'ended', end_reason = ?, ended_at = ?, session_file = ?, first_entry_id = ?, last_entry_id = ? WHERE turn_id = ?",
+      )
+      .run(
+        req.reason,
+        ctx.now(),
+        req.entries?.sessionFile ?? null,
+        req.entries?.firstEntryId ?? null,
+        req.entries?.lastEntryId ?? null,
+        turn.turn_id,
+      );
     const run = turn.run_id === null ? undefined : ctx.getRunRow(turn.run_id);
     if (run) {
       updateRun(

@@ -1,3 +1,4 @@
+import { visibleWidth } from "@earendil-works/pi-tui";
 import type { NodeView, RunView } from "@piw/protocol";
 import { enclosingMounts } from "./flow.js";
 import { formatDuration } from "./format.js";
@@ -15,7 +16,10 @@ const CARD_BAR_CELLS = 8;
 
 export interface CardText {
   title: string;
+  /** The whole state line, as the card would show it with room enough. */
   status: string;
+  /** The state line for a card `inner` columns wide: its least useful parts dropped first. */
+  fitStatus: (inner: number) => string;
   /**
    * A running node's progress and agent activity on a third row, for a card `inner` columns wide;
    * clipped, never widening the card.
@@ -26,17 +30,35 @@ export interface CardText {
   tint: Tint;
 }
 
-function statusText(node: NodeView, now: number | undefined, g: Glyphs): string {
-  const parts = [`${g.node[node.state]} ${NODE_STATE_WORDS[node.state]}`];
-  if (node.visits > 0) parts.push(`#${node.visits}`);
-  if (node.attempt > 1) parts.push(`try ${node.attempt}`);
+/** One word of a card's state line, and how much it matters: a narrow card drops the least first. */
+interface StatusPart {
+  text: string;
+  worth: number;
+}
+
+function statusParts(node: NodeView, now: number | undefined, g: Glyphs): StatusPart[] {
+  const parts: StatusPart[] = [{ text: `${g.node[node.state]} ${NODE_STATE_WORDS[node.state]}`, worth: 100 }];
+  if (node.visits > 0) parts.push({ text: `#${node.visits}`, worth: node.visits > 1 ? 30 : 10 });
+  if (node.attempt > 1) parts.push({ text: `try ${node.attempt}`, worth: 60 });
   if (node.state === "running" && now !== undefined && node.startedAt !== null) {
-    parts.push(formatDuration(now - node.startedAt));
+    parts.push({ text: formatDuration(now - node.startedAt), worth: 40 });
   } else if (node.startedAt !== null && node.finishedAt !== null) {
-    parts.push(formatDuration(node.finishedAt - node.startedAt));
+    parts.push({ text: formatDuration(node.finishedAt - node.startedAt), worth: 20 });
   }
-  if (node.errorCode !== null && node.state !== "succeeded") parts.push(node.errorCode);
-  return parts.join(" ");
+  if (node.errorCode !== null && node.state !== "succeeded") parts.push({ text: node.errorCode, worth: 80 });
+  return parts;
+}
+
+const joined = (parts: readonly StatusPart[]) => parts.map((part) => part.text).join(" ");
+
+/** The parts that fit `inner` columns, in their order, dropping the least worth first. */
+function fitParts(parts: readonly StatusPart[], inner: number): string {
+  let shown = [...parts];
+  while (shown.length > 1 && visibleWidth(joined(shown)) > inner) {
+    const least = shown.slice(1).reduce((a, b) => (b.worth < a.worth ? b : a));
+    shown = shown.filter((part) => part !== least);
+  }
+  return joined(shown);
 }
 
 /** A card in a branch column: the branch's path prefix, and whether it is the column's first card. */
@@ -61,6 +83,7 @@ export function cardText(
     return {
       title: `${g.exit} ${exit}`,
       status: reached ? "exit, reached" : "exit",
+      fitStatus: () => (reached ? "exit, reached" : "exit"),
       detail: undefined,
       banner: undefined,
       tint: "dim",
@@ -72,16 +95,25 @@ export function cardText(
   let banner = mount === undefined ? undefined : `${g.kind.include} ${mount.path} (${mount.workflow})`;
   if (column?.first) banner = column.label;
   const name = column === undefined ? card.id : card.id.slice(column.prefix.length);
-  if (node === undefined) return { title: name, status: "", detail: undefined, banner, tint: "dim" };
+  if (node === undefined)
+    return { title: name, status: "", fitStatus: () => "", detail: undefined, banner, tint: "dim" };
   const running = nodeProgressOf(view, node) !== undefined || agentProgressOf(view, node) !== undefined;
   // The bar only where it leaves room for the count, the estimate and some of the message.
   const detail = running
     ? (inner: number) =>
         runningDetail(view, node, { now, glyphs: g, bar: inner >= 34 ? CARD_BAR_CELLS : 0, compact: true })
     : undefined;
+  const parts = statusParts(node, now, g);
+  const status = joined(parts);
+  // Most cards have room for the whole line: measured once, and only a narrow card is refitted.
+  let width: number | undefined;
   return {
     title: `${g.kind[node.kind]} ${name}`,
-    status: statusText(node, now, g),
+    status,
+    fitStatus: (inner) => {
+      width ??= visibleWidth(status);
+      return width <= inner ? status : fitParts(parts, inner);
+    },
     detail,
     banner,
     tint: NODE_TINTS[node.state],

@@ -40,8 +40,8 @@ export interface RenderedGraph {
   lines: string[];
   /** Rows of the whole graph. */
   height: number;
-  /** Where each card sits, for scrolling a card into view. */
-  cards: { id: string; top: number; height: number }[];
+  /** Where each drawn card sits: for scrolling a card into view, and for the mouse to find it. */
+  cards: { id: string; top: number; height: number; left: number; width: number }[];
 }
 
 const MIN_CARD_WIDTH = 12;
@@ -144,7 +144,7 @@ function drawCard(
   if (text.banner !== undefined && at.width > 6)
     canvas.text(x0 + 2, y0, ` ${text.banner} `, at.width - 4, "dim");
   canvas.text(x0 + 2, y0 + 1, text.title, inner, heavy ? "bold" : undefined);
-  canvas.text(x0 + 2, y0 + 2, text.status, inner, text.tint);
+  canvas.text(x0 + 2, y0 + 2, text.fitStatus(inner), inner, text.tint);
   if (text.detail !== undefined && card.height > CARD_DETAIL_ROW + 1)
     canvas.text(x0 + 2, y0 + CARD_DETAIL_ROW, text.detail(inner), inner, "cyan");
 }
@@ -318,6 +318,11 @@ export function renderGraph(view: RunView, options: GraphOptions, layout?: Graph
   return {
     lines: canvas.lines(options.theme ?? plainTheme),
     height: graph.height,
-    cards: graph.cards.map((card) => ({ id: card.id, top: card.top, height: card.height })),
+    cards: graph.cards.flatMap((card, i) => {
+      const box = boxOf(graph, at, i);
+      return box === undefined
+        ? []
+        : [{ id: card.id, top: card.top, height: card.height, left: box.x, width: box.width }];
+    }),
   };
 }

@@ -32,7 +32,9 @@ export {
   renderScreen,
   renderSnapshot,
   SPLIT_MIN_PANE,
+  screenTarget,
   splitGraphWidth,
+  splitShiftAt,
 } from "./screen.js";
 export type { Tint } from "./theme.js";
 export { clipToWidth } from "./text-width.js";

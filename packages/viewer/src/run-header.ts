@@ -46,6 +46,7 @@ export function timelineLine(
   focus: string | null,
   theme: Theme,
   g: Glyphs,
+  speed = 1,
 ): string {
   const events = run.history?.events ?? [];
   if (run.replay !== null) {
@@ -55,9 +56,12 @@ export function timelineLine(
       event !== undefined && first !== undefined ? ` +${formatDuration(event.at - first.at)}` : "";
     const left = run.history?.eventsOmitted ?? 0;
     const omitted = left > 0 ? `  ${left} earlier events not kept` : "";
+    const by = g.ascii ? "x" : "×";
+    // Stepping by hand at 1x, the line stays as it was: the speed shows once it matters.
+    const play = run.playing ? `  playing ${speed}${by}` : speed === 1 ? "" : `  paused ${speed}${by}`;
     return theme(
       "yellow",
-      `${g.replay} replay ${run.replay + 1}/${events.length}  ${event === undefined ? "" : describeEvent(event)}${offset}  (end: live)${omitted}`,
+      `${g.replay} replay ${run.replay + 1}/${events.length}  ${event === undefined ? "" : describeEvent(event)}${offset}${play}  (end: live)${omitted}`,
     );
   }
   const word = runStateWord(shown);

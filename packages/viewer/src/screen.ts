@@ -2,13 +2,17 @@ import { visibleWidth, wrapTextWithAnsi } from "@earendil-works/pi-tui";
 import type { RunView } from "@piw/protocol";
 import { detectGlyphs, type Glyphs } from "./glyphs.js";
 import { graphLayoutOf, naturalGraphWidth, renderGraph } from "./graph.js";
+import { renderConversation } from "./conversation-tab.js";
+import { renderInfo } from "./info-tab.js";
 import { renderInspector } from "./inspector.js";
-import { historyAt, replayView } from "./replay.js";
+import { type InspectorTab, tabAt, tabBar } from "./inspector-tabs.js";
+import { historyAt } from "./replay.js";
 import { runHeader, timelineLine } from "./run-header.js";
 import { filterRuns, renderRunTable } from "./run-list.js";
 import { clipToWidth } from "./text-width.js";
 import { plainTheme, type Theme } from "./theme.js";
-import { focusPath, type OpenRun, openRun, type ViewerState } from "./viewer-state.js";
+import { type TabLines, renderTrace } from "./trace-tab.js";
+import { focusPath, type OpenRun, openRun, shownView, type ViewerState } from "./viewer-state.js";
 
 interface ScreenSize {
   width: number;
@@ -40,10 +44,15 @@ const KEY_MAP: ReadonlyArray<{ keys: string; where: string; does: string }> = [
   { keys: "↑ ↓  k j", where: "run", does: "choose a node (stops following)" },
   { keys: "← →  h l", where: "run", does: "replay: step back / forward through the recorded events" },
   { keys: "home end", where: "run", does: "replay: first event / back to live" },
+  { keys: "space  p", where: "run", does: "replay: play / pause (from the first event when live)" },
+  { keys: "x", where: "run", does: "replay speed: 1×, 2×, 5×, 10× events a second" },
+  { keys: "1 2 3 4  tab", where: "run", does: "inspector tab: Steps, Conversation, Trace, Info" },
+  { keys: "a", where: "trace", does: "the chosen node's events / every event of the run" },
   { keys: "enter  i", where: "run", does: "inspect the chosen node (scroll it with ↑ ↓); again to leave" },
   { keys: "< >", where: "run", does: "wide terminal: narrow / widen the graph beside the inspector" },
   { keys: "f", where: "run", does: "follow the active node live again" },
   { keys: "pgup pgdn  wheel", where: "run", does: "scroll the graph or the inspector" },
+  { keys: "click  drag", where: "run", does: "choose a card or a tab; drag the divider to resize" },
   { keys: "esc  backspace", where: "run", does: "back to the run list" },
   { keys: "esc  backspace", where: "inspector", does: "close the inspector, back to the graph" },
   { keys: "?", where: "any", does: "show or hide this help" },
@@ -54,8 +63,8 @@ const KEY_MAP: ReadonlyArray<{ keys: string; where: string; does: string }> = [
 const LIST_FOOTER = "↑↓ choose  enter open  tab filter  ? help  q quit";
 const RUN_FOOTER = "↑↓ node  ←→ replay  enter inspect  f follow  esc back  ? help  q quit";
 const SPLIT_FOOTER =
-  "↑↓ node  ←→ replay  enter scroll inspector  < > resize  f follow  esc back  ? help  q quit";
-const INSPECTOR_FOOTER = "↑↓ pgup pgdn scroll  ←→ replay  esc close  ? help  q quit";
+  "↑↓ node  ←→ replay  space play  1-4 tab  enter scroll inspector  < > resize  f follow  esc back  ? help  q quit";
+const INSPECTOR_FOOTER = "↑↓ pgup pgdn scroll  1-4 tab  ←→ replay  space play  esc close  ? help  q quit";
 
 const ASCII_KEYS: Record<string, string> = {
   "↑": "up",
@@ -160,17 +169,63 @@ interface Pane {
   scroll: number;
 }
 
+/** The graph's rows in a pane: the focused card a third of the way down, moved by any scrolling. */
 function graphPane(shown: RunView, focus: string | null, at: number, pane: Pane, theme: Theme, g: Glyphs) {
   const layout = graphLayoutOf(shown);
   const card = layout.cards.find((c) => c.id === focus);
-  // The focused card sits a third of the way down, moved by any scrolling, kept within the graph.
   const anchor = card === undefined ? 0 : card.top - Math.floor(pane.height / 3);
   const top = Math.max(0, Math.min(anchor + pane.scroll, layout.height - pane.height));
   const rows = { top, height: pane.height };
   const options = { width: pane.width, highlight: focus, now: at, theme, rows, glyphs: g };
-  return renderGraph(shown, options, layout).lines;
+  const graph = renderGraph(shown, options, layout);
+  return { lines: graph.lines, top, cards: graph.cards };
 }
 
+/** The chosen tab's lines, and the line kept in view before scrolling. */
+function tabLines(
+  run: OpenRun,
+  shown: RunView,
+  focus: string,
+  at: number,
+  width: number,
+  theme: Theme,
+  g: Glyphs,
+): TabLines {
+  const history =
+    run.replay !== null && run.history !== null ? historyAt(run.history, run.replay) : run.history;
+  switch (run.tab) {
+    case "steps":
+      return {
+        lines: renderInspector(shown, history, focus, { width, theme, now: at, glyphs: g }),
+        anchor: 0,
+      };
+    case "conversation":
+      return renderConversation(run.conversation, {
+        width,
+        theme,
+        glyphs: g,
+        path: focus,
+        agent: shown.nodes.find((node) => node.path === focus)?.kind === "agent",
+        history,
+        replaying: run.replay !== null,
+      });
+    case "trace":
+      return renderTrace(run.history, {
+        width,
+        theme,
+        glyphs: g,
+        focus,
+        scope: run.traceScope,
+        position: run.replay,
+      });
+    case "info":
+      return renderInfo(shown, { width, theme, glyphs: g });
+    default:
+      return run.tab satisfies never;
+  }
+}
+
+/** The inspector: its tab bar, then the chosen tab scrolled to keep its anchor in view. */
 function inspectorPane(
   run: OpenRun,
   shown: RunView,
@@ -180,11 +235,64 @@ function inspectorPane(
   theme: Theme,
   g: Glyphs,
 ) {
-  const history =
-    run.replay !== null && run.history !== null ? historyAt(run.history, run.replay) : run.history;
-  const lines = renderInspector(shown, history, focus, { width: pane.width, theme, now: at, glyphs: g });
-  const top = Math.max(0, Math.min(pane.scroll, lines.length - pane.height));
-  return lines.slice(top, top + pane.height);
+  const { lines, anchor } = tabLines(run, shown, focus, at, pane.width, theme, g);
+  const height = pane.height - 1;
+  const base = anchor === 0 ? 0 : anchor - Math.floor((height * 2) / 3);
+  const top = Math.max(0, Math.min(base + pane.scroll, lines.length - height));
+  return [tabBar(run.tab, theme, g.divider), ...lines.slice(top, top + height)];
+}
+
+/** Where the run screen puts its panes: drawing and the mouse both go by these numbers. */
+interface RunLayout {
+  split: boolean;
+  /** Rows between the two header lines and the footer. */
+  body: number;
+  graph: { shown: boolean; width: number };
+  inspector: { shown: boolean; x: number; width: number };
+}
+
+/** The run screen's first body row: below the header and the timeline line. */
+const BODY_TOP = 2;
+
+function runLayout(
+  state: ViewerState,
+  run: OpenRun,
+  shown: RunView,
+  size: ScreenSize,
+  at: number,
+  g: Glyphs,
+): RunLayout {
+  const { width, height } = size;
+  const body = height - 3;
+  if (width >= SPLIT_MIN_WIDTH) {
+    const natural = naturalGraphWidth(shown, { now: at, glyphs: g });
+    const left = splitGraphWidth(width, state.splitShift, natural);
+    return {
+      split: true,
+      body,
+      graph: { shown: true, width: left },
+      inspector: { shown: true, x: left + DIVIDER_COLUMNS, width: width - left - DIVIDER_COLUMNS },
+    };
+  }
+  const inspecting = run.inspector;
+  return {
+    split: false,
+    body,
+    graph: { shown: !inspecting, width },
+    inspector: { shown: inspecting, x: 0, width },
+  };
+}
+
+/** The shown view and the moment it stands at: the replay point's time, or the wall clock. */
+function moment(run: OpenRun, now: number): { shown: RunView | null; at: number } {
+  const shown = shownView(run);
+  const at = run.replay === null ? now : (run.history?.events[run.replay]?.at ?? now);
+  return { shown, at };
+}
+
+function footerOf(run: OpenRun, split: boolean, g: Glyphs, theme: Theme): string {
+  const text = run.inspector ? INSPECTOR_FOOTER : split ? SPLIT_FOOTER : RUN_FOOTER;
+  return theme("dim", keyText(text, g));
 }
 
 function runScreen(
@@ -194,29 +302,24 @@ function runScreen(
   theme: Theme,
   g: Glyphs,
 ): string[] {
-  const { width, height } = options;
-  const body = height - 3;
-  const split = width >= SPLIT_MIN_WIDTH;
-  const footerText = run.inspector ? INSPECTOR_FOOTER : split ? SPLIT_FOOTER : RUN_FOOTER;
-  const footer = theme("dim", keyText(footerText, g));
-  if (run.view === null) {
+  const { width } = options;
+  const { shown, at } = moment(run, options.now);
+  if (shown === null) {
+    const body = options.height - 3;
     const status = connectionLine(state, theme, g) ?? state.notice ?? `opening ${run.runId}${g.ellipsis}`;
+    const footer = footerOf(run, width >= SPLIT_MIN_WIDTH, g, theme);
     return [theme("bold", `piw ${g.dot} ${run.runId}`), status, ...fitLines([], width, body, g), footer];
   }
-  const shown =
-    run.replay !== null && run.history !== null ? replayView(run.view, run.history, run.replay) : run.view;
+  const layout = runLayout(state, run, shown, options, at, g);
+  const { body } = layout;
   const focus = focusPath(run, shown);
-  const status = connectionLine(state, theme, g) ?? timelineLine(run, shown, focus, theme, g);
-  // A replayed run is timed at its replay point, not at the wall clock.
-  const at = run.replay === null ? options.now : (run.history?.events[run.replay]?.at ?? options.now);
+  const status = connectionLine(state, theme, g) ?? timelineLine(run, shown, focus, theme, g, state.speed);
   let middle: string[];
   if (state.help) {
     middle = helpLines(width, g);
-  } else if (split) {
+  } else if (layout.split) {
     // Wide: the graph on the left, the chosen node's inspector on the right, both always shown.
-    const natural = naturalGraphWidth(shown, { now: at, glyphs: g });
-    const left = splitGraphWidth(width, state.splitShift, natural);
-    const right = width - left - DIVIDER_COLUMNS;
+    const left = layout.graph.width;
     const graph = graphPane(
       shown,
       focus,
@@ -224,7 +327,7 @@ function runScreen(
       { width: left, height: body, scroll: run.inspector ? 0 : run.scroll },
       theme,
       g,
-    );
+    ).lines;
     const inspector =
       focus === null
         ? []
@@ -233,7 +336,7 @@ function runScreen(
             shown,
             focus,
             at,
-            { width: right, height: body, scroll: run.inspector ? run.scroll : 0 },
+            { width: layout.inspector.width, height: body, scroll: run.inspector ? run.scroll : 0 },
             theme,
             g,
           );
@@ -242,12 +345,69 @@ function runScreen(
     for (let i = 0; i < body; i += 1) {
       middle.push(`${padTo(graph[i] ?? "", left, g)} ${divider} ${inspector[i] ?? ""}`);
     }
-  } else if (run.inspector && focus !== null) {
+  } else if (layout.inspector.shown && focus !== null) {
     middle = inspectorPane(run, shown, focus, at, { width, height: body, scroll: run.scroll }, theme, g);
   } else {
-    middle = graphPane(shown, focus, at, { width, height: body, scroll: run.scroll }, theme, g);
+    middle = graphPane(shown, focus, at, { width, height: body, scroll: run.scroll }, theme, g).lines;
   }
-  return [runHeader(shown, at, theme, g), status, ...fitLines(middle, width, body, g), footer];
+  return [
+    runHeader(shown, at, theme, g),
+    status,
+    ...fitLines(middle, width, body, g),
+    footerOf(run, layout.split, g, theme),
+  ];
+}
+
+/** What the mouse points at on the screen. */
+export type ScreenTarget =
+  | { kind: "card"; path: string }
+  | { kind: "tab"; tab: InspectorTab }
+  | { kind: "graph" }
+  | { kind: "inspector" }
+  | { kind: "divider" }
+  | { kind: "none" };
+
+/** The thing at column `x`, row `y` (zero-based) of the screen `renderScreen` draws with `options`. */
+export function screenTarget(state: ViewerState, options: ScreenOptions, x: number, y: number): ScreenTarget {
+  const run = state.run;
+  if (state.screen !== "run" || run === null || state.help) return { kind: "none" };
+  const g = options.glyphs ?? detectGlyphs();
+  const { shown, at } = moment(run, options.now);
+  if (shown === null) return { kind: "none" };
+  const layout = runLayout(state, run, shown, options, at, g);
+  const row = y - BODY_TOP;
+  if (row < 0 || row >= layout.body) return { kind: "none" };
+  if (layout.split && (x === layout.graph.width || x === layout.graph.width + 1)) return { kind: "divider" };
+  if (layout.inspector.shown && x >= layout.inspector.x) {
+    const tab = row === 0 ? tabAt(x - layout.inspector.x) : undefined;
+    return tab === undefined ? { kind: "inspector" } : { kind: "tab", tab };
+  }
+  if (!layout.graph.shown || x >= layout.graph.width) return { kind: "none" };
+  const focus = focusPath(run, shown);
+  const pane = {
+    width: layout.graph.width,
+    height: layout.body,
+    scroll: layout.split && run.inspector ? 0 : run.scroll,
+  };
+  const graph = graphPane(shown, focus, at, pane, plainTheme, g);
+  const line = graph.top + row;
+  const card = graph.cards.find(
+    (c) => line >= c.top && line < c.top + c.height && x >= c.left && x < c.left + c.width,
+  );
+  return card === undefined ? { kind: "graph" } : { kind: "card", path: card.id };
+}
+
+/** The divider shift that puts the split layout's divider at column `x`, as a drag asks. */
+export function splitShiftAt(state: ViewerState, options: ScreenOptions, x: number): number {
+  const run = state.run;
+  if (run === null) return state.splitShift;
+  const g = options.glyphs ?? detectGlyphs();
+  const { shown, at } = moment(run, options.now);
+  if (shown === null) return state.splitShift;
+  const natural = naturalGraphWidth(shown, { now: at, glyphs: g });
+  const width = Math.floor(options.width);
+  const wanted = Math.max(SPLIT_MIN_PANE, Math.min(width - DIVIDER_COLUMNS - SPLIT_MIN_PANE, x - 1));
+  return wanted - splitGraphWidth(width, 0, natural);
 }
 
 /** The whole terminal: exactly `height` lines, none wider than `width`. */

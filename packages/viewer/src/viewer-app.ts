@@ -7,9 +7,9 @@ import {
   type TuiMouseEvent,
   type TuiMouseEventResult,
 } from "@earendil-works/pi-tui";
-import type { RunHistory, RunSummary, RunView } from "@piw/protocol";
+import type { RunHistory, RunSummary, RunView, StepConversation } from "@piw/protocol";
 import { hasRunningWork } from "./run-header.js";
-import { renderScreen } from "./screen.js";
+import { renderScreen, type ScreenOptions, screenTarget, splitShiftAt } from "./screen.js";
 import { ansiTheme, type Theme } from "./theme.js";
 import {
   type ConnectionState,
@@ -29,6 +29,8 @@ export interface ViewerSource {
   listRuns(): Promise<RunSummary[]>;
   getRun(runId: string): Promise<RunView | null>;
   history(runId: string): Promise<RunHistory | null>;
+  /** What the agent said and did in one step (`runs.conversation`). */
+  conversation(runId: string, path: string): Promise<StepConversation | null>;
   /** Pushed views of every run as they change; resolves with the way to stop. */
   watchRuns(onView: (view: RunView) => void): Promise<() => Promise<void>>;
   /** Connection changes: a host that went away, came back, or cannot be reached. */
@@ -71,6 +73,15 @@ const KEYS: Record<string, ViewerKey> = {
   ">": "wider",
   ",": "narrower",
   ".": "wider",
+  "1": "steps",
+  "2": "conversation",
+  "3": "trace",
+  "4": "info",
+  a: "scope",
+  space: "play",
+  " ": "play",
+  p: "play",
+  x: "speed",
   q: "quit",
   "ctrl+c": "quit",
 };
@@ -92,6 +103,8 @@ export function viewerKeyOf(data: string): ViewerKey | undefined {
 }
 
 const TICK_MS = 1_000;
+/** Lines one wheel notch scrolls a pane. */
+const WHEEL_LINES = 3;
 
 /**
  * Whether the screen shows a clock that moves on its own: a running node's elapsed time, live (a
@@ -107,31 +120,67 @@ export function needsTick(state: ViewerState): boolean {
 
 /** The one component on screen: it draws `renderScreen` at the terminal's size. */
 class ViewerScreen implements Component {
+  /** The divider is being dragged: moves go to it until the button is let go. */
+  private dragging = false;
+
   constructor(
     private readonly terminal: Terminal,
     private readonly state: () => ViewerState,
-    private readonly onKey: (key: ViewerKey) => void,
+    private readonly dispatch: (action: ViewerAction) => void,
     private readonly theme: Theme,
     private readonly now: () => number,
   ) {}
 
+  private options(width: number): ScreenOptions {
+    return { width, height: this.terminal.rows, now: this.now(), theme: this.theme };
+  }
+
   render(width: number): string[] {
-    return renderScreen(this.state(), {
-      width,
-      height: this.terminal.rows,
-      now: this.now(),
-      theme: this.theme,
-    });
+    return renderScreen(this.state(), this.options(width));
   }
 
   handleInput(data: string): void {
     const key = viewerKeyOf(data);
-    if (key !== undefined) this.onKey(key);
+    if (key !== undefined) this.dispatch({ type: "key", key });
   }
 
   handleMouse(event: TuiMouseEvent): TuiMouseEventResult | undefined {
-    if (event.type !== "wheel") return undefined;
-    this.onKey((event.wheelDelta ?? 0) < 0 ? "wheelUp" : "wheelDown");
+    const state = this.state();
+    const options = this.options(event.width);
+    if (this.dragging) {
+      if (event.type === "release") this.dragging = false;
+      else if (event.type === "drag" || event.type === "move")
+        this.dispatch({ type: "split", shift: splitShiftAt(state, options, event.x) });
+      return { handled: true, render: true };
+    }
+    const target = screenTarget(state, options, event.x, event.y);
+    if (event.type === "wheel") {
+      const delta = (event.wheelDelta ?? 0) < 0 ? -WHEEL_LINES : WHEEL_LINES;
+      if (target.kind === "graph" || target.kind === "card")
+        this.dispatch({ type: "scroll", pane: "graph", delta });
+      else if (target.kind === "inspector" || target.kind === "tab")
+        this.dispatch({ type: "scroll", pane: "inspector", delta });
+      else this.dispatch({ type: "key", key: delta < 0 ? "wheelUp" : "wheelDown" });
+      return { handled: true, render: true };
+    }
+    if (event.type !== "press" || event.button !== "left") return undefined;
+    switch (target.kind) {
+      case "card":
+        this.dispatch({ type: "choose", path: target.path });
+        break;
+      case "tab":
+        this.dispatch({ type: "tab", tab: target.tab });
+        break;
+      case "divider":
+        this.dragging = true;
+        return { capture: true, render: true };
+      case "graph":
+      case "inspector":
+      case "none":
+        return undefined;
+      default:
+        return target satisfies never;
+    }
     return { handled: true, render: true };
   }
 
@@ -169,11 +218,26 @@ export async function runViewerApp(options: ViewerAppOptions): Promise<void> {
       ticker = undefined;
     }
   };
+  // The playing replay's beat: one event per beat, `speed` beats a second.
+  let player: { timer: ReturnType<typeof setInterval>; speed: number } | undefined;
+  const updatePlayer = () => {
+    const playing = state.screen === "run" && state.run?.playing === true;
+    if (player !== undefined && (!playing || player.speed !== state.speed)) {
+      clearInterval(player.timer);
+      player = undefined;
+    }
+    if (playing && player === undefined) {
+      const timer = setInterval(() => dispatch({ type: "tick" }), TICK_MS / state.speed);
+      timer.unref?.();
+      player = { timer, speed: state.speed };
+    }
+  };
   const dispatch = (action: ViewerAction) => {
     const step = reduceViewer(state, action);
     state = step.state;
     for (const request of step.requests) perform(request);
     updateTicker();
+    updatePlayer();
     tui.requestRender();
   };
   const report = (error: unknown) => {
@@ -195,6 +259,28 @@ export async function runViewerApp(options: ViewerAppOptions): Promise<void> {
       .finally(() => {
         fetching.delete(runId);
         if (again.delete(runId)) loadHistory(runId);
+      });
+  };
+  // One conversation read at a time; a newer ask waits for it and replaces any older waiting one.
+  let reading = false;
+  let nextRead: { runId: string; path: string } | undefined;
+  const loadConversation = (runId: string, path: string) => {
+    if (reading) {
+      nextRead = { runId, path };
+      return;
+    }
+    reading = true;
+    source
+      .conversation(runId, path)
+      .then((conversation) => {
+        if (conversation !== null) dispatch({ type: "conversation", conversation });
+      })
+      .catch(report)
+      .finally(() => {
+        reading = false;
+        const next = nextRead;
+        nextRead = undefined;
+        if (next !== undefined) loadConversation(next.runId, next.path);
       });
   };
   const loadRun = (runId: string) => {
@@ -223,6 +309,9 @@ export async function runViewerApp(options: ViewerAppOptions): Promise<void> {
       case "history":
         loadHistory(request.runId);
         return;
+      case "conversation":
+        loadConversation(request.runId, request.path);
+        return;
       case "quit":
         finish();
         return;
@@ -231,13 +320,7 @@ export async function runViewerApp(options: ViewerAppOptions): Promise<void> {
     }
   }
 
-  const screen = new ViewerScreen(
-    terminal,
-    () => state,
-    (key) => dispatch({ type: "key", key }),
-    theme,
-    now,
-  );
+  const screen = new ViewerScreen(terminal, () => state, dispatch, theme, now);
   tui.addChild(screen);
   tui.setFocus(screen);
   const stopConnection = source.onConnection((connection) => {
@@ -257,6 +340,7 @@ export async function runViewerApp(options: ViewerAppOptions): Promise<void> {
     await done;
   } finally {
     if (ticker !== undefined) clearInterval(ticker);
+    if (player !== undefined) clearInterval(player.timer);
     stopConnection();
     tui.stop();
     await stopWatching?.().catch(() => undefined);

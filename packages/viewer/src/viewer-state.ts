@@ -1,6 +1,7 @@
-import type { RunHistory, RunSummary, RunView } from "@piw/protocol";
+import type { RunHistory, RunSummary, RunView, StepConversation } from "@piw/protocol";
 import { activePath, flowOrder } from "./flow.js";
-import { stepReplay } from "./replay.js";
+import { cycleTab, type InspectorTab } from "./inspector-tabs.js";
+import { replayView, stepReplay } from "./replay.js";
 import { filterRuns, RUN_FILTERS, type RunFilter } from "./run-list.js";
 
 /** What the viewer knows about its host link; it never guesses beyond what the client reports. */
@@ -23,7 +24,19 @@ export interface OpenRun {
   pending: number | null;
   /** Lines scrolled by the wheel or page keys, in the graph or the inspector. */
   scroll: number;
+  /** What the inspector shows of the chosen node. */
+  tab: InspectorTab;
+  /** The trace tab lists the chosen node's events, or the whole run's. */
+  traceScope: "node" | "run";
+  /** The replay moves on by itself, one event per beat at `ViewerState.speed`. */
+  playing: boolean;
+  /** The chosen step's conversation as the host last sent it; null before it came. */
+  conversation: StepConversation | null;
 }
+
+/** How many events a second the replay plays. */
+type ReplaySpeed = 1 | 2 | 5 | 10;
+const REPLAY_SPEEDS: readonly ReplaySpeed[] = [1, 2, 5, 10];
 
 export interface ViewerState {
   screen: "list" | "run";
@@ -38,6 +51,7 @@ export interface ViewerState {
   notice: string | null;
   /** Columns the `<` and `>` keys moved the split layout's divider by; negative narrows the graph. */
   splitShift: number;
+  speed: ReplaySpeed;
 }
 
 export type ViewerKey =
@@ -59,6 +73,14 @@ export type ViewerKey =
   | "help"
   | "narrower"
   | "wider"
+  | "nextTab"
+  | "steps"
+  | "conversation"
+  | "trace"
+  | "info"
+  | "scope"
+  | "play"
+  | "speed"
   | "quit";
 
 export type ViewerAction =
@@ -67,13 +89,22 @@ export type ViewerAction =
   | { type: "view"; view: RunView }
   | { type: "history"; history: RunHistory }
   | { type: "connection"; state: ConnectionState }
-  | { type: "notice"; text: string | null };
+  | { type: "notice"; text: string | null }
+  | { type: "conversation"; conversation: StepConversation }
+  /** A beat of the playing replay: one event on. */
+  | { type: "tick" }
+  /** The mouse: a card clicked, a tab clicked, a pane scrolled, the divider dragged. */
+  | { type: "choose"; path: string }
+  | { type: "tab"; tab: InspectorTab }
+  | { type: "scroll"; pane: "graph" | "inspector"; delta: number }
+  | { type: "split"; shift: number };
 
 /** What the app must do for the state to be right: the reducer itself never talks to the host. */
 export type ViewerRequest =
   | { type: "open"; runId: string }
   | { type: "close"; runId: string }
   | { type: "history"; runId: string }
+  | { type: "conversation"; runId: string; path: string }
   | { type: "quit" };
 
 export interface ViewerStep {
@@ -93,6 +124,7 @@ export function initialState(runId?: string, schedule: string | null = null): Vi
     connection: { kind: "connected" },
     notice: null,
     splitShift: 0,
+    speed: 1,
   };
 }
 
@@ -107,6 +139,10 @@ export function openRun(runId: string, view: RunView | null = null): OpenRun {
     inspector: false,
     pending: null,
     scroll: 0,
+    tab: "steps",
+    traceScope: "node",
+    playing: false,
+    conversation: null,
   };
 }
 
@@ -182,6 +218,14 @@ function onListKey(state: ViewerState, key: ViewerKey): ViewerStep {
     case "help":
     case "narrower":
     case "wider":
+    case "nextTab":
+    case "steps":
+    case "conversation":
+    case "trace":
+    case "info":
+    case "scope":
+    case "play":
+    case "speed":
       return { state, requests: [] };
     default:
       return key satisfies never;
@@ -220,7 +264,7 @@ function onRunKey(state: ViewerState, run: OpenRun, key: ViewerKey): ViewerStep 
     case "home":
       return scrub(-events - 1_000_000);
     case "end":
-      return set({ replay: null });
+      return set({ replay: null, playing: false });
     case "pageUp":
       return set({ scroll: run.scroll - PAGE });
     case "pageDown":
@@ -238,7 +282,7 @@ function onRunKey(state: ViewerState, run: OpenRun, key: ViewerKey): ViewerStep 
       );
     }
     case "follow":
-      return set({ selected: null, replay: null, scroll: 0 });
+      return set({ selected: null, replay: null, scroll: 0, playing: false });
     case "back":
       if (run.inspector) return set({ inspector: false, scroll: 0 });
       return {
@@ -253,6 +297,25 @@ function onRunKey(state: ViewerState, run: OpenRun, key: ViewerKey): ViewerStep 
         requests: [],
       };
     case "filter":
+    case "nextTab":
+      return set({ tab: cycleTab(run.tab, 1), scroll: 0 });
+    case "steps":
+    case "conversation":
+    case "trace":
+    case "info":
+      return set({ tab: key, scroll: 0 });
+    case "scope":
+      return set({ traceScope: run.traceScope === "node" ? "run" : "node" });
+    case "play": {
+      if (run.playing) return set({ playing: false });
+      // Playing from live starts at the first event: live has nothing left to play.
+      if (stale) return set({ playing: true }, [{ type: "history", runId: run.runId }]);
+      return set({ playing: events > 1, replay: run.replay ?? (events > 1 ? 0 : null) });
+    }
+    case "speed": {
+      const speed = REPLAY_SPEEDS[(REPLAY_SPEEDS.indexOf(state.speed) + 1) % REPLAY_SPEEDS.length] ?? 1;
+      return { state: { ...state, speed }, requests: [] };
+    }
     case "help":
       return set({});
     case "quit":
@@ -262,14 +325,77 @@ function onRunKey(state: ViewerState, run: OpenRun, key: ViewerKey): ViewerStep 
   }
 }
 
+/** The view at the replay cursor, or the live one. */
+export function shownView(run: OpenRun): RunView | null {
+  if (run.view === null) return null;
+  return run.replay !== null && run.history !== null
+    ? replayView(run.view, run.history, run.replay)
+    : run.view;
+}
+
+/** Asks for the chosen step's conversation when the conversation tab shows it and it is not loaded. */
+function withConversation(step: ViewerStep, always = false): ViewerStep {
+  const run = step.state.run;
+  if (step.state.screen !== "run" || run === null || run.tab !== "conversation") return step;
+  const path = focusPath(run, shownView(run));
+  if (path === null || (!always && run.conversation?.path === path)) return step;
+  if (step.requests.some((r) => r.type === "conversation")) return step;
+  return { ...step, requests: [...step.requests, { type: "conversation", runId: run.runId, path }] };
+}
+
+function onRunAction(
+  state: ViewerState,
+  action: ViewerAction & { type: "tick" | "choose" | "tab" | "scroll" | "split" },
+): ViewerStep {
+  const run = state.run;
+  if (state.screen !== "run" || run === null) return { state, requests: [] };
+  const set = (patch: Partial<OpenRun>): ViewerStep => ({
+    state: { ...state, run: { ...run, ...patch } },
+    requests: [],
+  });
+  switch (action.type) {
+    case "tick": {
+      if (!run.playing || run.history === null) return set({ playing: false });
+      const replay = stepReplay(run.replay, 1, run.history.events.length);
+      return set({ replay, playing: replay !== null });
+    }
+    case "choose":
+      return set({ selected: action.path, scroll: 0 });
+    case "tab":
+      return set({ tab: action.tab, scroll: 0, inspector: true });
+    case "scroll": {
+      // The wheel scrolls the pane under the pointer, and that pane takes the keys.
+      const inspector = action.pane === "inspector";
+      const from = run.inspector === inspector ? run.scroll : 0;
+      return set({ inspector, scroll: inspector ? Math.max(0, from + action.delta) : from + action.delta });
+    }
+    case "split":
+      return { state: { ...state, splitShift: action.shift }, requests: [] };
+    default:
+      return action satisfies never;
+  }
+}
+
 /** The viewer's one state transition: keys, host updates and connection changes all come here. */
 export function reduceViewer(state: ViewerState, action: ViewerAction): ViewerStep {
   switch (action.type) {
     case "key": {
       if (action.key === "help") return { state: { ...state, help: !state.help }, requests: [] };
       if (state.help) return { state: { ...state, help: false }, requests: [] };
-      if (state.screen === "run" && state.run !== null) return onRunKey(state, state.run, action.key);
+      if (state.screen === "run" && state.run !== null)
+        return withConversation(onRunKey(state, state.run, action.key));
       return onListKey(state, action.key);
+    }
+    case "tick":
+    case "choose":
+    case "tab":
+    case "scroll":
+    case "split":
+      return withConversation(onRunAction(state, action));
+    case "conversation": {
+      const run = state.run;
+      if (run === null || run.runId !== action.conversation.runId) return { state, requests: [] };
+      return { state: { ...state, run: { ...run, conversation: action.conversation } }, requests: [] };
     }
     case "runs": {
       const runs = [...action.runs].sort((a, b) => b.createdAt - a.createdAt);
@@ -290,18 +416,26 @@ export function reduceViewer(state: ViewerState, action: ViewerAction): ViewerSt
       const run = open === null ? state.run : { ...open, view };
       // An open inspector follows the run live: its data is read again once the run moved on.
       const refresh = open?.inspector && open.history !== null && open.history.revision < view.revision;
-      return {
+      const step: ViewerStep = {
         state: { ...state, runs, run },
         requests: refresh ? [{ type: "history", runId: view.runId }] : [],
       };
+      // A running step's conversation grows between pushes: read it again with each one.
+      return open === null ? step : withConversation(step, true);
     }
     case "history": {
       const { history } = action;
       if (state.run === null || state.run.runId !== history.runId) return { state, requests: [] };
       const run = state.run;
-      const replay =
+      let replay =
         run.pending === null ? run.replay : stepReplay(run.replay, run.pending, history.events.length);
-      return { state: { ...state, run: { ...run, history, replay, pending: null } }, requests: [] };
+      // Play was pressed before the history came: it starts now, from the first event.
+      if (run.playing && replay === null) replay = history.events.length > 1 ? 0 : null;
+      const playing = run.playing && replay !== null;
+      return withConversation({
+        state: { ...state, run: { ...run, history, replay, pending: null, playing } },
+        requests: [],
+      });
     }
     case "connection":
       return { state: { ...state, connection: action.state }, requests: [] };

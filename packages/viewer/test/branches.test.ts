@@ -379,3 +379,25 @@ describe("the inspector of a running step", () => {
     expect(lines[1]).toBe("· pending  visits 0  attempt 0");
   });
 });
+
+describe("a branch card's state line", () => {
+  it("drops its least useful parts to fit a narrow column instead of cutting them", () => {
+    const done = forkView([], {});
+    let view = done;
+    for (const node of view.nodes)
+      view = withNode(view, node.path, {
+        state: "succeeded",
+        visits: 1,
+        attempt: 1,
+        startedAt: 1_000,
+        finishedAt: 2_000,
+      });
+    for (const width of [40, 52, 64, 100]) {
+      const lines = renderGraph(view, { width, now: NOW, glyphs: g }).lines;
+      const states = lines.flatMap((line) => line.match(/✓ succeeded[^│]*/g) ?? []);
+      expect(states.length).toBeGreaterThan(0);
+      // Whole words only: the state, then the visit and the time when they fit; never `#1 1…`.
+      for (const state of states) expect(state.trimEnd()).toMatch(/^✓ succeeded( #1)?( 1\.0s)?$/);
+    }
+  });
+});

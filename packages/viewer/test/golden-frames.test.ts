@@ -146,7 +146,9 @@ describe("viewer golden frames", () => {
     expect(left).toBeLessThan(63);
     // Every body row has the divider in the same column; the inspector starts beside it.
     for (const line of lines.slice(2, -1)) expect(line.slice(left, left + 3)).toBe(" │ ");
-    expect(lines[2]?.slice(left + 3)).toBe("$ ship  shell");
+    // The inspector's first row is its tab bar; the chosen node follows under it.
+    expect(lines[2]?.slice(left + 3)).toBe(" 1 Steps │ 2 Conversation │ 3 Trace │ 4 Info ");
+    expect(lines[3]?.slice(left + 3)).toBe("$ ship  shell");
     expectGolden("split-wide", lines);
   });
 
@@ -156,7 +158,7 @@ describe("viewer golden frames", () => {
       if (k === undefined) throw new Error(`no key for ${data}`);
       return { type: "key", key: k };
     };
-    const divider = (state: ViewerState) => (frame(state, 140, 30, 8_000)[2] ?? "").indexOf(" │ $ ship");
+    const divider = (state: ViewerState) => (frame(state, 140, 30, 8_000)[3] ?? "").indexOf(" │ $ ship");
     const base = divider(opened(shipping));
     expect(divider(opened(shipping, [key(">")]))).toBe(base + 4);
     expect(divider(opened(shipping, [key(">"), key(">"), key(">"), key("<")]))).toBe(base + 8);

@@ -22,6 +22,7 @@ function hostViewerSource(connection: HostConnection): ViewerSource {
     listRuns: () => connection.call("runs.list", { limit: 500 }),
     getRun: (runId) => connection.call("runs.get", { runId }),
     history: (runId) => connection.call("runs.history", { runId }),
+    conversation: (runId, path) => connection.call("runs.conversation", { runId, path }),
     watchRuns: (onView) => connection.subscribe(undefined, onView),
     onConnection: (listener) => {
       const lost = (error: Error) => listener({ kind: "reconnecting", message: error.message });
