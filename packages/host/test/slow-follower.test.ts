@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { type Sandbox, sandbox, start, TestClient, until, writeWorkflow } from "./host-fixture.js";
+import { waitFor } from "@piw/test-kit";
+import { type Sandbox, sandbox, start, TestClient, writeWorkflow } from "./host-fixture.js";
 
 let box: Sandbox;
 let stop: (() => Promise<void>) | undefined;
@@ -56,7 +57,7 @@ describe("a follower that stops reading", () => {
     follower.socket.pause();
     await finished(driver, runId, 120_000);
     follower.socket.resume();
-    await until("the final view", () => follower.views.at(-1)?.status === "done", 60_000);
+    await waitFor("the final view", () => follower.views.at(-1)?.status === "done", 60_000);
     expect(follower.socket.destroyed).toBe(false);
     expect(follower.views.at(-1)?.nodes.every((n) => n.state === "succeeded")).toBe(true);
     expect(await follower.call("runs.get", { runId })).toMatchObject({ status: "done" });

@@ -1,17 +1,9 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { isAlive, waitFor } from "@piw/test-kit";
 import type { RunningHost } from "../src/index.js";
-import {
-  FLOWS,
-  isAlive,
-  type Sandbox,
-  sandbox,
-  start,
-  TestClient,
-  until,
-  writeWorkflow,
-} from "./host-fixture.js";
+import { FLOWS, type Sandbox, sandbox, start, TestClient, writeWorkflow } from "./host-fixture.js";
 
 let box: Sandbox;
 let host: RunningHost | undefined;
@@ -104,7 +96,7 @@ describe("the warm worker", () => {
         const found = /idle worker pid \d+ gone .*; next in (\d+) ms/.exec(line);
         return found ? [Number(found[1])] : [];
       });
-    await until("three idle deaths", () => waits().length >= 3);
+    await waitFor("three idle deaths", () => waits().length >= 3);
     expect(waits().slice(0, 3)).toEqual([250, 500, 1000]);
     const started = () => logLines.filter((line) => line.includes("idle worker started")).length;
     await host?.stop();

@@ -16,14 +16,21 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type FakeModel,
   lastMessageText,
+  packPiw,
+  PI_BIN,
+  PI_PACKAGE,
+  queuedRunId,
+  REPO,
+  requireBuiltPackage,
+  sharedNpmCache,
   startFakeModel,
+  startPiSession,
+  stopHost,
   text,
   toolCall,
+  userEnv,
   whenLastMessageContains,
-} from "../src/fake-model.ts";
-import { PI_BIN, startPiSession } from "../src/pi-session.ts";
-import { packPiw, requireBuiltPackage, sharedNpmCache, stopHost, userEnv } from "../src/packed-install.ts";
-import { PI_PACKAGE, queuedRunId, REPO } from "../src/piw-fixture.ts";
+} from "@piw/test-kit";
 
 /**
  * The published package, not the checkout: the built package is packed with npm, installed with npm into
