@@ -72,6 +72,18 @@ export function start(
   return tuning === undefined ? startHost(options) : startTunedHost(options, tuning);
 }
 
+/** Poll the host until the run is terminal; its view then. */
+export function finished(client: TestClient, runId: string, timeoutMs = 60_000) {
+  return waitFor(
+    `run ${runId} to finish`,
+    async () => {
+      const view = await client.call("runs.get", { runId });
+      return view && ["done", "failed", "cancelled"].includes(view.status) ? view : undefined;
+    },
+    timeoutMs,
+  );
+}
+
 /** Params as tests write them: a run-creating method's `requestKey` may be left out (each call gets one). */
 export type TestParams<M extends ClientMethod> = M extends KeyedMethod
   ? Omit<ClientParams<M>, "requestKey"> & { requestKey?: string }

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { waitFor } from "@piw/test-kit";
-import { type Sandbox, sandbox, start, TestClient, writeWorkflow } from "./host-fixture.js";
+import { finished, type Sandbox, sandbox, start, TestClient, writeWorkflow } from "./host-fixture.js";
 
 let box: Sandbox;
 let stop: (() => Promise<void>) | undefined;
@@ -29,17 +29,6 @@ ${edgeLines}
   },
 });
 `;
-}
-
-/** Poll the host until the run is terminal. */
-async function finished(client: TestClient, runId: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const view = await client.call("runs.get", { runId });
-    if (view && ["done", "failed", "cancelled"].includes(view.status)) return;
-    if (Date.now() > deadline) throw new Error(`run ${runId} did not finish`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 describe("a follower that stops reading", () => {

@@ -27,14 +27,11 @@ async function open(extra: Parameters<typeof start>[1] = {}): Promise<TestClient
   return client;
 }
 
-async function idlePid(c: TestClient, not?: number): Promise<number> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
+function idlePid(c: TestClient, not?: number): Promise<number> {
+  return waitFor(`an idle worker other than ${not}`, async () => {
     const pid = (await c.call("host.status", {})).idleWorkerPid;
-    if (typeof pid === "number" && pid !== not) return pid;
-    if (Date.now() > deadline) throw new Error(`no idle worker other than ${not}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
+    return typeof pid === "number" && pid !== not ? pid : undefined;
+  });
 }
 
 describe("the warm worker", () => {

@@ -181,11 +181,11 @@ export async function settledView(client: TestClient, runId: string, timeoutMs =
 
 /** Resolves once no worker is alive under the host. */
 export async function idle(client: TestClient, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while ((await client.call("host.status", {})).workers.length > 0) {
-    if (Date.now() > deadline) throw new Error("timed out waiting for the host's workers to exit");
-    await new Promise((r) => setTimeout(r, 25));
-  }
+  await waitFor(
+    "the host's workers to exit",
+    async () => (await client.call("host.status", {})).workers.length === 0,
+    timeoutMs,
+  );
 }
 
 /**
