@@ -79,6 +79,7 @@ module.exports = {
         pathNot: [
           "^packages/$1/",
           "^packages/[^/]+/src/index\\.ts$",
+          "^packages/[^/]+/src/testing\\.ts$",
           "^packages/engine/src/authoring/index\\.ts$",
         ],
       },
@@ -93,7 +94,11 @@ module.exports = {
       from: { path: "^apps/" },
       to: {
         path: "^packages/",
-        pathNot: ["^packages/[^/]+/src/index\\.ts$", "^packages/engine/src/authoring/index\\.ts$"],
+        pathNot: [
+          "^packages/[^/]+/src/index\\.ts$",
+          "^packages/engine/src/authoring/index\\.ts$",
+          "^packages/[^/]+/src/testing\\.ts$",
+        ],
       },
     },
     {
@@ -204,6 +209,31 @@ module.exports = {
         "programs, apps, tools and tests, never for other packages. Depend on @piw/engine or the host instead.",
       from: { path: "^packages/", pathNot: "^packages/embedded/" },
       to: { path: workspacePackages("embedded") },
+    },
+    {
+      name: "test-kit-only-in-tests",
+      severity: "error",
+      comment:
+        "packages/test-kit holds the shared test harnesses (the fake model, the real Pi driven by a test, " +
+        "host and worker processes from source, waitFor): test code that must never ship or run in a user's " +
+        "process. Only test/ folders (and tools/bench, tools/soak, tests/) may import @piw/test-kit; move " +
+        "what src/ needs into the package that owns it.",
+      from: {
+        path: "^(packages|apps)/",
+        pathNot: ["^packages/test-kit/", "^(packages|apps)/[^/]+/test/"],
+      },
+      to: { path: workspacePackages("test-kit") },
+    },
+    {
+      name: "testing-entry-only-for-entries-and-tests",
+      severity: "error",
+      comment:
+        "`@piw/x/testing` (packages/x/src/testing.ts) holds benchmark and fault-test knobs (SQLite's " +
+        "synchronous mode, group commit off, crash hooks) that no user-facing API may offer. Only process " +
+        "entries (apps/*/src, which read them from PIW_* variables), test/ folders and tools/bench and " +
+        "tools/soak import it; a package's src/ takes what it needs as a parameter from its caller.",
+      from: { path: "^(packages|apps)/", pathNot: ["^apps/[^/]+/src/", "^(packages|apps)/[^/]+/test/"] },
+      to: { path: ["^packages/[^/]+/src/testing\\.ts$", "^@piw/[^/]+/testing$"] },
     },
     {
       name: "no-package-imports-tools",

@@ -1,14 +1,20 @@
-import { readdirSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import { defineConfig, type ViteUserConfig } from "vitest/config";
 
 const workspaceRoot = import.meta.dirname;
 
-/** Resolve `@piw/<name>` (and `piw`) to its source entry, so tests never depend on a prior build. */
+/**
+ * Resolve `@piw/<name>` (and `piw`, the authoring API) to its source entry, and `@piw/<name>/testing`
+ * to its internal one where the package has it, so tests never depend on a prior build. The subpath
+ * comes first: the first alias that matches wins, and `@piw/<name>` also matches `@piw/<name>/testing`.
+ */
 function sourceAliases(): Record<string, string> {
   const packagesDir = join(workspaceRoot, "packages");
   const aliases: Record<string, string> = {};
   for (const name of readdirSync(packagesDir)) {
+    const testing = join(packagesDir, name, "src", "testing.ts");
+    if (existsSync(testing)) aliases[`@piw/${name}/testing`] = testing;
     aliases[`@piw/${name}`] = join(packagesDir, name, "src", "index.ts");
   }
   // The authoring API as workflow files (and the built-ins) import it.

@@ -1,13 +1,8 @@
 import { closeSync, writeSync } from "node:fs";
 // piw-host: the one host per user. Started on demand by clients (detached), or by hand.
 import { createRequire } from "node:module";
-import {
-  defaultStateDir,
-  HostAlreadyRunning,
-  hostCrashHookFromEnv,
-  type RunningHost,
-  startHost,
-} from "@piw/host";
+import { defaultStateDir, HostAlreadyRunning, type RunningHost } from "@piw/host";
+import { hostCrashHookFromEnv, startTunedHost } from "@piw/host/testing";
 import {
   findAppEntry,
   PIW_ENV,
@@ -124,17 +119,17 @@ process.umask(0o077);
 
 let host: RunningHost;
 try {
-  host = await startHost({
-    stateDir: defaultStateDir(),
-    workerCommand: workerCommand(),
-    preflightCommand: preflightCommand(),
-    preflightTimeoutMs: setting(PIW_ENV.preflightTimeoutMs) ?? 10_000,
-    synchronous: synchronous(),
-    groupCommit: groupCommit(),
-    version: version(),
-    log,
-    crashHook: hostCrashHookFromEnv(process.env),
-  });
+  host = await startTunedHost(
+    {
+      stateDir: defaultStateDir(),
+      workerCommand: workerCommand(),
+      preflightCommand: preflightCommand(),
+      preflightTimeoutMs: setting(PIW_ENV.preflightTimeoutMs) ?? 10_000,
+      version: version(),
+      log,
+    },
+    { synchronous: synchronous(), groupCommit: groupCommit(), crashHook: hostCrashHookFromEnv(process.env) },
+  );
 } catch (error) {
   if (error instanceof HostAlreadyRunning) {
     process.stderr.write(`piw-host: already running (pid ${error.pid})\n`);

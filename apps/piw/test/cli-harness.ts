@@ -1,15 +1,17 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { isProcessAlive } from "@piw/state-dir";
 import {
   HOST_COMMAND as hostCommand,
+  hostPidIn,
+  isAlive,
   PREFLIGHT_COMMAND as preflightCommand,
   REPO as repo,
   TSX_LOADER as tsx,
   WORKER_COMMAND as workerCommand,
-} from "../../../tests/e2e/src/piw-processes.ts";
+  waitFor,
+} from "@piw/test-kit";
 
 export { hostCommand, repo, workerCommand };
 const cliEntry = join(repo, "apps/piw/src/main.ts");
@@ -149,30 +151,9 @@ export function piw(home: string, args: string[], options: PiwOptions = {}): Pro
   return collect(spawnPiw(home, args, options));
 }
 
-export async function waitFor(what: string, check: () => boolean, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-/** The pid in the host's lock file, if a host ever ran in `home`. */
-export function hostPid(home: string): number | undefined {
-  const lock = join(home, "host.lock");
-  if (!existsSync(lock)) return undefined;
-  const pid = Number(readFileSync(lock, "utf8").trim().split(/\s+/)[0]);
-  return Number.isInteger(pid) && pid > 0 ? pid : undefined;
-}
-
-/** Alive and not a zombie (an orphaned host may wait unreaped where PID 1 does not reap). */
-export function isAlive(pid: number): boolean {
-  return isProcessAlive(pid);
-}
-
 /** Stop the host a test started (it was detached, so it outlives the CLI), then remove its folder. */
 export async function cleanUp(home: string): Promise<void> {
-  const pid = hostPid(home);
+  const pid = hostPidIn(home);
   if (pid !== undefined && isAlive(pid)) {
     process.kill(pid, "SIGTERM");
     await waitFor("the host to stop", () => !isAlive(pid), 10_000).catch(() => process.kill(pid, "SIGKILL"));

@@ -2,13 +2,12 @@ import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "no
 import { join } from "node:path";
 import type { RunSummary, RunView } from "@piw/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { hostPidIn, isAlive, waitFor } from "@piw/test-kit";
 import {
   cleanUp,
   collect,
   example,
   hasColour,
-  hostPid,
-  isAlive,
   makeHome,
   makeProject,
   piw,
@@ -18,7 +17,6 @@ import {
   runIdIn,
   spawnPiw,
   spawnPiwInTerminal,
-  waitFor,
   withoutAnsi,
 } from "./cli-harness.js";
 
@@ -34,7 +32,7 @@ describe("piw preflight: nothing is recorded when it fails", () => {
 
   const nothingRecorded = () => {
     expect(readdirSync(home)).toEqual([]);
-    expect(hostPid(home)).toBeUndefined();
+    expect(hostPidIn(home)).toBeUndefined();
   };
 
   it(
@@ -212,7 +210,7 @@ describe("piw with a host", () => {
       // The run's final output closes it, on one line when it is short.
       expect(lines.at(-1)).toBe('output    {"said":"hello from piw: say hi"}');
       expect(hasColour(result.stdout)).toBe(false);
-      const pid = hostPid(home);
+      const pid = hostPidIn(home);
       expect(pid !== undefined && isAlive(pid)).toBe(true);
     },
     SLOW,
@@ -472,7 +470,7 @@ describe("piw with a host", () => {
       const status = await piw(home, ["host", "status", "--json"]);
       expect(status.code).toBe(0);
       const info = JSON.parse(status.stdout) as { running: boolean; pid: number; stateDir: string };
-      expect(info).toMatchObject({ running: true, pid: hostPid(home), stateDir: home });
+      expect(info).toMatchObject({ running: true, pid: hostPidIn(home), stateDir: home });
 
       const stop = await piw(home, ["host", "stop"]);
       expect(stop.code).toBe(0);

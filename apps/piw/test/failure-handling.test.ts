@@ -3,7 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { RunView } from "@piw/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cleanUp, collect, example, makeHome, piw, runIdIn, spawnPiw, waitFor } from "./cli-harness.js";
+import { waitFor } from "@piw/test-kit";
+import { cleanUp, collect, example, makeHome, piw, runIdIn, spawnPiw } from "./cli-harness.js";
 
 // The real CLI, host and worker processes, from source.
 const SLOW = 120_000;

@@ -5,16 +5,18 @@ import { connectHost } from "@piw/client";
 import type { RunHistory, RunView } from "@piw/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
+  fakeAgentHome,
   type FakeModel,
+  hostPidIn,
   lastMessageText,
-  type ModelRequest,
   lastToolResultText,
+  type ModelRequest,
   startFakeModel,
   text,
   toolCall,
-} from "../../../tests/e2e/src/fake-model.ts";
-import { fakeAgentHome } from "../../../tests/e2e/src/pi-agent-dir.ts";
-import { cleanUp, example, hostPid, makeHome, piw, runIdIn, waitFor } from "./cli-harness.js";
+  waitFor,
+} from "@piw/test-kit";
+import { cleanUp, example, makeHome, piw, runIdIn } from "./cli-harness.js";
 
 // `piw run` of a workflow with an isolated agent step, from a shell: the real CLI, host and worker,
 // and a real Pi SDK session in the worker, talking to a scripted model on 127.0.0.1.
@@ -58,7 +60,7 @@ async function history(runId: string): Promise<RunHistory> {
 
 /** The host's children whose working directory is the project: the worker that runs our run. */
 function workersIn(dir: string): number[] {
-  const host = hostPid(home);
+  const host = hostPidIn(home);
   const found: number[] = [];
   for (const entry of readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;

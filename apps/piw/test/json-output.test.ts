@@ -1,6 +1,7 @@
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { waitFor } from "@piw/test-kit";
 import { ExitCode } from "../src/exit-codes.js";
 import { OUTPUT_SCHEMAS } from "../src/output-schemas.js";
 import {
@@ -13,7 +14,6 @@ import {
   piwAtTerminal,
   runIdIn,
   spawnPiw,
-  waitFor,
 } from "./cli-harness.js";
 
 // The real CLI, host and worker processes from source; every --json output is parsed with its schema.

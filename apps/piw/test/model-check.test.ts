@@ -3,8 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { RunView } from "@piw/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type FakeModel, lastMessageText, startFakeModel } from "../../../tests/e2e/src/fake-model.ts";
-import { fakeAgentHome, PI_TEST_ENV } from "../../../tests/e2e/src/pi-agent-dir.ts";
+import { fakeAgentHome, type FakeModel, lastMessageText, PI_TEST_ENV, startFakeModel } from "@piw/test-kit";
 import { cleanUp, example, makeHome, piw, runIdIn } from "./cli-harness.js";
 
 // `piw run` of workflows whose isolated agent steps have no usable model: refused before anything

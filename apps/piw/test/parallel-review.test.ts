@@ -6,23 +6,15 @@ import { connectHost } from "@piw/client";
 import type { RunHistory, RunView } from "@piw/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
+  fakeAgentHome,
   type FakeModel,
   lastMessageText,
   startFakeModel,
   text,
   toolCall,
-} from "../../../tests/e2e/src/fake-model.ts";
-import { fakeAgentHome } from "../../../tests/e2e/src/pi-agent-dir.ts";
-import {
-  cleanUp,
-  collect,
-  example,
-  makeHome,
-  type PiwResult,
-  repo,
-  runIdIn,
   waitFor,
-} from "./cli-harness.js";
+} from "@piw/test-kit";
+import { cleanUp, collect, example, makeHome, type PiwResult, repo, runIdIn } from "./cli-harness.js";
 
 // examples/parallel-review.workflow.ts from a shell, with the built CLI (`pnpm build` first): the
 // built host and worker it starts, real `node --check` and `node --test` commands in the project, and

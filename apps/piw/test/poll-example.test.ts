@@ -1,7 +1,8 @@
 import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cleanUp, collect, example, makeHome, piw, spawnPiw, waitFor, withoutAnsi } from "./cli-harness.js";
+import { waitFor } from "@piw/test-kit";
+import { cleanUp, collect, example, makeHome, piw, spawnPiw, withoutAnsi } from "./cli-harness.js";
 
 // examples/poll.workflow.ts end to end with `piw run`: the run parks on its wait between checks (no
 // process), the host's clock wakes it, and `piw run` follows it to the end.

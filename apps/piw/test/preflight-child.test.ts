@@ -12,7 +12,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { RunSummary } from "@piw/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cleanUp, hostPid, isAlive, makeHome, piw, piwAtTerminal, runIdIn } from "./cli-harness.js";
+import { hostPidIn, isAlive } from "@piw/test-kit";
+import { cleanUp, makeHome, piw, piwAtTerminal, runIdIn } from "./cli-harness.js";
 
 // The real CLI, preflight child, host and worker, from source. Workflow code must never run inside
 // `piw` itself: whatever it does at import (exit, throw, loop, print) ends or stalls only the child.
@@ -53,7 +54,7 @@ const write = (name: string, source: string) =>
   writeFileSync(join(project, ".pi", "workflows", `${name}.workflow.ts`), source);
 const nothingRecorded = () => {
   expect(existsSync(home) ? readdirSync(home) : []).toEqual([]);
-  expect(hostPid(home)).toBeUndefined();
+  expect(hostPidIn(home)).toBeUndefined();
 };
 
 beforeAll(() => {

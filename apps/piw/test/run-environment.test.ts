@@ -3,7 +3,8 @@ import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import type { RunView } from "@piw/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cleanUp, hostPid, isAlive, makeHome, piw, runIdIn, waitFor } from "./cli-harness.js";
+import { hostPidIn, isAlive, waitFor } from "@piw/test-kit";
+import { cleanUp, makeHome, piw, runIdIn } from "./cli-harness.js";
 
 const SLOW = 180_000;
 const CLIENT_TOKEN = "from-the-client-shell-7c1e";
@@ -82,7 +83,7 @@ describe("a run's commands see the environment of the shell that started it", ()
       // The host starts from another shell first, as it does when another project's piw came first.
       const list = await piw(home, ["list"], { cwd: project, env: hostShell });
       expect(list.code).toBe(0);
-      const firstHost = hostPid(home);
+      const firstHost = hostPidIn(home);
       expect(firstHost).toBeDefined();
 
       const started = await piw(home, ["run", "envprobe", "--detach"], { cwd: project, env: clientShell });
@@ -96,7 +97,7 @@ describe("a run's commands see the environment of the shell that started it", ()
       // Stopped while the run waited: its last probe runs under the next host.
       expect(seen(project)).toHaveLength(3);
       expect((await piw(home, ["list"], { cwd: project, env: hostShell })).code).toBe(0);
-      expect(hostPid(home)).not.toBe(firstHost);
+      expect(hostPidIn(home)).not.toBe(firstHost);
       await waitFor("the run to finish", () => seen(project).length === 4, 60_000);
       const done = JSON.parse(
         (await piw(home, ["status", runId, "--json"], { env: hostShell })).stdout,

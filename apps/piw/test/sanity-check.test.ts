@@ -6,13 +6,13 @@ import { connectHost } from "@piw/client";
 import type { RunHistory } from "@piw/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
+  fakeAgentHome,
   type FakeModel,
   lastMessageText,
   startFakeModel,
   toolCall,
   whenLastMessageContains,
-} from "../../../tests/e2e/src/fake-model.ts";
-import { fakeAgentHome } from "../../../tests/e2e/src/pi-agent-dir.ts";
+} from "@piw/test-kit";
 import { cleanUp, makeHome, piw, runIdIn } from "./cli-harness.js";
 
 // The built-in sanity-check through `piw run`, headless as in CI: the real CLI, host and worker, real

@@ -3,6 +3,7 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { SPLIT_MIN_PANE } from "@piw/viewer";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { waitFor } from "@piw/test-kit";
 import {
   cleanUp,
   example,
@@ -12,7 +13,6 @@ import {
   piw,
   repo,
   runIdIn,
-  waitFor,
   workerCommand,
 } from "./cli-harness.js";
 import { pngHeightFor, pngSize, pngWidthFor, writeScreenPng } from "./screen-png.js";

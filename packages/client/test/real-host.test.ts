@@ -14,6 +14,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { RunView } from "@piw/protocol";
 import { isProcessAlive, readProcessStat } from "@piw/state-dir";
+import { hostPidIn, waitFor } from "@piw/test-kit";
 import { afterEach, describe, expect, it } from "vitest";
 import { type CallParams, connectHost, type HostClient, HostConnection } from "../src/index.js";
 
@@ -50,19 +51,6 @@ function hostProcesses(home: string): number[] {
     }
   }
   return pids;
-}
-
-function lockPid(home: string): number | undefined {
-  const lock = join(home, "host.lock");
-  return existsSync(lock) ? Number(readFileSync(lock, "utf8").trim().split(/\s+/)[0]) : undefined;
-}
-
-async function waitFor(what: string, check: () => boolean, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 afterEach(async () => {
@@ -106,7 +94,7 @@ describe("auto-start against the real host", () => {
       const pids = new Set(clients.map((c) => c.hello.hostPid));
       expect(pids.size).toBe(1);
       const [pid] = [...pids];
-      expect(lockPid(home)).toBe(pid);
+      expect(hostPidIn(home)).toBe(pid);
       // The hosts that lost the lock race exit on their own ("already running").
       await waitFor("one host process", () => hostProcesses(home).length === 1);
       expect(hostProcesses(home)).toEqual([pid]);
@@ -159,7 +147,7 @@ describe("auto-start when a host is gone, going or refusing", () => {
         // client waited out its timeout to report a stale socket.
         const client = await connectHost({ stateDir: home, client: "test", hostCommand, timeoutMs: 15_000 });
         expect(client.hello.hostPid).not.toBe(killed);
-        expect(lockPid(home)).toBe(client.hello.hostPid);
+        expect(hostPidIn(home)).toBe(client.hello.hostPid);
         client.close();
       } finally {
         parent.kill("SIGKILL");
@@ -196,7 +184,7 @@ describe("auto-start when a host is gone, going or refusing", () => {
       }
       const client = await connecting;
       expect(client.hello.hostPid).not.toBe(pid);
-      expect(lockPid(home)).toBe(client.hello.hostPid);
+      expect(hostPidIn(home)).toBe(client.hello.hostPid);
       client.close();
     },
     SLOW,

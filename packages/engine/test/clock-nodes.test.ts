@@ -1,8 +1,8 @@
 import { WAKE_LEAD_MS } from "@piw/protocol";
+import { problemsOf } from "@piw/test-kit";
 import { describe, expect, it } from "vitest";
 import {
   action,
-  CompileError,
   compileWorkflow,
   compute,
   defineWorkflow,
@@ -10,24 +10,17 @@ import {
   MemoryRunPort,
   shell,
   wait,
-  type WorkflowDefinition,
 } from "../src/index.js";
 import { started } from "./memory-run.js";
+
+/** The compiler's problems as `path: message` lines, to search with `toContain`. */
+const problemLines = (definition: Parameters<typeof problemsOf>[0]) =>
+  problemsOf(definition).map((problem) => `${problem.path}: ${problem.message}`);
 
 // Wait nodes and retry policies against the in-memory port, which keeps the store's rules for
 // clock parks. Each "wake" is a reopen: the state a fresh worker sees when the host wakes the run.
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-function problemsOf(definition: WorkflowDefinition): string[] {
-  try {
-    compileWorkflow(definition);
-  } catch (error) {
-    expect(error).toBeInstanceOf(CompileError);
-    return (error as CompileError).problems.map((p) => `${p.path}: ${p.message}`);
-  }
-  throw new Error("expected a CompileError");
-}
 
 describe("a wait node", () => {
   const waits = (node: ReturnType<typeof wait>) =>
@@ -90,7 +83,7 @@ describe("a wait node", () => {
 
   it("is checked by the compiler: exactly one of ms and until, ms in range", () => {
     const one = (node: unknown) =>
-      problemsOf(
+      problemLines(
         defineWorkflow({
           name: "bad-wait",
           startAt: "w",
@@ -264,17 +257,19 @@ describe("a retry policy", () => {
         edges: { a: { to: "done" } },
         ...(defaults === undefined ? {} : { defaults: defaults as never }),
       });
-    expect(problemsOf(wf({ attempts: 1, backoff: { initialMs: 0 } })).join()).toContain("attempts must be");
-    expect(problemsOf(wf({ attempts: 2 })).join()).toContain("retry must be");
-    expect(problemsOf(wf({ attempts: 2, backoff: { initialMs: 0, jitter: 2 } })).join()).toContain("jitter");
-    expect(problemsOf(wf({ attempts: 2, backoff: { initialMs: 0 }, again: true })).join()).toContain(
+    expect(problemLines(wf({ attempts: 1, backoff: { initialMs: 0 } })).join()).toContain("attempts must be");
+    expect(problemLines(wf({ attempts: 2 })).join()).toContain("retry must be");
+    expect(problemLines(wf({ attempts: 2, backoff: { initialMs: 0, jitter: 2 } })).join()).toContain(
+      "jitter",
+    );
+    expect(problemLines(wf({ attempts: 2, backoff: { initialMs: 0 }, again: true })).join()).toContain(
       '"again"',
     );
     expect(
-      problemsOf(wf({ attempts: 2, backoff: { initialMs: 0 }, retryOn: { codes: ["flaky"] } })).join(),
+      problemLines(wf({ attempts: 2, backoff: { initialMs: 0 }, retryOn: { codes: ["flaky"] } })).join(),
     ).toContain("not an error code");
-    expect(problemsOf(wf(undefined, { retry: { attempts: 0, backoff: { initialMs: 0 } } })).join()).toContain(
-      "defaults.retry",
-    );
+    expect(
+      problemLines(wf(undefined, { retry: { attempts: 0, backoff: { initialMs: 0 } } })).join(),
+    ).toContain("defaults.retry");
   });
 });

@@ -1,9 +1,8 @@
+import { problemsOf } from "@piw/test-kit";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import {
   agent,
-  CompileError,
-  type CompileProblem,
   compileWorkflow,
   compute,
   decision,
@@ -16,16 +15,6 @@ import {
 /** Builds a definition that `tsc` would reject, to see what the compiler says about it. */
 function unchecked(spec: Record<string, unknown>): WorkflowDefinition<string, undefined> {
   return defineWorkflow(spec as never);
-}
-
-function problemsOf(definition: WorkflowDefinition): CompileProblem[] {
-  try {
-    compileWorkflow(definition);
-  } catch (error) {
-    expect(error).toBeInstanceOf(CompileError);
-    return [...(error as CompileError).problems];
-  }
-  throw new Error("expected a CompileError");
 }
 
 const step = () => compute({ run: () => 1 });

@@ -1,10 +1,9 @@
+import { problemsOf } from "@piw/test-kit";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import {
   action,
   agent,
-  CompileError,
-  type CompileProblem,
   compileWorkflow,
   compute,
   DEFAULT_TIMEOUT_MS,
@@ -16,16 +15,6 @@ import {
   shell,
   type WorkflowDefinition,
 } from "../src/index.js";
-
-function problemsOf(definition: WorkflowDefinition): CompileProblem[] {
-  try {
-    compileWorkflow(definition);
-  } catch (error) {
-    expect(error).toBeInstanceOf(CompileError);
-    return [...(error as CompileError).problems];
-  }
-  throw new Error("expected a CompileError");
-}
 
 const timedNodes = {
   ask: agent({ prompt: "p", output: z.string() }),

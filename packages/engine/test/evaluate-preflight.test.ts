@@ -1,6 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { isAlive, waitFor } from "@piw/test-kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   evaluatePreflight,
@@ -26,20 +27,6 @@ afterAll(() => rmSync(dir, { recursive: true, force: true, maxRetries: 20, retry
 const launch = (requestId = "r1") =>
   ({ type: "launch", requestId, ref: "x", cwd: dir, piSession: false }) as const;
 const script = (source: string): PreflightOptions => ({ command: [process.execPath, "-e", source] });
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
-  } catch {
-    return true;
-  }
-}
 
 describe("evaluatePreflight", () => {
   it("reports a child that exits, dies by a signal, or cannot start", async () => {
@@ -83,10 +70,9 @@ describe("evaluatePreflight", () => {
     expect(outcome).toEqual({ kind: "timed_out", timeoutMs: 4000 });
     expect(Date.now() - started).toBeGreaterThanOrEqual(4000);
     const [child, grandchild] = readFileSync(pids, "utf8").split(" ").map(Number);
-    expect(alive(child ?? 0)).toBe(false);
+    expect(isAlive(child ?? 0)).toBe(false);
     // The grandchild got SIGKILL with the group; give the kernel a moment to deliver it.
-    for (let i = 0; i < 40 && alive(grandchild ?? 0); i += 1) await new Promise((r) => setTimeout(r, 25));
-    expect(alive(grandchild ?? 0)).toBe(false);
+    await waitFor("the grandchild to be gone", () => !isAlive(grandchild ?? 0), 1_000);
   });
 
   it("turns a workflow that throws from a timer while it loads into workflow_crashed_at_load", async () => {

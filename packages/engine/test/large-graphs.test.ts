@@ -1,7 +1,6 @@
+import { problemsOf } from "@piw/test-kit";
 import { describe, expect, it } from "vitest";
 import {
-  CompileError,
-  type CompileProblem,
   compileWorkflow,
   compute,
   defineWorkflow,
@@ -29,16 +28,6 @@ function chain(size: number, last: string): WorkflowDefinition {
     edges[name(i)] = { to: i + 1 < size ? name(i + 1) : last };
   }
   return unchecked({ name: "chain", startAt: name(0), nodes, edges, maxSteps: 1_000_000 });
-}
-
-function problemsOf(definition: WorkflowDefinition): CompileProblem[] {
-  try {
-    compileWorkflow(definition);
-  } catch (error) {
-    expect(error).toBeInstanceOf(CompileError);
-    return [...(error as CompileError).problems];
-  }
-  throw new Error("expected a CompileError");
 }
 
 describe("very large graphs and runs in the engine", () => {

@@ -1,7 +1,6 @@
+import { problemsOf } from "@piw/test-kit";
 import { describe, expect, it } from "vitest";
 import {
-  CompileError,
-  type CompileProblem,
   compileWorkflow,
   compute,
   decision,
@@ -15,16 +14,6 @@ import {
 /** A definition `tsc` would refuse, to see what the compiler says about it. */
 function unchecked(spec: Record<string, unknown>): WorkflowDefinition<string, undefined> {
   return defineWorkflow(spec as never);
-}
-
-function problemsOf(definition: WorkflowDefinition): CompileProblem[] {
-  try {
-    compileWorkflow(definition);
-  } catch (error) {
-    expect(error).toBeInstanceOf(CompileError);
-    return [...(error as CompileError).problems];
-  }
-  throw new Error("expected a CompileError");
 }
 
 const step = () => compute({ run: () => 1 });

@@ -1,4 +1,5 @@
 import type { AgentSessionReport } from "@piw/protocol";
+import { waitFor } from "@piw/test-kit";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import {
@@ -13,14 +14,6 @@ import {
   parallel,
 } from "../src/index.js";
 import { started } from "./memory-run.js";
-
-async function until(what: string, probe: () => boolean): Promise<void> {
-  for (let i = 0; i < 500; i += 1) {
-    if (probe()) return;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 const REPORT: AgentSessionReport = {
   model: "test/model",
@@ -133,12 +126,12 @@ describe("parallel: agent steps in branches", () => {
     const port = started(new MemoryRunPort({ runId: "talk" }));
     const running = executeRun({ workflow: wf, port });
     const prompts = () => port.messages.filter((m) => m.kind === "step_prompt").map((m) => m.path);
-    await until("the first prompt", () => prompts().length > 0);
+    await waitFor("the first prompt", () => prompts().length > 0);
     // Both visits are open, but only one step has the conversation.
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(prompts()).toEqual(["fan/a/a"]);
     port.submit("one");
-    await until("the second prompt", () => prompts().length === 2);
+    await waitFor("the second prompt", () => prompts().length === 2);
     expect(prompts()).toEqual(["fan/a/a", "fan/b/b"]);
     port.submit("two");
     expect(await running).toEqual({ kind: "completed", output: { a: "one", b: "two" } });

@@ -1,9 +1,8 @@
 import { graphManifestSchema } from "@piw/protocol";
+import { problemsOf } from "@piw/test-kit";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import {
-  CompileError,
-  type CompileProblem,
   checkpoint,
   compileWorkflow,
   compute,
@@ -13,16 +12,6 @@ import {
   shell,
   type WorkflowDefinition,
 } from "../src/index.js";
-
-function problemsOf(definition: WorkflowDefinition): CompileProblem[] {
-  try {
-    compileWorkflow(definition);
-  } catch (error) {
-    expect(error).toBeInstanceOf(CompileError);
-    return [...(error as CompileError).problems];
-  }
-  throw new Error("expected a CompileError");
-}
 
 const review = defineWorkflow({
   name: "review",

@@ -1,10 +1,9 @@
+import { problemsOf } from "@piw/test-kit";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import {
   action,
   agent,
-  CompileError,
-  type CompileProblem,
   checkpoint,
   compileWorkflow,
   compute,
@@ -26,16 +25,6 @@ import {
 
 function unchecked(spec: Record<string, unknown>): WorkflowDefinition {
   return defineWorkflow(spec as never);
-}
-
-function problemsOf(definition: WorkflowDefinition): CompileProblem[] {
-  try {
-    compileWorkflow(definition);
-  } catch (error) {
-    expect(error).toBeInstanceOf(CompileError);
-    return [...(error as CompileError).problems];
-  }
-  throw new Error("expected a CompileError");
 }
 
 /** One valid node of each kind, and the options its builder accepts. */

@@ -5,7 +5,7 @@ import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-a
 import { prepareLaunch, reserveRequest } from "@piw/engine";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SessionBridge } from "../src/session-bridge.js";
-import { HOST_COMMAND, sourceWorkerEnv, stopHostProcess } from "../../../tests/e2e/src/piw-processes.ts";
+import { HOST_COMMAND, sourceWorkerEnv, stopHostProcess } from "@piw/test-kit";
 
 // The real host and worker, from source, as separate processes; only Pi itself is played by the test.
 

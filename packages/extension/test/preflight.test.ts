@@ -15,12 +15,7 @@ import { WorkflowError } from "../src/host-link.js";
 import { SessionBridge } from "../src/session-bridge.js";
 import { fakePi } from "./fake-pi.js";
 import { runAction } from "../src/workflow-actions.js";
-import {
-  HOST_COMMAND,
-  PREFLIGHT_COMMAND,
-  sourceWorkerEnv,
-  stopHostProcess,
-} from "../../../tests/e2e/src/piw-processes.ts";
+import { HOST_COMMAND, isAlive, PREFLIGHT_COMMAND, sourceWorkerEnv, stopHostProcess } from "@piw/test-kit";
 
 // The extension's start and answer load workflow files in the real preflight child (from source), never
 // in Pi's process: this test process stands in for Pi and must survive whatever the workflow does.
@@ -36,20 +31,6 @@ export default defineWorkflow({
   edges: { a: { to: "done" } },
 });
 `;
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
-  } catch {
-    return true;
-  }
-}
 
 let root: string;
 let project: string;
@@ -133,7 +114,7 @@ describe("the extension's workflow start preflights in a child process", () => {
       "workflow loops did not finish loading within 8000 ms and was stopped: its code may loop or wait at import",
     );
     const pid = Number(readFileSync(join(project, "loops.pid"), "utf8"));
-    expect(alive(pid)).toBe(false);
+    expect(isAlive(pid)).toBe(false);
     expect(existsSync(stateDir) ? readdirSync(stateDir) : []).toEqual([]);
   }, 60_000);
 

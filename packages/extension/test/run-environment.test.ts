@@ -5,12 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SessionBridge } from "../src/session-bridge.js";
 import { fakePi } from "./fake-pi.js";
 import { parseAction, runAction } from "../src/workflow-actions.js";
-import {
-  HOST_COMMAND,
-  PREFLIGHT_COMMAND,
-  sourceWorkerEnv,
-  stopHostProcess,
-} from "../../../tests/e2e/src/piw-processes.ts";
+import { HOST_COMMAND, PREFLIGHT_COMMAND, sourceWorkerEnv, stopHostProcess } from "@piw/test-kit";
 
 // The real host and worker, from source; only Pi is played by the test, in this process, whose
 // environment is the Pi process's.

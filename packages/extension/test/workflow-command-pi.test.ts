@@ -5,12 +5,7 @@ import type { ExtensionAPI, ExtensionCommandContext } from "@earendil-works/pi-c
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { piwExtension } from "../src/index.js";
 import { SessionBridge } from "../src/session-bridge.js";
-import {
-  HOST_COMMAND,
-  PREFLIGHT_COMMAND,
-  sourceWorkerEnv,
-  stopHostProcess,
-} from "../../../tests/e2e/src/piw-processes.ts";
+import { HOST_COMMAND, PREFLIGHT_COMMAND, sourceWorkerEnv, stopHostProcess } from "@piw/test-kit";
 
 // `/workflow` as Pi runs it: the extension's registered command handler, a real host and worker as
 // separate processes; only Pi itself is played by the test.

@@ -3,7 +3,6 @@ export {
   defaultStateDir,
   StateDirRefused,
 } from "@piw/state-dir";
-export { hostCrashHookFromEnv } from "./crash-hook.js";
 export { HostAlreadyRunning } from "./host-errors.js";
 export type { RunningHost, StartHostOptions } from "./start-host.js";
 export { startHost } from "./start-host.js";

@@ -26,7 +26,6 @@ export interface StartHostOptions {
   /** argv that starts one worker process. */
   workerCommand: string[];
   workerEnv?: Record<string, string>;
-  synchronous?: "FULL" | "NORMAL";
   /** Lease of a claim until its worker marks the run running (default 30 s). */
   leaseMs?: number;
   /** A cancelled run's worker is killed after this long (default 3 s). */
@@ -39,21 +38,30 @@ export interface StartHostOptions {
   now?: () => number;
   version?: string;
   log?: HostLog;
+  /** Diagnostics and tests: called after each group commit with the number of requests it held. */
+  onGroupCommit?(requests: number): void;
+  /** Runs reconciliation reads per page (the store's default); tests use a small page. */
+  reconcilePageSize?: number;
+  /** argv of the preflight child that prepares a schedule's run; without it a firing fails as `preflight_failed`. */
+  preflightCommand?: string[];
+  /** The preflight child's time limit (default 10 s). */
+  preflightTimeoutMs?: number;
+}
+
+/**
+ * Knobs for benchmarks and fault tests, kept out of the public entry: `@piw/host/testing` gives them to
+ * the host app (which reads them from `PIW_*` variables), the benches and tests.
+ */
+export interface HostTuning {
+  /** SQLite's synchronous mode (default FULL; `PIW_SYNCHRONOUS`). */
+  synchronous?: "FULL" | "NORMAL";
   /**
    * Group commit of concurrent runs' durable writes (default true). `false` commits each request alone,
    * as before group commit; only the commit bench and tests turn it off (`PIW_GROUP_COMMIT=off`).
    */
   groupCommit?: boolean;
-  /** Diagnostics and tests: called after each group commit with the number of requests it held. */
-  onGroupCommit?(requests: number): void;
-  /** Runs reconciliation reads per page (the store's default); tests use a small page. */
-  reconcilePageSize?: number;
-  /** Test hook: where to die on purpose (`hostCrashHookFromEnv`); none by default. */
+  /** Where to die on purpose (`hostCrashHookFromEnv`); none by default. */
   crashHook?: HostCrashHook;
-  /** argv of the preflight child that prepares a schedule's run; without it a firing fails as `preflight_failed`. */
-  preflightCommand?: string[];
-  /** The preflight child's time limit (default 10 s). */
-  preflightTimeoutMs?: number;
 }
 
 export interface RunningHost {
@@ -89,14 +97,19 @@ function unlinkIfPresent(path: string): void {
  * Start the one host of a state directory: take its lock (or throw `HostAlreadyRunning`), open the
  * store, reconcile what the previous host left, and serve clients on `host.sock`.
  */
-export async function startHost(options: StartHostOptions): Promise<RunningHost> {
+export function startHost(options: StartHostOptions): Promise<RunningHost> {
+  return startTunedHost(options, {});
+}
+
+/** `startHost` with the benchmark and fault-test knobs of `HostTuning`. */
+export async function startTunedHost(options: StartHostOptions, tuning: HostTuning): Promise<RunningHost> {
   const log = options.log ?? silentLog;
   const now = options.now ?? Date.now;
   const paths = prepareStateDir(options.stateDir);
   const lock: HostLock = acquireHostLock(paths.lockPath);
   let store: RunStore;
   try {
-    store = RunStore.open({ stateDir: paths.stateDir, synchronous: options.synchronous ?? "FULL", now });
+    store = RunStore.open({ stateDir: paths.stateDir, synchronous: tuning.synchronous ?? "FULL", now });
   } catch (error) {
     lock.release();
     throw error;
@@ -121,7 +134,7 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
     log,
     progress,
     piSdk,
-    ...(options.groupCommit === undefined ? {} : { groupCommit: options.groupCommit }),
+    ...(tuning.groupCommit === undefined ? {} : { groupCommit: tuning.groupCommit }),
     ...(options.onGroupCommit ? { onGroupCommit: options.onGroupCommit } : {}),
     publish: (runId) => {
       holder.publisher?.changed(runId);
@@ -147,7 +160,7 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
     supervisor,
     log,
     now,
-    crash: options.crashHook ?? noHostCrash,
+    crash: tuning.crashHook ?? noHostCrash,
     wakeDue: () => clock.wakeDue(),
   });
   const schedules = new ScheduleFirer({

@@ -4,14 +4,15 @@ import { join } from "node:path";
 import type { AgentProgress, RunView } from "@piw/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
+  fakeAgentHome,
   type FakeModel,
   lastToolResultText,
   startFakeModel,
   toolCall,
-} from "../../../tests/e2e/src/fake-model.ts";
-import { fakeAgentHome } from "../../../tests/e2e/src/pi-agent-dir.ts";
+  waitFor,
+} from "@piw/test-kit";
 import type { RunningHost } from "../src/index.js";
-import { type Sandbox, sandbox, start, TestClient, TSX_ENV, until, writeWorkflow } from "./host-fixture.js";
+import { type Sandbox, sandbox, start, TestClient, TSX_ENV, writeWorkflow } from "./host-fixture.js";
 
 // Two isolated agent steps in two parallel branches of one run, each in a real Pi SDK session in the
 // real worker, talking to a scripted model on 127.0.0.1. Each step's `read` is of a named pipe, so it
@@ -69,7 +70,7 @@ const stateOf = (view: RunView, path: string) => view.nodes.find((n) => n.path =
  * until the step's visit has succeeded.
  */
 async function release(gate: string, runId: string, path: string): Promise<void> {
-  await until(
+  await waitFor(
     `${path} to finish once its read returns`,
     () => {
       try {

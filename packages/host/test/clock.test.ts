@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { type RunView, WAKE_LEAD_MS } from "@piw/protocol";
 import { RunStore } from "@piw/store";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { waitFor } from "@piw/test-kit";
 import type { RunningHost } from "../src/index.js";
 import {
   exited,
@@ -11,7 +12,6 @@ import {
   spawnHostBinary,
   start,
   TestClient,
-  until,
   writeWorkflow,
 } from "./host-fixture.js";
 
@@ -157,7 +157,7 @@ describe("the host's clock", () => {
     const files = { before: join(box.dir, "before"), after: join(box.dir, "after") };
     const first = await reserve(client, HOLD, "hold", { ...files, ms: 1_500 });
     // The first run's wake is a pass whose horizon reaches past the second run's due time.
-    await until("the first run's wake", () => host && launches(host, first) === 2);
+    await waitFor("the first run's wake", () => host && launches(host, first) === 2);
     const second = await reserve(client, HOLD, "hold", { ...files, ms: 100 });
     for (const runId of [first, second]) {
       expect((await client.view(runId, (v) => v.status === "done", 30_000)).outcome).toBe("completed");
@@ -173,7 +173,7 @@ describe("the host's clock", () => {
     const first = await client.view(long, parkedOn("waiting"));
     // Resumed before its time: a worker reopens the wait, which parks again for the same saved time.
     expect(await client.call("runs.resume", { runId: long })).toMatchObject({ kind: "applied" });
-    await until("the resumed wait's launch", () => host && launches(host, long) === 2);
+    await waitFor("the resumed wait's launch", () => host && launches(host, long) === 2);
     const again = await client.view(long, (v) => parkedOn("waiting")(v) && v.revision > first.revision);
     expect(again.recoveryReason).toEqual(first.recoveryReason);
     expect(await client.call("runs.pause", { runId: long })).toMatchObject({ kind: "applied" });

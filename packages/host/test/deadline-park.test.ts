@@ -1,8 +1,9 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { waitFor } from "@piw/test-kit";
 import type { RunningHost } from "../src/index.js";
-import { type Sandbox, sandbox, start, TestClient, until, writeWorkflow } from "./host-fixture.js";
+import { type Sandbox, sandbox, start, TestClient, writeWorkflow } from "./host-fixture.js";
 
 const TIMEOUT_MS = 4_000;
 
@@ -60,10 +61,10 @@ describe("a node deadline across a parked run", () => {
     const { runId } = reserved.value;
 
     // Killed once after `first` was saved: the host relaunches it, and the visit of `nap` reopens.
-    await until("the command to start", () => starts(pids) === 1, 20_000);
+    await waitFor("the command to start", () => starts(pids) === 1, 20_000);
     await killRunWorker(c, runId);
     // Killed again: that launch saved nothing, so the run parks until someone resumes it.
-    await until("the relaunched command to start", () => starts(pids) === 2, 20_000);
+    await waitFor("the relaunched command to start", () => starts(pids) === 2, 20_000);
     await killRunWorker(c, runId);
     await c.view(runId, (v) => v.status === "parked" && v.recoveryReason?.code === "worker_lost_no_progress");
 

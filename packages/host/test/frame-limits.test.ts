@@ -2,17 +2,9 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { MAX_FRAME_BYTES, MAX_FRAME_DEPTH } from "@piw/protocol";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { isAlive, waitFor } from "@piw/test-kit";
 import type { RunningHost } from "../src/index.js";
-import {
-  isAlive,
-  rawSocket,
-  type Sandbox,
-  sandbox,
-  start,
-  TestClient,
-  until,
-  writeWorkflow,
-} from "./host-fixture.js";
+import { rawSocket, type Sandbox, sandbox, start, TestClient, writeWorkflow } from "./host-fixture.js";
 
 let box: Sandbox;
 let host: RunningHost | undefined;
@@ -116,7 +108,7 @@ export default defineWorkflow({
         .split("\n")
         .filter(Boolean)
         .map((line) => JSON.parse(line) as { id: number; error?: { code: string }; result?: unknown });
-    const got = await until("both replies", () => {
+    const got = await waitFor("both replies", () => {
       try {
         const lines = read();
         return lines.length === 2 ? lines : null;
@@ -212,7 +204,7 @@ describe("a node value over the frame limit", () => {
       ]);
       const pid = workerPid(runId);
       expect(pid, hostLog.join("\n")).not.toBeNull();
-      await until("the worker to exit", () => !isAlive(pid as number), 10_000);
+      await waitFor("the worker to exit", () => !isAlive(pid as number), 10_000);
       // The host drops the worker from its list when it sees the exit, a moment after the process ends.
       let listed = (await c.call("host.status", {})).workers.filter((w) => w.runId === runId);
       for (let i = 0; i < 250 && listed.length > 0; i++) {

@@ -1,8 +1,9 @@
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { waitFor } from "@piw/test-kit";
 import type { RunningHost } from "../src/index.js";
-import { type Sandbox, sandbox, start, TestClient, until, writeWorkflow } from "./host-fixture.js";
+import { type Sandbox, sandbox, start, TestClient, writeWorkflow } from "./host-fixture.js";
 
 /**
  * `first` tells the test it stands at the gate, waits (in the worker, synchronously) until the gate
@@ -73,7 +74,7 @@ describe("group commit across real workers", () => {
       if (reserved.kind !== "applied") throw new Error(JSON.stringify(reserved));
       runIds.push(reserved.value.runId);
     }
-    await until(
+    await waitFor(
       "every worker to stand at the gate",
       () => NAMES.every((name) => existsSync(join(gate, `${name}.at-gate`))),
       60_000,
@@ -89,7 +90,7 @@ describe("group commit across real workers", () => {
     writeFileSync(join(gate, "open"), "");
     holdThread(() => NAMES.every((name) => existsSync(join(gate, `${name}.left`))), 500);
     const reader = host.reader;
-    await until(
+    await waitFor(
       "every run to finish",
       () => runIds.slice(0, 3).every((runId) => reader.getRun(runId)?.status === "done"),
       60_000,

@@ -20,12 +20,12 @@ import {
   RpcPeer,
   type RunView,
 } from "@piw/protocol";
-import { isProcessAlive } from "@piw/state-dir";
-import { PREFLIGHT_COMMAND, REPO, TSX_LOADER, WORKER_COMMAND } from "../../../tests/e2e/src/piw-processes.ts";
+import { PREFLIGHT_COMMAND, REPO, TSX_LOADER, WORKER_COMMAND, waitFor } from "@piw/test-kit";
 import { type RunningHost, type StartHostOptions, startHost } from "../src/index.js";
+import { type HostTuning, startTunedHost } from "../src/testing.js";
 
 // A worker's pid as its test wrote it, read only once the whole number is there.
-export { pidIn } from "../../../tests/e2e/src/piw-processes.ts";
+export { pidIn } from "@piw/test-kit";
 
 /** The real worker, from source (tsx's loader by absolute path: workers start in the run's directory). */
 export { REPO, TSX_LOADER, WORKER_COMMAND };
@@ -63,8 +63,26 @@ function hostOptions(box: Sandbox, extra: Partial<StartHostOptions> = {}): Start
   };
 }
 
-export function start(box: Sandbox, extra: Partial<StartHostOptions> = {}): Promise<RunningHost> {
-  return startHost(hostOptions(box, extra));
+/** A host in this process: through the public entry, unless the test turns a bench knob (`tuning`). */
+export function start(
+  box: Sandbox,
+  extra: Partial<StartHostOptions> = {},
+  tuning?: HostTuning,
+): Promise<RunningHost> {
+  const options = hostOptions(box, extra);
+  return tuning === undefined ? startHost(options) : startTunedHost(options, tuning);
+}
+
+/** Poll the host until the run is terminal; its view then. */
+export function finished(client: TestClient, runId: string, timeoutMs = 60_000) {
+  return waitFor(
+    `run ${runId} to finish`,
+    async () => {
+      const view = await client.call("runs.get", { runId });
+      return view && ["done", "failed", "cancelled"].includes(view.status) ? view : undefined;
+    },
+    timeoutMs,
+  );
 }
 
 /** Params as tests write them: a run-creating method's `requestKey` may be left out (each call gets one). */
@@ -224,25 +242,6 @@ export async function writeWorkflow(box: Sandbox, name: string, body: string) {
   };
 }
 
-export async function until<T>(
-  what: string,
-  probe: () => T | undefined | null | false,
-  timeoutMs = 20_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
-/** Alive, and not a zombie that nobody has reaped (the same rule as the host's lock). */
-export function isAlive(pid: number): boolean {
-  return isProcessAlive(pid);
-}
-
 /** The user other-user tests act as (`nobody`), root only. */
 export const OTHER_UID = 65534;
 
@@ -340,7 +339,7 @@ export async function spawnHostBinary(box: Sandbox): Promise<{ child: ChildProce
   child.stderr?.setEncoding("utf8").on("data", (chunk: string) => {
     text += chunk;
   });
-  await until("the host binary to serve", () => text.includes("host: serving"), 20_000);
+  await waitFor("the host binary to serve", () => text.includes("host: serving"), 20_000);
   return { child, stderr: () => text };
 }
 

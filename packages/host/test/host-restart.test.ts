@@ -2,17 +2,16 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { RunStore } from "@piw/store";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { isAlive, waitFor } from "@piw/test-kit";
 import type { RunningHost } from "../src/index.js";
 import {
   exited,
   FLOWS,
-  isAlive,
   type Sandbox,
   sandbox,
   spawnHostBinary,
   start,
   TestClient,
-  until,
   writeWorkflow,
 } from "./host-fixture.js";
 
@@ -72,7 +71,7 @@ async function runThenKillHost(
   binary.child.kill("SIGKILL");
   await exited(binary.child);
   // The worker's channel closed with its host: it exits on its own.
-  await until("the orphaned worker to exit", () => (worker?.pid ? !isAlive(worker.pid) : true), 10_000);
+  await waitFor("the orphaned worker to exit", () => (worker?.pid ? !isAlive(worker.pid) : true), 10_000);
   return runId;
 }
 

@@ -3,6 +3,7 @@ import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSyn
 import { join } from "node:path";
 import { readProcessStat } from "@piw/state-dir";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { waitFor } from "@piw/test-kit";
 import { HostAlreadyRunning, type RunningHost } from "../src/index.js";
 import {
   HOST_MAIN,
@@ -14,7 +15,6 @@ import {
   start,
   TSX_ENV,
   TSX_LOADER,
-  until,
   WORKER_COMMAND,
 } from "./host-fixture.js";
 
@@ -38,9 +38,9 @@ async function zombie(): Promise<{ pid: number; reap(): void }> {
   parent.stdout?.setEncoding("utf8").on("data", (d: string) => {
     out += d;
   });
-  await until("the child's pid", () => out.includes("\n"), 5_000);
+  await waitFor("the child's pid", () => out.includes("\n"), 5_000);
   const pid = Number(out.trim());
-  await until("the child to become a zombie", () => readProcessStat(pid)?.state === "Z", 5_000);
+  await waitFor("the child to become a zombie", () => readProcessStat(pid)?.state === "Z", 5_000);
   return { pid, reap: () => parent.kill("SIGKILL") };
 }
 
@@ -149,7 +149,7 @@ describe("host lock and state files", () => {
     const other = spawn("sleep", ["30"], { stdio: "ignore" });
     try {
       const pid = other.pid as number;
-      await until("sleep to start", () => readProcessStat(pid) !== null, 5_000);
+      await waitFor("sleep to start", () => readProcessStat(pid) !== null, 5_000);
       const startTime = readProcessStat(pid)?.startTime;
       mkdirSync(box.stateDir, { recursive: true, mode: 0o700 });
       // The same pid, but the start time of the host that had it before.

@@ -2,16 +2,15 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { RunView } from "@piw/protocol";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { isAlive, waitFor } from "@piw/test-kit";
 import type { RunningHost } from "../src/index.js";
 import {
   exited,
-  isAlive,
   type Sandbox,
   sandbox,
   spawnHostBinary,
   start,
   TestClient,
-  until,
   writeWorkflow,
 } from "./host-fixture.js";
 
@@ -133,7 +132,7 @@ describe("node progress through the real worker and host", () => {
     first.close();
     binary.child.kill("SIGKILL");
     await exited(binary.child);
-    await until("the orphaned worker to exit", () => (worker?.pid ? !isAlive(worker.pid) : true), 10_000);
+    await waitFor("the orphaned worker to exit", () => (worker?.pid ? !isAlive(worker.pid) : true), 10_000);
 
     // A new host: the visit is reopened as attempt 2, which reports nothing (the marker is there),
     // so what the view shows is what the killed host saved.

@@ -2,8 +2,9 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { RunView } from "@piw/protocol";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { isAlive } from "@piw/test-kit";
 import type { RunningHost } from "../src/index.js";
-import { isAlive, type Sandbox, sandbox, start, TestClient, writeWorkflow } from "./host-fixture.js";
+import { type Sandbox, sandbox, start, TestClient, writeWorkflow } from "./host-fixture.js";
 
 let box: Sandbox;
 let host: RunningHost | undefined;

@@ -2,7 +2,15 @@ import { chmodSync, existsSync, mkdirSync, realpathSync, writeFileSync } from "n
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { PiSdkLocation } from "../src/pi-sdk-location.js";
-import { type Sandbox, sandbox, start, TestClient, TSX_ENV, writeWorkflow } from "./host-fixture.js";
+import {
+  finished,
+  type Sandbox,
+  sandbox,
+  start,
+  TestClient,
+  TSX_ENV,
+  writeWorkflow,
+} from "./host-fixture.js";
 
 let box: Sandbox;
 let stop: (() => Promise<void>) | undefined;
@@ -42,16 +50,6 @@ function fakeSdk(dir: string, marker: string): string {
     `import { writeFileSync } from "node:fs";\nwriteFileSync(${JSON.stringify(marker)}, "loaded");\n`,
   );
   return dir;
-}
-
-async function finished(client: TestClient, runId: string) {
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const view = await client.call("runs.get", { runId });
-    if (view && ["done", "failed", "cancelled"].includes(view.status)) return view;
-    if (Date.now() > deadline) throw new Error(`run ${runId} did not finish`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 async function runIsolatedStep(reported: string) {

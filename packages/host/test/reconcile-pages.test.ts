@@ -88,7 +88,7 @@ describe("start-up reconciliation reads every run, a page at a time", () => {
     const stale = expiredStarting(store, flow.reserve, 10_001);
     store.close();
 
-    host = await start(box, { synchronous: "NORMAL", workerCommand: IDLE_WORKER, now: LATER });
+    host = await start(box, { workerCommand: IDLE_WORKER, now: LATER }, { synchronous: "NORMAL" });
     expect(host.reader.countRunsByStatus()).toEqual({ queued: 10_001 });
     // The oldest is the one a single read of the newest 10,000 left behind.
     expect(host.reader.getRun(stale[0] ?? "")?.status).toBe("queued");

@@ -1,17 +1,9 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { isAlive, waitFor } from "@piw/test-kit";
 import type { RunningHost } from "../src/index.js";
-import {
-  FLOWS,
-  isAlive,
-  type Sandbox,
-  sandbox,
-  start,
-  TestClient,
-  until,
-  writeWorkflow,
-} from "./host-fixture.js";
+import { FLOWS, type Sandbox, sandbox, start, TestClient, writeWorkflow } from "./host-fixture.js";
 
 let box: Sandbox;
 let host: RunningHost;
@@ -128,7 +120,7 @@ describe("cancel", () => {
       value: { status: "cancelled", outcome: "cancelled" },
     });
     await client.view(runId, (v) => v.status === "cancelled" && v.currentWork.kind === "none");
-    await until("the worker to exit", () => (worker?.pid ? !isAlive(worker.pid) : true), 5_000);
+    await waitFor("the worker to exit", () => (worker?.pid ? !isAlive(worker.pid) : true), 5_000);
     // The process is gone before the host has handled its exit: ask until the host has (up to 5 s).
     for (let asked = 0; asked < 100; asked += 1) {
       if ((await client.call("host.status", {})).workers.length === 0) break;

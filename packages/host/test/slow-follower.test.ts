@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { type Sandbox, sandbox, start, TestClient, until, writeWorkflow } from "./host-fixture.js";
+import { waitFor } from "@piw/test-kit";
+import { finished, type Sandbox, sandbox, start, TestClient, writeWorkflow } from "./host-fixture.js";
 
 let box: Sandbox;
 let stop: (() => Promise<void>) | undefined;
@@ -30,17 +31,6 @@ ${edgeLines}
 `;
 }
 
-/** Poll the host until the run is terminal. */
-async function finished(client: TestClient, runId: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const view = await client.call("runs.get", { runId });
-    if (view && ["done", "failed", "cancelled"].includes(view.status)) return;
-    if (Date.now() > deadline) throw new Error(`run ${runId} did not finish`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 describe("a follower that stops reading", () => {
   it("keeps its connection and gets the final view once it reads again", async () => {
     box = sandbox();
@@ -56,7 +46,7 @@ describe("a follower that stops reading", () => {
     follower.socket.pause();
     await finished(driver, runId, 120_000);
     follower.socket.resume();
-    await until("the final view", () => follower.views.at(-1)?.status === "done", 60_000);
+    await waitFor("the final view", () => follower.views.at(-1)?.status === "done", 60_000);
     expect(follower.socket.destroyed).toBe(false);
     expect(follower.views.at(-1)?.nodes.every((n) => n.state === "succeeded")).toBe(true);
     expect(await follower.call("runs.get", { runId })).toMatchObject({ status: "done" });

@@ -1,17 +1,9 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { isAlive, waitFor } from "@piw/test-kit";
 import type { RunningHost } from "../src/index.js";
-import {
-  FLOWS,
-  isAlive,
-  type Sandbox,
-  sandbox,
-  start,
-  TestClient,
-  until,
-  writeWorkflow,
-} from "./host-fixture.js";
+import { FLOWS, type Sandbox, sandbox, start, TestClient, writeWorkflow } from "./host-fixture.js";
 
 let box: Sandbox;
 let host: RunningHost | undefined;
@@ -35,14 +27,11 @@ async function open(extra: Parameters<typeof start>[1] = {}): Promise<TestClient
   return client;
 }
 
-async function idlePid(c: TestClient, not?: number): Promise<number> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
+function idlePid(c: TestClient, not?: number): Promise<number> {
+  return waitFor(`an idle worker other than ${not}`, async () => {
     const pid = (await c.call("host.status", {})).idleWorkerPid;
-    if (typeof pid === "number" && pid !== not) return pid;
-    if (Date.now() > deadline) throw new Error(`no idle worker other than ${not}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
+    return typeof pid === "number" && pid !== not ? pid : undefined;
+  });
 }
 
 describe("the warm worker", () => {
@@ -104,7 +93,7 @@ describe("the warm worker", () => {
         const found = /idle worker pid \d+ gone .*; next in (\d+) ms/.exec(line);
         return found ? [Number(found[1])] : [];
       });
-    await until("three idle deaths", () => waits().length >= 3);
+    await waitFor("three idle deaths", () => waits().length >= 3);
     expect(waits().slice(0, 3)).toEqual([250, 500, 1000]);
     const started = () => logLines.filter((line) => line.includes("idle worker started")).length;
     await host?.stop();

@@ -1,17 +1,16 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { isAlive, waitFor } from "@piw/test-kit";
 import type { RunningHost } from "../src/index.js";
 import {
   FLOWS,
-  isAlive,
   pidIn,
   type Sandbox,
   sandbox,
   start,
   TestClient,
   TSX_ENV,
-  until,
   writeWorkflow,
 } from "./host-fixture.js";
 
@@ -72,7 +71,7 @@ describe("worker supervision", () => {
       const flow = await writeWorkflow(box, "linger", LINGER);
       const pids = join(box.dir, "pids");
       const runId = await reserve(c, flow.reserve({ pids }));
-      await until("the command to start", () => pidsIn(pids).length === 1, 15_000);
+      await waitFor("the command to start", () => pidsIn(pids).length === 1, 15_000);
       const [first] = pidsIn(pids) as [number];
       expect(isAlive(first)).toBe(true);
       const worker = (await c.call("host.status", {})).workers.find((w) => w.runId === runId);
@@ -81,7 +80,7 @@ describe("worker supervision", () => {
 
       // The worker had saved progress, so the host relaunches it and the visit runs its command again:
       // by then the first command is gone, never running beside the second.
-      await until("the relaunched command to start", () => pidsIn(pids).length === 2, 15_000);
+      await waitFor("the relaunched command to start", () => pidsIn(pids).length === 2, 15_000);
       expect(isAlive(first), hostLog.join("\n")).toBe(false);
       const second = pidsIn(pids)[1] as number;
       expect(second).not.toBe(first);
@@ -90,7 +89,7 @@ describe("worker supervision", () => {
 
       // A cancel stops the live worker's command too.
       expect(await c.call("runs.cancel", { runId })).toMatchObject({ kind: "applied" });
-      await until("the second command to stop", () => !isAlive(second), 5_000);
+      await waitFor("the second command to stop", () => !isAlive(second), 5_000);
       expect((await c.call("runs.get", { runId }))?.status).toBe("cancelled");
     },
   );
@@ -191,7 +190,7 @@ describe("worker supervision", () => {
     });
     expect(await c.call("runs.resume", { runId })).toMatchObject({ kind: "applied" });
     // The marker's lines are `<pid> <boundary>`.
-    const pid = await until("the resumed worker to stand at starting", () => pidIn(marker), 20_000);
+    const pid = await waitFor("the resumed worker to stand at starting", () => pidIn(marker), 20_000);
     expect((await c.call("runs.get", { runId }))?.status).toBe("starting");
     c.views.length = 0;
     process.kill(pid, "SIGKILL");
@@ -249,7 +248,7 @@ export default defineWorkflow({
     await c.view(runId, (v) => v.nodes.some((n) => n.path === "draft" && n.state === "running"));
     const [worker] = (await c.call("host.status", {})).workers;
     expect(await c.call("runs.cancel", { runId })).toMatchObject({ kind: "applied" });
-    await until("the worker to exit on its own", () => (worker?.pid ? !isAlive(worker.pid) : true), 5_000);
+    await waitFor("the worker to exit on its own", () => (worker?.pid ? !isAlive(worker.pid) : true), 5_000);
     expect((await c.call("runs.get", { runId }))?.status).toBe("cancelled");
   });
 });

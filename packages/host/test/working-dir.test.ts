@@ -2,7 +2,7 @@ import { mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { type Sandbox, sandbox, start, TestClient, writeWorkflow } from "./host-fixture.js";
+import { finished, type Sandbox, sandbox, start, TestClient, writeWorkflow } from "./host-fixture.js";
 
 let box: Sandbox;
 let project: string;
@@ -21,17 +21,6 @@ export default defineWorkflow({
   edges: { pwd: { to: "done" } },
 });
 `;
-
-/** Poll the host until the run is terminal. */
-async function finished(client: TestClient, runId: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const view = await client.call("runs.get", { runId });
-    if (view && ["done", "failed", "cancelled"].includes(view.status)) return;
-    if (Date.now() > deadline) throw new Error(`run ${runId} did not finish`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe("a run's working directory", () => {
   it("is where its shell steps run", async () => {

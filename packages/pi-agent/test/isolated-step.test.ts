@@ -12,14 +12,15 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import {
+  fakeAgentHome,
   type FakeModel,
   lastMessageText,
   lastToolResultText,
+  PI_TEST_ENV,
   startFakeModel,
   text,
   toolCall,
-} from "../../../tests/e2e/src/fake-model.ts";
-import { fakeAgentHome, PI_TEST_ENV } from "../../../tests/e2e/src/pi-agent-dir.ts";
+} from "@piw/test-kit";
 import { createPiAgentSessions } from "../src/index.js";
 
 let model: FakeModel;

@@ -2,8 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type FakeModel, startFakeModel } from "../../../tests/e2e/src/fake-model.ts";
-import { fakeAgentHome, PI_TEST_ENV } from "../../../tests/e2e/src/pi-agent-dir.ts";
+import { fakeAgentHome, type FakeModel, PI_TEST_ENV, startFakeModel } from "@piw/test-kit";
 import { createModelCheck } from "../src/index.js";
 
 // The preflight's model check where Pi's SDK cannot be loaded: what Pi's files plainly show passes

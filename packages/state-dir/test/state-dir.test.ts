@@ -2,6 +2,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { chmodSync, mkdirSync, mkdtempSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { waitFor } from "@piw/test-kit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   confirmSameFile,
@@ -18,14 +19,6 @@ beforeEach(() => {
   root = mkdtempSync(join(tmpdir(), "piw-state-dir-"));
 });
 afterEach(() => rmSync(root, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 }));
-
-async function until(check: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 5_000;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 describe("isProcessAlive", () => {
   it("is true for this process, with or without its start time", () => {
@@ -56,9 +49,9 @@ describe("isProcessAlive", () => {
       parent.stdout?.setEncoding("utf8").on("data", (d: string) => {
         out += d;
       });
-      await until(() => out.includes("\n"), "the child's pid");
+      await waitFor("the child's pid", () => out.includes("\n"), 5_000);
       const pid = Number(out.trim());
-      await until(() => readProcessStat(pid)?.state === "Z", "a zombie");
+      await waitFor("a zombie", () => readProcessStat(pid)?.state === "Z", 5_000);
       // signal 0 still reaches a zombie; /proc says what it is.
       expect(() => process.kill(pid, 0)).not.toThrow();
       expect(isProcessAlive(pid)).toBe(false);

@@ -1,7 +1,8 @@
 import type { RunStatus } from "@piw/protocol";
-import { CRASH_BOUNDARIES, type CrashBoundary } from "@piw/worker";
+import { CRASH_BOUNDARIES, type CrashBoundary } from "@piw/worker/testing";
 import { afterEach, describe, expect, it } from "vitest";
-import { lines, TestHost } from "./host-harness.js";
+import { lines } from "@piw/test-kit";
+import { TestHost } from "./host-harness.js";
 
 let host: TestHost;
 afterEach(async () => {

@@ -1,39 +1,34 @@
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { loadWorkflowFile } from "@piw/engine";
-import {
-  type Fence,
-  type Handlers,
-  type JsonValue,
-  type MethodTable,
-  RpcPeer,
-  type RunCommand,
-  type SourceIdentity,
-  type Transition,
-  type WorkerExit,
+import { type LoneWorkerChannelOptions, loneWorkerChannel, type WorkerPeer } from "@piw/host/testing";
+import type {
+  Fence,
+  Handlers,
+  JsonValue,
+  RunCommand,
+  SourceIdentity,
+  Transition,
+  WorkerExit,
   workerMethods,
-  type workerPushes,
 } from "@piw/protocol";
-import { isProcessAlive } from "@piw/state-dir";
 import { RunStore } from "@piw/store";
-
-const REPO = resolve(import.meta.dirname, "../../..");
-/** The worker's process entry, run from source: no build needed. */
-const WORKER_MAIN = join(REPO, "apps/worker/src/main.ts");
-const TSX_LOADER = join(REPO, "node_modules/tsx/dist/loader.mjs");
+import { REPO, WORKER_COMMAND } from "@piw/test-kit";
 
 /** `PIW_WORKER_COMMAND` (a JSON argv, as the host reads it) runs these tests against another build, e.g. dist. */
 function workerCommand(): [string, ...string[]] {
   const override = process.env.PIW_WORKER_COMMAND;
-  return override ? JSON.parse(override) : [process.execPath, "--import", TSX_LOADER, WORKER_MAIN];
+  const [file, ...args]: string[] = override ? JSON.parse(override) : WORKER_COMMAND;
+  if (file === undefined) throw new Error("PIW_WORKER_COMMAND is an empty argv");
+  return [file, ...args];
 }
 
 export interface SpawnedWorker {
   child: ChildProcessWithoutNullStreams;
-  peer: RpcPeer<typeof workerMethods, MethodTable, typeof workerPushes>;
+  peer: WorkerPeer;
   launchId: string;
   fence: Fence;
   /** Exit reports the worker sent, in order. */
@@ -57,7 +52,8 @@ export interface LaunchOptions {
 
 /**
  * The host's side of the worker channel, played by the test: a real RunStore in a temp folder, a real
- * worker process, and an RpcPeer over its stdio whose handlers are the store's fenced transitions.
+ * worker process, and the host's own worker handlers (`loneWorkerChannel`) over its stdio, wrapped only
+ * to record calls and to inject the faults a test asks for.
  */
 export class TestHost {
   readonly dir = mkdtempSync(join(tmpdir(), "piw-worker-test-"));
@@ -118,57 +114,44 @@ export class TestHost {
       stdio: ["pipe", "pipe", "pipe"],
     });
     const reports: WorkerExit[] = [];
-    const store = this.store;
-    const handlers: Handlers<typeof workerMethods> = {
-      "worker.hello": ({ launchId: said }) => {
-        if (said !== launchId) throw new Error("unknown launch");
-        const run = store.getRun(runId);
-        if (!run) throw new Error("no run");
-        return {
-          command: options.command ? options.command(command) : command,
-          run,
-          snapshot: store.readRunSnapshot(runId),
-        };
-      },
-      "run.markRunning": () => store.markRunning(fence),
-      "visit.start": (req) => store.startNodeVisit(fence, req),
-      "visit.finish": (req) => store.finishNodeVisit(fence, req),
-      "visit.advance": (req) => store.advanceNodeVisit(fence, req),
-      "effect.reserve": (req) => store.reserveEffect(fence, req),
-      "effect.settle": (req) => store.settleEffect(fence, req),
-      "message.enqueue": (req) => store.enqueueMessage(fence, req),
-      "run.finish": (ending) => store.finishRun(fence, ending),
-      "run.park": (reason) => store.parkRun(fence, reason),
-      "visit.schedule": (reason) => store.scheduleVisit(fence, reason),
-      "budget.check": (params) => store.checkBudget(fence, params),
-      "run.redefine": (req) => store.redefineRun(fence, req),
-      "agent.next": () => new Promise(() => {}),
-      "agent.verdict": () => ({ ok: true as const }),
-      "agent.progress": () => ({ ok: true as const }),
-      "node.progress": (report) => ({ saved: store.saveNodeProgress(fence, report).kind === "applied" }),
-      "worker.processGroup": () => ({ ok: true as const }),
-      "worker.exit": (exit) => {
-        reports.push(exit);
-        expectSaved(store.recordWorkerExit({ launchId, exit }));
-        return { ok: true as const };
-      },
-    };
     const calls: string[] = [];
-    const recorded = Object.fromEntries(
-      Object.entries(handlers).map(([method, handler]) => [
-        method,
-        (params: never) => {
-          calls.push(method);
-          return (handler as (p: never) => unknown)(params);
-        },
-      ]),
-    ) as typeof handlers;
-    const peer = new RpcPeer<typeof workerMethods, MethodTable, typeof workerPushes>({
+    // The channel closes before `exited` settles, as the host closes a gone worker's channel first.
+    let closeChannel = () => {};
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>((done) => {
+      child.on("exit", (code, signal) => {
+        closeChannel();
+        done({ code, signal, at: Date.now() });
+      });
+    });
+    const workerProcess: LoneWorkerChannelOptions["process"] = {
+      pid: child.pid ?? null,
       send: (line) => {
         if (child.stdin.writable) child.stdin.write(line);
       },
-      local: { methods: workerMethods, handlers: recorded },
+      closeChannel: () => child.stdin.end(),
+      kill: () => child.kill("SIGKILL"),
+      gone: exited.then(() => {}),
+    };
+    const live = loneWorkerChannel({
+      store: this.store,
+      launchId,
+      command,
+      process: workerProcess,
+      wrap: (handlers) =>
+        recording(calls, {
+          ...handlers,
+          "worker.hello": async (hello) => {
+            const reply = await handlers["worker.hello"](hello);
+            return options.command ? { ...reply, command: options.command(reply.command) } : reply;
+          },
+          "worker.exit": (exit) => {
+            reports.push(exit);
+            return handlers["worker.exit"](exit);
+          },
+        }),
     });
+    const peer = live.peer;
+    closeChannel = () => peer.close();
     let stdoutBytes = 0;
     let mark = 0;
     let stderr = "";
@@ -182,12 +165,6 @@ export class TestHost {
       stderr += chunk;
     });
     child.stdin.on("error", () => {});
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>((done) => {
-      child.on("exit", (code, signal) => {
-        peer.close();
-        done({ code, signal, at: Date.now() });
-      });
-    });
     const worker: SpawnedWorker = {
       child,
       peer,
@@ -228,20 +205,18 @@ export function expectSaved<T>(t: Transition<T>): T {
   throw new Error(`expected a saved transition, got ${JSON.stringify(t)}`);
 }
 
-/** Poll until `check` holds; fails after `ms`. */
-export async function waitFor(check: () => boolean, ms = 10_000, what = "condition"): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
-/** A process counts as gone once it no longer exists or is only a zombie nobody has reaped yet. */
-export function isAlive(pid: number): boolean {
-  return isProcessAlive(pid);
-}
-
-export function lines(file: string): string[] {
-  return existsSync(file) ? readFileSync(file, "utf8").split("\n").filter(Boolean) : [];
+/** The handlers as given, each first noting its method in `calls`, in the order requests arrive. */
+function recording(
+  calls: string[],
+  handlers: Handlers<typeof workerMethods>,
+): Handlers<typeof workerMethods> {
+  return Object.fromEntries(
+    Object.entries(handlers).map(([method, handler]) => [
+      method,
+      (params: never) => {
+        calls.push(method);
+        return (handler as (p: never) => unknown)(params);
+      },
+    ]),
+  ) as Handlers<typeof workerMethods>;
 }

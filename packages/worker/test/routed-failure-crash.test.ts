@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { lines, TestHost } from "./host-harness.js";
+import { lines } from "@piw/test-kit";
+import { TestHost } from "./host-harness.js";
 
 let host: TestHost | undefined;
 

@@ -1,6 +1,7 @@
 import { appendFileSync, existsSync, rmSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
-import { isAlive, lines, TestHost, waitFor } from "./host-harness.js";
+import { isAlive, lines, waitFor } from "@piw/test-kit";
+import { TestHost } from "./host-harness.js";
 
 let host: TestHost;
 afterEach(async () => {
@@ -99,9 +100,9 @@ describe("piw-worker against a host played by the test", () => {
     const worker = host.launch(runId, { env: { PIW_LAUNCH_ID: "" } });
     worker.child.stdin.write(`${JSON.stringify({ v: 1, push: "assign", data: { launchId: 7 } })}\n`);
     await waitFor(
+      "the invalid assign to be logged",
       () => worker.stderr().includes("ignored an invalid assign frame"),
       15_000,
-      "the invalid assign to be logged",
     );
     expect(worker.calls).toEqual([]);
 
@@ -250,14 +251,14 @@ export default defineWorkflow({
     expect(host.store.getRun(runId)).toMatchObject({ status: "failed", errorCode: "worker_failed" });
     const [group] = lines(pidFile).map(Number);
     expect(group).toBeGreaterThan(0);
-    await waitFor(() => !isAlive(group as number), 2_000, "the shell node to die");
+    await waitFor("the shell node to die", () => !isAlive(group as number), 2_000);
   });
 
   it("aborts a long shell node on a cancel push and leaves no process of its group behind", async () => {
     host = new TestHost();
     const { runId, pids } = await startSlow();
     const worker = host.launch(runId);
-    await waitFor(() => pids().length === 2, 15_000, "the shell node to start");
+    await waitFor("the shell node to start", () => pids().length === 2, 15_000);
     const [group, grandchild] = pids() as [number, number];
     expect(isAlive(group) && isAlive(grandchild)).toBe(true);
 
@@ -268,7 +269,7 @@ export default defineWorkflow({
 
     expect(exit.code).toBe(0);
     expect(worker.reports).toEqual([{ kind: "reported", phase: "execute" }]);
-    await waitFor(() => !isAlive(group) && !isAlive(grandchild), 2_000, "the process group to die");
+    await waitFor("the process group to die", () => !isAlive(group) && !isAlive(grandchild), 2_000);
     expect(host.store.getRun(runId)).toMatchObject({ status: "cancelled" });
   });
 
@@ -276,7 +277,7 @@ export default defineWorkflow({
     host = new TestHost();
     const { runId, pids } = await startSlow();
     const worker = host.launch(runId);
-    await waitFor(() => pids().length === 2, 15_000, "the shell node to start");
+    await waitFor("the shell node to start", () => pids().length === 2, 15_000);
     const [group] = pids() as [number, number];
     const answers: Array<{ id?: unknown; error?: { code: string } }> = [];
     let buffered = "";
@@ -309,14 +310,14 @@ export default defineWorkflow({
     // The cancel after them was obeyed: the shell node's group is gone and the worker reported.
     expect(exit.code).toBe(0);
     expect(worker.reports).toEqual([{ kind: "reported", phase: "execute" }]);
-    await waitFor(() => !isAlive(group), 2_000, "the process group to die");
+    await waitFor("the process group to die", () => !isAlive(group), 2_000);
   });
 
   it("exits within about a second when its stdin closes, aborting the shell node and writing nothing", async () => {
     host = new TestHost();
     const { runId, pids } = await startSlow();
     const worker = host.launch(runId);
-    await waitFor(() => pids().length === 2, 15_000, "the shell node to start");
+    await waitFor("the shell node to start", () => pids().length === 2, 15_000);
     const [group, grandchild] = pids() as [number, number];
 
     worker.markStdout();
@@ -328,7 +329,7 @@ export default defineWorkflow({
     expect(exit.at - closedAt).toBeLessThan(1_000);
     expect(worker.stdoutSinceMark()).toBe(0);
     expect(worker.reports).toEqual([]);
-    await waitFor(() => !isAlive(group) && !isAlive(grandchild), 2_000, "the process group to die");
+    await waitFor("the process group to die", () => !isAlive(group) && !isAlive(grandchild), 2_000);
     // The host decides what a lost worker means; the worker left the run as it was.
     expect(host.store.getRun(runId)).toMatchObject({ status: "running" });
   });

@@ -1,6 +1,14 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { lastMessageText, text, toolCall, whenLastMessageContains } from "../src/fake-model.ts";
-import { type PiwWorld, piwMessages, queuedRunId, startPiwWorld } from "../src/piw-fixture.ts";
+import {
+  lastMessageText,
+  piwMessages,
+  type PiwWorld,
+  queuedRunId,
+  startPiwWorld,
+  text,
+  toolCall,
+  whenLastMessageContains,
+} from "@piw/test-kit";
 
 const PAIR = `import { agent, defineWorkflow, type NodeContext } from "piw";
 import { z } from "zod";

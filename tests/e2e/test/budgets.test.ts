@@ -1,6 +1,13 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { lastMessageText, type ModelRequest, text, toolCall } from "../src/fake-model.ts";
-import { type PiwWorld, queuedRunId, startPiwWorld } from "../src/piw-fixture.ts";
+import {
+  lastMessageText,
+  type ModelRequest,
+  type PiwWorld,
+  queuedRunId,
+  startPiwWorld,
+  text,
+  toolCall,
+} from "@piw/test-kit";
 
 // One conversation step, then one isolated step. The model never submits while the test lets it
 // spend: every reply of the fake model reports 15 tokens (10 in, 5 out).

@@ -3,8 +3,7 @@ import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { userEnv } from "../src/packed-install.ts";
-import { REPO, stopHost } from "../src/piw-processes.ts";
+import { REPO, stopHost, userEnv } from "@piw/test-kit";
 
 /**
  * The newcomer's one command: a fresh clone of HEAD, on a shell whose PATH has only the system's

@@ -1,7 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { lastMessageText } from "../src/fake-model.ts";
-import type { RpcRecord } from "../src/pi-session.ts";
-import { type PiwWorld, startPiwWorld } from "../src/piw-fixture.ts";
+import { lastMessageText, type PiwWorld, type RpcRecord, startPiwWorld } from "@piw/test-kit";
 
 // A conversation step whose Pi session's model the provider refuses for good: the step fails with
 // model_unavailable at once, instead of being prompted again until three lost turns park the run.

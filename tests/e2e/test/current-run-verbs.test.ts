@@ -1,6 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import type { RpcRecord } from "../src/pi-session.ts";
-import { type PiwWorld, startPiwWorld } from "../src/piw-fixture.ts";
+import { type PiwWorld, type RpcRecord, startPiwWorld } from "@piw/test-kit";
 
 // Its one step works until it is cancelled: the run stays running while the test acts on it.
 const HOLD = `import { compute, defineWorkflow } from "piw";

@@ -4,10 +4,19 @@ import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type DocCommand, extractCommands, runDocCommands, unexpectedEndings } from "../src/doc-commands.ts";
-import { packPiw, requireBuiltPackage, sharedNpmCache, stopHost, userEnv } from "../src/packed-install.ts";
-import { PI_BIN } from "../src/pi-session.ts";
-import { REPO } from "../src/piw-fixture.ts";
+import {
+  type DocCommand,
+  extractCommands,
+  packPiw,
+  PI_BIN,
+  REPO,
+  requireBuiltPackage,
+  runDocCommands,
+  sharedNpmCache,
+  stopHost,
+  unexpectedEndings,
+  userEnv,
+} from "@piw/test-kit";
 
 /**
  * README.md and docs/quickstart.md, checked against the product: every shell command they show runs,

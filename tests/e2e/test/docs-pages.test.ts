@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
-import { REPO } from "../src/piw-fixture.ts";
+import { REPO } from "@piw/test-kit";
 
 /**
  * The docs as files: every relative link leads to a file that exists (and to a heading that exists

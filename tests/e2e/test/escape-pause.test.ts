@@ -1,6 +1,15 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { lastMessageText, text, toolCall, whenLastMessageContains } from "../src/fake-model.ts";
-import { type PiwWorld, piwMessages, queuedRunId, startPiwWorld } from "../src/piw-fixture.ts";
+import {
+  lastMessageText,
+  piwMessages,
+  type PiwWorld,
+  queuedRunId,
+  startPiwWorld,
+  text,
+  toolCall,
+  waitFor,
+  whenLastMessageContains,
+} from "@piw/test-kit";
 
 const ASK = `import { agent, defineWorkflow } from "piw";
 import { z } from "zod";
@@ -80,7 +89,9 @@ describe("Escape during an agent step", () => {
 
     // A later ordinary prompt is not a workflow turn: a submission from it is refused.
     const host = await world.host();
-    await waitUntil(async () => (await piwMessages(pi)).some((m) => m.details.kind === "terminal"));
+    await waitFor("the run's terminal message", async () =>
+      (await piwMessages(pi)).some((m) => m.details.kind === "terminal"),
+    );
     const revision = (await host.call("runs.get", { runId }))?.revision;
     await pi.promptAndSettle("a plain question");
     const refusal = model.requests.find((r) =>
@@ -94,11 +105,3 @@ describe("Escape during an agent step", () => {
     model.assertNoErrors();
   }, 120_000);
 });
-
-async function waitUntil(check: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}

@@ -6,7 +6,7 @@ import {
   text,
   toolCall,
   whenToolResultContains,
-} from "../src/index.ts";
+} from "@piw/test-kit";
 
 let model: FakeModel;
 

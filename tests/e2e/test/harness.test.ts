@@ -17,7 +17,7 @@ import {
   whenLastMessageContains,
   whenToolResultContains,
   writeExtension,
-} from "../src/index.ts";
+} from "@piw/test-kit";
 
 const TEST_TIMEOUT = 60_000;
 

@@ -3,10 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { startFakeModel } from "../src/fake-model.ts";
-import { installHerdrStandIn } from "../src/herdr-stand-in.ts";
-import { PiTerminal } from "../src/pi-terminal.ts";
-import { PI_PACKAGE, piwEnv, stopHost } from "../src/piw-fixture.ts";
+import { installHerdrStandIn, PI_PACKAGE, PiTerminal, piwEnv, startFakeModel, stopHost } from "@piw/test-kit";
 
 const SUM = `import { compute, defineWorkflow } from "piw";
 

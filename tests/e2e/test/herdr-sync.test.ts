@@ -4,8 +4,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type HerdrStandIn, installHerdrStandIn } from "../src/herdr-stand-in.ts";
-import { PI_PACKAGE } from "../src/piw-fixture.ts";
+import { type HerdrStandIn, installHerdrStandIn, PI_PACKAGE } from "@piw/test-kit";
 
 /**
  * `piw herdr sync` of the built package, against the stand-in `herdr`. The package is copied to a

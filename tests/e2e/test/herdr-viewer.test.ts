@@ -3,9 +3,14 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { type HerdrStandIn, installHerdrStandIn } from "../src/herdr-stand-in.ts";
-import type { RpcRecord } from "../src/pi-session.ts";
-import { PI_PACKAGE, type PiwWorld, startPiwWorld } from "../src/piw-fixture.ts";
+import {
+  type HerdrStandIn,
+  installHerdrStandIn,
+  PI_PACKAGE,
+  type PiwWorld,
+  type RpcRecord,
+  startPiwWorld,
+} from "@piw/test-kit";
 
 // Settles at once: the session's latest run is the one /piw shows.
 const SUM = `import { compute, defineWorkflow } from "piw";

@@ -2,16 +2,19 @@ import type { RunView } from "@piw/protocol";
 import { renderFooterStatus } from "@piw/viewer";
 import { afterEach, describe, expect, it } from "vitest";
 import {
+  isAlive,
   lastMessage,
   lastMessageText,
   type ModelReply,
   type ModelRequest,
+  type PiSession,
+  piwMessages,
+  type PiwWorld,
+  queuedRunId,
+  startPiwWorld,
   text,
   toolCall,
-} from "../src/fake-model.ts";
-import type { PiSession } from "../src/pi-session.ts";
-import { type PiwWorld, piwMessages, queuedRunId, startPiwWorld } from "../src/piw-fixture.ts";
-import { isAlive } from "../src/scratch.ts";
+} from "@piw/test-kit";
 
 const NOTE = `import { agent, defineWorkflow, type NodeContext } from "piw";
 import { z } from "zod";

@@ -1,8 +1,16 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { lastMessageText, text, toolCall, whenLastMessageContains } from "../src/fake-model.ts";
-import type { RpcRecord } from "../src/pi-session.ts";
+import {
+  lastMessageText,
+  type PiwWorld,
+  queuedRunId,
+  REPO,
+  type RpcRecord,
+  startPiwWorld,
+  text,
+  toolCall,
+  whenLastMessageContains,
+} from "@piw/test-kit";
 import { join } from "node:path";
-import { type PiwWorld, queuedRunId, REPO, startPiwWorld } from "../src/piw-fixture.ts";
 
 /** A plan, a gate only a person may pass (the default), then the change is applied. */
 const SHIP = `import { checkpoint, compute, defineWorkflow, type NodeContext } from "piw";

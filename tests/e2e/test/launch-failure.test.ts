@@ -1,8 +1,17 @@
 import { appendFileSync } from "node:fs";
 import type { RunView } from "@piw/protocol";
 import { afterEach, describe, expect, it } from "vitest";
-import { lastMessage, lastMessageText, type ModelRequest, text, toolCall } from "../src/fake-model.ts";
-import { type PiwWorld, piwMessages, queuedRunId, startPiwWorld } from "../src/piw-fixture.ts";
+import {
+  lastMessage,
+  lastMessageText,
+  type ModelRequest,
+  piwMessages,
+  type PiwWorld,
+  queuedRunId,
+  startPiwWorld,
+  text,
+  toolCall,
+} from "@piw/test-kit";
 
 /** A file workflow whose first node is an agent step: "reached its first step" is observable. */
 const GREET = `import { agent, defineWorkflow, type NodeContext } from "piw";

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { REPO } from "../src/piw-fixture.ts";
+import { REPO } from "@piw/test-kit";
 
 /** The pages that restate what the repository holds agree with it, and keep their shape. */
 

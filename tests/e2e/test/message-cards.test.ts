@@ -5,14 +5,16 @@ import { afterEach, describe, expect, it } from "vitest";
 import {
   type FakeModel,
   lastMessageText,
+  PI_PACKAGE,
+  PiTerminal,
+  piwEnv,
   startFakeModel,
+  stopHost,
   text,
   toolCall,
   whenLastMessageContains,
   whenToolResultContains,
-} from "../src/fake-model.ts";
-import { PI_PACKAGE, piwEnv, stopHost } from "../src/piw-fixture.ts";
-import { PiTerminal } from "../src/pi-terminal.ts";
+} from "@piw/test-kit";
 
 const cardWorkflow = `import { agent, defineWorkflow } from "piw";
 import { z } from "zod";

@@ -3,11 +3,14 @@ import {
   lastMessageText,
   lastToolResultText,
   type ModelRequest,
+  piwMessages,
+  type PiwWorld,
+  queuedRunId,
+  startPiwWorld,
   text,
   toolCall,
   whenLastMessageContains,
-} from "../src/fake-model.ts";
-import { type PiwWorld, piwMessages, queuedRunId, startPiwWorld } from "../src/piw-fixture.ts";
+} from "@piw/test-kit";
 
 // A compute node that throws with its input in the message: the saved error names only the class.
 const breaksWorkflow = (

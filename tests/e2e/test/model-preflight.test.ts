@@ -1,7 +1,14 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { lastMessage, lastMessageText, type ModelRequest, text, toolCall } from "../src/fake-model.ts";
-import type { RpcRecord } from "../src/pi-session.ts";
-import { type PiwWorld, startPiwWorld } from "../src/piw-fixture.ts";
+import {
+  lastMessage,
+  lastMessageText,
+  type ModelRequest,
+  type PiwWorld,
+  type RpcRecord,
+  startPiwWorld,
+  text,
+  toolCall,
+} from "@piw/test-kit";
 
 // An isolated step pinned to a model Pi does not know: the Pi session has its own model for
 // conversation steps, but this step would fail in the worker, so the start is refused before it is

@@ -4,10 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
-import { startFakeModel } from "../src/fake-model.ts";
-import { PI_BIN, type PiSession, startPiSession } from "../src/pi-session.ts";
-import { PI_PACKAGE } from "../src/piw-fixture.ts";
-import { stopHost } from "../src/piw-processes.ts";
+import { PI_BIN, PI_PACKAGE, type PiSession, startFakeModel, startPiSession, stopHost } from "@piw/test-kit";
 
 const run = promisify(execFile);
 

@@ -16,16 +16,23 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type FakeModel,
+  installHerdrStandIn,
   lastMessageText,
+  packPiw,
+  PI_BIN,
+  PI_PACKAGE,
+  queuedRunId,
+  REPO,
+  requireBuiltPackage,
+  sharedNpmCache,
   startFakeModel,
+  startPiSession,
+  stopHost,
   text,
   toolCall,
+  userEnv,
   whenLastMessageContains,
-} from "../src/fake-model.ts";
-import { installHerdrStandIn } from "../src/herdr-stand-in.ts";
-import { PI_BIN, startPiSession } from "../src/pi-session.ts";
-import { packPiw, requireBuiltPackage, sharedNpmCache, stopHost, userEnv } from "../src/packed-install.ts";
-import { PI_PACKAGE, queuedRunId, REPO } from "../src/piw-fixture.ts";
+} from "@piw/test-kit";
 
 /**
  * The published package, not the checkout: the built package is packed with npm, installed with npm into

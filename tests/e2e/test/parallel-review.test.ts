@@ -1,8 +1,17 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { lastMessageText, text, toolCall, whenLastMessageContains } from "../src/fake-model.ts";
-import { type PiwWorld, piwMessages, queuedRunId, REPO, startPiwWorld } from "../src/piw-fixture.ts";
+import {
+  lastMessageText,
+  piwMessages,
+  type PiwWorld,
+  queuedRunId,
+  REPO,
+  startPiwWorld,
+  text,
+  toolCall,
+  whenLastMessageContains,
+} from "@piw/test-kit";
 
 const EXAMPLE = readFileSync(join(REPO, "examples", "parallel-review.workflow.ts"), "utf8");
 

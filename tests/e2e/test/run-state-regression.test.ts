@@ -2,8 +2,18 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node
 import { join } from "node:path";
 import type { RunView } from "@piw/protocol";
 import { afterEach, describe, expect, it } from "vitest";
-import { lastMessage, lastMessageText, type ModelRequest, text, toolCall } from "../src/fake-model.ts";
-import { HOST_COMMAND, type PiwWorld, piwMessages, queuedRunId, startPiwWorld } from "../src/piw-fixture.ts";
+import {
+  HOST_COMMAND,
+  lastMessage,
+  lastMessageText,
+  type ModelRequest,
+  piwMessages,
+  type PiwWorld,
+  queuedRunId,
+  startPiwWorld,
+  text,
+  toolCall,
+} from "@piw/test-kit";
 
 /**
  * The host the extension starts, with its stderr (the host log) kept in `$PIW_HOME/host.log`.

@@ -2,9 +2,16 @@ import { execFileSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { lastMessageText, text, toolCall, whenLastMessageContains } from "../src/fake-model.ts";
-import type { RpcRecord } from "../src/pi-session.ts";
-import { type PiwWorld, piwMessages, startPiwWorld } from "../src/piw-fixture.ts";
+import {
+  lastMessageText,
+  piwMessages,
+  type PiwWorld,
+  type RpcRecord,
+  startPiwWorld,
+  text,
+  toolCall,
+  whenLastMessageContains,
+} from "@piw/test-kit";
 
 // The built-in sanity-check started in the real Pi from free words: `/workflow sanity-check <words>`.
 let world: PiwWorld | undefined;

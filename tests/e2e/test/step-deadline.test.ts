@@ -2,11 +2,13 @@ import { afterEach, describe, expect, it } from "vitest";
 import {
   lastMessageText,
   lastToolResultText,
+  type PiwWorld,
+  queuedRunId,
+  startPiwWorld,
   text,
   toolCall,
   whenLastMessageContains,
-} from "../src/fake-model.ts";
-import { type PiwWorld, queuedRunId, startPiwWorld } from "../src/piw-fixture.ts";
+} from "@piw/test-kit";
 
 const DEADLINE_MS = 4_000;
 

@@ -1,6 +1,13 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { lastMessageText, text, toolCall, whenLastMessageContains } from "../src/fake-model.ts";
-import { type PiwWorld, queuedRunId, startPiwWorld } from "../src/piw-fixture.ts";
+import {
+  lastMessageText,
+  type PiwWorld,
+  queuedRunId,
+  startPiwWorld,
+  text,
+  toolCall,
+  whenLastMessageContains,
+} from "@piw/test-kit";
 
 const MIXED = `import { agent, defineWorkflow } from "piw";
 import { z } from "zod";

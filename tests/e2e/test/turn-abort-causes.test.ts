@@ -3,12 +3,15 @@ import {
   lastMessageText,
   lastToolResultText,
   type ModelRequest,
+  piwMessages,
+  type PiwWorld,
+  queuedRunId,
+  startPiwWorld,
   text,
   toolCall,
   whenLastMessageContains,
   whenToolResultContains,
-} from "../src/fake-model.ts";
-import { type PiwWorld, piwMessages, queuedRunId, startPiwWorld } from "../src/piw-fixture.ts";
+} from "@piw/test-kit";
 
 // The two causes of a stopped turn besides a deadline and a cancel: a pause, and a worker that
 // loses its claim. The host decides (turn-abort.ts); the extension aborts the live Pi turn.

@@ -5,13 +5,16 @@ import { afterEach, describe, expect, it } from "vitest";
 import {
   lastMessage,
   lastMessageText,
-  type ModelRequest,
   messageText,
+  type ModelRequest,
+  type PiwWorld,
+  queuedRunId,
+  REPO,
+  startPiwWorld,
   text,
   toolCall,
   whenLastMessageContains,
-} from "../src/fake-model.ts";
-import { type PiwWorld, queuedRunId, REPO, startPiwWorld } from "../src/piw-fixture.ts";
+} from "@piw/test-kit";
 
 // The viewer's Conversation tab on a run the real `pi` ran with the scripted model: a step in the
 // Pi conversation (its messages read from Pi's own session file) and an isolated step (its saved

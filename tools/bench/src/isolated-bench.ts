@@ -15,8 +15,7 @@ import { performance } from "node:perf_hooks";
 import { agent, compileWorkflow, defineWorkflow, executeRun, MemoryRunPort } from "@piw/engine";
 import { createPiAgentSessions, loadPiSdk } from "@piw/pi-agent";
 import { z } from "zod";
-import { lastMessageText, startFakeModel, text, toolCall } from "../../../tests/e2e/src/fake-model.ts";
-import { fakeAgentHome, PI_TEST_ENV } from "../../../tests/e2e/src/pi-agent-dir.ts";
+import { fakeAgentHome, lastMessageText, PI_TEST_ENV, startFakeModel, text, toolCall } from "@piw/test-kit";
 
 function envInt(name: string, fallback: number): number {
   const raw = process.env[name];

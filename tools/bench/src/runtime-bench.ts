@@ -8,7 +8,7 @@ import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { connectHost, type HostClient } from "@piw/client";
 import { EmbeddedRuntime } from "@piw/embedded";
 import { type LoadedWorkflow, loadWorkflowFile } from "@piw/engine";
-import { startHost } from "@piw/host";
+import { startTunedHost } from "@piw/host/testing";
 import { RunStore } from "@piw/store";
 import { buildHostAndWorker } from "./build-apps.js";
 import {
@@ -269,11 +269,10 @@ async function countCommits(
     ctxProto.tx = tx;
     ctxProto.group = group;
   });
-  const host = await startHost({
-    stateDir: join(root, "count"),
-    workerCommand: [process.execPath, WORKER_MAIN],
-    synchronous: "NORMAL",
-  });
+  const host = await startTunedHost(
+    { stateDir: join(root, "count"), workerCommand: [process.execPath, WORKER_MAIN] },
+    { synchronous: "NORMAL" },
+  );
   try {
     const client = await connectHost({ stateDir: host.stateDir, client: "test", autoStart: false });
     try {

@@ -1,12 +1,7 @@
 import { type ZodType, z } from "zod";
 import type { NodeContext } from "../compiler/compiled-workflow.js";
+import type { ApprovalGate, ApprovalMode } from "./approval-gate.js";
 import type { CheckpointNode, NodeText } from "./node-specs.js";
-
-/**
- * Whether an approval gate is asked: `required` waits for a person; `auto` takes the default at once
- * and records it as automatic; `skip` passes the gate with no choice at all (`{ skipped: true }`).
- */
-export type ApprovalMode = "required" | "auto" | "skip";
 
 /** The choices of a gate that names none. */
 export const DEFAULT_APPROVAL_CHOICES = ["continue", "stop", "revise"] as const;
@@ -30,14 +25,6 @@ export type ApprovalOutput<C extends string = DefaultApprovalChoice> =
 /** The choice an output routes on: the choice, or `"skipped"` for a skipped gate. */
 export function approvalChoice<C extends string>(output: ApprovalOutput<C>): C | "skipped" {
   return "skipped" in output ? "skipped" : output.choice;
-}
-
-/** The gate's run-time settings, carried on its checkpoint node for the compiler. */
-export interface ApprovalGate<I = unknown> {
-  readonly mode: ApprovalMode | { bivariant(ctx: NodeContext<I>): ApprovalMode }["bivariant"];
-  readonly defaultChoice: string;
-  /** After this many ms without an answer the host takes the default; null: no deadline. */
-  readonly deadlineMs: number | null;
 }
 
 export interface ApprovalOptions<I, C extends string> {

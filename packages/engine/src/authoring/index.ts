@@ -67,10 +67,9 @@ export type { RetryBackoff, RetryOn, RetryPolicy, WaitOptions, WaitOutput } from
 export { WorkflowError } from "./workflow-error.js";
 export type { WorkspaceMode, WorkspaceNode, WorkspaceOptions, WorkspaceOutput } from "./workspace.js";
 export { WORKSPACE_EFFECT, workspace } from "./workspace.js";
+export type { ApprovalGate, ApprovalMode } from "./approval-gate.js";
 export type {
   ApprovalAnswer,
-  ApprovalGate,
-  ApprovalMode,
   ApprovalNode,
   ApprovalOptions,
   ApprovalOutput,

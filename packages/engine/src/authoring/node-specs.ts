@@ -2,7 +2,7 @@ import type { AnsweredBy } from "@piw/protocol";
 import type { ZodType, z } from "zod";
 import type { ActionContext, NodeContext, ScopeContext, ShellReport } from "../compiler/compiled-workflow.js";
 import type { AgentSessionKind, IsolatedAgentOptions } from "./agent-options.js";
-import type { ApprovalGate } from "./approval.js";
+import type { ApprovalGate } from "./approval-gate.js";
 import type { RetryPolicy, WaitOptions, WaitOutput } from "./clock-specs.js";
 
 export type { ShellReport } from "../compiler/compiled-workflow.js";

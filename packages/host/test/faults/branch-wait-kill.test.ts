@@ -1,8 +1,9 @@
 import { join } from "node:path";
 import type { StepRecord } from "@piw/store";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { pidIn, type Sandbox, sandbox, type TestClient, until, writeWorkflow } from "../host-fixture.js";
-import { HostProcess, isRunning, readState } from "./fault-fixture.js";
+import { isAlive, waitFor } from "@piw/test-kit";
+import { pidIn, type Sandbox, sandbox, type TestClient, writeWorkflow } from "../host-fixture.js";
+import { HostProcess, readState } from "./fault-fixture.js";
 
 const WAIT_MS = 3_000;
 
@@ -68,10 +69,10 @@ describe("a branch's wait beside a running sibling", () => {
     const reserved = await first.call("runs.reserve", flow.reserve({ pidFile }));
     if (reserved.kind !== "applied") throw new Error(JSON.stringify(reserved));
     const { runId } = reserved.value;
-    const workerPid = await until("the slow branch to hang", () => pidIn(pidFile));
+    const workerPid = await waitFor("the slow branch to hang", () => pidIn(pidFile));
 
     // The run is not parked (`slow` runs), so only the branch's own schedule saves its due time.
-    const saved = await until("the wait's due time to be saved", () => {
+    const saved = await waitFor("the wait's due time to be saved", () => {
       const step = pauseStep(runId);
       return step?.dueAt != null ? step : undefined;
     });
@@ -81,7 +82,7 @@ describe("a branch's wait beside a running sibling", () => {
 
     first.close();
     await host.kill9();
-    await until("the orphaned worker to exit", () => !isRunning(workerPid), 20_000);
+    await waitFor("the orphaned worker to exit", () => !isAlive(workerPid), 20_000);
     host = await HostProcess.start(box);
     const c = await host.connect();
     client = c;

@@ -1,8 +1,9 @@
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { lines } from "@piw/test-kit";
 import type { RunningHost } from "../../src/index.js";
 import { type Sandbox, sandbox, start, TestClient, writeWorkflow } from "../host-fixture.js";
-import { eventTypes, idle, lines, readState } from "./fault-fixture.js";
+import { eventTypes, idle, readState } from "./fault-fixture.js";
 
 let box: Sandbox;
 let host: RunningHost | undefined;

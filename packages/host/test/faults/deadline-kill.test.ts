@@ -1,7 +1,8 @@
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type Sandbox, sandbox, type TestClient, until, writeWorkflow } from "../host-fixture.js";
-import { HostProcess, idle, lines, readState, settledView } from "./fault-fixture.js";
+import { lines, waitFor } from "@piw/test-kit";
+import { type Sandbox, sandbox, type TestClient, writeWorkflow } from "../host-fixture.js";
+import { HostProcess, idle, readState, settledView } from "./fault-fixture.js";
 
 const TIMEOUT_MS = 3_000;
 
@@ -119,7 +120,7 @@ describe("a node deadline across a killed worker", () => {
     const reserved = await c.call("runs.reserve", flow.reserve({ pids }));
     if (reserved.kind !== "applied") throw new Error(JSON.stringify(reserved));
     const { runId } = reserved.value;
-    await until("the command to start", () => lines(pids).length === 1, 20_000);
+    await waitFor("the command to start", () => lines(pids).length === 1, 20_000);
     c.close();
     client = undefined;
     await host.kill9();

@@ -1,9 +1,9 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { JsonValue, RunStatus, RunView } from "@piw/protocol";
-import { isProcessAlive } from "@piw/state-dir";
 import { type RunReader, RunStore } from "@piw/store";
+import { lines, waitFor } from "@piw/test-kit";
 import {
   HOST_MAIN,
   REPO,
@@ -11,24 +11,11 @@ import {
   TestClient,
   TSX_ENV,
   TSX_LOADER,
-  until,
   WORKER_COMMAND,
 } from "../host-fixture.js";
 
 const CLI_MAIN = join(REPO, "apps/piw/src/main.ts");
 
-/** Alive and not a zombie: a worker orphaned by a killed host may linger unreaped. */
-export function isRunning(pid: number): boolean {
-  return isProcessAlive(pid);
-}
-
-/** Lines of a file the test counts (a missing file has none). */
-export function lines(file: string): string[] {
-  if (!existsSync(file)) return [];
-  return readFileSync(file, "utf8").split("\n").filter(Boolean);
-}
-
-/** The real `piw-host` binary from source as a child process, which a test may kill -9. */
 export class HostProcess {
   private text = "";
   private constructor(
@@ -57,7 +44,7 @@ export class HostProcess {
       stdio: ["ignore", "ignore", "pipe"],
     });
     const host = new HostProcess(child, box);
-    await until(
+    await waitFor(
       "the host binary to serve",
       () => host.log().includes("host: serving") || host.exited(),
       30_000,
@@ -194,11 +181,11 @@ export async function settledView(client: TestClient, runId: string, timeoutMs =
 
 /** Resolves once no worker is alive under the host. */
 export async function idle(client: TestClient, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while ((await client.call("host.status", {})).workers.length > 0) {
-    if (Date.now() > deadline) throw new Error("timed out waiting for the host's workers to exit");
-    await new Promise((r) => setTimeout(r, 25));
-  }
+  await waitFor(
+    "the host's workers to exit",
+    async () => (await client.call("host.status", {})).workers.length === 0,
+    timeoutMs,
+  );
 }
 
 /**

@@ -2,8 +2,9 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { RunView } from "@piw/protocol";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { pidIn, type Sandbox, sandbox, type TestClient, until, writeWorkflow } from "../host-fixture.js";
-import { HostProcess, idle, isRunning, lines, outcomeOf, readState, settledView } from "./fault-fixture.js";
+import { isAlive, lines, waitFor } from "@piw/test-kit";
+import { pidIn, type Sandbox, sandbox, type TestClient, writeWorkflow } from "../host-fixture.js";
+import { HostProcess, idle, outcomeOf, readState, settledView } from "./fault-fixture.js";
 
 /**
  * Three branches, each with one idempotent effect that appends its name to the log. `a` and `b` end at
@@ -177,11 +178,11 @@ describe.each(CASES)("kill -9 in the middle of $what", (fork) => {
       const state = (path: string) => v.nodes.find((n) => n.path === path)?.state;
       return fork.fast.every((path) => state(path) === "succeeded") && state("fan") === "running";
     });
-    const workerPid = await until(
+    const workerPid = await waitFor(
       "the slow node to hang",
       () => lines(log).includes("slow attempt") && pidIn(pidFile),
     );
-    expect(isRunning(workerPid)).toBe(true);
+    expect(isAlive(workerPid)).toBe(true);
     fork.afterHang?.(input);
     return { runId, log, workerPid };
   }
@@ -235,7 +236,7 @@ describe.each(CASES)("kill -9 in the middle of $what", (fork) => {
     first.close();
     await host.kill9();
     // Its channel closed with the host: the worker leaves by itself.
-    await until("the orphaned worker to exit", () => !isRunning(workerPid), 20_000);
+    await waitFor("the orphaned worker to exit", () => !isAlive(workerPid), 20_000);
     host = await HostProcess.start(box);
     const c = await host.connect();
     client = c;

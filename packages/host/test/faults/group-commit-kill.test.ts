@@ -1,8 +1,9 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type Sandbox, sandbox, type TestClient, until, writeWorkflow } from "../host-fixture.js";
-import { HostProcess, isRunning, lines, readState } from "./fault-fixture.js";
+import { isAlive, lines, waitFor } from "@piw/test-kit";
+import { type Sandbox, sandbox, type TestClient, writeWorkflow } from "../host-fixture.js";
+import { HostProcess, readState } from "./fault-fixture.js";
 
 const NODES = 100;
 const RUNS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta"];
@@ -76,22 +77,22 @@ describe("kill -9 of the host while concurrent runs' writes are group-committed"
       if (reserved.kind !== "applied") throw new Error(JSON.stringify(reserved));
       runIds.set(name, reserved.value.runId);
     }
-    await until(
+    await waitFor(
       "every run's worker to wait at the gate",
       () => lines(`${gate}.ready`).length === RUNS.length,
       60_000,
     );
     writeFileSync(gate, "");
     // Mid-traffic: the runs have moved on, none has finished.
-    await until("the runs to be under way", () => lines(ledger).length >= RUNS.length * 8, 60_000);
+    await waitFor("the runs to be under way", () => lines(ledger).length >= RUNS.length * 8, 60_000);
     const pids = await client.call("host.status").then((s) => s.workers.map((w) => w.pid));
     client.close();
     client = undefined;
     await host.kill9();
     host = undefined;
-    await until(
+    await waitFor(
       "the orphaned workers to exit",
-      () => pids.every((pid) => pid === null || !isRunning(pid)),
+      () => pids.every((pid) => pid === null || !isAlive(pid)),
       15_000,
     );
 

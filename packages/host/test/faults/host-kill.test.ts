@@ -1,15 +1,14 @@
 import { join } from "node:path";
-import { CRASH_BOUNDARIES, type CrashBoundary } from "@piw/worker";
+import { CRASH_BOUNDARIES, type CrashBoundary } from "@piw/worker/testing";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type Sandbox, sandbox, type TestClient, until, writeWorkflow } from "../host-fixture.js";
+import { isAlive, lines, waitFor } from "@piw/test-kit";
+import { type Sandbox, sandbox, type TestClient, writeWorkflow } from "../host-fixture.js";
 import {
   EFFECTS_FLOW,
   type EffectMode,
   effectEventCounts,
   HostProcess,
   idle,
-  isRunning,
-  lines,
   type Outcome,
   outcomeOf,
   readState,
@@ -103,7 +102,7 @@ describe("kill -9 of the host while its workers stand at a durable boundary, the
         runs[mode] = { runId: reserved.value.runId, log };
       }
       // Both workers stand at the boundary (each wrote `<pid> <boundary>`).
-      await until("both workers to reach the boundary", () => lines(marker).length === 2, 30_000);
+      await waitFor("both workers to reach the boundary", () => lines(marker).length === 2, 30_000);
       const pids = lines(marker).map((line) => Number(line.split(" ")[0]));
       expect(lines(marker).map((line) => line.split(" ")[1])).toEqual([boundary, boundary]);
       for (const mode of MODES) expect(lines(runs[mode].log)).toHaveLength(performedAtKill[boundary]);
@@ -111,7 +110,7 @@ describe("kill -9 of the host while its workers stand at a durable boundary, the
       c.close();
       await host.kill9();
       // The workers lose their channel with the host and exit on their own.
-      await until("the orphaned workers to exit", () => pids.every((pid) => !isRunning(pid)), 15_000);
+      await waitFor("the orphaned workers to exit", () => pids.every((pid) => !isAlive(pid)), 15_000);
       for (const mode of MODES) expect(lines(runs[mode].log)).toHaveLength(performedAtKill[boundary]);
 
       // The stale lock and socket are taken over; this host's workers do not hang.

@@ -2,8 +2,9 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { RunRecord } from "@piw/protocol";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { isAlive } from "@piw/test-kit";
 import { type Sandbox, sandbox, writeWorkflow } from "../host-fixture.js";
-import { isRunning, piw, readState } from "./fault-fixture.js";
+import { piw, readState } from "./fault-fixture.js";
 
 // A request that creates a run can be committed by a host that dies before it replies. The `piw`
 // client must then find the run it made (the same request key, sent to the next host) instead of
@@ -32,7 +33,7 @@ afterEach(async () => {
   await piw(box, ["host", "stop"]);
   const lock = join(box.stateDir, "host.lock");
   const pid = existsSync(lock) ? Number(readFileSync(lock, "utf8").trim().split(/\s+/)[0]) : 0;
-  if (pid > 0 && isRunning(pid)) process.kill(pid, "SIGKILL");
+  if (pid > 0 && isAlive(pid)) process.kill(pid, "SIGKILL");
   box.cleanup();
 });
 

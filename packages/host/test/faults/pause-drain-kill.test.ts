@@ -1,8 +1,9 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { pidIn, type Sandbox, sandbox, type TestClient, until, writeWorkflow } from "../host-fixture.js";
-import { HostProcess, idle, isRunning, lines, outcomeOf, readState } from "./fault-fixture.js";
+import { isAlive, lines, waitFor } from "@piw/test-kit";
+import { pidIn, type Sandbox, sandbox, type TestClient, writeWorkflow } from "../host-fixture.js";
+import { HostProcess, idle, outcomeOf, readState } from "./fault-fixture.js";
 
 /**
  * Two branches. `a` is two nodes: `a1` waits for a go file, then notes itself in an idempotent
@@ -89,7 +90,7 @@ describe("kill -9 while a pause drains a parallel node", () => {
     const reserved = await c.call("runs.reserve", flow.reserve({ log, pidFile, goFile }));
     if (reserved.kind !== "applied") throw new Error(JSON.stringify(reserved));
     const { runId } = reserved.value;
-    const workerPid = await until(
+    const workerPid = await waitFor(
       "the slow branch to hang",
       () => lines(log).includes("slow attempt") && pidIn(pidFile),
     );
@@ -134,6 +135,6 @@ describe("kill -9 while a pause drains a parallel node", () => {
         ["fan/slow/slow", 2, "succeeded"],
       ]),
     );
-    expect(isRunning(workerPid)).toBe(false);
+    expect(isAlive(workerPid)).toBe(false);
   }, 120_000);
 });

@@ -1,6 +1,6 @@
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { CRASH_BOUNDARIES, type CrashBoundary } from "@piw/worker";
+import { CRASH_BOUNDARIES, type CrashBoundary } from "@piw/worker/testing";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type Sandbox, sandbox, type TestClient, writeWorkflow } from "../host-fixture.js";
 import {

@@ -7,8 +7,6 @@ import { type FakeModel, startFakeModel } from "./fake-model.ts";
 import { type PiSession, startPiSession } from "./pi-session.ts";
 import { HOST_COMMAND, hostPidIn, REPO, sourceWorkerEnv, stopHost } from "./piw-processes.ts";
 
-export { HOST_COMMAND, REPO, stopHost } from "./piw-processes.ts";
-
 /** The Pi package as a user installs it: its built extension and its skill. */
 export const PI_PACKAGE = join(REPO, "apps", "pi-package");
 

@@ -4,8 +4,6 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { PI_PACKAGE } from "./piw-fixture.ts";
 
-export { stopHost } from "./piw-processes.ts";
-
 const run = promisify(execFile);
 
 /** The environment of a user's shell: none of pnpm's npm_* settings, no piw overrides. */

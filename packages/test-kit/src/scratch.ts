@@ -1,7 +1,6 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { isProcessAlive } from "@piw/state-dir";
 
 /** A temp directory a test owns; `remove()` is idempotent. */
 export interface ScratchDir {
@@ -28,9 +27,4 @@ export function writeExtension(dir: ScratchDir, fileName: string, source: string
   mkdirSync(dirname(path), { recursive: true });
   writeFileSync(path, source);
   return path;
-}
-
-/** Whether a process with this PID still runs: a zombie nobody reaped has ended (the host's own rule). */
-export function isAlive(pid: number): boolean {
-  return isProcessAlive(pid);
 }
