@@ -5,6 +5,7 @@ import {
   boundSafeMessage,
   checkAnswer,
   conflict,
+  isTerminalStatus,
   type JsonValue,
   mayAnswer,
   type PrepareContinuation,
@@ -191,7 +192,7 @@ export function prepareRestart(ctx: StoreContext, req: PrepareRestart): Transiti
     }
     const parent = ctx.getRunRow(req.parentRunId);
     if (!parent) return conflict({ kind: "not_found", resource: "run", id: req.parentRunId });
-    if (parent.status !== "done" && parent.status !== "failed" && parent.status !== "cancelled") {
+    if (!isTerminalStatus(parent.status)) {
       return conflict({
         kind: "parent_not_eligible",
         parentRunId: parent.run_id,

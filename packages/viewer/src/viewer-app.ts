@@ -98,7 +98,7 @@ const TICK_MS = 1_000;
 export function needsTick(state: ViewerState): boolean {
   if (state.screen === "run") {
     const run = state.run;
-    return run !== null && run.replay === null && run.view !== null && hasRunningWork(run.view);
+    return run.replay === null && run.view !== null && hasRunningWork(run.view);
   }
   return state.runs.some((run) => run.status === "running" || run.status === "starting");
 }

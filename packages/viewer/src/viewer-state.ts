@@ -25,17 +25,25 @@ export interface OpenRun {
   scroll: number;
 }
 
-export interface ViewerState {
-  screen: "list" | "run";
+interface ViewerBase {
   runs: RunSummary[];
   filter: RunFilter;
   listIndex: number;
-  run: OpenRun | null;
   help: boolean;
   connection: ConnectionState;
   notice: string | null;
   /** Columns the `<` and `>` keys moved the split layout's divider by; negative narrows the graph. */
   splitShift: number;
+}
+
+/** The screen on show: the run list, or one open run (which only the run screen has). */
+export type ViewerScreen = { screen: "list"; run: null } | { screen: "run"; run: OpenRun };
+
+export type ViewerState = ViewerBase & ViewerScreen;
+
+/** The one place the screen changes: to the list (closing the open run), or to a run. */
+function show(state: ViewerState, screen: ViewerScreen): ViewerState {
+  return { ...state, ...screen };
 }
 
 export type ViewerKey =
@@ -81,11 +89,10 @@ export interface ViewerStep {
 
 export function initialState(runId?: string): ViewerState {
   return {
-    screen: runId === undefined ? "list" : "run",
+    ...(runId === undefined ? { screen: "list", run: null } : { screen: "run", run: openRun(runId) }),
     runs: [],
     filter: "all",
     listIndex: 0,
-    run: runId === undefined ? null : openRun(runId),
     help: false,
     connection: { kind: "connected" },
     notice: null,
@@ -167,7 +174,7 @@ function onListKey(state: ViewerState, key: ViewerKey): ViewerStep {
       const run = runs[state.listIndex];
       if (run === undefined) return { state, requests: [] };
       return {
-        state: { ...state, screen: "run", run: openRun(run.runId), notice: null },
+        state: { ...show(state, { screen: "run", run: openRun(run.runId) }), notice: null },
         requests: [{ type: "open", runId: run.runId }],
       };
     }
@@ -187,7 +194,7 @@ function onListKey(state: ViewerState, key: ViewerKey): ViewerStep {
 
 function onRunKey(state: ViewerState, run: OpenRun, key: ViewerKey): ViewerStep {
   const set = (patch: Partial<OpenRun>, requests: ViewerRequest[] = []): ViewerStep => ({
-    state: { ...state, run: { ...run, ...patch } },
+    state: show(state, { screen: "run", run: { ...run, ...patch } }),
     requests,
   });
   const events = run.history?.events.length ?? 0;
@@ -239,7 +246,7 @@ function onRunKey(state: ViewerState, run: OpenRun, key: ViewerKey): ViewerStep 
     case "back":
       if (run.inspector) return set({ inspector: false, scroll: 0 });
       return {
-        state: { ...state, screen: "list", run: null },
+        state: show(state, { screen: "list", run: null }),
         requests: [{ type: "close", runId: run.runId }],
       };
     case "narrower":
@@ -265,7 +272,7 @@ export function reduceViewer(state: ViewerState, action: ViewerAction): ViewerSt
     case "key": {
       if (action.key === "help") return { state: { ...state, help: !state.help }, requests: [] };
       if (state.help) return { state: { ...state, help: false }, requests: [] };
-      if (state.screen === "run" && state.run !== null) return onRunKey(state, state.run, action.key);
+      if (state.screen === "run") return onRunKey(state, state.run, action.key);
       return onListKey(state, action.key);
     }
     case "runs": {
@@ -284,11 +291,11 @@ export function reduceViewer(state: ViewerState, action: ViewerAction): ViewerSt
         ? state.runs.map((run) => (run.runId === view.runId ? { ...run, ...summaryOf(view) } : run))
         : [summaryOf(view), ...state.runs];
       const open = state.run !== null && state.run.runId === view.runId ? state.run : null;
-      const run = open === null ? state.run : { ...open, view };
       // An open inspector follows the run live: its data is read again once the run moved on.
       const refresh = open?.inspector && open.history !== null && open.history.revision < view.revision;
+      const shown = open === null ? state : show(state, { screen: "run", run: { ...open, view } });
       return {
-        state: { ...state, runs, run },
+        state: { ...shown, runs },
         requests: refresh ? [{ type: "history", runId: view.runId }] : [],
       };
     }
@@ -298,7 +305,10 @@ export function reduceViewer(state: ViewerState, action: ViewerAction): ViewerSt
       const run = state.run;
       const replay =
         run.pending === null ? run.replay : stepReplay(run.replay, run.pending, history.events.length);
-      return { state: { ...state, run: { ...run, history, replay, pending: null } }, requests: [] };
+      return {
+        state: show(state, { screen: "run", run: { ...run, history, replay, pending: null } }),
+        requests: [],
+      };
     }
     case "connection":
       return { state: { ...state, connection: action.state }, requests: [] };
