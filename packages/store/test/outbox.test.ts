@@ -796,7 +796,7 @@ describe("createTerminalMessages", () => {
       evidence: { kind: "state_mismatch", resource: "run", id: RUN, expected: "terminal", actual },
     });
     expect(runSnapshot(h.store, RUN)).toEqual(before);
-    expect(h.store.getRun(RUN)).toHaveProperty("presentationState", "none");
+    expect(flatRun(h.store.getRun(RUN))).toHaveProperty("presentationState", "none");
     expect(h.store.listSessionMessages(SESSION, ALL_STATUSES)).toEqual([]);
   });
 

@@ -178,7 +178,7 @@ describe("prepareContinuation", () => {
     });
     const t = h.store.prepareContinuation(continuation("child"));
     expect(t.kind).toBe("applied");
-    expect(saved(t)).toMatchObject({
+    expect(flatRun(saved(t))).toMatchObject({
       runId: "child",
       rootRunId: "parent",
       parentRunId: "parent",
