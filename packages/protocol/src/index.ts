@@ -116,7 +116,7 @@ export type { RunEnv } from "./run-env.js";
 export { captureRunEnv, RUN_ENV_MAX_BYTES, runEnvSchema } from "./run-env.js";
 export type { EndedRunRecord, RunRecord, RunRecordOf } from "./run-record.js";
 export { hasRunStatus, isEndedRun, runOutcome } from "./run-record.js";
-export type { ActiveStatus, RunOrigin, RunStatus, TerminalOutcome, TerminalStatus } from "./run-status.js";
+export type { RunOrigin, RunStatus, TerminalOutcome } from "./run-status.js";
 export {
   ACTIVE_STATUSES,
   isActiveStatus,

@@ -37,7 +37,7 @@ interface ViewerBase {
 }
 
 /** The screen on show: the run list, or one open run (which only the run screen has). */
-export type ViewerScreen = { screen: "list"; run: null } | { screen: "run"; run: OpenRun };
+type ViewerScreen = { screen: "list"; run: null } | { screen: "run"; run: OpenRun };
 
 export type ViewerState = ViewerBase & ViewerScreen;
 
