@@ -336,7 +336,7 @@ describe("a retry in a branch waits for its due time", () => {
       kind: "parked",
       reason: "waiting",
     });
-    expect(h.store.getRun(runId)?.recoveryReason).toMatchObject({ code: "waiting", path: "fan/a/a" });
+    expect(h.store.getRun(runId)).toMatchObject({ recoveryReason: { code: "waiting", path: "fan/a/a" } });
     // The clock wakes the run for a's wait (due within the wake lead).
     const woken = h.store.claimRun({ runId, claimToken: "wake", leaseMs: 30_000, wake: true });
     expect(woken.kind).toBe("applied");
@@ -348,8 +348,8 @@ describe("a retry in a branch waits for its due time", () => {
     // b's second attempt did not run: the run waits for the time its first failure saved.
     expect(attempts).toBe(1);
     const run = h.store.getRun(runId);
-    expect(run?.recoveryReason).toMatchObject({ code: "retry_waiting", path: "fan/b/b", attempt: 2 });
-    const reason = run?.recoveryReason;
+    expect(run).toMatchObject({ recoveryReason: { code: "retry_waiting", path: "fan/b/b", attempt: 2 } });
+    const reason = run?.status === "parked" ? run.recoveryReason : null;
     if (reason?.code !== "retry_waiting") throw new Error("the run is not waiting for b's retry");
     const { at } = reason;
     const b = h.store.listRunSteps(runId).find((s) => s.path === "fan/b/b");

@@ -38,21 +38,40 @@ export class WorkflowError extends Error {
   }
 }
 
+/** The Pi session whose runs the link follows, and the subscription that does it. */
+interface Watching {
+  sessionId: string;
+  stop: Promise<() => Promise<void>>;
+}
+
+/**
+ * Where the link is: without a connection (the next call opens one), with one (opening or open), or
+ * shut down with the Pi session for good. Only a link that is not shut down follows a session.
+ */
+type LinkPhase =
+  | { kind: "idle"; watching: Watching | undefined }
+  | { kind: "open"; connection: Promise<HostConnection>; watching: Watching | undefined }
+  | { kind: "closed" };
+
 /**
  * The extension's one connection to the piw host: opened on first use (starting a host when allowed),
  * renewed after a host restart, and closed with the Pi session.
  */
 export class HostLink {
-  private connection: Promise<HostConnection> | undefined;
-  /** The Pi session whose runs this link follows, and the subscription that does it. */
-  private watching: { sessionId: string; stop: Promise<() => Promise<void>> } | undefined;
-  private closed = false;
+  private phase: LinkPhase = { kind: "idle", watching: undefined };
 
   constructor(private readonly options: HostLinkOptions) {}
 
+  /** The one place the phase changes; a shut-down link stays shut down. */
+  private move(next: (phase: Exclude<LinkPhase, { kind: "closed" }>) => LinkPhase): void {
+    if (this.phase.kind !== "closed") this.phase = next(this.phase);
+  }
+
   private open(): Promise<HostConnection> {
-    if (this.closed) return Promise.reject(new WorkflowError("The piw extension was shut down."));
-    this.connection ??= HostConnection.open({
+    if (this.phase.kind === "closed")
+      return Promise.reject(new WorkflowError("The piw extension was shut down."));
+    if (this.phase.kind === "open") return this.phase.connection;
+    const connection = HostConnection.open({
       client: "extension",
       ...(this.options.piSdk === undefined ? {} : { piSdk: this.options.piSdk }),
       ...(this.options.stateDir === undefined ? {} : { stateDir: this.options.stateDir }),
@@ -68,17 +87,17 @@ export class HostLink {
         );
         connection.on("unavailable", () => {
           // The next call opens a fresh connection (and may start a host again).
-          this.connection = undefined;
-          this.watching = undefined;
+          this.move(() => ({ kind: "idle", watching: undefined }));
         });
         return connection;
       },
       (error: unknown) => {
-        this.connection = undefined;
+        this.move((phase) => ({ kind: "idle", watching: phase.watching }));
         throw error;
       },
     );
-    return this.connection;
+    this.phase = { kind: "open", connection, watching: this.phase.watching };
+    return connection;
   }
 
   /**
@@ -100,23 +119,21 @@ export class HostLink {
    * session (a new, resumed or forked one) ends the old subscription.
    */
   watchSession(sessionId: string): void {
-    const current = this.watching;
+    const current = this.phase.kind === "closed" ? undefined : this.phase.watching;
     if (current?.sessionId === sessionId) return;
     if (current) void current.stop.then((stop) => stop()).catch(() => {});
     const stop = this.open().then((connection) => connection.subscribe({ sessionId }, this.options.onView));
     const watching = { sessionId, stop };
-    this.watching = watching;
+    this.move((phase) => ({ ...phase, watching }));
     stop.catch((error: unknown) => {
-      if (this.watching === watching) this.watching = undefined;
+      this.move((phase) => (phase.watching === watching ? { ...phase, watching: undefined } : phase));
       this.options.log?.(`piw: cannot follow runs: ${asWorkflowError(error).message}`);
     });
   }
 
   async close(): Promise<void> {
-    this.closed = true;
-    const connection = this.connection;
-    this.connection = undefined;
-    this.watching = undefined;
+    const connection = this.phase.kind === "open" ? this.phase.connection : undefined;
+    this.phase = { kind: "closed" };
     if (connection) await connection.then((c) => c.close()).catch(() => {});
   }
 }

@@ -19,6 +19,8 @@ import {
   type SavedMapList,
   safeErrorSchema,
   stoppedVisitState,
+  runOutcome,
+  isEndedRun,
   UNVISITED_NODE,
   VIEW_VALUE_MAX_BYTES,
   type ViewValue,
@@ -61,7 +63,7 @@ export type ViewReader = Pick<
 
 /** The checkpoint a waiting run stopped at, with who may answer it and the answer's schema. */
 function checkpointOf(reader: ViewReader, run: RunRecord): CheckpointView | null {
-  if (run.outcome !== "waiting") return null;
+  if (runOutcome(run) !== "waiting") return null;
   const saved = reader.readAnswerCheck(run.runId);
   if (!saved) return null;
   const { path, visit, prompt, answeredBy, answerSchema, timeout } = saved;
@@ -160,13 +162,14 @@ function summaryOf(
   work: CurrentWork,
   input: RunInput,
 ): RunSummary {
+  const outcome = runOutcome(run);
   return {
     runId: run.runId,
     workflowName: run.workflowName,
     source: run.source,
     title,
     status: run.status,
-    outcome: run.outcome,
+    outcome,
     origin: run.origin,
     parentRunId: run.parentRunId,
     rootRunId: run.rootRunId,
@@ -178,13 +181,13 @@ function summaryOf(
     revision: run.revision,
     createdAt: run.createdAt,
     startedAt: run.startedAt,
-    finishedAt: run.finishedAt,
+    finishedAt: isEndedRun(run) ? run.finishedAt : null,
     currentWork: work,
     cursor: run.cursor,
     inputSummary: inputSummaryOf(input),
     budget: run.budget ?? null,
     spend: reader.readBudgetState(run.runId)?.spend ?? NO_SPEND,
-    continuedAs: run.outcome === "waiting" ? reader.findContinuation(run.runId) : null,
+    continuedAs: outcome === "waiting" ? reader.findContinuation(run.runId) : null,
   };
 }
 
@@ -288,7 +291,7 @@ export function buildRunView(reader: ViewReader, runId: string, workers: LiveWor
   return {
     ...summaryOf(reader, run, manifest.title ?? null, errorOf(reader, run), work, input),
     input: inputViewValue(input),
-    output: run.outcome === "completed" ? nullableViewValue(reader.readRunFinalOutput(runId)) : null,
+    output: runOutcome(run) === "completed" ? nullableViewValue(reader.readRunFinalOutput(runId)) : null,
     nodes,
     manifest,
     checkpoint: checkpointOf(reader, run),

@@ -50,7 +50,7 @@ export function reconcileAtStart(deps: ReconcileDeps): void {
   }
   // `worker_lost` means a relaunch was decided; the previous host may have died before it happened.
   for (const run of store.eachRun(["parked"], pageSize)) {
-    if (run.recoveryReason?.code !== "worker_lost") continue;
+    if (run.recoveryReason.code !== "worker_lost") continue;
     attempt(log, `relaunch of ${run.runId}`, () => {
       supervisor.activate(run.runId, "relaunch after progress (host restarted)");
     });
@@ -68,7 +68,7 @@ export function sweepExpiredStarting(deps: ReconcileDeps): void {
   const { store, supervisor, control, log, pageSize } = deps;
   const now = deps.now();
   for (const run of store.eachRun(["starting"], pageSize)) {
-    if (run.leaseExpiresAt !== null && run.leaseExpiresAt > now) continue;
+    if (run.leaseExpiresAt > now) continue;
     if (supervisor.hasLiveWorker(run.runId)) {
       supervisor.killWorkers(run.runId, "it did not accept its command before the claim's lease expired");
       continue;

@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { PIW_ENV } from "@piw/state-dir";
 import { statSync } from "node:fs";
-import { isTerminalStatus, RpcError, RpcPeer, type Transition, workerMethods } from "@piw/protocol";
+import { isEndedRun, RpcError, RpcPeer, type Transition, workerMethods } from "@piw/protocol";
 import type { Claim, RunStore } from "@piw/store";
 import type { AgentProgressBoard } from "./agent-progress-board.js";
 import { describeBug } from "./host-errors.js";
@@ -173,7 +173,7 @@ export class Supervisor {
     const { store, log } = this.options;
     try {
       const run = store.getRun(runId);
-      if (run && isTerminalStatus(run.status) && run.presentationState === "pending") this.present(runId);
+      if (run && isEndedRun(run) && run.presentationState === "pending") this.present(runId);
       for (const worker of this.workers.values()) {
         if (worker.runId !== runId) continue;
         const holds =

@@ -1,4 +1,4 @@
-import type { RunRecord, TurnAbort, TurnRecord } from "@piw/protocol";
+import type { RunRecord, RunRecordOf, TurnAbort, TurnRecord } from "@piw/protocol";
 import type { RunReader, StepRecord } from "@piw/store";
 
 type TurnStep = Pick<StepRecord, "path" | "visit" | "status" | "timeoutMs" | "errorCode">;
@@ -9,7 +9,10 @@ type TurnStep = Pick<StepRecord, "path" | "visit" | "status" | "timeoutMs" | "er
  * and a late submit is refused with the same reason.
  */
 export function turnStopReason(
-  run: Pick<RunRecord, "runId" | "status" | "paused" | "recoveryReason"> | null,
+  run:
+    | (Pick<RunRecord, "runId" | "status" | "paused"> &
+        Partial<Pick<RunRecordOf<"parked">, "recoveryReason">>)
+    | null,
   turn: Pick<TurnRecord, "path" | "visit">,
   steps: readonly TurnStep[],
 ): string | null {

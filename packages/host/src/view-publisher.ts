@@ -1,4 +1,10 @@
-import type { AgentProgress, clientPushes, PushArgs, RunView } from "@piw/protocol";
+import {
+  type AgentProgress,
+  type clientPushes,
+  LIVE_STATUSES,
+  type PushArgs,
+  type RunView,
+} from "@piw/protocol";
 import type { RunReader } from "@piw/store";
 import { buildRunView, type LiveWorkerIndex, type ViewReader } from "./build-run-view.js";
 
@@ -17,8 +23,6 @@ interface Subscription {
   sink: ViewSink;
   scope: ViewScope;
 }
-
-const LIVE_STATUSES = ["queued", "starting", "running", "parked"] as const;
 
 /**
  * After publishing a run's view, wait this many times what building and sending it took before the

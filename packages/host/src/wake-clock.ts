@@ -186,7 +186,10 @@ class RunWakeups implements DueSource {
   notice(runId: string): void {
     const run = this.deps.store.getRun(runId);
     // A run waiting at an approval gate wakes at its deadline, to take the gate's default.
-    const gate = run?.outcome === "waiting" ? this.deps.store.readAnswerCheck(runId)?.timeout : undefined;
+    const gate =
+      run?.status === "done" && run.outcome === "waiting"
+        ? this.deps.store.readAnswerCheck(runId)?.timeout
+        : undefined;
     if (gate) {
       if (gate.at <= this.lastPass) this.lastPass = gate.at - 1;
       return;

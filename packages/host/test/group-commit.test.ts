@@ -101,7 +101,7 @@ describe("group commit across real workers", () => {
     expect(reader.listRunSteps(west).map((s) => s.path)).toEqual(["first"]);
     NAMES.slice(0, 3).forEach((name, i) => {
       const runId = runIds[i] as string;
-      expect(reader.getRun(runId)?.outcome).toBe("completed");
+      expect(reader.getRun(runId)).toHaveProperty("outcome", "completed");
       expect(reader.readRunFinalOutput(runId)).toEqual(`${name}-second`);
       expect(reader.listRunSteps(runId).map((s) => `${s.path}:${s.status}`)).toEqual([
         "first:succeeded",

@@ -195,10 +195,10 @@ describe("host restart reconciliation", () => {
     const fence = { runId, generation: claimed.value.command.generation, claimToken: "t" };
     store.markRunning(fence);
     store.finishRun(fence, { outcome: "completed", output: 4 });
-    expect(store.getRun(runId)?.presentationState).toBe("pending");
+    expect(store.getRun(runId)).toHaveProperty("presentationState", "pending");
     store.close();
     host = await start(box);
-    expect(host.reader.getRun(runId)?.presentationState).toBe("created");
+    expect(host.reader.getRun(runId)).toHaveProperty("presentationState", "created");
     expect(host.reader.listRunEvents(runId).filter((e) => e.type === "run.presented")).toHaveLength(1);
   }, 60_000);
 

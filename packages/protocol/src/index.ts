@@ -88,7 +88,6 @@ export type {
   ReservePreparedRun,
   ResolveManualEffect,
   RunEnding,
-  RunRecord,
   SettleEffect,
   SourceIdentity,
   StartNodeVisit,
@@ -127,12 +126,16 @@ export type {
 export { endTurnSchema, startTurnSchema } from "./turn-records.js";
 export type { RunEnv } from "./run-env.js";
 export { captureRunEnv, RUN_ENV_MAX_BYTES, runEnvSchema } from "./run-env.js";
+export type { EndedRunRecord, RunRecord, RunRecordOf } from "./run-record.js";
+export { hasRunStatus, isEndedRun, runOutcome } from "./run-record.js";
 export type { RunOrigin, RunStatus, TerminalOutcome } from "./run-status.js";
 export {
   ACTIVE_STATUSES,
   isActiveStatus,
   isAllowedTransition,
   isTerminalStatus,
+  LIVE_STATUSES,
+  TERMINAL_STATUSES,
   RUN_TRANSITIONS,
   runStatusSchema,
   stoppedVisitState,

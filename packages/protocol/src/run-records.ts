@@ -13,14 +13,8 @@ import {
 } from "./ids.js";
 import { checkpointAnswerSchema } from "./run-command.js";
 import { runEnvSchema } from "./run-env.js";
-import {
-  runOriginCommandSchema,
-  runOriginSchema,
-  runStatusSchema,
-  terminalOutcomeSchema,
-} from "./run-status.js";
+import { runOriginSchema } from "./run-status.js";
 import { safeErrorSchema } from "./safe-error.js";
-import { recoveryReasonSchema } from "./transition.js";
 
 /** Where a workflow definition came from: a file (path + sha256) or a built-in (id + revision). */
 export const sourceIdentitySchema = z.discriminatedUnion("kind", [
@@ -94,44 +88,6 @@ export const redefineRunSchema = reservePreparedRunSchema.pick({
   manifest: true,
 });
 export type RedefineRun = z.infer<typeof redefineRunSchema>;
-
-/** The lifecycle view of a run row: what callers may know without reading its blobs. */
-export const runRecordSchema = z.object({
-  runId: z.string(),
-  rootRunId: z.string(),
-  parentRunId: z.string().nullable(),
-  originCommand: runOriginCommandSchema,
-  nextCommand: z.enum(["start", "resume", "continue", "restart"]),
-  restartNumber: z.number().int(),
-  parentTerminalFingerprint: z.string().nullable(),
-  workflowName: z.string(),
-  source: sourceIdentitySchema,
-  definitionDigest: z.string(),
-  origin: runOriginSchema,
-  status: runStatusSchema,
-  outcome: terminalOutcomeSchema.nullable(),
-  generation: z.number().int(),
-  claimed: z.boolean(),
-  leaseExpiresAt: z.number().nullable(),
-  revision: z.number().int(),
-  progressRevision: z.number().int(),
-  launchRevision: z.number().int().nullable(),
-  recoveryReason: recoveryReasonSchema.nullable(),
-  paused: z.boolean(),
-  stepCount: z.number().int(),
-  cursor: z.object({ path: z.string(), visit: z.number().int() }).nullable(),
-  errorCode: safeErrorSchema.shape.code.nullable(),
-  terminalFingerprint: z.string().nullable(),
-  presentationState: z.enum(["none", "pending", "created", "failed"]),
-  workingDir: z.string().nullable(),
-  createdAt: z.number(),
-  updatedAt: z.number(),
-  startedAt: z.number().nullable(),
-  finishedAt: z.number().nullable(),
-  /** What the run may spend; absent: no budget. */
-  budget: budgetSchema.optional(),
-});
-export type RunRecord = z.infer<typeof runRecordSchema>;
 
 export const nodeKindSchema = z.enum([
   "agent",

@@ -25,7 +25,7 @@ export type TerminalOutcome = z.infer<typeof terminalOutcomeSchema>;
  */
 export function stoppedVisitState(run: {
   status: RunStatus;
-  outcome: TerminalOutcome | null;
+  outcome?: TerminalOutcome | null;
   paused: boolean;
 }): "cancelled" | "timed_out" | "paused" | "pending" | null {
   if (run.outcome === "cancelled" || run.status === "cancelled") return "cancelled";
@@ -37,13 +37,20 @@ export function stoppedVisitState(run: {
 
 /** The statuses that hold the one-per-session reservation. */
 export const ACTIVE_STATUSES = ["queued", "starting", "running"] as const satisfies readonly RunStatus[];
-const TERMINAL_STATUSES = ["done", "failed", "cancelled"] as const satisfies readonly RunStatus[];
+export type ActiveStatus = (typeof ACTIVE_STATUSES)[number];
 
-export function isTerminalStatus(status: RunStatus): boolean {
+/** The statuses a run never leaves: it ended with an outcome. */
+export const TERMINAL_STATUSES = ["done", "failed", "cancelled"] as const satisfies readonly RunStatus[];
+export type TerminalStatus = (typeof TERMINAL_STATUSES)[number];
+
+/** The statuses of a run that has not ended: active, or parked until a resume or its wake-up. */
+export const LIVE_STATUSES = [...ACTIVE_STATUSES, "parked"] as const satisfies readonly RunStatus[];
+
+export function isTerminalStatus(status: RunStatus): status is TerminalStatus {
   return (TERMINAL_STATUSES as readonly RunStatus[]).includes(status);
 }
 
-export function isActiveStatus(status: RunStatus): boolean {
+export function isActiveStatus(status: RunStatus): status is ActiveStatus {
   return (ACTIVE_STATUSES as readonly RunStatus[]).includes(status);
 }
 

@@ -15,11 +15,11 @@ import {
   reserveEffectSchema,
   redefineRunSchema,
   runEndingSchema,
-  runRecordSchema,
   settleEffectSchema,
   startNodeVisitSchema,
   workerExitSchema,
 } from "./run-records.js";
+import { runRecordSchema } from "./run-record.js";
 import { recoveryReasonSchema, transitionSchema } from "./transition.js";
 
 /**

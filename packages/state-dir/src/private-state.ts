@@ -190,11 +190,10 @@ function checkOpened(path: string, what: string, fd: number): Stats {
 }
 
 /**
- * Check an existing state file through a descriptor opened without following links: it must be a
- * regular file of this user; its mode is tightened to 0600 on that same descriptor. Returns which
- * file it is, or null when there is none.
+ * Use an existing state file through a descriptor opened without following links, once it proved a
+ * regular file of this user; null when there is none.
  */
-export function securePrivateFile(path: string, what: string): FileIdentity | null {
+function withPrivateFile<T>(path: string, what: string, use: (fd: number, stat: Stats) => T): T | null {
   let fd: number;
   try {
     fd = openSync(path, constants.O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
@@ -203,12 +202,21 @@ export function securePrivateFile(path: string, what: string): FileIdentity | nu
     return refuseOpenError(path, what, error);
   }
   try {
-    const stat = checkOpened(path, what, fd);
-    if ((stat.mode & 0o777) !== 0o600) fchmodSync(fd, 0o600);
-    return { dev: stat.dev, ino: stat.ino };
+    return use(fd, checkOpened(path, what, fd));
   } finally {
     closeSync(fd);
   }
+}
+
+/**
+ * Check an existing state file: it must be a regular file of this user; its mode is tightened to 0600
+ * on the checked descriptor. Returns which file it is, or null when there is none.
+ */
+export function securePrivateFile(path: string, what: string): FileIdentity | null {
+  return withPrivateFile(path, what, (fd, stat) => {
+    if ((stat.mode & 0o777) !== 0o600) fchmodSync(fd, 0o600);
+    return { dev: stat.dev, ino: stat.ino };
+  });
 }
 
 /** Create a state file 0600 (never through a link), or check the one that is already there. */
@@ -241,17 +249,8 @@ export function confirmSameFile(path: string, what: string, expected: FileIdenti
 
 /** Read a small state file (the host lock) through a no-follow descriptor, with the same owner checks. */
 export function readPrivateFile(path: string, what: string): { text: string; identity: FileIdentity } | null {
-  let fd: number;
-  try {
-    fd = openSync(path, constants.O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
-  } catch (error) {
-    if (errorCode(error) === "ENOENT") return null;
-    return refuseOpenError(path, what, error);
-  }
-  try {
-    const stat = checkOpened(path, what, fd);
-    return { text: readFileSync(fd, "utf8"), identity: { dev: stat.dev, ino: stat.ino } };
-  } finally {
-    closeSync(fd);
-  }
+  return withPrivateFile(path, what, (fd, stat) => ({
+    text: readFileSync(fd, "utf8"),
+    identity: { dev: stat.dev, ino: stat.ino },
+  }));
 }

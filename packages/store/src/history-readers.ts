@@ -9,7 +9,8 @@ import type {
 import { stoppedVisitState } from "@piw/protocol";
 import type { StoreContext } from "./context.js";
 import { StoreError } from "./errors.js";
-import { mapRunRow } from "./rows.js";
+import { mapEffectRow } from "./readers.js";
+import { type EffectRow, mapRunRow } from "./rows.js";
 
 // What a viewer's inspector shows of a run beyond its view: saved outputs, errors, effects, the
 // prompts sent to Pi and the turns that answered them. Values come back whole; the host bounds them.
@@ -63,29 +64,11 @@ export function readRunHistory(ctx: StoreContext, runId: string): RunHistoryReco
       output: json(r.output_hash),
     }));
     const effects = (
-      ctx.stmt("SELECT * FROM effects WHERE run_id = ? ORDER BY reserved_at, effect_id").all(runId) as Array<{
-        effect_id: string;
-        path: string;
-        visit: number;
-        effect_type: string;
-        ordinal: number;
-        mode: HistoryEffect["mode"];
-        status: HistoryEffect["status"];
-        request_hash: string;
-        result_hash: string | null;
-        error_code: string | null;
-        error_hash: string | null;
-        reserved_at: number;
-        settled_at: number | null;
-      }>
+      ctx
+        .stmt("SELECT * FROM effects WHERE run_id = ? ORDER BY reserved_at, effect_id")
+        .all(runId) as EffectRow[]
     ).map((r) => ({
-      effectId: r.effect_id,
-      path: r.path,
-      visit: r.visit,
-      effectType: r.effect_type,
-      ordinal: r.ordinal,
-      mode: r.mode,
-      status: r.status,
+      ...mapEffectRow(r),
       request: json(r.request_hash) as JsonValue,
       result: json(r.result_hash),
       errorCode: r.error_code,

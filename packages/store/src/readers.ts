@@ -141,6 +141,24 @@ export interface EffectRecord {
   status: "reserved" | "settled" | "failed";
 }
 
+type EffectRecordRow = Pick<
+  TableRow<"effects">,
+  "effect_id" | "path" | "visit" | "effect_type" | "ordinal" | "mode" | "status"
+>;
+
+/** An effect row's identity and state, as every effect reader starts it. */
+export function mapEffectRow(r: EffectRecordRow): EffectRecord {
+  return {
+    effectId: r.effect_id,
+    path: r.path,
+    visit: r.visit,
+    effectType: r.effect_type,
+    ordinal: r.ordinal,
+    mode: r.mode,
+    status: r.status,
+  };
+}
+
 export function listRunEffects(ctx: StoreContext, runId: string): EffectRecord[] {
   return ctx.read(() =>
     (
@@ -148,24 +166,8 @@ export function listRunEffects(ctx: StoreContext, runId: string): EffectRecord[]
         .stmt(
           "SELECT effect_id, path, visit, effect_type, ordinal, mode, status FROM effects WHERE run_id = ? ORDER BY reserved_at, effect_id",
         )
-        .all(runId) as Array<{
-        effect_id: string;
-        path: string;
-        visit: number;
-        effect_type: string;
-        ordinal: number;
-        mode: EffectRecord["mode"];
-        status: EffectRecord["status"];
-      }>
-    ).map((r) => ({
-      effectId: r.effect_id,
-      path: r.path,
-      visit: r.visit,
-      effectType: r.effect_type,
-      ordinal: r.ordinal,
-      mode: r.mode,
-      status: r.status,
-    })),
+        .all(runId) as EffectRecordRow[]
+    ).map(mapEffectRow),
   );
 }
 

@@ -1,4 +1,13 @@
-import type { Budget, RecoveryReason, RunOrigin, RunRecord, SourceIdentity, TurnRecord } from "@piw/protocol";
+import type {
+  Budget,
+  RecoveryReason,
+  RunOrigin,
+  RunRecord,
+  SourceIdentity,
+  TerminalOutcome,
+  TurnRecord,
+} from "@piw/protocol";
+import { StoreError } from "./errors.js";
 import type { TableRow } from "./table-columns.js";
 
 // The row types follow the table descriptions in `table-columns.ts`; the mappers to the protocol's
@@ -6,8 +15,25 @@ import type { TableRow } from "./table-columns.js";
 
 export type RunRow = TableRow<"runs">;
 
+/** A column the row's status requires; a row without it breaks the status-table rule. */
+function required<T>(row: RunRow, column: string, value: T | null): T {
+  if (value === null) {
+    throw new StoreError("invalid_record", `Run ${row.run_id} is ${row.status} without its ${column}.`);
+  }
+  return value;
+}
+
+function outcomeOf<T extends TerminalOutcome>(row: RunRow, allowed: readonly T[]): T {
+  const outcome = allowed.find((o) => o === row.outcome);
+  if (outcome === undefined) {
+    throw new StoreError("invalid_record", `Run ${row.run_id} is ${row.status} with outcome ${row.outcome}.`);
+  }
+  return outcome;
+}
+
+/** The run row read once into the record of its status (the status-table rule). */
 export function mapRunRow(row: RunRow): RunRecord {
-  return {
+  const run = {
     runId: row.run_id,
     rootRunId: row.root_run_id,
     parentRunId: row.parent_run_id,
@@ -19,31 +45,58 @@ export function mapRunRow(row: RunRow): RunRecord {
     source: JSON.parse(row.source_json) as SourceIdentity,
     definitionDigest: row.definition_digest,
     origin: mapOrigin(row),
-    status: row.status,
-    outcome: row.outcome,
     generation: row.generation,
-    claimed: row.claim_token !== null,
-    leaseExpiresAt: row.lease_expires_at,
     revision: row.revision,
     progressRevision: row.progress_revision,
     launchRevision: row.launch_revision,
-    recoveryReason: row.recovery_reason === null ? null : (JSON.parse(row.recovery_reason) as RecoveryReason),
     paused: row.paused === 1,
     stepCount: row.step_count,
     cursor:
       row.cursor_path !== null && row.cursor_visit !== null
         ? { path: row.cursor_path, visit: row.cursor_visit }
         : null,
-    errorCode: row.error_code,
-    terminalFingerprint: row.terminal_fingerprint,
-    presentationState: row.presentation_state,
     workingDir: row.working_dir,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     startedAt: row.started_at,
-    finishedAt: row.finished_at,
     ...(row.budget_json === null ? {} : { budget: JSON.parse(row.budget_json) as Budget }),
   };
+  const ended = () => ({
+    terminalFingerprint: required(row, "terminal fingerprint", row.terminal_fingerprint),
+    presentationState: row.presentation_state,
+    finishedAt: required(row, "finish time", row.finished_at),
+  });
+  switch (row.status) {
+    case "queued":
+      return { ...run, status: "queued" };
+    case "starting":
+      return { ...run, status: "starting", leaseExpiresAt: required(row, "lease", row.lease_expires_at) };
+    case "running":
+      return { ...run, status: "running", startedAt: required(row, "start time", row.started_at) };
+    case "parked": {
+      const reason = required(row, "recovery reason", row.recovery_reason);
+      return { ...run, status: "parked", recoveryReason: JSON.parse(reason) as RecoveryReason };
+    }
+    case "done":
+      return {
+        ...run,
+        ...ended(),
+        status: "done",
+        outcome: outcomeOf(row, ["completed", "waiting"] as const),
+      };
+    case "failed":
+      return {
+        ...run,
+        ...ended(),
+        status: "failed",
+        outcome: outcomeOf(row, ["failed", "timed_out"] as const),
+        errorCode: required(row, "error code", row.error_code),
+      };
+    case "cancelled":
+      return { ...run, ...ended(), status: "cancelled", outcome: outcomeOf(row, ["cancelled"] as const) };
+    default:
+      return row.status satisfies never;
+  }
 }
 
 function mapOrigin(row: RunRow): RunOrigin {

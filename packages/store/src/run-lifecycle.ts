@@ -4,6 +4,7 @@ import {
   applied,
   conflict,
   canonicalJson,
+  type Conflict,
   type Fence,
   type RunCommand,
   type RunEnding,
@@ -82,6 +83,12 @@ function pausedAfterClaim(row: RunRow, req: ClaimRequest): RunRow["paused"] {
   return reason.code === "worker_lost" ? row.paused : 0;
 }
 
+/** The refusal of a request that expected another revision of the run, if it did. */
+function revisionMismatch(row: RunRow, expected: number | undefined): Conflict | null {
+  if (expected === undefined || expected === row.revision) return null;
+  return { kind: "revision_mismatch", runId: row.run_id, expected, actual: row.revision };
+}
+
 /**
  * queued -> starting, or parked -> starting (an explicit resume). Returns the one run command the
  * worker will execute. A repeated claim with the same token adopts; any other is refused.
@@ -99,14 +106,8 @@ export function claimRun(ctx: StoreContext, req: ClaimRequest): Transition<Claim
         ? dueRun(row, ctx.now())
         : row;
     if (isConflict(resumable)) return conflict(resumable);
-    if (req.expectedRevision !== undefined && req.expectedRevision !== row.revision) {
-      return conflict({
-        kind: "revision_mismatch",
-        runId: row.run_id,
-        expected: req.expectedRevision,
-        actual: row.revision,
-      });
-    }
+    const stale = revisionMismatch(row, req.expectedRevision);
+    if (stale) return conflict(stale);
     const refusal = transitionRefusal(row, "starting");
     if (refusal) return conflict(refusal);
     if (row.status === "parked" && row.origin_session !== null) {
@@ -308,14 +309,8 @@ export function cancelRun(
     const row = ctx.getRunRow(req.runId);
     if (!row) return conflict({ kind: "not_found", resource: "run", id: req.runId });
     if (row.status === "cancelled") return adopted(mapRunRow(row));
-    if (req.expectedRevision !== undefined && req.expectedRevision !== row.revision) {
-      return conflict({
-        kind: "revision_mismatch",
-        runId: row.run_id,
-        expected: req.expectedRevision,
-        actual: row.revision,
-      });
-    }
+    const stale = revisionMismatch(row, req.expectedRevision);
+    if (stale) return conflict(stale);
     const cancellable = controllableRun(req.runId, row, "cancel");
     if (isConflict(cancellable)) return conflict(cancellable);
     // A launch cancelled before it ran sends nothing (one-follow-up rule); a started run gets a terminal note.

@@ -6,6 +6,7 @@ import {
   checkAnswer,
   conflict,
   type Conflict,
+  isTerminalStatus,
   type JsonValue,
   mayAnswer,
   type PrepareContinuation,
@@ -32,6 +33,27 @@ interface ChildSpec {
   requestKey: string | null;
   /** A continuation: who answered, recorded in its `run.queued` event. */
   answeredBy?: PrepareContinuation["answerer"];
+}
+
+/**
+ * The parent's one child of this command: adopted when it is this request's (same ID, and `same`), refused
+ * when it is another's; with none yet, inserted. `rest` is built only then: it may save the answer's blob.
+ */
+function queueChild(
+  ctx: StoreContext,
+  spec: Pick<ChildSpec, "runId" | "parent" | "command">,
+  same: (child: RunRow) => boolean,
+  rest: () => Pick<ChildSpec, "restartNumber" | "accepted" | "requestKey" | "answeredBy">,
+): Transition<RunRecord> {
+  const { parent, runId } = spec;
+  const child = existingChild(ctx, parent.run_id, spec.command);
+  if (child) {
+    return child.run_id === runId && same(child)
+      ? adopted(mapRunRow(child))
+      : conflict({ kind: "child_exists", parentRunId: parent.run_id, childRunId: child.run_id });
+  }
+  if (ctx.getRunRow(runId)) return conflict({ kind: "request_mismatch", resource: "run", id: runId });
+  return insertChild(ctx, { ...spec, ...rest(), parentTerminalFingerprint: parent.terminal_fingerprint });
 }
 
 /**
@@ -196,25 +218,17 @@ export function prepareContinuation(ctx: StoreContext, req: PrepareContinuation)
       refuseWrongAnswer(ctx, parent, req.accepted.answer);
     }
     const answerHash = ctx.jsonHash(req.accepted.answer);
-    const child = existingChild(ctx, parent.run_id, "continue");
-    if (child) {
-      const same = child.run_id === req.runId && child.accepted_answer_hash === answerHash;
-      return same
-        ? adopted(mapRunRow(child))
-        : conflict({ kind: "child_exists", parentRunId: parent.run_id, childRunId: child.run_id });
-    }
-    if (ctx.getRunRow(req.runId))
-      return conflict({ kind: "request_mismatch", resource: "run", id: req.runId });
-    const inserted = insertChild(ctx, {
-      runId: req.runId,
-      parent,
-      command: "continue",
-      restartNumber: parent.restart_number,
-      parentTerminalFingerprint: parent.terminal_fingerprint,
-      accepted: { path, visit, answerHash: ctx.putJson(req.accepted.answer) },
-      requestKey: req.requestKey ?? null,
-      answeredBy: req.answerer,
-    });
+    const inserted = queueChild(
+      ctx,
+      { runId: req.runId, parent, command: "continue" },
+      (child) => child.accepted_answer_hash === answerHash,
+      () => ({
+        restartNumber: parent.restart_number,
+        accepted: { path, visit, answerHash: ctx.putJson(req.accepted.answer) },
+        requestKey: req.requestKey ?? null,
+        answeredBy: req.answerer,
+      }),
+    );
     // The parent records who answered; an approval gate's deadline no longer wakes it.
     if (inserted.kind === "applied") {
       updateRun(
@@ -238,7 +252,7 @@ export function prepareRestart(ctx: StoreContext, req: PrepareRestart): Transiti
     }
     const parent = ctx.getRunRow(req.parentRunId);
     if (!parent) return conflict({ kind: "not_found", resource: "run", id: req.parentRunId });
-    if (parent.status !== "done" && parent.status !== "failed" && parent.status !== "cancelled") {
+    if (!isTerminalStatus(parent.status)) {
       return conflict({
         kind: "parent_not_eligible",
         parentRunId: parent.run_id,
@@ -247,22 +261,15 @@ export function prepareRestart(ctx: StoreContext, req: PrepareRestart): Transiti
         requires: "terminal",
       });
     }
-    const child = existingChild(ctx, parent.run_id, "restart");
-    if (child) {
-      return child.run_id === req.runId
-        ? adopted(mapRunRow(child))
-        : conflict({ kind: "child_exists", parentRunId: parent.run_id, childRunId: child.run_id });
-    }
-    if (ctx.getRunRow(req.runId))
-      return conflict({ kind: "request_mismatch", resource: "run", id: req.runId });
-    return insertChild(ctx, {
-      runId: req.runId,
-      parent,
-      command: "restart",
-      restartNumber: parent.restart_number + 1,
-      parentTerminalFingerprint: parent.terminal_fingerprint,
-      accepted: null,
-      requestKey: req.requestKey ?? null,
-    });
+    return queueChild(
+      ctx,
+      { runId: req.runId, parent, command: "restart" },
+      () => true,
+      () => ({
+        restartNumber: parent.restart_number + 1,
+        accepted: null,
+        requestKey: req.requestKey ?? null,
+      }),
+    );
   });
 }

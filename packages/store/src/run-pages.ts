@@ -1,4 +1,4 @@
-import type { RunRecord, RunStatus } from "@piw/protocol";
+import { hasRunStatus, type RunRecord, type RunRecordOf, type RunStatus } from "@piw/protocol";
 import type { StoreContext } from "./context.js";
 import { mapRunRow, type RunRow } from "./rows.js";
 
@@ -44,16 +44,17 @@ function listRunsPage(ctx: StoreContext, query: RunPageQuery): RunRecord[] {
  * Every run in these statuses, oldest first, read a page at a time so that no fixed cap skips any.
  * Each page is its own read: the caller may change runs between the ones it is given.
  */
-export function* eachRun(
+export function* eachRun<S extends RunStatus>(
   ctx: StoreContext,
-  statuses: readonly RunStatus[],
+  statuses: readonly S[],
   pageSize = RUN_PAGE_SIZE,
-): Generator<RunRecord, void, undefined> {
+): Generator<RunRecordOf<S>, void, undefined> {
   const limit = Math.max(1, Math.floor(pageSize));
   let after: RunPageCursor | undefined;
   for (;;) {
     const page = listRunsPage(ctx, after === undefined ? { statuses, limit } : { statuses, after, limit });
-    yield* page;
+    // The query selected these statuses; the guard lets the type say so.
+    yield* page.filter((run) => hasRunStatus(run, statuses));
     const last = page.at(-1);
     if (last === undefined || page.length < limit) return;
     after = { createdAt: last.createdAt, runId: last.runId };

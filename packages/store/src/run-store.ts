@@ -289,7 +289,7 @@ export class RunStore {
     return readers.listRuns(this.use(), query);
   }
   /** Every run in these statuses, oldest first, read a page at a time: no fixed cap skips any. */
-  eachRun(statuses: readonly RunStatus[], pageSize?: number) {
+  eachRun<S extends RunStatus>(statuses: readonly S[], pageSize?: number) {
     return eachRun(this.use(), statuses, pageSize);
   }
   findSessionReservation(sessionId: string) {

@@ -1,4 +1,4 @@
-import type { ErrorCode, RunRecord, TurnRecord } from "@piw/protocol";
+import type { ErrorCode, SafeError, TurnRecord } from "@piw/protocol";
 import {
   blob,
   integer,
@@ -70,7 +70,7 @@ export const TABLE_COLUMNS = {
     /** The starting client's environment (JSON); null: none saved, or cleared with the input. */
     env_hash: nullable(text()),
     final_output_hash: nullable(text()),
-    error_code: nullable(textAs<NonNullable<RunRecord["errorCode"]>>()),
+    error_code: nullable(textAs<SafeError["code"]>()),
     error_hash: nullable(text()),
     presentation_hash: nullable(text()),
     /** 1: the model that started the run gets a follow-up turn when it fails / is cancelled by another. */

@@ -5,7 +5,6 @@ import {
   answeredBySchema,
   type JsonValue,
   type RunEnv,
-  type RunRecord,
   type RunStatus,
   runEnvSchema,
   type TerminalFact,
@@ -158,7 +157,7 @@ function terminalFact(ctx: StoreContext, row: RunRow): TerminalFact | null {
         ...base,
         outcome: row.outcome,
         error: {
-          code: (row.error_code ?? "internal_error") as NonNullable<RunRecord["errorCode"]>,
+          code: row.error_code ?? "internal_error",
           message: row.error_hash === null ? "" : ctx.readTextBlob(row.error_hash),
         },
         duringLaunch: row.step_count === 0,

@@ -1,6 +1,7 @@
 import { type AdvanceNodeVisit, advanceNodeVisitSchema, type Fence } from "@piw/protocol";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
+  flatRun,
   crashAndRelaunch,
   expectRefusedBySchema,
   openHarness,
@@ -188,7 +189,7 @@ describe("advanceNodeVisit", () => {
       kind: "recoveryRequired",
       reason: { code: "paused", message: "Paused at a node boundary by request." },
     });
-    expect(h.store.getRun(RUN)).toMatchObject({ status: "parked", paused: true, claimed: false });
+    expect(flatRun(h.store.getRun(RUN))).toMatchObject({ status: "parked", paused: true, claimed: false });
     expect(h.store.listRunSteps(RUN).map((s) => [s.path, s.status])).toEqual([["plan", "succeeded"]]);
   });
 

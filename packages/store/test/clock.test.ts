@@ -41,7 +41,7 @@ describe("a wait parks the run on the clock", () => {
     const until = h.clock.now + 60_000;
     const parked = saved(h.store.parkRun(fence, waiting(until)));
     expect(parked.status).toBe("parked");
-    expect(parked.recoveryReason).toEqual(waiting(until));
+    expect(parked).toHaveProperty("recoveryReason", waiting(until));
     expect(h.store.nextWakeAt()).toBe(until);
     expect(h.store.listDueRuns(h.clock.now)).toEqual([]);
     expect(h.store.listDueRuns(until)).toEqual(["w-1"]);
@@ -105,7 +105,7 @@ describe("a wait parks the run on the clock", () => {
     expect(h.store.listDueRuns(h.clock.now + WAKE_LEAD_MS)).toEqual(["w-lost"]);
     // A worker launched after the due time and lost: parked for a person, off the clock.
     expect(lose("lead-3", h.clock.now + 1).decision).toBe("parked");
-    expect(h.store.getRun("w-lost")?.recoveryReason?.code).toBe("worker_lost_no_progress");
+    expect(h.store.getRun("w-lost")).toHaveProperty("recoveryReason.code", "worker_lost_no_progress");
     expect(h.store.nextWakeAt()).toBeNull();
   });
 

@@ -1,7 +1,14 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Fence, ReservePreparedRun, Transition } from "@piw/protocol";
+import {
+  type EndedRunRecord,
+  type Fence,
+  isEndedRun,
+  type ReservePreparedRun,
+  runOutcome,
+  type Transition,
+} from "@piw/protocol";
 import { expect } from "vitest";
 import type { z } from "zod";
 import { type OpenStoreOptions, RunStore, type StoreErrorCode } from "../src/index.js";
@@ -74,6 +81,47 @@ type Conflict = import("@piw/protocol").Conflict;
 type RunCommand = import("@piw/protocol").RunCommand;
 type RunRecord = import("@piw/protocol").RunRecord;
 type StoreError = import("../src/index.js").StoreError;
+
+/** The record of a run that must have ended, with its terminal facts. */
+export function endedRun(run: RunRecord | null): EndedRunRecord {
+  if (run === null || !isEndedRun(run))
+    throw new Error(`expected an ended run, got ${run?.status ?? "none"}`);
+  return run;
+}
+
+interface FlatRun {
+  status: RunRecord["status"];
+  claimed: boolean;
+  leaseExpiresAt: number | null;
+  recoveryReason: import("@piw/protocol").RecoveryReason | null;
+  outcome: import("@piw/protocol").TerminalOutcome | null;
+  errorCode: string | null;
+  terminalFingerprint: string | null;
+  presentationState: EndedRunRecord["presentationState"];
+  finishedAt: number | null;
+}
+
+/**
+ * The record with every phase field spelled out, a field its status does not have being null (or
+ * `none`): the flat shape the tests and the property model state the status-table rule in.
+ */
+export function flatRun(run: RunRecord): FlatRun;
+export function flatRun(run: RunRecord | null): FlatRun | null;
+export function flatRun(run: RunRecord | null): FlatRun | null {
+  if (run === null) return null;
+  const ended = isEndedRun(run) ? run : null;
+  return {
+    ...run,
+    claimed: run.status === "starting" || run.status === "running",
+    leaseExpiresAt: run.status === "starting" ? run.leaseExpiresAt : null,
+    recoveryReason: run.status === "parked" ? run.recoveryReason : null,
+    outcome: runOutcome(run),
+    errorCode: run.status === "failed" ? run.errorCode : run.status === "cancelled" ? "cancelled" : null,
+    terminalFingerprint: ended?.terminalFingerprint ?? null,
+    presentationState: ended?.presentationState ?? "none",
+    finishedAt: ended?.finishedAt ?? null,
+  };
+}
 
 /** Everything a refused operation must leave untouched: the whole run record and its trace length. */
 export interface RunSnapshot {

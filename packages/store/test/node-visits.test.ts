@@ -15,6 +15,7 @@ import {
 } from "@piw/protocol";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
+  flatRun,
   crashAndRelaunch,
   effectIdFor,
   expectRefusedBySchema,
@@ -324,7 +325,7 @@ describe("startNodeVisit", () => {
       kind: "recoveryRequired",
       reason,
     });
-    expect(h.store.getRun(RUN)).toMatchObject({
+    expect(flatRun(h.store.getRun(RUN))).toMatchObject({
       status: "parked",
       paused: true,
       claimed: false,
@@ -348,12 +349,16 @@ describe("startNodeVisit", () => {
     const reason = { code: "paused" as const, message: "Paused at a node boundary by request." };
     const held = { path: "build", visit: 1, nodeKind: "compute" as const, holdOnPause: true as const };
     expect(h.store.startNodeVisit(fence, held)).toEqual({ kind: "recoveryRequired", reason });
-    expect(h.store.getRun(RUN)).toMatchObject({ status: "running", paused: true, claimed: true });
+    expect(flatRun(h.store.getRun(RUN))).toMatchObject({ status: "running", paused: true, claimed: true });
     expect(h.store.listRunSteps(RUN).map((s) => s.path)).toEqual(["plan"]);
     // Another branch's visit in flight still finishes and is saved; then the fork parks the run itself.
     succeed(fence, "plan", 1, { plan: "x" }, "build");
     saved(h.store.parkRun(fence, reason));
-    expect(h.store.getRun(RUN)).toMatchObject({ status: "parked", paused: true, recoveryReason: reason });
+    expect(flatRun(h.store.getRun(RUN))).toMatchObject({
+      status: "parked",
+      paused: true,
+      recoveryReason: reason,
+    });
   });
 
   it("keeps a pause through a lost worker's relaunch; only an explicit resume clears it", () => {
@@ -842,7 +847,7 @@ describe("reserveEffect", () => {
       effectId: req.effectId,
     };
     expect(h.store.reserveEffect(second, req)).toEqual({ kind: "recoveryRequired", reason });
-    expect(h.store.getRun(RUN)).toMatchObject({
+    expect(flatRun(h.store.getRun(RUN))).toMatchObject({
       status: "parked",
       claimed: false,
       paused: false,

@@ -8,6 +8,8 @@ import {
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
+  flatRun,
+  endedRun,
   claimRunning,
   crashAndRelaunch,
   expectRefusedBySchema,
@@ -526,7 +528,7 @@ describe("createTerminalMessages", () => {
     finishedNode(fence);
     const output = { answer: 42, files: ["a.ts", "b.ts"] };
     saved(h.store.finishRun(fence, { outcome: "completed", output }));
-    expect(h.store.getRun(RUN)?.presentationState).toBe("pending");
+    expect(h.store.getRun(RUN)).toHaveProperty("presentationState", "pending");
     expect(h.store.readPresentationInstructions(RUN)).toBe(INSTRUCTIONS);
 
     const created = h.store.createTerminalMessages({ runId: RUN });
@@ -543,7 +545,7 @@ describe("createTerminalMessages", () => {
         true,
       ),
     });
-    expect(h.store.getRun(RUN)?.presentationState).toBe("created");
+    expect(h.store.getRun(RUN)).toHaveProperty("presentationState", "created");
     expect(lastEvent(RUN)).toMatchObject({ type: "run.presented" });
   });
 
@@ -701,7 +703,7 @@ describe("createTerminalMessages", () => {
   ])("creates a terminal message for a run cancelled while %s", (_state, arrange) => {
     arrange();
     saved(h.store.cancelRun({ runId: RUN }));
-    expect(h.store.getRun(RUN)?.presentationState).toBe("pending");
+    expect(h.store.getRun(RUN)).toHaveProperty("presentationState", "pending");
     expect(saved(h.store.createTerminalMessages({ runId: RUN }))).toEqual([
       terminalMessage(RUN, "terminal", `Workflow demo was cancelled (run ${RUN}).`, false),
     ]);
@@ -719,7 +721,7 @@ describe("createTerminalMessages", () => {
   ])("creates no message for a launch cancelled while %s (the one-follow-up rule)", (_state, arrange) => {
     arrange();
     saved(h.store.cancelRun({ runId: RUN }));
-    expect(h.store.getRun(RUN)?.presentationState).toBe("none");
+    expect(h.store.getRun(RUN)).toHaveProperty("presentationState", "none");
     expect(h.store.listRunsNeedingPresentation()).toEqual([]);
     const before = runSnapshot(h.store, RUN);
 
@@ -770,7 +772,7 @@ describe("createTerminalMessages", () => {
       presentationInstructions: INSTRUCTIONS,
     });
     terminate(fence);
-    expect(h.store.getRun(RUN)?.presentationState).toBe("none");
+    expect(h.store.getRun(RUN)).toHaveProperty("presentationState", "none");
     expect(h.store.listRunsNeedingPresentation()).toEqual([]);
     const before = runSnapshot(h.store, RUN);
 
@@ -794,7 +796,7 @@ describe("createTerminalMessages", () => {
       evidence: { kind: "state_mismatch", resource: "run", id: RUN, expected: "terminal", actual },
     });
     expect(runSnapshot(h.store, RUN)).toEqual(before);
-    expect(h.store.getRun(RUN)?.presentationState).toBe("none");
+    expect(flatRun(h.store.getRun(RUN))).toHaveProperty("presentationState", "none");
     expect(h.store.listSessionMessages(SESSION, ALL_STATUSES)).toEqual([]);
   });
 
@@ -832,7 +834,7 @@ describe("createTerminalMessages", () => {
         actual: "wrong_media_type",
       },
     });
-    expect(h.store.getRun(RUN)).toMatchObject({
+    expect(flatRun(h.store.getRun(RUN))).toMatchObject({
       status: "failed",
       outcome: "failed",
       claimed: false,
@@ -852,7 +854,7 @@ describe("createTerminalMessages", () => {
       kind: "applied",
       value: [{ kind: "terminal", body: `Workflow demo failed (run ${RUN}): [node_failed] exit 2` }],
     });
-    expect(h.store.getRun(RUN)?.presentationState).toBe("created");
+    expect(h.store.getRun(RUN)).toHaveProperty("presentationState", "created");
     expect(h.store.listRunsNeedingPresentation()).toEqual([]);
   });
 });
@@ -936,7 +938,7 @@ describe("typed readers with a failed ancestor (the typed-readers rule)", () => 
       kind: "terminal",
       facts: {
         run: { runId: CHILD, workflowName: "demo", outcome: "completed", output: { fixed: true } },
-        fingerprint: h.store.getRun(CHILD)?.terminalFingerprint,
+        fingerprint: endedRun(h.store.getRun(CHILD)).terminalFingerprint,
         ancestors: [
           {
             runId: PARENT,
@@ -960,7 +962,7 @@ describe("typed readers with a failed ancestor (the typed-readers rule)", () => 
       rootRunId: PARENT,
       originCommand: "restart",
       restartNumber: 1,
-      parentTerminalFingerprint: h.store.getRun(PARENT)?.terminalFingerprint,
+      parentTerminalFingerprint: endedRun(h.store.getRun(PARENT)).terminalFingerprint,
     });
     // Terminal messages for the child read the same facts and are not blocked by the ancestor.
     expect(saved(h.store.createTerminalMessages({ runId: CHILD })).map((m) => m.body)).toEqual([

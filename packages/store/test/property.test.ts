@@ -35,7 +35,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { z } from "zod";
 import { type RunStore, StoreError } from "../src/index.js";
-import { openHarness, preparedRun, type StoreHarness } from "./fixtures.js";
+import { flatRun, openHarness, preparedRun, type StoreHarness } from "./fixtures.js";
 
 // ---------------------------------------------------------------------------------------------
 // Vocabulary of the generated operations
@@ -1811,8 +1811,9 @@ function checkInvariants(m: Model, r: Real, label: string, before: Snapshot, eff
     if (last !== run.status) m.history.set(run.runId, [...seen, run.status]);
 
     // A terminal run is unclaimed and has no open turns and no live step messages.
+    const phase = flatRun(run);
     if (isTerminalStatus(run.status)) {
-      if (run.claimed || run.leaseExpiresAt !== null)
+      if (phase.claimed || phase.leaseExpiresAt !== null)
         fail(m, `${label}: terminal run ${run.runId} is still claimed`);
       const openTurns = { n: store.listOpenTurns(run.runId).length };
       const liveMessages = sql(
@@ -1843,12 +1844,12 @@ function checkInvariants(m: Model, r: Real, label: string, before: Snapshot, eff
       {
         status: run.status,
         generation: run.generation,
-        claimed: run.claimed,
-        leaseExpiresAt: run.leaseExpiresAt,
+        claimed: phase.claimed,
+        leaseExpiresAt: phase.leaseExpiresAt,
         paused: run.paused,
-        recoveryReason: run.recoveryReason,
-        outcome: run.outcome,
-        errorCode: run.errorCode,
+        recoveryReason: phase.recoveryReason,
+        outcome: phase.outcome,
+        errorCode: phase.errorCode,
         nextCommand: run.nextCommand,
         originCommand: run.originCommand,
         parentRunId: run.parentRunId,
@@ -1856,7 +1857,7 @@ function checkInvariants(m: Model, r: Real, label: string, before: Snapshot, eff
         origin: run.origin,
         cursor: run.cursor,
         stepCount: run.stepCount,
-        presentationState: run.presentationState,
+        presentationState: phase.presentationState,
         started: run.startedAt !== null,
       },
       {

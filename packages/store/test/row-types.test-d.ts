@@ -1,4 +1,11 @@
-import type { MessageRecord, RunCommandType, RunRecord, TurnRecord } from "@piw/protocol";
+import type {
+  EndedRunRecord,
+  MessageRecord,
+  RunCommandType,
+  RunRecord,
+  RunRecordOf,
+  TurnRecord,
+} from "@piw/protocol";
 import { describe, expectTypeOf, it } from "vitest";
 import type { LaunchRow, MessageRow, RunRow, StepRow, TurnRow } from "../src/rows.js";
 
@@ -19,11 +26,11 @@ describe("row types are derived from the table descriptions", () => {
 
   it("checks the same values the protocol's records carry", () => {
     expectTypeOf<RunRow["status"]>().toEqualTypeOf<RunRecord["status"]>();
-    expectTypeOf<RunRow["outcome"]>().toEqualTypeOf<RunRecord["outcome"]>();
+    expectTypeOf<RunRow["outcome"]>().toEqualTypeOf<EndedRunRecord["outcome"] | null>();
     expectTypeOf<RunRow["origin_command"]>().toEqualTypeOf<RunRecord["originCommand"]>();
     expectTypeOf<RunRow["next_command"]>().toEqualTypeOf<RunRecord["nextCommand"]>();
-    expectTypeOf<RunRow["presentation_state"]>().toEqualTypeOf<RunRecord["presentationState"]>();
-    expectTypeOf<RunRow["error_code"]>().toEqualTypeOf<RunRecord["errorCode"]>();
+    expectTypeOf<RunRow["presentation_state"]>().toEqualTypeOf<EndedRunRecord["presentationState"]>();
+    expectTypeOf<RunRow["error_code"]>().toEqualTypeOf<RunRecordOf<"failed">["errorCode"] | null>();
     expectTypeOf<TurnRow["status"]>().toEqualTypeOf<TurnRecord["status"]>();
     expectTypeOf<TurnRow["end_reason"]>().toEqualTypeOf<TurnRecord["endReason"]>();
     expectTypeOf<MessageRow["kind"]>().toEqualTypeOf<MessageRecord["kind"]>();

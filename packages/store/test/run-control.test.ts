@@ -1,6 +1,7 @@
 import type { Fence } from "@piw/protocol";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
+  flatRun,
   crashAndRelaunch,
   effectIdFor,
   openHarness,
@@ -47,7 +48,7 @@ describe("resume", () => {
       h.store.claimRun({ runId: "r1", claimToken: "c2", leaseMs: LEASE_MS, resume: true }),
     );
     expect(claimed.command.type).toBe("resume");
-    expect(h.store.getRun("r1")).toMatchObject({ status: "starting", recoveryReason: null });
+    expect(flatRun(h.store.getRun("r1"))).toMatchObject({ status: "starting", recoveryReason: null });
   });
 
   it("refuses a run that is not parked, and a missing run, changing nothing", () => {

@@ -10,6 +10,8 @@ import {
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { RunStore } from "../src/index.js";
 import {
+  flatRun,
+  endedRun,
   expectRefusedBySchema,
   openHarness,
   preparedRun,
@@ -169,21 +171,21 @@ describe("prepareContinuation", () => {
   it("queues a continue child of a waiting parent with the parent's definition, input and lineage", () => {
     waitingParent(h.store, "parent", { input: { task: "build", files: ["a.ts"] } });
     const parent = getRun(h.store, "parent");
-    expect(parent).toMatchObject({
+    expect(flatRun(parent)).toMatchObject({
       status: "done",
       outcome: "waiting",
       cursor: { path: "plan/review", visit: 2 },
     });
     const t = h.store.prepareContinuation(continuation("child"));
     expect(t.kind).toBe("applied");
-    expect(saved(t)).toMatchObject({
+    expect(flatRun(saved(t))).toMatchObject({
       runId: "child",
       rootRunId: "parent",
       parentRunId: "parent",
       originCommand: "continue",
       nextCommand: "continue",
       restartNumber: 0,
-      parentTerminalFingerprint: parent.terminalFingerprint,
+      parentTerminalFingerprint: endedRun(parent).terminalFingerprint,
       workflowName: parent.workflowName,
       source: parent.source,
       definitionDigest: parent.definitionDigest,
@@ -195,7 +197,7 @@ describe("prepareContinuation", () => {
       cursor: null,
       outcome: null,
     });
-    expect(parent.terminalFingerprint).toMatch(/^[0-9a-f]{64}$/);
+    expect(endedRun(parent).terminalFingerprint).toMatch(/^[0-9a-f]{64}$/);
     expect(h.store.readRunInput("child")).toEqual({
       kind: "saved",
       value: { task: "build", files: ["a.ts"] },
@@ -437,8 +439,11 @@ describe("answers checked before a continuation is saved", () => {
     waitingParent(h.store, "parent");
     saved(h.store.prepareContinuation(continuation("child-1", { n: 1 })));
     rejectAnswer(h.store, "child-1");
-    expect(getRun(h.store, "child-1")).toMatchObject({ status: "failed", errorCode: "answer_invalid" });
-    expect(getRun(h.store, "parent")).toMatchObject({ status: "done", outcome: "waiting" });
+    expect(flatRun(getRun(h.store, "child-1"))).toMatchObject({
+      status: "failed",
+      errorCode: "answer_invalid",
+    });
+    expect(flatRun(getRun(h.store, "parent"))).toMatchObject({ status: "done", outcome: "waiting" });
     const second = saved(h.store.prepareContinuation(continuation("child-2", { n: 9 })));
     expect(second).toMatchObject({ runId: "child-2", parentRunId: "parent", originCommand: "continue" });
     expect(
@@ -481,14 +486,14 @@ describe("prepareRestart", () => {
     expect(h.store.listRunEffects("parent")).toHaveLength(1);
     const t = h.store.prepareRestart({ runId: "child", parentRunId: "parent" });
     expect(t.kind).toBe("applied");
-    expect(saved(t)).toMatchObject({
+    expect(flatRun(saved(t))).toMatchObject({
       runId: "child",
       rootRunId: "parent",
       parentRunId: "parent",
       originCommand: "restart",
       nextCommand: "restart",
       restartNumber: 1,
-      parentTerminalFingerprint: parent.terminalFingerprint,
+      parentTerminalFingerprint: endedRun(parent).terminalFingerprint,
       workflowName: parent.workflowName,
       definitionDigest: parent.definitionDigest,
       source: parent.source,
@@ -499,7 +504,7 @@ describe("prepareRestart", () => {
       cursor: null,
       progressRevision: 0,
     });
-    expect(parent.terminalFingerprint).toMatch(/^[0-9a-f]{64}$/);
+    expect(endedRun(parent).terminalFingerprint).toMatch(/^[0-9a-f]{64}$/);
     expect(h.store.listRunSteps("child")).toEqual([]);
     expect(h.store.listRunEffects("child")).toEqual([]);
     const all = h.store.listSessionMessages(SESSION, ["pending", "claimed", "delivered", "cancelled"]);
@@ -542,9 +547,9 @@ describe("prepareRestart", () => {
       rootRunId: "root",
       parentRunId: "r1",
       restartNumber: 2,
-      parentTerminalFingerprint: r1.terminalFingerprint,
+      parentTerminalFingerprint: endedRun(r1).terminalFingerprint,
     });
-    expect(r1.terminalFingerprint).not.toBe(getRun(h.store, "root").terminalFingerprint);
+    expect(endedRun(r1).terminalFingerprint).not.toBe(endedRun(getRun(h.store, "root")).terminalFingerprint);
   });
 
   it.each(["done/completed", "done/waiting", "failed/timed_out", "cancelled"])(

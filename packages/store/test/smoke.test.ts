@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { openHarness, runningRun, type StoreHarness, saved } from "./fixtures.js";
+import { flatRun, openHarness, runningRun, type StoreHarness, saved } from "./fixtures.js";
 
 let h: StoreHarness;
 afterEach(() => h.cleanup());
@@ -19,7 +19,11 @@ describe("a run from reservation to completion", () => {
     );
     const done = h.store.finishRun(fence, { outcome: "completed", output: { answer: 42 } });
     expect(done.kind).toBe("applied");
-    expect(h.store.getRun("demo-1")).toMatchObject({ status: "done", outcome: "completed", claimed: false });
+    expect(flatRun(h.store.getRun("demo-1"))).toMatchObject({
+      status: "done",
+      outcome: "completed",
+      claimed: false,
+    });
     expect(h.store.readRunFinalOutput("demo-1")).toEqual({ answer: 42 });
     const facts = h.store.readTerminalFacts("demo-1");
     expect(facts).toMatchObject({

@@ -1,6 +1,4 @@
-import type { Conflict, RunStatus } from "@piw/protocol";
-
-const TERMINAL: ReadonlySet<RunStatus> = new Set(["done", "failed", "cancelled"]);
+import { type Conflict, isTerminalStatus } from "@piw/protocol";
 
 /** One line saying why the host refused a change, in the user's terms. */
 export function describeConflict(conflict: Conflict): string {
@@ -8,7 +6,7 @@ export function describeConflict(conflict: Conflict): string {
     case "not_found":
       return `no ${conflict.resource} ${conflict.id}`;
     case "invalid_transition":
-      return TERMINAL.has(conflict.from)
+      return isTerminalStatus(conflict.from)
         ? `run ${conflict.runId} has already ended (${conflict.from}); it cannot become ${conflict.to}`
         : `run ${conflict.runId} is ${conflict.from}; it cannot become ${conflict.to}`;
     case "stale_fence":

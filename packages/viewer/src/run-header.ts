@@ -1,4 +1,4 @@
-import type { RunView } from "@piw/protocol";
+import { isTerminalStatus, type RunView } from "@piw/protocol";
 import { formatDuration } from "./format.js";
 import type { Glyphs } from "./glyphs.js";
 import { describeEvent } from "./replay.js";
@@ -8,11 +8,9 @@ import { RUN_TINTS, runStateText, runStateWord } from "./words.js";
 import { budgetWords } from "./budget-words.js";
 import { recoveryWords } from "./clock-words.js";
 
-const TERMINAL_STATUSES: ReadonlySet<RunView["status"]> = new Set(["done", "failed", "cancelled"]);
-
 /** Whether the run can still change: a finished run is not live, whatever the connection says. */
 function isRunLive(view: RunView): boolean {
-  return !TERMINAL_STATUSES.has(view.status);
+  return !isTerminalStatus(view.status);
 }
 
 /** Whether some node is running, so its elapsed time moves between pushes. */

@@ -1,5 +1,5 @@
 import { visibleWidth } from "@earendil-works/pi-tui";
-import { isClockReason, type RunStatus, type RunSummary } from "@piw/protocol";
+import { ACTIVE_STATUSES, isClockReason, type RunStatus, type RunSummary } from "@piw/protocol";
 import { formatAge, formatDuration } from "./format.js";
 import { filledBar } from "./bar.js";
 import { detectGlyphs, type Glyphs } from "./glyphs.js";
@@ -13,7 +13,7 @@ export const RUN_FILTERS = ["all", "active", "parked", "done", "failed", "cancel
 export type RunFilter = (typeof RUN_FILTERS)[number];
 
 const FILTER_STATUSES: Record<Exclude<RunFilter, "all">, readonly RunStatus[]> = {
-  active: ["queued", "starting", "running"],
+  active: ACTIVE_STATUSES,
   parked: ["parked"],
   done: ["done"],
   failed: ["failed"],

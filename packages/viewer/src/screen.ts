@@ -424,7 +424,7 @@ export function renderScreen(state: ViewerState, options: ScreenOptions): string
       `terminal too small for the piw viewer: need ${MIN_SCREEN.width}${by}${MIN_SCREEN.height}, have ${width}${by}${height}. Enlarge the window, or press q to quit.`,
       width,
     );
-  } else if (state.screen === "run" && state.run !== null) {
+  } else if (state.screen === "run") {
     lines = runScreen(state, state.run, sized, theme, g);
   } else {
     lines = listScreen(state, sized, theme, g);

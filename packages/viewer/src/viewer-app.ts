@@ -113,7 +113,7 @@ const WHEEL_LINES = 3;
 export function needsTick(state: ViewerState): boolean {
   if (state.screen === "run") {
     const run = state.run;
-    return run !== null && run.replay === null && run.view !== null && hasRunningWork(run.view);
+    return run.replay === null && run.view !== null && hasRunningWork(run.view);
   }
   return state.runs.some((run) => run.status === "running" || run.status === "starting");
 }

@@ -38,20 +38,28 @@ export interface OpenRun {
 type ReplaySpeed = 1 | 2 | 5 | 10;
 const REPLAY_SPEEDS: readonly ReplaySpeed[] = [1, 2, 5, 10];
 
-export interface ViewerState {
-  screen: "list" | "run";
+interface ViewerBase {
   runs: RunSummary[];
   filter: RunFilter;
   /** Only this schedule's runs (`piw view --schedule`); null: every run. */
   schedule: string | null;
   listIndex: number;
-  run: OpenRun | null;
   help: boolean;
   connection: ConnectionState;
   notice: string | null;
   /** Columns the `<` and `>` keys moved the split layout's divider by; negative narrows the graph. */
   splitShift: number;
   speed: ReplaySpeed;
+}
+
+/** The screen on show: the run list, or one open run (which only the run screen has). */
+type ViewerScreen = { screen: "list"; run: null } | { screen: "run"; run: OpenRun };
+
+export type ViewerState = ViewerBase & ViewerScreen;
+
+/** The one place the screen changes: to the list (closing the open run), or to a run. */
+function show(state: ViewerState, screen: ViewerScreen): ViewerState {
+  return { ...state, ...screen };
 }
 
 export type ViewerKey =
@@ -114,12 +122,11 @@ export interface ViewerStep {
 
 export function initialState(runId?: string, schedule: string | null = null): ViewerState {
   return {
-    screen: runId === undefined ? "list" : "run",
+    ...(runId === undefined ? { screen: "list", run: null } : { screen: "run", run: openRun(runId) }),
     runs: [],
     filter: "all",
     schedule,
     listIndex: 0,
-    run: runId === undefined ? null : openRun(runId),
     help: false,
     connection: { kind: "connected" },
     notice: null,
@@ -206,7 +213,7 @@ function onListKey(state: ViewerState, key: ViewerKey): ViewerStep {
       const run = runs[state.listIndex];
       if (run === undefined) return { state, requests: [] };
       return {
-        state: { ...state, screen: "run", run: openRun(run.runId), notice: null },
+        state: { ...show(state, { screen: "run", run: openRun(run.runId) }), notice: null },
         requests: [{ type: "open", runId: run.runId }],
       };
     }
@@ -234,7 +241,7 @@ function onListKey(state: ViewerState, key: ViewerKey): ViewerStep {
 
 function onRunKey(state: ViewerState, run: OpenRun, key: ViewerKey): ViewerStep {
   const set = (patch: Partial<OpenRun>, requests: ViewerRequest[] = []): ViewerStep => ({
-    state: { ...state, run: { ...run, ...patch } },
+    state: show(state, { screen: "run", run: { ...run, ...patch } }),
     requests,
   });
   const events = run.history?.events.length ?? 0;
@@ -286,7 +293,7 @@ function onRunKey(state: ViewerState, run: OpenRun, key: ViewerKey): ViewerStep 
     case "back":
       if (run.inspector) return set({ inspector: false, scroll: 0 });
       return {
-        state: { ...state, screen: "list", run: null },
+        state: show(state, { screen: "list", run: null }),
         requests: [{ type: "close", runId: run.runId }],
       };
     case "narrower":
@@ -382,8 +389,7 @@ export function reduceViewer(state: ViewerState, action: ViewerAction): ViewerSt
     case "key": {
       if (action.key === "help") return { state: { ...state, help: !state.help }, requests: [] };
       if (state.help) return { state: { ...state, help: false }, requests: [] };
-      if (state.screen === "run" && state.run !== null)
-        return withConversation(onRunKey(state, state.run, action.key));
+      if (state.screen === "run") return withConversation(onRunKey(state, state.run, action.key));
       return onListKey(state, action.key);
     }
     case "tick":
@@ -395,7 +401,10 @@ export function reduceViewer(state: ViewerState, action: ViewerAction): ViewerSt
     case "conversation": {
       const run = state.run;
       if (run === null || run.runId !== action.conversation.runId) return { state, requests: [] };
-      return { state: { ...state, run: { ...run, conversation: action.conversation } }, requests: [] };
+      return {
+        state: show(state, { screen: "run", run: { ...run, conversation: action.conversation } }),
+        requests: [],
+      };
     }
     case "runs": {
       const runs = [...action.runs].sort((a, b) => b.createdAt - a.createdAt);
@@ -413,11 +422,11 @@ export function reduceViewer(state: ViewerState, action: ViewerAction): ViewerSt
         ? state.runs.map((run) => (run.runId === view.runId ? { ...run, ...summaryOf(view) } : run))
         : [summaryOf(view), ...state.runs];
       const open = state.run !== null && state.run.runId === view.runId ? state.run : null;
-      const run = open === null ? state.run : { ...open, view };
       // An open inspector follows the run live: its data is read again once the run moved on.
       const refresh = open?.inspector && open.history !== null && open.history.revision < view.revision;
+      const shown = open === null ? state : show(state, { screen: "run", run: { ...open, view } });
       const step: ViewerStep = {
-        state: { ...state, runs, run },
+        state: { ...shown, runs },
         requests: refresh ? [{ type: "history", runId: view.runId }] : [],
       };
       // A running step's conversation grows between pushes: read it again with each one.
@@ -433,7 +442,7 @@ export function reduceViewer(state: ViewerState, action: ViewerAction): ViewerSt
       if (run.playing && replay === null) replay = history.events.length > 1 ? 0 : null;
       const playing = run.playing && replay !== null;
       return withConversation({
-        state: { ...state, run: { ...run, history, replay, pending: null, playing } },
+        state: show(state, { screen: "run", run: { ...run, history, replay, pending: null, playing } }),
         requests: [],
       });
     }

@@ -1,4 +1,10 @@
-import type { NodeKind, NodeView, RunStatus, TerminalOutcome } from "@piw/protocol";
+import {
+  isTerminalStatus,
+  type NodeKind,
+  type NodeView,
+  type RunStatus,
+  type TerminalOutcome,
+} from "@piw/protocol";
 import type { Tint } from "./theme.js";
 
 // The words and glyphs every piw surface uses for a state: `piw status`, the Pi widget, the footer and
@@ -35,10 +41,8 @@ const OUTCOME_WORDS: Record<TerminalOutcome, RunStateWord> = {
   cancelled: "cancelled",
 };
 
-const TERMINAL: ReadonlySet<RunStatus> = new Set(["done", "failed", "cancelled"]);
-
 export function runStateWord(run: { status: RunStatus; outcome: TerminalOutcome | null }): RunStateWord {
-  if (TERMINAL.has(run.status) && run.outcome !== null) return OUTCOME_WORDS[run.outcome];
+  if (isTerminalStatus(run.status) && run.outcome !== null) return OUTCOME_WORDS[run.outcome];
   return STATUS_WORDS[run.status];
 }
 

@@ -7,6 +7,7 @@ import {
   type HistoryEvent,
   historyEventSchema,
   type RunRecord,
+  runOutcome,
   TRACE_EVENT_TYPES,
   type TraceEventType,
   type Transition,
@@ -387,7 +388,7 @@ describe("replay against the store", () => {
         const label = `${runId} after ${point.step} (${events[point.events - 1]?.type})`;
         expect({ status: replayed.status, outcome: replayed.outcome }, label).toEqual({
           status: point.run.status,
-          outcome: point.run.outcome,
+          outcome: runOutcome(point.run),
         });
         expect(
           replayed.nodes.map((n) => [n.path, n.state, n.visits, n.attempt]),

@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { JsonValue, RunStatus, RunView } from "@piw/protocol";
+import { type JsonValue, type RunStatus, type RunView, runOutcome } from "@piw/protocol";
 import { type RunReader, RunStore } from "@piw/store";
 import { lines, waitFor } from "@piw/test-kit";
 import {
@@ -140,10 +140,10 @@ export function outcomeOf(store: RunStore, runId: string, log: string): Outcome 
   if (!run) throw new Error(`no run ${runId}`);
   const why =
     run.status === "parked"
-      ? (run.recoveryReason?.code ?? null)
+      ? run.recoveryReason.code
       : run.status === "failed"
         ? run.errorCode
-        : run.outcome;
+        : runOutcome(run);
   return {
     status: run.status,
     why,

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { RunRecord } from "@piw/protocol";
+import { type RunRecord, runOutcome } from "@piw/protocol";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { isAlive } from "@piw/test-kit";
 import { type Sandbox, sandbox, writeWorkflow } from "../host-fixture.js";
@@ -68,7 +68,9 @@ describe("kill -9 of the host after it committed a new run and before it replied
     expect(crash.crashed()).toBe(true);
     expect(run.code, run.stderr).toBe(3);
     const runs = await allRuns();
-    expect(runs.map((r) => [r.originCommand, r.status, r.outcome])).toEqual([["start", "done", "waiting"]]);
+    expect(runs.map((r) => [r.originCommand, r.status, runOutcome(r)])).toEqual([
+      ["start", "done", "waiting"],
+    ]);
     expect(run.stdout).toContain(`run ${runs[0]?.runId}`);
   }, 120_000);
 
@@ -80,7 +82,7 @@ describe("kill -9 of the host after it committed a new run and before it replied
     expect(crash.crashed()).toBe(true);
     expect(answer.code, answer.stderr).toBe(0);
     const children = (await allRuns()).filter((r) => r.parentRunId === parent);
-    expect(children.map((r) => [r.originCommand, r.status, r.outcome])).toEqual([
+    expect(children.map((r) => [r.originCommand, r.status, runOutcome(r)])).toEqual([
       ["continue", "done", "completed"],
     ]);
     expect(answer.stdout).toContain(`continuing ${parent} as run ${children[0]?.runId}`);
@@ -94,7 +96,7 @@ describe("kill -9 of the host after it committed a new run and before it replied
     expect(crash.crashed()).toBe(true);
     expect(restart.code, restart.stderr).toBe(3);
     const children = (await allRuns()).filter((r) => r.parentRunId === parent);
-    expect(children.map((r) => [r.originCommand, r.status, r.outcome])).toEqual([
+    expect(children.map((r) => [r.originCommand, r.status, runOutcome(r)])).toEqual([
       ["restart", "done", "waiting"],
     ]);
     expect(restart.stdout).toContain(`restarting ${parent} as run ${children[0]?.runId}`);

@@ -109,7 +109,7 @@ describe("kill -9 while a pause drains a parallel node", () => {
     const parked = await c.view(runId, (v) => v.status === "parked");
     expect(parked.status).toBe("parked");
     await idle(c);
-    expect(readState(box, (store) => store.getRun(runId)?.recoveryReason?.code)).toBe("paused");
+    expect(readState(box, (store) => store.getRun(runId))).toHaveProperty("recoveryReason.code", "paused");
     expect(lines(log)).toEqual(["slow attempt", "a1"]);
 
     expect((await c.call("runs.resume", { runId })).kind).toBe("applied");
