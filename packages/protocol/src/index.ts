@@ -135,7 +135,6 @@ export {
   isAllowedTransition,
   isTerminalStatus,
   LIVE_STATUSES,
-  TERMINAL_STATUSES,
   RUN_TRANSITIONS,
   runStatusSchema,
   stoppedVisitState,

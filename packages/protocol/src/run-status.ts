@@ -40,7 +40,7 @@ export const ACTIVE_STATUSES = ["queued", "starting", "running"] as const satisf
 export type ActiveStatus = (typeof ACTIVE_STATUSES)[number];
 
 /** The statuses a run never leaves: it ended with an outcome. */
-export const TERMINAL_STATUSES = ["done", "failed", "cancelled"] as const satisfies readonly RunStatus[];
+const TERMINAL_STATUSES = ["done", "failed", "cancelled"] as const satisfies readonly RunStatus[];
 export type TerminalStatus = (typeof TERMINAL_STATUSES)[number];
 
 /** The statuses of a run that has not ended: active, or parked until a resume or its wake-up. */
