@@ -96,18 +96,9 @@ export class ScheduleFirer {
 
   private async fire(scheduleId: string, source: FiringSource): Promise<FiringReply> {
     if (this.inFlight.has(scheduleId)) {
-      return {
-        kind: "conflict",
-        evidence: {
-          kind: "state_mismatch",
-          resource: "schedule",
-          id: scheduleId,
-          expected: "not firing",
-          actual: "firing",
-        },
-      };
+      return stateMismatch(scheduleId, "not firing", "firing");
     }
-    if (this.stopped) return notFree(scheduleId);
+    if (this.stopped) return stateMismatch(scheduleId, "due", "not due");
     this.inFlight.add(scheduleId);
     try {
       return await this.fireHeld(scheduleId, source);
@@ -143,7 +134,7 @@ export class ScheduleFirer {
           return record({ kind: "skipped" });
         case "buffer-one":
           // A buffered firing waits on: it stays buffered until the active run ends.
-          if (source === "buffered") return notFree(scheduleId);
+          if (source === "buffered") return stateMismatch(scheduleId, "due", "not due");
           return record(launch.bufferedFor === null ? { kind: "buffered" } : { kind: "skipped" });
         case "cancel-previous":
           for (const runId of active) control.cancel(runId, "human");
@@ -162,14 +153,14 @@ export class ScheduleFirer {
         input: launch.input,
       }),
     );
-    if (this.stopped) return notFree(scheduleId);
+    if (this.stopped) return stateMismatch(scheduleId, "due", "not due");
     if (!prepared.ok) {
       log(
         `schedule ${scheduleId}: firing for ${new Date(scheduledFor).toISOString()} failed (${prepared.error.code})`,
       );
       return record({ kind: "failed", error: prepared.error });
     }
-    if (this.stopped) return notFree(scheduleId);
+    if (this.stopped) return stateMismatch(scheduleId, "due", "not due");
     const { title: _t, notes: _n, agentSteps: _a, notifyModel: _m, ...reserve } = prepared.launch;
     return record({
       kind: "started",
@@ -196,13 +187,13 @@ export class ScheduleFirer {
         return this.deps.now();
       case "buffered": {
         const buffered = store.schedules.readLaunch(scheduleId)?.bufferedFor ?? null;
-        return buffered ?? notFree(scheduleId);
+        return buffered ?? stateMismatch(scheduleId, "due", "not due");
       }
       case "due": {
         const plan = store.schedules.planFiring(scheduleId);
         if (plan.kind === "conflict" || plan.kind === "recoveryRequired") return plan;
         if (plan.value.kind === "fire") return plan.value.scheduledFor;
-        return notFree(scheduleId);
+        return stateMismatch(scheduleId, "due", "not due");
       }
       default:
         return source satisfies never;
@@ -214,15 +205,9 @@ function notFound(scheduleId: string): FiringReply {
   return { kind: "conflict", evidence: { kind: "not_found", resource: "schedule", id: scheduleId } };
 }
 
-function notFree(scheduleId: string): FiringReply {
+function stateMismatch(scheduleId: string, expected: string, actual: string): FiringReply {
   return {
     kind: "conflict",
-    evidence: {
-      kind: "state_mismatch",
-      resource: "schedule",
-      id: scheduleId,
-      expected: "due",
-      actual: "not due",
-    },
+    evidence: { kind: "state_mismatch", resource: "schedule", id: scheduleId, expected, actual },
   };
 }

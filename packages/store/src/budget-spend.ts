@@ -25,6 +25,7 @@ import { isConflict, notRunning, type StoreContext } from "./context.js";
 import { mapRunRow, type RunRow } from "./rows.js";
 import { parkRow } from "./run-recovery.js";
 import { updateRun } from "./run-writes.js";
+import { turnByRequest } from "./turns.js";
 
 /** The run's budget and what it has spent. */
 export interface BudgetState {
@@ -140,12 +141,7 @@ export function recordTurnUsage(
   req: TurnUsage,
 ): Transition<(BudgetState & { runId: string; path: string | null; visit: number | null }) | null> {
   return ctx.tx(() => {
-    const turn = ctx.selectRow(
-      "turns",
-      "WHERE session_id = ? AND request_id = ?",
-      req.sessionId,
-      req.requestId,
-    );
+    const turn = turnByRequest(ctx, req);
     if (!turn) return conflict({ kind: "not_found", resource: "turn", id: req.requestId });
     if (turn.run_id === null) return applied(null);
     const tokens = Math.max(turn.tokens, req.tokens);

@@ -15,6 +15,14 @@ import { updateRun } from "./run-writes.js";
 
 export type { TurnOwnership };
 
+/** The turn a Pi session reported under this request ID (one per pair: `turns_request`). */
+export function turnByRequest(
+  ctx: StoreContext,
+  req: { sessionId: string; requestId: string },
+): TurnRow | undefined {
+  return ctx.selectRow("turns", "WHERE session_id = ? AND request_id = ?", req.sessionId, req.requestId);
+}
+
 function ownership(row: TurnRow): TurnOwnership {
   return row.status === "unowned"
     ? { owner: "none", turn: mapTurnRow(row) }
@@ -40,12 +48,7 @@ function owningStep(ctx: StoreContext, req: StartTurn): { run: RunRow; message: 
  */
 export function startTurn(ctx: StoreContext, req: StartTurn): Transition<TurnOwnership> {
   return ctx.tx(() => {
-    const existing = ctx.selectRow(
-      "turns",
-      "WHERE session_id = ? AND request_id = ?",
-      req.sessionId,
-      req.requestId,
-    );
+    const existing = turnByRequest(ctx, req);
     if (existing) {
       return existing.message_id === req.messageId
         ? adopted(ownership(existing))
@@ -98,12 +101,7 @@ export function startTurn(ctx: StoreContext, req: StartTurn): Transition<TurnOwn
 /** Pi `agent_end`: end exactly the turn that was accepted. Repeats adopt; other evidence conflicts. */
 export function endTurn(ctx: StoreContext, req: EndTurn): Transition<TurnRecord> {
   return ctx.tx(() => {
-    const turn = ctx.selectRow(
-      "turns",
-      "WHERE session_id = ? AND request_id = ?",
-      req.sessionId,
-      req.requestId,
-    );
+    const turn = turnByRequest(ctx, req);
     if (!turn)
       return conflict({ kind: "not_found", resource: "turn", id: `${req.sessionId}:${req.requestId}` });
     if (turn.status === "ended" && turn.end_reason === req.reason) return adopted(mapTurnRow(turn));
