@@ -74,7 +74,14 @@ module.exports = {
         "inside it; if what you need is not exported, export it from that index (or ask its owner). If " +
         "`@piw/x` resolved into dist/, add it to the paths in tsconfig.base.json.",
       from: { path: "^packages/([^/]+)/" },
-      to: { path: "^packages/[^/]+/", pathNot: ["^packages/$1/", "^packages/[^/]+/src/index\\.ts$"] },
+      to: {
+        path: "^packages/[^/]+/",
+        pathNot: [
+          "^packages/$1/",
+          "^packages/[^/]+/src/index\\.ts$",
+          "^packages/engine/src/authoring/index\\.ts$",
+        ],
+      },
     },
     {
       name: "app-imports-public-entry",
@@ -148,6 +155,22 @@ module.exports = {
         "package that uses it, and pass plain values in.",
       from: { path: "^packages/state-dir/src/" },
       to: { pathNot: "^packages/state-dir/", dependencyTypesNot: ["core"] },
+    },
+    {
+      name: "builtins-import-only-authoring",
+      severity: "error",
+      comment:
+        "packages/builtins holds the workflows piw ships, written as any user writes one: with the public " +
+        "authoring API (`piw`) and zod, nothing else. If a built-in needs more, add it to the authoring API " +
+        "for every author (with its node page) instead of reaching into the engine or Node from here.",
+      from: { path: "^packages/builtins/src/" },
+      to: {
+        pathNot: [
+          "^packages/builtins/",
+          "^(packages/engine/src/authoring/index\\.ts|piw)$",
+          npmPackages("zod"),
+        ],
+      },
     },
     {
       name: "store-only-from-host-or-embedded",

@@ -4,13 +4,15 @@ import { defineConfig, type ViteUserConfig } from "vitest/config";
 
 const workspaceRoot = import.meta.dirname;
 
-/** Resolve `@piw/<name>` to its source entry, so tests never depend on a prior build. */
+/** Resolve `@piw/<name>` (and `piw`) to its source entry, so tests never depend on a prior build. */
 function sourceAliases(): Record<string, string> {
   const packagesDir = join(workspaceRoot, "packages");
   const aliases: Record<string, string> = {};
   for (const name of readdirSync(packagesDir)) {
     aliases[`@piw/${name}`] = join(packagesDir, name, "src", "index.ts");
   }
+  // The authoring API as workflow files (and the built-ins) import it.
+  aliases.piw = join(packagesDir, "engine", "src", "authoring", "index.ts");
   return aliases;
 }
 

@@ -58,6 +58,10 @@ const workflowSchema = z.object({
   input: z.object({ keys: z.array(z.string()), required: z.array(z.string()) }).nullable(),
   /** Whether it takes input at all; null when it cannot be loaded. */
   takesInput: z.boolean().nullable(),
+  /** One line on what it is for; null when it says nothing (or cannot be loaded). */
+  summary: z.string().nullable(),
+  /** The input field that free words (`piw run <name> <words>`) go to; null when it takes none. */
+  textInput: z.string().nullable(),
   /** Agent steps need a Pi session: such a workflow starts from Pi, not from `piw run`. */
   agentSteps: z.array(z.string()),
   /** Why a workflow file that was found cannot be started (it does not compile); null when it can. */

@@ -191,7 +191,7 @@ describe("piw --json, exit codes and what the CLI says about a run", () => {
   );
 
   it(
-    "workflows lists the project's and the agent folder's workflows with title, input keys and source",
+    "workflows lists the project's and the agent folder's workflows and the built-ins with title, input keys, purpose and source",
     async () => {
       const agentDir = join(home, "agent");
       mkdirSync(join(agentDir, "workflows"), { recursive: true });
@@ -209,7 +209,24 @@ describe("piw --json, exit codes and what the CLI says about a run", () => {
       expect(text.code).toBe(0);
       const out = parsed("workflows", json.stdout);
       const byName = new Map(out.workflows.map((workflow) => [workflow.name, workflow]));
-      expect([...byName.keys()].sort()).toEqual(["bad", "broken", "chat", "mine", "slow", "steps"]);
+      expect([...byName.keys()].sort()).toEqual([
+        "bad",
+        "broken",
+        "chat",
+        "mine",
+        "sanity-check",
+        "slow",
+        "steps",
+      ]);
+      expect(byName.get("sanity-check")).toMatchObject({
+        title: "Sanity check of a change",
+        source: { kind: "builtin", path: null },
+        input: { keys: ["focus", "base", "mode", "failOn"], required: [] },
+        textInput: "focus",
+        summary: expect.stringContaining("verdict"),
+        problem: null,
+      });
+      expect(byName.get("mine")).toMatchObject({ textInput: "task", summary: null });
       expect(byName.get("mine")).toMatchObject({
         title: "My own",
         source: { kind: "global", path: join(agentDir, "workflows", "mine.workflow.ts") },
@@ -220,6 +237,9 @@ describe("piw --json, exit codes and what the CLI says about a run", () => {
       expect(byName.get("bad")?.problem).toContain("export default defineWorkflow");
       expect(text.stdout).toMatch(/^mine +My own +task, notes\? +global$/m);
       expect(text.stdout).toMatch(/^bad +\(cannot start\)/m);
+      expect(text.stdout).toMatch(
+        /^sanity-check +Sanity check of a change +focus <words>\?, base\?, mode\?, failOn\? +builtin/m,
+      );
       rmSync(join(project, ".pi", "workflows", "bad.workflow.ts"));
     },
     SLOW,

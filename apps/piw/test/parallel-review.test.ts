@@ -50,7 +50,8 @@ afterAll(async () => {
   await cleanUp(home);
   await model?.close();
   rmSync(user, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
-  for (const project of projects) rmSync(project, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+  for (const project of projects)
+    rmSync(project, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
 });
 
 /** A project with a sum module and its test; `bug` makes the module wrong and adds a file that does not parse. */

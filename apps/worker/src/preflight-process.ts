@@ -3,5 +3,6 @@
 // The model check loads Pi's SDK only for a workflow with isolated agent steps.
 import { servePreflight } from "@piw/engine";
 import { createModelCheck } from "@piw/pi-agent";
+import "./register-builtins.js";
 
 servePreflight({ checkModels: createModelCheck() });

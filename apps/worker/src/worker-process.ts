@@ -11,6 +11,7 @@ import { PIW_ENV, readPiwEnv } from "@piw/state-dir";
 const stateDir = readPiwEnv(process.env, PIW_ENV.home);
 enableCompileCache(stateDir.kind === "set" ? join(stateDir.value, "compile-cache") : undefined);
 const { runWorkerProcess } = await import("@piw/worker");
+await import("./register-builtins.js");
 // Written now, while the host waits for our hello, rather than when the process exits.
 flushCompileCache();
 await runWorkerProcess();

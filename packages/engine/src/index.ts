@@ -134,6 +134,7 @@ export {
   reserveRequest,
 } from "./launch/prepare-launch.js";
 export { registerBuiltinWorkflow } from "./loader/builtin-registry.js";
+export { builtinRevision } from "./loader/builtin-revision.js";
 export type { LoadedWorkflow } from "./loader/load-workflow-file.js";
 export { AUTHORING_MODULE, loadWorkflowFile, WORKFLOW_FILE_SUFFIX } from "./loader/load-workflow-file.js";
 export type { ResolveWorkflowOptions } from "./loader/resolve-workflow.js";
@@ -146,7 +147,7 @@ export {
 export type { WorkflowLoadErrorCode } from "./loader/workflow-load-error.js";
 export { WorkflowLoadError } from "./loader/workflow-load-error.js";
 export type { StartableWorkflow, WorkflowOrigin } from "./preflight/describe-workflows.js";
-export { describeStartableWorkflows } from "./preflight/describe-workflows.js";
+export { describeBuiltins, describeStartableWorkflows } from "./preflight/describe-workflows.js";
 export type {
   LaunchPreflight,
   PreflightEnv,

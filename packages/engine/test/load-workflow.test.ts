@@ -9,6 +9,7 @@ import {
   compute,
   defineWorkflow,
   loadWorkflowFile,
+  builtinRevision,
   registerBuiltinWorkflow,
   resolveWorkflow,
   WorkflowLoadError,
@@ -213,7 +214,7 @@ describe("resolveWorkflow", () => {
       "home/.pi/agent/workflows/shared.workflow.ts",
       workflowSource("shared", "home"),
     );
-    const unregister = registerBuiltinWorkflow(builtin, { revision: "r1" });
+    const unregister = registerBuiltinWorkflow(builtin);
     try {
       const titles: (string | undefined)[] = [];
       titles.push((await resolveWorkflow("shared", { cwd, homeDir })).workflow.title);
@@ -223,7 +224,11 @@ describe("resolveWorkflow", () => {
       const fromBuiltins = await resolveWorkflow("shared", { cwd, homeDir });
       titles.push(fromBuiltins.workflow.title);
       expect(titles).toEqual(["project", "home", "built-in"]);
-      expect(fromBuiltins.source).toEqual({ kind: "builtin", id: "shared", revision: "r1" });
+      expect(fromBuiltins.source).toEqual({
+        kind: "builtin",
+        id: "shared",
+        revision: builtinRevision(builtin),
+      });
     } finally {
       unregister();
     }
@@ -252,8 +257,6 @@ describe("resolveWorkflow", () => {
       const error = await loadError(resolveWorkflow(name, { cwd: root, homeDir: root }));
       expect([name, error.code]).toEqual([name, "workflow_invalid"]);
     }
-    expect(() => registerBuiltinWorkflow({ ...builtin, name: "list" }, { revision: "r1" })).toThrow(
-      /reserved/,
-    );
+    expect(() => registerBuiltinWorkflow({ ...builtin, name: "list" })).toThrow(/reserved/);
   });
 });

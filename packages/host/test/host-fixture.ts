@@ -255,7 +255,10 @@ export function nodeForAnyUser(): { path: string; cleanup(): void } {
   const path = join(dir, "node");
   copyFileSync(process.execPath, path);
   chmodSync(path, 0o755);
-  return { path, cleanup: () => rmSync(dir, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 }) };
+  return {
+    path,
+    cleanup: () => rmSync(dir, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 }),
+  };
 }
 
 /** Workflows the tests run. Each compiles with the engine and runs in the real worker. */

@@ -37,6 +37,8 @@ export const preflightRequestSchema = z.discriminatedUnion("type", [
     ref: z.string().min(1).max(4096),
     cwd: z.string().min(1).max(4096),
   }),
+  /** Every built-in workflow the child has, described: the asker runs no workflow code to list them. */
+  z.object({ type: z.literal("builtins"), requestId: requestIdSchema, cwd: z.string().min(1).max(4096) }),
 ]);
 export type PreflightRequest = z.infer<typeof preflightRequestSchema>;
 
@@ -78,6 +80,10 @@ const workflowDescriptionSchema = z.object({
     })
     .nullable(),
   takesInput: z.boolean(),
+  /** One line on what the workflow is for. */
+  summary: z.string().max(PREFLIGHT_MAX_TEXT).nullable(),
+  /** The input field free words go to; null when the workflow takes no input. */
+  textInput: z.string().max(PREFLIGHT_MAX_TEXT).nullable(),
   agentSteps: z.array(z.string().max(4096)),
 });
 export type WorkflowDescription = z.infer<typeof workflowDescriptionSchema>;
@@ -89,6 +95,11 @@ export const preflightReplySchema = z.discriminatedUnion("type", [
     workflow: workflowDescriptionSchema,
   }),
   z.object({ type: z.literal("launch.prepared"), requestId: requestIdSchema, launch: preflightLaunchSchema }),
+  z.object({
+    type: z.literal("builtins.described"),
+    requestId: requestIdSchema,
+    workflows: z.array(workflowDescriptionSchema).max(PREFLIGHT_MAX_PROBLEMS),
+  }),
   z.object({ type: z.literal("refused"), requestId: requestIdSchema, refusal: preflightRefusalSchema }),
   /** Workflow code threw outside any await of the load (a timer, a stray rejection). */
   z.object({ type: z.literal("crashed"), requestId: requestIdSchema }),

@@ -222,7 +222,7 @@ export class TestHost {
   }
 }
 
-function expectSaved<T>(t: Transition<T>): T {
+export function expectSaved<T>(t: Transition<T>): T {
   if (t.kind === "applied" || t.kind === "adopted") return t.value;
   throw new Error(`expected a saved transition, got ${JSON.stringify(t)}`);
 }

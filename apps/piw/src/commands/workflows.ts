@@ -30,19 +30,45 @@ function entryOf(found: StartableWorkflow): WorkflowEntry {
   const source = { kind: found.origin.kind, path: found.origin.path };
   if (found.kind === "refused") {
     const problem = [found.refusal.message, ...found.refusal.problems].join(" ");
-    return { name: found.name, title: null, source, input: null, takesInput: null, agentSteps: [], problem };
+    return {
+      name: found.name,
+      title: null,
+      source,
+      input: null,
+      takesInput: null,
+      summary: null,
+      textInput: null,
+      agentSteps: [],
+      problem,
+    };
   }
-  const { title, input, takesInput, agentSteps } = found.workflow;
-  return { name: found.name, title, source, input, takesInput, agentSteps, problem: null };
+  const { title, input, takesInput, summary, textInput, agentSteps } = found.workflow;
+  return {
+    name: found.name,
+    title,
+    source,
+    input,
+    takesInput,
+    summary,
+    textInput,
+    agentSteps,
+    problem: null,
+  };
 }
 
-/** `task (required), notes`, or what kind of input the workflow takes when it has no keys to name. */
+/**
+ * `task, notes?` (`?`: optional; `<words>`: where free words go), or what kind of input the workflow
+ * takes when it has no keys to name.
+ */
 function inputSummary(entry: WorkflowEntry): string {
   if (entry.problem !== null) return "-";
   if (entry.takesInput === false) return "none";
   if (entry.input === null) return "JSON";
   if (entry.input.keys.length === 0) return "{}";
-  return entry.input.keys.map((key) => (entry.input?.required.includes(key) ? key : `${key}?`)).join(", ");
+  const words = (key: string) => (key === entry.textInput && key !== "task" ? `${key} <words>` : key);
+  return entry.input.keys
+    .map((key) => (entry.input?.required.includes(key) ? words(key) : `${words(key)}?`))
+    .join(", ");
 }
 
 function renderWorkflows(entries: readonly WorkflowEntry[]): string[] {
@@ -61,7 +87,13 @@ function renderWorkflows(entries: readonly WorkflowEntry[]): string[] {
   );
   const line = (cells: string[]) =>
     cells.map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join("  ");
-  const lines = [line(header), ...rows.map(line)];
+  // Each row, then its one-line purpose when the workflow gives one.
+  const lines = [line(header)];
+  rows.forEach((row, i) => {
+    lines.push(line(row));
+    const summary = entries[i]?.summary;
+    if (summary) lines.push(`  ${summary}`);
+  });
   for (const entry of entries) {
     if (entry.problem !== null) lines.push(`${entry.name}: ${entry.problem}`);
   }

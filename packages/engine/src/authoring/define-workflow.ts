@@ -18,6 +18,8 @@ declare const includeExits: unique symbol;
 /** The exit a workflow ends at when it declares none. */
 export const DEFAULT_EXIT = "done";
 export const DEFAULT_MAX_STEPS = 1000;
+/** The input field free words go to when a workflow names none (`textInput`). */
+export const DEFAULT_TEXT_INPUT = "task";
 
 /**
  * What `defineWorkflow` returns: the author's declaration, unchecked. `compileWorkflow` validates it and
@@ -28,7 +30,9 @@ export interface WorkflowDefinition<Name extends string = string, In = never, X 
   readonly kind: "workflow";
   readonly name: Name;
   readonly title?: string;
+  readonly summary?: string;
   readonly input?: ZodType;
+  readonly textInput?: string;
   readonly startAt: string;
   readonly nodes: Readonly<Record<string, WorkflowNode>>;
   readonly includes: Readonly<Record<string, WorkflowInclude>>;
@@ -83,6 +87,14 @@ export function includeWorkflow<W extends WorkflowDefinition, PI = unknown>(
 }
 
 type InputAccepted<S> = S extends ZodType ? z.input<S> : undefined;
+
+/** The top-level input keys that take a string: where free words can go. */
+type TextInputKey<S> = S extends ZodType
+  ? {
+      [K in keyof z.input<S>]-?: string extends NonNullable<z.input<S>[K]> ? K : never;
+    }[keyof z.input<S>] &
+      string
+  : never;
 type Names<R> = keyof R & string;
 type Target<N, M, X extends string> = Names<N> | Names<M> | X;
 
@@ -115,8 +127,15 @@ export interface WorkflowSpec<
 > {
   name: Name;
   title?: string;
+  /** One line on what the workflow is for, shown by `piw workflows` and `/workflow` completions. */
+  summary?: string;
   /** A zod schema for the run input; nodes see its parsed output as `ctx.input`. */
   input?: S;
+  /**
+   * The input field that free words go to (`piw run <name> <words>`, `/workflow <name> <words>`);
+   * a top-level string field of `input`. Default: `task`.
+   */
+  textInput?: NoInfer<TextInputKey<S>>;
   startAt: NoInfer<Names<N> | Names<M>>;
   nodes: N;
   /** Child workflows mounted by name (`includeWorkflow`); edges enter a mount by its name. */

@@ -19,7 +19,13 @@ export type {
   WorkflowInclude,
   WorkflowSpec,
 } from "./define-workflow.js";
-export { DEFAULT_EXIT, DEFAULT_MAX_STEPS, defineWorkflow, includeWorkflow } from "./define-workflow.js";
+export {
+  DEFAULT_EXIT,
+  DEFAULT_MAX_STEPS,
+  DEFAULT_TEXT_INPUT,
+  defineWorkflow,
+  includeWorkflow,
+} from "./define-workflow.js";
 export { DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS } from "../compiler/deadlines.js";
 export type {
   DecisionEdge,

@@ -9,6 +9,7 @@ import type { CompileProblem } from "./compile-error.js";
 import { compileNode, isZodSchema } from "./compile-node.js";
 import { workflowTimeoutDefaults } from "./deadlines.js";
 import type { CompiledNode } from "./compiled-workflow.js";
+import { inputKeysOf } from "../launch/input-keys.js";
 import { fieldName, unknownFields } from "./known-fields.js";
 import { joinPath, localNameProblem, workflowNameProblem } from "./names.js";
 import { branchScopesOf } from "./parallel-node.js";
@@ -274,7 +275,9 @@ const WORKFLOW_FIELDS: readonly (keyof WorkflowDefinition & string)[] = [
   "kind",
   "name",
   "title",
+  "summary",
   "input",
+  "textInput",
   "startAt",
   "nodes",
   "includes",
@@ -316,9 +319,13 @@ function checkWorkflowFields(definition: WorkflowDefinition, path: string, probl
   if (definition.title !== undefined && typeof definition.title !== "string") {
     problems.push({ path: at("title"), message: "title must be a string" });
   }
+  if (definition.summary !== undefined && typeof definition.summary !== "string") {
+    problems.push({ path: at("summary"), message: "summary must be a string" });
+  }
   if (definition.input !== undefined && !isZodSchema(definition.input)) {
     problems.push({ path: at("input"), message: "input must be a zod schema" });
   }
+  checkTextInput(definition, at("textInput"), problems);
   if (definition.presentationPrompt !== undefined && typeof definition.presentationPrompt !== "string") {
     problems.push({ path: at("presentationPrompt"), message: "presentationPrompt must be a string" });
   }
@@ -326,5 +333,26 @@ function checkWorkflowFields(definition: WorkflowDefinition, path: string, probl
   const steps = definition.maxSteps;
   if (typeof steps !== "number" || !Number.isInteger(steps) || steps < 1 || steps > 1_000_000) {
     problems.push({ path: at("maxSteps"), message: "maxSteps must be an integer from 1 to 1000000" });
+  }
+}
+
+/**
+ * Free words become `{ [textInput]: words }`: the field must be a key of an object input schema,
+ * or every start from words would be refused.
+ */
+function checkTextInput(definition: WorkflowDefinition, path: string, problems: CompileProblem[]): void {
+  const field = definition.textInput;
+  if (field === undefined) return;
+  if (typeof field !== "string") {
+    problems.push({ path, message: "textInput must be the name of an input field" });
+    return;
+  }
+  const schema = definition.input;
+  const shape = schema !== undefined && isZodSchema(schema) ? inputKeysOf(schema) : undefined;
+  if (shape === undefined || !shape.keys.includes(field)) {
+    problems.push({
+      path,
+      message: `textInput ${fieldName(field)} is not a field of the input (it needs an object input schema with that key)`,
+    });
   }
 }

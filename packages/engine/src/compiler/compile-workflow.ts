@@ -1,6 +1,10 @@
 import { canonicalJson } from "@piw/protocol";
 import type { ZodType } from "zod";
-import { isWorkflowDefinition, type WorkflowDefinition } from "../authoring/define-workflow.js";
+import {
+  DEFAULT_TEXT_INPUT,
+  isWorkflowDefinition,
+  type WorkflowDefinition,
+} from "../authoring/define-workflow.js";
 import type { WorkflowNode } from "../authoring/node-specs.js";
 import { buildManifest, resolvedEdges } from "./build-manifest.js";
 import { collectScopes } from "./collect-scopes.js";
@@ -96,6 +100,7 @@ export function compileWorkflow(definition: WorkflowDefinition): CompiledWorkflo
     manifest,
     startPath,
     maxSteps: definition.maxSteps,
+    textInput: definition.textInput ?? DEFAULT_TEXT_INPUT,
     notifyModel: {
       onFailure: definition.notifyModel?.onFailure ?? true,
       onCancel: definition.notifyModel?.onCancel ?? true,
@@ -118,6 +123,7 @@ export function compileWorkflow(definition: WorkflowDefinition): CompiledWorkflo
     scopeOutputs,
   };
   if (definition.title !== undefined) compiled.title = definition.title;
+  if (definition.summary !== undefined) compiled.summary = definition.summary;
   if (definition.input !== undefined) compiled.inputSchema = definition.input;
   if (definition.presentationPrompt !== undefined)
     compiled.presentationPrompt = definition.presentationPrompt;

@@ -225,6 +225,10 @@ export type NextStep =
 export interface CompiledWorkflow {
   name: string;
   title?: string;
+  /** One line on what the workflow is for. */
+  summary?: string;
+  /** The input field free words go to; `task` when the workflow names none. */
+  textInput: string;
   digest: string;
   manifest: GraphManifest;
   startPath: string;

@@ -1,6 +1,5 @@
 import { readdirSync } from "node:fs";
 import type { ErrorCode, JsonValue, ReservePreparedRun } from "@piw/protocol";
-import type { ZodType } from "zod";
 import type { LoadedWorkflow } from "../loader/load-workflow-file.js";
 import { WORKFLOW_FILE_SUFFIX } from "../loader/load-workflow-file.js";
 import { resolveWorkflow, workflowSearchDirs } from "../loader/resolve-workflow.js";
@@ -34,7 +33,10 @@ export interface LaunchRequest {
   /** A workflow name or a path to a `<name>.workflow.ts` file. */
   ref: string;
   cwd: string;
-  /** Free-text task; becomes `{ task }` when the workflow takes input and no whole input is given. */
+  /**
+   * Free words; they become the workflow's `textInput` field (`{ task }` by default) when it takes
+   * input and no whole input is given.
+   */
   task?: string | undefined;
   /** The whole input, when given. */
   input?: JsonValue | undefined;
@@ -96,10 +98,10 @@ export async function prepareInput(
     }
     input = null;
   } else {
-    input = task !== undefined ? { task } : {};
+    input = task !== undefined ? { [workflow.textInput]: task } : {};
   }
   if (workflow.inputSchema !== undefined) {
-    refuseUnknownKeys(loaded.name, workflow.inputSchema, input, request.input === undefined);
+    refuseUnknownKeys(loaded, input, request.input === undefined);
     const checked = await workflow.inputSchema.safeParseAsync(input);
     if (!checked.success) {
       const problems = checked.error.issues.map(
@@ -120,15 +122,18 @@ export async function prepareInput(
 
 /**
  * A key the input schema does not have would be dropped without a word: refuse it, naming the keys
- * the workflow takes. Task words become `task`, so a workflow without that key refuses them here.
+ * the workflow takes. Free words become the `textInput` field, so a workflow without it refuses them here.
  */
-function refuseUnknownKeys(name: string, schema: ZodType, input: JsonValue, fromTask: boolean): void {
-  const known = inputKeysOf(schema);
+function refuseUnknownKeys(loaded: LoadedWorkflow, input: JsonValue, fromTask: boolean): void {
+  const { name, workflow } = loaded;
+  if (workflow.inputSchema === undefined) return;
+  const known = inputKeysOf(workflow.inputSchema);
   if (known === undefined) return;
   const unknown = unknownInputKeys(input, known);
   if (unknown.length === 0) return;
   const keys = `its input keys are: ${describeInputKeys(known)}`;
   if (fromTask) {
+    // Only the default field can be missing: the compiler checks a named `textInput`.
     throw new LaunchRefused("input_invalid", `workflow ${name} takes no task words; ${keys}`, [
       "give the whole input as JSON instead",
     ]);

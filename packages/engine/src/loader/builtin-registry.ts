@@ -1,5 +1,6 @@
 import type { WorkflowDefinition } from "../authoring/define-workflow.js";
 import { workflowNameProblem } from "../compiler/names.js";
+import { builtinRevision } from "./builtin-revision.js";
 
 /** A workflow shipped with piw; `revision` changes whenever its definition does. */
 export interface BuiltinWorkflow {
@@ -10,17 +11,16 @@ export interface BuiltinWorkflow {
 // Resolution checks this after the project and home folders, so a user file can shadow a built-in.
 const builtins = new Map<string, BuiltinWorkflow>();
 
-/** Registers a built-in workflow under its name; returns a function that removes it again. */
-export function registerBuiltinWorkflow(
-  definition: WorkflowDefinition,
-  options: { revision: string },
-): () => void {
+/**
+ * Registers a built-in workflow under its name, with the revision its definition hashes to; returns a
+ * function that removes it again. A definition that does not compile throws: that is a bug of piw's.
+ */
+export function registerBuiltinWorkflow(definition: WorkflowDefinition): () => void {
   const problem = workflowNameProblem(definition.name);
   if (problem !== undefined) throw new Error(`cannot register built-in workflow: ${problem}`);
-  if (options.revision === "") throw new Error("a built-in workflow needs a non-empty revision");
   if (builtins.has(definition.name))
     throw new Error(`built-in workflow "${definition.name}" is already registered`);
-  const entry = { definition, revision: options.revision };
+  const entry = { definition, revision: builtinRevision(definition) };
   builtins.set(definition.name, entry);
   return () => {
     if (builtins.get(definition.name) === entry) builtins.delete(definition.name);

@@ -2,7 +2,6 @@ import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import type { WorkflowDescription } from "@piw/protocol";
 import { LaunchRefused, listWorkflowFiles } from "../launch/prepare-launch.js";
-import { listBuiltinWorkflowNames } from "../loader/builtin-registry.js";
 import { WORKFLOW_FILE_SUFFIX } from "../loader/load-workflow-file.js";
 import { workflowSearchDirs } from "../loader/resolve-workflow.js";
 import { crashed, evaluatePreflight, type PreflightOptions, refusalFor } from "./evaluate-preflight.js";
@@ -19,7 +18,8 @@ export type StartableWorkflow = {
 /**
  * The workflows a name starts from `cwd`, found as `resolveWorkflow` finds them (project
  * `.pi/workflows/`, then the agent folder's `workflows/`, then the built-ins; a name found first
- * shadows the later ones), each described in its own preflight child, so no workflow code runs here.
+ * shadows the later ones), each file described in its own preflight child and the built-ins together
+ * in one, so no workflow code runs here.
  */
 export async function describeStartableWorkflows(
   cwd: string,
@@ -31,18 +31,31 @@ export async function describeStartableWorkflows(
     const path = join(dir, `${name}${WORKFLOW_FILE_SUFFIX}`);
     found.push({ name, ref: path, origin: { kind: dir === projectDir ? "project" : "global", path } });
   }
-  for (const name of listBuiltinWorkflowNames()) {
-    if (!found.some((entry) => entry.name === name)) {
-      found.push({ name, ref: name, origin: { kind: "builtin", path: null } });
-    }
-  }
   const described: StartableWorkflow[] = [];
   // One child at a time: a machine with few cores is not worth flooding for a listing.
   for (const entry of found) {
     const outcome = await describeOne(entry.ref, cwd, options);
     described.push({ name: entry.name, origin: entry.origin, ...outcome });
   }
+  const builtin = { kind: "builtin", path: null } as const;
+  for (const workflow of await describeBuiltins(cwd, options)) {
+    if (found.some((entry) => entry.name === workflow.name)) continue;
+    described.push({ name: workflow.name, origin: builtin, kind: "described", workflow });
+  }
   return described;
+}
+
+/**
+ * The built-ins, described by one preflight child (they are registered there and in the worker, never
+ * in the CLI or Pi). Without a child to ask, there are none to list: starting one would fail the same way.
+ */
+export async function describeBuiltins(
+  cwd: string,
+  options: PreflightOptions,
+): Promise<WorkflowDescription[]> {
+  const outcome = await evaluatePreflight({ type: "builtins", requestId: randomUUID(), cwd }, options);
+  if (outcome.kind !== "replied" || outcome.reply.type !== "builtins.described") return [];
+  return outcome.reply.workflows;
 }
 
 async function describeOne(
@@ -66,6 +79,7 @@ async function describeOne(
     case "crashed":
       return { kind: "refused", refusal: crashed(what) };
     case "launch.prepared":
+    case "builtins.described":
       return { kind: "refused", refusal: refusalFor({ kind: "reply_invalid" }, what) };
     default:
       return reply satisfies never;

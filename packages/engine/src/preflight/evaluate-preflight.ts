@@ -215,6 +215,7 @@ export async function preflightLaunch(
     case "launch.prepared":
       return reply.launch;
     case "described":
+    case "builtins.described":
       throw refusalFor({ kind: "reply_invalid" }, what);
     case "refused":
       throw new LaunchRefused(

@@ -10,7 +10,9 @@ import {
   type WorkflowDescription,
 } from "@piw/protocol";
 import { inputKeysOf } from "../launch/input-keys.js";
+import { listBuiltinWorkflowNames } from "../loader/builtin-registry.js";
 import type { LoadedWorkflow } from "../loader/load-workflow-file.js";
+import { loadBuiltinWorkflow } from "../loader/resolve-workflow.js";
 import {
   agentStepPaths,
   LaunchRefused,
@@ -34,6 +36,8 @@ function answer(request: PreflightRequest, options: ServePreflightOptions): Prom
       return answerLaunch(request, options);
     case "describe":
       return answerDescribe(request);
+    case "builtins":
+      return Promise.resolve(answerBuiltins(request));
     default:
       return request satisfies never;
   }
@@ -45,19 +49,37 @@ async function answerDescribe(
   const { requestId } = request;
   try {
     const loaded = await loadForLaunch(request.ref, request.cwd);
-    const schema = loaded.workflow.inputSchema;
-    const workflow: WorkflowDescription = {
-      name: loaded.name,
-      title: loaded.workflow.title ?? null,
-      input: schema === undefined ? null : (inputKeysOf(schema) ?? null),
-      takesInput: schema !== undefined,
-      agentSteps: agentStepPaths(loaded),
-    };
-    return { type: "described", requestId, workflow };
+    return { type: "described", requestId, workflow: describeLoaded(loaded) };
   } catch (error) {
     if (!(error instanceof LaunchRefused)) throw error;
     return { type: "refused", requestId, refusal: boundedRefusal(error) };
   }
+}
+
+function describeLoaded(loaded: LoadedWorkflow): WorkflowDescription {
+  const { workflow } = loaded;
+  const schema = workflow.inputSchema;
+  return {
+    name: loaded.name,
+    title: workflow.title === undefined ? null : clip(workflow.title),
+    input: schema === undefined ? null : (inputKeysOf(schema) ?? null),
+    takesInput: schema !== undefined,
+    summary: workflow.summary === undefined ? null : clip(workflow.summary),
+    textInput: schema === undefined ? null : workflow.textInput,
+    agentSteps: agentStepPaths(loaded),
+  };
+}
+
+/** The built-ins registered in this child, described; one that does not compile is left out. */
+function answerBuiltins(request: Extract<PreflightRequest, { type: "builtins" }>): PreflightReply {
+  const workflows = listBuiltinWorkflowNames().flatMap((name) => {
+    try {
+      return [describeLoaded(loadBuiltinWorkflow(name))];
+    } catch {
+      return [];
+    }
+  });
+  return { type: "builtins.described", requestId: request.requestId, workflows };
 }
 
 /** What the model check leaves of the asker's time limit, for the reply and the exit. */

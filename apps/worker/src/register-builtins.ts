@@ -1,0 +1,6 @@
+// The built-in workflows exist only where workflow code runs: in this worker and in the preflight child,
+// which resolve a name to them when no project or global file shadows it (the CLI and Pi never load them).
+import { BUILTIN_WORKFLOWS } from "@piw/builtins";
+import { registerBuiltinWorkflow } from "@piw/engine";
+
+for (const definition of BUILTIN_WORKFLOWS) registerBuiltinWorkflow(definition);

@@ -1,0 +1,1 @@
+export { BUILTIN_WORKFLOWS } from "./builtin-workflows.js";

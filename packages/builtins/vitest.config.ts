@@ -1,0 +1,3 @@
+import { definePackageProject } from "../../vitest.shared.js";
+
+export default definePackageProject(import.meta.dirname);
