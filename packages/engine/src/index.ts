@@ -45,6 +45,7 @@ export type {
   WorkflowInclude,
   WorkflowNode,
   WorkflowSpec,
+  WrittenTextFile,
 } from "./authoring/index.js";
 export {
   action,
@@ -57,6 +58,7 @@ export {
   decision,
   decisionEdge,
   defineWorkflow,
+  fileDigest,
   includeWorkflow,
   MAX_TIMEOUT_MS,
   map,
@@ -64,8 +66,10 @@ export {
   parallel,
   ProgressInvalid,
   shell,
+  textDigest,
   wait,
   WorkflowError,
+  writeTextFile,
 } from "./authoring/index.js";
 export type { CompileProblem } from "./compiler/compile-error.js";
 export type { NodeTimeout, TimedNodeKind } from "./compiler/deadlines.js";

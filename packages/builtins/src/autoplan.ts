@@ -1,0 +1,229 @@
+import {
+  type ActionContext,
+  action,
+  agent,
+  compute,
+  defineWorkflow,
+  fileDigest,
+  type NodeContext,
+  textDigest,
+  WorkflowError,
+  writeTextFile,
+} from "piw";
+import { z } from "zod";
+import { defaultPlanPath, type PlanDecision, renderPlan, utcDay } from "./autoplan-plan-file.js";
+import {
+  framePrompt,
+  PLANNER_SYSTEM_PROMPT,
+  planPrompt,
+  proposePrompt,
+  type Request,
+} from "./autoplan-prompts.js";
+import { checkProposal, frameSchema, planSchema, proposalSchema } from "./autoplan-schemas.js";
+
+/** A conversation step may take a while: the user can talk to the model between its turns. */
+const STEP_TIMEOUT_MS = 30 * 60_000;
+
+const inputSchema = z.object({
+  /** The problem in the requester's words: the free words of `/workflow autoplan <words>`. */
+  problem: z
+    .string()
+    .max(8000)
+    .refine((text) => text.trim() !== "", "describe the problem to plan"),
+  scope: z.string().min(1).max(2000).optional(),
+  constraints: z.array(z.string().min(1).max(500)).max(20).default([]),
+  planFile: z.string().min(1).max(500).regex(/\.md$/, "a markdown file path, ending in .md").optional(),
+  approval: z.enum(["required", "auto", "skip"]).default("auto"),
+});
+type Input = z.output<typeof inputSchema>;
+type Ctx = NodeContext<Input>;
+
+const requestSchema = z.object({
+  problem: z.string(),
+  scope: z.string().nullable(),
+  constraints: z.array(z.string()),
+  planFile: z.string(),
+});
+
+const draftSchema = z.object({
+  path: z.string(),
+  digest: z.string(),
+  text: z.string(),
+  existing: z.enum(["none", "same", "different"]),
+  decision: z.custom<PlanDecision>(),
+});
+type Draft = z.infer<typeof draftSchema>;
+
+function parsed<T>(schema: z.ZodType<T>, value: unknown): T {
+  const result = schema.safeParse(value);
+  // Earlier nodes' outputs were checked when they were saved; a mismatch is a bug of this workflow.
+  if (!result.success) throw new WorkflowError("autoplan: an earlier step's output has an unexpected shape.");
+  return result.data;
+}
+
+const requestOf = ({ outputs }: Ctx): Request & { planFile: string } =>
+  parsed(requestSchema, outputs.problem);
+
+/** The model's choice and how it stood at the gate. */
+function decisionOf(ctx: Ctx): PlanDecision {
+  const proposal = parsed(proposalSchema, ctx.outputs.propose);
+  return { ...proposal.choice, chosenBy: "model", revisions: [] };
+}
+
+/** What a finished plan reports, whether it was written now or was already there. */
+interface PlanFacts {
+  path: string;
+  digest: string;
+  title: string;
+  summary: string;
+  approach: string;
+  chosenBy: PlanDecision["chosenBy"];
+}
+
+/**
+ * What autoplan ends with. `ready`: the plan file was written (`created`, or `replaced` an older
+ * plan). `unchanged`: the file already held exactly this plan, so it was not rewritten. `blocked`:
+ * no plan, and why.
+ */
+export type AutoplanResult =
+  | (PlanFacts & { status: "ready"; file: "created" | "replaced"; bytes: number })
+  | (PlanFacts & { status: "unchanged"; message: string })
+  | { status: "blocked"; stage: "frame" | "approval" | "revisions"; reason: string };
+
+function planFacts(ctx: Ctx, draft: Draft): PlanFacts {
+  const plan = parsed(planSchema, ctx.outputs.plan);
+  return {
+    path: draft.path,
+    digest: draft.digest,
+    title: plan.title,
+    summary: plan.summary,
+    approach: draft.decision.approach,
+    chosenBy: draft.decision.chosenBy,
+  };
+}
+
+function blocked(ctx: Ctx): AutoplanResult {
+  const frame = parsed(frameSchema, ctx.outputs.frame);
+  return { status: "blocked", stage: "frame", reason: frame.blocker ?? "The problem could not be framed." };
+}
+
+/**
+ * autoplan: from a problem in the requester's words to a chosen approach and a written plan, in the
+ * conversation where it was asked (or isolated read-only sessions when started from a shell).
+ */
+export default defineWorkflow({
+  name: "autoplan",
+  title: "Plan a change",
+  summary:
+    "Frame a problem from the repository, weigh two or three approaches, choose one and write the plan as a markdown file.",
+  input: inputSchema,
+  textInput: "problem",
+  startAt: "problem",
+  nodes: {
+    problem: compute({
+      title: "The problem, as given",
+      run: ({ input }: Ctx): z.infer<typeof requestSchema> => ({
+        problem: input.problem,
+        scope: input.scope ?? null,
+        constraints: input.constraints,
+        // Fixed here, once: a plan written on a later day of the same run keeps its name.
+        planFile: input.planFile ?? defaultPlanPath(utcDay(new Date()), input.problem),
+      }),
+    }),
+    frame: agent({
+      title: "Frame the problem",
+      statusDetail: "reading the repository to frame the problem",
+      systemPrompt: PLANNER_SYSTEM_PROMPT,
+      timeoutMs: STEP_TIMEOUT_MS,
+      prompt: (ctx: Ctx) => framePrompt(requestOf(ctx)),
+      output: frameSchema,
+    }),
+    propose: agent({
+      title: "Weigh approaches",
+      statusDetail: "proposing approaches and the ideal",
+      systemPrompt: PLANNER_SYSTEM_PROMPT,
+      timeoutMs: STEP_TIMEOUT_MS,
+      prompt: (ctx: Ctx) => proposePrompt(requestOf(ctx), parsed(frameSchema, ctx.outputs.frame), null),
+      output: proposalSchema,
+      validate: checkProposal,
+    }),
+    plan: agent({
+      title: "Write the plan",
+      statusDetail: "writing the plan for the chosen approach",
+      systemPrompt: PLANNER_SYSTEM_PROMPT,
+      timeoutMs: STEP_TIMEOUT_MS,
+      prompt: (ctx: Ctx) =>
+        planPrompt(
+          requestOf(ctx),
+          parsed(frameSchema, ctx.outputs.frame),
+          parsed(proposalSchema, ctx.outputs.propose),
+          decisionOf(ctx).approach,
+        ),
+      output: planSchema,
+    }),
+    draft: compute({
+      title: "Render the plan",
+      run: async (ctx: Ctx): Promise<Draft> => {
+        const request = requestOf(ctx);
+        const decision = decisionOf(ctx);
+        const text = renderPlan({
+          ...request,
+          frame: parsed(frameSchema, ctx.outputs.frame),
+          proposal: parsed(proposalSchema, ctx.outputs.propose),
+          decision,
+          plan: parsed(planSchema, ctx.outputs.plan),
+        });
+        const digest = textDigest(text);
+        // Read before any write and saved with the draft: a crash retry of the write cannot mistake
+        // its own half-finished write for a plan that was already there.
+        const found = await fileDigest(request.planFile);
+        const existing = found === null ? "none" : found === digest ? "same" : "different";
+        return { path: request.planFile, digest, text, existing, decision };
+      },
+    }),
+    write: action({
+      title: "Write the plan file",
+      timeoutMs: 60_000,
+      run: async (ctx: ActionContext<Input>): Promise<AutoplanResult> => {
+        const draft = parsed(draftSchema, ctx.outputs.draft);
+        const written = await writeTextFile(ctx.effects, draft.path, draft.text);
+        return {
+          status: "ready",
+          ...planFacts(ctx, draft),
+          path: written.path,
+          bytes: written.bytes,
+          file: draft.existing === "none" ? "created" : "replaced",
+        };
+      },
+    }),
+    unchanged: compute({
+      title: "Plan unchanged",
+      run: (ctx: Ctx): AutoplanResult => {
+        const draft = parsed(draftSchema, ctx.outputs.draft);
+        return {
+          status: "unchanged",
+          ...planFacts(ctx, draft),
+          message: `${draft.path} already holds this exact plan (${draft.digest}); it was not rewritten.`,
+        };
+      },
+    }),
+    blocked: compute({ title: "Blocked", run: blocked }),
+  },
+  edges: {
+    problem: { to: "frame" },
+    frame: { to: ["propose", "blocked"], route: (frame) => (frame.blocker === null ? "propose" : "blocked") },
+    propose: { to: "plan" },
+    plan: { to: "draft" },
+    draft: {
+      to: ["write", "unchanged"],
+      route: (draft) => (draft.existing === "same" ? "unchanged" : "write"),
+    },
+    write: { to: "done" },
+    unchanged: { to: "done" },
+    blocked: { to: "done" },
+  },
+  presentationPrompt:
+    "Say where the plan was written, then summarise it in a few lines: the chosen approach and why, then " +
+    "its steps. If it is unchanged, say the file already held this plan and was not rewritten. If it is " +
+    "blocked, give the reason and what would unblock it. Quote the result; add nothing of your own.",
+});
