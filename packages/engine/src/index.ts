@@ -46,10 +46,24 @@ export type {
   WorkflowNode,
   WorkflowSpec,
   WrittenTextFile,
+  ApprovalAnswer,
+  ApprovalGate,
+  ApprovalMode,
+  ApprovalNode,
+  ApprovalOptions,
+  ApprovalOutput,
+  DefaultApprovalChoice,
+  WorkspaceMode,
+  WorkspaceNode,
+  WorkspaceOptions,
+  WorkspaceOutput,
 } from "./authoring/index.js";
 export {
   action,
   agent,
+  approval,
+  approvalChoice,
+  DEFAULT_APPROVAL_CHOICES,
   checkpoint,
   compute,
   DEFAULT_EXIT,
@@ -70,6 +84,8 @@ export {
   wait,
   WorkflowError,
   writeTextFile,
+  WORKSPACE_EFFECT,
+  workspace,
 } from "./authoring/index.js";
 export type { CompileProblem } from "./compiler/compile-error.js";
 export type { NodeTimeout, TimedNodeKind } from "./compiler/deadlines.js";

@@ -67,4 +67,16 @@ export type { RetryBackoff, RetryOn, RetryPolicy, WaitOptions, WaitOutput } from
 export type { WrittenTextFile } from "./text-files.js";
 export { fileDigest, textDigest, writeTextFile } from "./text-files.js";
 export { WorkflowError } from "./workflow-error.js";
+export type { WorkspaceMode, WorkspaceNode, WorkspaceOptions, WorkspaceOutput } from "./workspace.js";
+export { WORKSPACE_EFFECT, workspace } from "./workspace.js";
+export type {
+  ApprovalAnswer,
+  ApprovalGate,
+  ApprovalMode,
+  ApprovalNode,
+  ApprovalOptions,
+  ApprovalOutput,
+  DefaultApprovalChoice,
+} from "./approval.js";
+export { approval, approvalChoice, DEFAULT_APPROVAL_CHOICES } from "./approval.js";
 export { ProgressInvalid } from "../executor/visit-progress.js";
