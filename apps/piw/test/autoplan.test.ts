@@ -56,8 +56,20 @@ beforeAll(async () => {
       "Propose two or three",
       submit({
         approaches: [
-          { name: "A flag", summary: "Add verbose to options.", pros: ["small"], cons: ["one level"], effort: "small" },
-          { name: "Levels", summary: "A --log-level option.", pros: ["general"], cons: ["more"], effort: "medium" },
+          {
+            name: "A flag",
+            summary: "Add verbose to options.",
+            pros: ["small"],
+            cons: ["one level"],
+            effort: "small",
+          },
+          {
+            name: "Levels",
+            summary: "A --log-level option.",
+            pros: ["general"],
+            cons: ["more"],
+            effort: "medium",
+          },
         ],
         ideal: { endState: "Structured, levelled logs.", dependsOn: ["a logging library"] },
         choice: { approach: "A flag", reasons: ["It is what was asked."] },
@@ -70,7 +82,14 @@ beforeAll(async () => {
       submit({
         title: "A --verbose flag",
         summary: "Add the option and print each step when it is set.",
-        steps: [{ title: "Add the option", details: "verbose: false in options.", files: ["cli.ts"], verify: "--help lists it" }],
+        steps: [
+          {
+            title: "Add the option",
+            details: "verbose: false in options.",
+            files: ["cli.ts"],
+            verify: "--help lists it",
+          },
+        ],
         tests: ["prints steps with --verbose"],
         risks: [],
         openQuestions: [],
@@ -82,7 +101,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await cleanUp(home);
   await model?.close();
-  for (const dir of [user, repo]) rmSync(dir, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+  for (const dir of [user, repo])
+    rmSync(dir, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
 });
 
 async function history(runId: string): Promise<RunHistory> {
@@ -128,11 +148,19 @@ describe("piw run autoplan, headless", () => {
       // The first fact of the run is the problem exactly as given.
       const saved = await history(first.runId);
       expect(saved.steps[0]).toMatchObject({ path: "problem", output: { problem: PROBLEM } });
-      const steps = model.requests.filter((r) => /Frame this problem|Propose two or three|Write the implementation plan/.test(lastMessageText(r)));
+      const steps = model.requests.filter((r) =>
+        /Frame this problem|Propose two or three|Write the implementation plan/.test(lastMessageText(r)),
+      );
       expect(steps.length).toBeGreaterThanOrEqual(3);
       for (const request of steps) {
         expect(lastMessageText(request)).toContain(PROBLEM);
-        expect(request.tools.map((t) => t.function.name).sort()).toEqual(["find", "grep", "ls", "read", "workflow"]);
+        expect(request.tools.map((t) => t.function.name).sort()).toEqual([
+          "find",
+          "grep",
+          "ls",
+          "read",
+          "workflow",
+        ]);
       }
 
       const inode = statSync(path).ino;
@@ -155,7 +183,12 @@ describe("piw run autoplan, headless", () => {
       writeFileSync(join(repo, "PLAN.md"), "an older plan\n");
       const input = JSON.stringify({ problem: PROBLEM, planFile: "PLAN.md", approval: "skip" });
       const out = await autoplan(["--input-json", input]);
-      expect(out.view.output.value).toMatchObject({ status: "ready", file: "replaced", path: join(repo, "PLAN.md"), chosenBy: "model" });
+      expect(out.view.output.value).toMatchObject({
+        status: "ready",
+        file: "replaced",
+        path: join(repo, "PLAN.md"),
+        chosenBy: "model",
+      });
       expect(readFileSync(join(repo, "PLAN.md"), "utf8")).toContain("# A --verbose flag\n");
     },
     SLOW,

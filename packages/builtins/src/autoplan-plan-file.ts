@@ -69,7 +69,7 @@ function section(title: string, body: readonly string[]): string[] {
 }
 
 const CHOSEN_BY: Record<PlanDecision["chosenBy"], string> = {
-  person: "chosen by a person at the approval gate",
+  person: "the model's choice, approved by a person at the approval gate",
   automatic: "the model's choice, taken automatically at the approval gate",
   model: "the model's choice",
 };

@@ -85,3 +85,15 @@ export function planPrompt(request: Request, frame: Frame, proposal: Proposal, a
     `The ideal it leads towards:\n${json(proposal.ideal)}`,
   ].join("\n\n");
 }
+
+/** The question a person answers at the gate: the model's choice, its reasons and the alternatives. */
+export function approvalPrompt(proposal: Proposal): string {
+  const others = proposal.approaches
+    .filter((a) => a.name.trim().toLowerCase() !== proposal.choice.approach.trim().toLowerCase())
+    .map((a) => a.name);
+  return [
+    `Plan with "${proposal.choice.approach}"? ${proposal.choice.reasons.join(" ")}`,
+    `Other approaches: ${others.join(", ") || "none"}. Ideal: ${proposal.ideal.endState}`,
+    "Continue with this choice, stop, or revise with a note that says what to change.",
+  ].join("\n");
+}

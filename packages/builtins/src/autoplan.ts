@@ -1,7 +1,10 @@
 import {
   type ActionContext,
+  type ApprovalOutput,
   action,
   agent,
+  approval,
+  approvalChoice,
   compute,
   defineWorkflow,
   fileDigest,
@@ -13,6 +16,7 @@ import {
 import { z } from "zod";
 import { defaultPlanPath, type PlanDecision, renderPlan, utcDay } from "./autoplan-plan-file.js";
 import {
+  approvalPrompt,
   framePrompt,
   PLANNER_SYSTEM_PROMPT,
   planPrompt,
@@ -20,6 +24,9 @@ import {
   type Request,
 } from "./autoplan-prompts.js";
 import { checkProposal, frameSchema, planSchema, proposalSchema } from "./autoplan-schemas.js";
+
+/** How many times a person may send the proposal back before the run stops as blocked. */
+export const MAX_REVISIONS = 3;
 
 /** A conversation step may take a while: the user can talk to the model between its turns. */
 const STEP_TIMEOUT_MS = 30 * 60_000;
@@ -45,6 +52,11 @@ const requestSchema = z.object({
   planFile: z.string(),
 });
 
+const approvalSchema = z.custom<ApprovalOutput>((value) => typeof value === "object" && value !== null);
+
+const revisionSchema = z.object({ count: z.number().int().min(1), notes: z.array(z.string()) });
+type RevisionCount = z.infer<typeof revisionSchema>;
+
 const draftSchema = z.object({
   path: z.string(),
   digest: z.string(),
@@ -64,10 +76,24 @@ function parsed<T>(schema: z.ZodType<T>, value: unknown): T {
 const requestOf = ({ outputs }: Ctx): Request & { planFile: string } =>
   parsed(requestSchema, outputs.problem);
 
-/** The model's choice and how it stood at the gate. */
+function chosenBy(gate: ApprovalOutput): PlanDecision["chosenBy"] {
+  if ("skipped" in gate) return "model";
+  return "automatic" in gate ? "automatic" : "person";
+}
+
+/** The model's choice and how it passed the gate. */
 function decisionOf(ctx: Ctx): PlanDecision {
   const proposal = parsed(proposalSchema, ctx.outputs.propose);
-  return { ...proposal.choice, chosenBy: "model", revisions: [] };
+  const revisions =
+    ctx.outputs.revision === undefined ? [] : parsed(revisionSchema, ctx.outputs.revision).notes;
+  return { ...proposal.choice, chosenBy: chosenBy(parsed(approvalSchema, ctx.outputs.approve)), revisions };
+}
+
+/** The person's note that sent the proposal back, with the proposal it answered; null on a first visit. */
+function revisionOf(ctx: Ctx): { note: string; previous: z.infer<typeof proposalSchema> } | null {
+  if (ctx.outputs.revision === undefined) return null;
+  const notes = parsed(revisionSchema, ctx.outputs.revision).notes;
+  return { note: notes.at(-1) ?? "", previous: parsed(proposalSchema, ctx.outputs.propose) };
 }
 
 /** What a finished plan reports, whether it was written now or was already there. */
@@ -103,6 +129,24 @@ function planFacts(ctx: Ctx, draft: Draft): PlanFacts {
 }
 
 function blocked(ctx: Ctx): AutoplanResult {
+  if (ctx.outputs.approve !== undefined) {
+    const gate = parsed(approvalSchema, ctx.outputs.approve);
+    if (approvalChoice(gate) === "stop") {
+      const note = "note" in gate && gate.note ? ` Their note: ${gate.note}` : "";
+      return {
+        status: "blocked",
+        stage: "approval",
+        reason: `A person stopped the plan at the approval gate.${note}`,
+      };
+    }
+    if (approvalChoice(gate) === "revise") {
+      return {
+        status: "blocked",
+        stage: "revisions",
+        reason: `The proposal was sent back ${MAX_REVISIONS} times and not approved; start again with a sharper problem or scope.`,
+      };
+    }
+  }
   const frame = parsed(frameSchema, ctx.outputs.frame);
   return { status: "blocked", stage: "frame", reason: frame.blocker ?? "The problem could not be framed." };
 }
@@ -143,9 +187,26 @@ export default defineWorkflow({
       statusDetail: "proposing approaches and the ideal",
       systemPrompt: PLANNER_SYSTEM_PROMPT,
       timeoutMs: STEP_TIMEOUT_MS,
-      prompt: (ctx: Ctx) => proposePrompt(requestOf(ctx), parsed(frameSchema, ctx.outputs.frame), null),
+      prompt: (ctx: Ctx) =>
+        proposePrompt(requestOf(ctx), parsed(frameSchema, ctx.outputs.frame), revisionOf(ctx)),
       output: proposalSchema,
       validate: checkProposal,
+    }),
+    approve: approval({
+      title: "Approve the approach",
+      prompt: (ctx: Ctx) => approvalPrompt(parsed(proposalSchema, ctx.outputs.propose)),
+      approval: ({ input }: Ctx) => input.approval,
+      default: "continue",
+    }),
+    revision: compute({
+      title: "Send the proposal back",
+      run: ({ outputs }: Ctx): RevisionCount => {
+        const gate = parsed(approvalSchema, outputs.approve);
+        const before =
+          outputs.revision === undefined ? { count: 0, notes: [] } : parsed(revisionSchema, outputs.revision);
+        const note = "note" in gate && gate.note !== undefined ? gate.note : "";
+        return { count: before.count + 1, notes: [...before.notes, note] };
+      },
     }),
     plan: agent({
       title: "Write the plan",
@@ -212,7 +273,28 @@ export default defineWorkflow({
   edges: {
     problem: { to: "frame" },
     frame: { to: ["propose", "blocked"], route: (frame) => (frame.blocker === null ? "propose" : "blocked") },
-    propose: { to: "plan" },
+    propose: { to: "approve" },
+    approve: {
+      to: ["plan", "blocked", "revision"],
+      route: (gate) => {
+        const choice = approvalChoice(gate);
+        switch (choice) {
+          case "continue":
+          case "skipped":
+            return "plan";
+          case "stop":
+            return "blocked";
+          case "revise":
+            return "revision";
+          default:
+            return choice satisfies never;
+        }
+      },
+    },
+    revision: {
+      to: ["propose", "blocked"],
+      route: (revision) => (revision.count > MAX_REVISIONS ? "blocked" : "propose"),
+    },
     plan: { to: "draft" },
     draft: {
       to: ["write", "unchanged"],

@@ -93,7 +93,7 @@ describe("autoplan's plan file", () => {
       ...facts,
       decision: { ...facts.decision, chosenBy: "person", revisions: ["consider log levels"] },
     });
-    expect(byPerson).toContain("chosen by a person at the approval gate");
+    expect(byPerson).toContain("the model's choice, approved by a person at the approval gate");
     expect(byPerson).toContain("Revised at a person's request:\n\n- consider log levels");
   });
 
