@@ -129,14 +129,15 @@ describe("piw run autoplan, headless", () => {
   it(
     "keeps the words verbatim, plans in isolated read-only sessions and writes the plan file; the same plan again is not rewritten",
     async () => {
-      const first = await autoplan(PROBLEM.split(" "));
+      const first = await autoplan([PROBLEM]);
       const day = new Date().toISOString().slice(0, 10);
-      const path = join(repo, "docs", "plans", `${day}-add-a-verbose-flag-to-the-cli.md`);
+      const relative = `docs/plans/${day}-add-a-verbose-flag-to-the-cli.md`;
+      const path = join(repo, relative);
       const text = readFileSync(path, "utf8");
       expect(first.view.output.value).toMatchObject({
         status: "ready",
         file: "created",
-        path,
+        path: relative,
         digest: expect.stringMatching(/^sha256:[0-9a-f]{64}$/),
         title: "A --verbose flag",
         approach: "A flag",
@@ -164,10 +165,10 @@ describe("piw run autoplan, headless", () => {
       }
 
       const inode = statSync(path).ino;
-      const again = await autoplan(PROBLEM.split(" "));
+      const again = await autoplan([PROBLEM]);
       expect(again.view.output.value).toMatchObject({
         status: "unchanged",
-        path,
+        path: relative,
         digest: first.view.output.value.digest,
         message: expect.stringContaining("already holds this exact plan"),
       });
@@ -186,7 +187,7 @@ describe("piw run autoplan, headless", () => {
       expect(out.view.output.value).toMatchObject({
         status: "ready",
         file: "replaced",
-        path: join(repo, "PLAN.md"),
+        path: "PLAN.md",
         chosenBy: "model",
       });
       expect(readFileSync(join(repo, "PLAN.md"), "utf8")).toContain("# A --verbose flag\n");

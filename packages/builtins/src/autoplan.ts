@@ -98,6 +98,7 @@ function revisionOf(ctx: Ctx): { note: string; previous: z.infer<typeof proposal
 
 /** What a finished plan reports, whether it was written now or was already there. */
 interface PlanFacts {
+  /** As given in `planFile` or the default: relative paths are from the run's folder. */
   path: string;
   digest: string;
   title: string;
@@ -251,7 +252,6 @@ export default defineWorkflow({
         return {
           status: "ready",
           ...planFacts(ctx, draft),
-          path: written.path,
           bytes: written.bytes,
           file: draft.existing === "none" ? "created" : "replaced",
         };
