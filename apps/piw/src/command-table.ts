@@ -71,8 +71,9 @@ names a <name>.workflow.ts file. Before anything is saved the workflow is compil
 checked. Agent steps run in isolated Pi sessions with your Pi settings, models and credentials;
 a step pinned to the Pi conversation (session: "conversation") is refused here.
 
-Input: task words become {"task": "<the words>"}; --input-json gives the whole input instead. A key
-the workflow's input does not have is refused, with the keys it does have.`,
+Input: task words become {"task": "<the words>"}, or the field the workflow names with textInput
+(piw workflows shows it); --input-json gives the whole input instead. A key the workflow's input does
+not have is refused, with the keys it does have.`,
     options: {
       ...HELP,
       ...JSON_FLAG,

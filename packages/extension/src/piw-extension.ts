@@ -6,6 +6,7 @@ import type {
 import { listWorkflowFiles, readPreflightEnv } from "@piw/engine";
 import { checkPiSdkDir, findPiSdkDir, markPiProcess, PIW_ENV } from "@piw/state-dir";
 import { Type } from "typebox";
+import { BuiltinNames } from "./builtin-names.js";
 import { currentRunId } from "./current-run.js";
 import { GateDialogs } from "./gate-dialog.js";
 import { asWorkflowError } from "./host-link.js";
@@ -142,11 +143,16 @@ export function piwExtension(options: PiwExtensionOptions = {}): (pi: ExtensionA
     const recentRuns = new RecentRuns(() =>
       bridge.host.call("runs.list", { sessionId: bridge.sessionId, limit: 50 }),
     );
+    const builtinNames = new BuiltinNames(preflight);
     pi.registerCommand("workflow", {
       description:
         "Start or operate a piw workflow: /workflow <name> [task…] | list | status|pause|resume|cancel [runId] | restart <runId> | answer <runId> <json>",
-      getArgumentCompletions: async (prefix) =>
-        workflowCompletions(prefix, { workflows: workflowNames(bridge.cwd), runs: await recentRuns.get() }),
+      getArgumentCompletions: async (prefix) => {
+        const files = workflowNames(bridge.cwd);
+        const builtins = bridge.cwd === undefined ? [] : await builtinNames.get(bridge.cwd);
+        const workflows = [...files, ...builtins.filter((name) => !files.includes(name))];
+        return workflowCompletions(prefix, { workflows, runs: await recentRuns.get() });
+      },
       handler: async (args, ctx) => {
         await runCommand(bridge, args, ctx, preflight);
         recentRuns.stale();

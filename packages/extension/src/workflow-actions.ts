@@ -1,4 +1,5 @@
 import {
+  describeBuiltins,
   LaunchRefused,
   listWorkflowFiles,
   type PreflightOptions,
@@ -151,7 +152,7 @@ export async function runAction(
 ): Promise<ActionResult> {
   switch (action.action) {
     case "list":
-      return listAction(bridge, cwd);
+      return listAction(bridge, cwd, preflight);
     case "start":
       return startAction(bridge, action, cwd, preflightOrThrow(preflight), answerer);
     case "status": {
@@ -224,20 +225,36 @@ export async function runAction(
   }
 }
 
-async function listAction(bridge: SessionBridge, cwd: string): Promise<ActionResult> {
+async function listAction(
+  bridge: SessionBridge,
+  cwd: string,
+  preflight: ExtensionPreflight,
+): Promise<ActionResult> {
   const files = listWorkflowFiles(cwd);
   const runs = await bridge.host.call("runs.list", { sessionId: bridge.sessionId, limit: 10 });
+  // A file of the same name shadows a built-in, as when it is started.
+  const builtins = (preflight === undefined ? [] : await describeBuiltins(cwd, preflight)).filter(
+    (builtin) => !files.some((file) => file.name === builtin.name),
+  );
   const lines = [
     files.length === 0
       ? `No workflows found in ${workflowSearchDirs({ cwd }).join(" or ")}.`
       : `Workflows: ${files.map((file) => file.name).join(", ")}`,
+    ...(builtins.length === 0
+      ? []
+      : [
+          "Built-in workflows (free words go to the field named):",
+          ...builtins.map((b) =>
+            `- ${b.name} [${b.textInput ?? "no input"}]: ${b.summary ?? b.title ?? ""}`.trimEnd(),
+          ),
+        ]),
     ...(runs.length === 0 ? [] : ["Runs of this session:", ...runs.map((run) => `- ${describeRun(run)}`)]),
   ];
   return {
     text: lines.join("\n"),
     details: {
       action: "list",
-      workflows: files.map((file) => file.name),
+      workflows: [...files.map((file) => file.name), ...builtins.map((builtin) => builtin.name)],
       runs: runs.map((run) => ({ runId: run.runId, workflow: run.workflowName, status: run.status })),
     },
   };

@@ -221,7 +221,10 @@ describe("the packed piw package, installed with npm", () => {
     ]) {
       expect(existsSync(join(installed, "dist", file)), file).toBe(true);
     }
-    expect(existsSync(join(installed, "skills", "piw", "SKILL.md"))).toBe(true);
+    // One skill per folder, so Pi's package filters can turn each off alone.
+    for (const skill of ["piw", "sanity-check"]) {
+      expect(existsSync(join(installed, "skills", skill, "SKILL.md")), skill).toBe(true);
+    }
     expect(existsSync(join(installed, "LICENSE"))).toBe(true);
     expect(Object.keys(installedManifest.dependencies ?? {}).sort()).toEqual([
       "better-sqlite3",
@@ -276,6 +279,19 @@ describe("the packed piw package, installed with npm", () => {
     expect(stderr).not.toMatch(/corrected|invalid and removed/i);
     expect(`${stdout}${stderr}`).toContain(`${manifest.name}@${manifest.version}`);
   }, 150_000);
+
+  it("piw workflows --json lists the built-ins of the install, with their input and purpose", async () => {
+    const env = userEnv(freshHome());
+    const { stdout } = await run(piwBin, ["workflows", "--json"], { env, cwd: root, timeout: 60_000 });
+    const listed = JSON.parse(stdout) as { workflows: Array<Record<string, unknown>> };
+    expect(listed.workflows.find((workflow) => workflow.name === "sanity-check")).toMatchObject({
+      source: { kind: "builtin", path: null },
+      input: { keys: ["focus", "base", "mode", "failOn"], required: [] },
+      textInput: "focus",
+      summary: expect.stringContaining("verdict"),
+      problem: null,
+    });
+  }, 90_000);
 
   it("piw --version and -V print the package version", async () => {
     const env = userEnv(freshHome());
