@@ -26,7 +26,7 @@ import {
 import { checkProposal, frameSchema, planSchema, proposalSchema } from "./autoplan-schemas.js";
 
 /** How many times a person may send the proposal back before the run stops as blocked. */
-export const MAX_REVISIONS = 3;
+const MAX_REVISIONS = 3;
 
 /** A conversation step may take a while: the user can talk to the model between its turns. */
 const STEP_TIMEOUT_MS = 30 * 60_000;
@@ -112,7 +112,7 @@ interface PlanFacts {
  * plan). `unchanged`: the file already held exactly this plan, so it was not rewritten. `blocked`:
  * no plan, and why.
  */
-export type AutoplanResult =
+type AutoplanResult =
   | (PlanFacts & { status: "ready"; file: "created" | "replaced"; bytes: number })
   | (PlanFacts & { status: "unchanged"; message: string })
   | { status: "blocked"; stage: "frame" | "approval" | "revisions"; reason: string };
