@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connectHost } from "@piw/client";
@@ -36,6 +36,22 @@ beforeAll(async () => {
   repo = mkdtempSync(join(tmpdir(), "piw-autoplan-"));
   execFileSync("git", ["init", "-q", "-b", "main"], { cwd: repo });
   writeFileSync(join(repo, "cli.ts"), "export const options = { help: false };\n");
+  // A problem the repository cannot answer: the frame names a blocker, and nothing is proposed.
+  model.reply(
+    whenLastMessageContains(
+      "migrate the billing service",
+      submit({
+        goal: "Move billing to the new provider.",
+        successCriteria: ["invoices go out"],
+        inScope: [],
+        outOfScope: ["the billing service"],
+        weControl: [],
+        outsideOurControl: ["the billing service"],
+        evidence: [],
+        blocker: "The billing service is not in this repository.",
+      }),
+    ),
+  );
   model.reply(
     whenLastMessageContains(
       "Frame this problem",
@@ -174,6 +190,32 @@ describe("piw run autoplan, headless", () => {
       });
       expect(statSync(path).ino).toBe(inode);
       model.assertNoErrors();
+    },
+    SLOW,
+  );
+
+  it(
+    "ends blocked with the frame's reason, proposing nothing and writing no file",
+    async () => {
+      const before = model.requests.length;
+      const out = await autoplan(["migrate the billing service"]);
+      expect(out.view.output.value).toEqual({
+        status: "blocked",
+        stage: "frame",
+        reason: "The billing service is not in this repository.",
+      });
+      const later = model.requests.slice(before).map(lastMessageText);
+      expect(later.some((message) => message.includes("Propose two or three"))).toBe(false);
+      expect(
+        existsSync(
+          join(
+            repo,
+            "docs",
+            "plans",
+            `${new Date().toISOString().slice(0, 10)}-migrate-the-billing-service.md`,
+          ),
+        ),
+      ).toBe(false);
     },
     SLOW,
   );
