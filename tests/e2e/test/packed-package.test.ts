@@ -291,6 +291,12 @@ describe("the packed piw package, installed with npm", () => {
       summary: expect.stringContaining("verdict"),
       problem: null,
     });
+    expect(listed.workflows.find((workflow) => workflow.name === "autoplan")).toMatchObject({
+      source: { kind: "builtin", path: null },
+      input: { keys: ["problem", "scope", "constraints", "planFile", "approval"], required: ["problem"] },
+      textInput: "problem",
+      problem: null,
+    });
   }, 90_000);
 
   it("piw --version and -V print the package version", async () => {
