@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { lastMessageText, text, toolCall, whenLastMessageContains } from "../src/fake-model.ts";
@@ -167,6 +167,37 @@ describe("autoplan in a real Pi session", () => {
       const plan = readFileSync(join(world.project, result.path), "utf8");
       expect(plan).toContain("**Levels**: the model's choice, approved by a person at the approval gate.");
       expect(plan).toContain("Revised at a person's request:\n\n- weigh log levels again");
+      model.assertNoErrors();
+    },
+    SLOW,
+  );
+  it(
+    "ends blocked when a person stops at the gate, writing no plan",
+    async () => {
+      world = await startPiwWorld();
+      script(world);
+      const { pi, model } = world;
+      const input = JSON.stringify({ problem: PROBLEM, approval: "required" });
+      await pi.prompt(`/workflow autoplan --input-json ${input}`);
+      const first = await latestRun(world);
+      await world.waitForRun(first.runId, (v) => v.outcome === "waiting", SLOW);
+      const dialog = await pi.waitForEvent(isDialog('Plan with "A flag"?'), { since: 0, timeoutMs: 60_000 });
+      pi.respondToUi(String(dialog.id), { value: '{"choice":"stop","note":"not this quarter"}' });
+      const host = await world.host();
+      let stopped: string | undefined;
+      while (stopped === undefined) {
+        stopped = (await host.call("runs.list", {})).find((r) => r.parentRunId === first.runId)?.runId;
+        if (stopped === undefined) await new Promise((r) => setTimeout(r, 200));
+      }
+      const done = await world.waitForRun(stopped, (v) => v.status === "done", SLOW);
+      expect(done.outcome).toBe("completed");
+      const history = await host.call("runs.history", { runId: stopped });
+      expect(history?.steps.at(-1)?.output).toEqual({
+        status: "blocked",
+        stage: "approval",
+        reason: "A person stopped the plan at the approval gate. Their note: not this quarter",
+      });
+      expect(existsSync(join(world.project, "docs", "plans"))).toBe(false);
       model.assertNoErrors();
     },
     SLOW,
