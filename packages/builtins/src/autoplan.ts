@@ -22,6 +22,7 @@ import {
   planPrompt,
   proposePrompt,
   type Request,
+  type Revision,
 } from "./autoplan-prompts.js";
 import { checkProposal, frameSchema, planSchema, proposalSchema } from "./autoplan-schemas.js";
 
@@ -90,7 +91,7 @@ function decisionOf(ctx: Ctx): PlanDecision {
 }
 
 /** The person's note that sent the proposal back, with the proposal it answered; null on a first visit. */
-function revisionOf(ctx: Ctx): { note: string; previous: z.infer<typeof proposalSchema> } | null {
+function revisionOf(ctx: Ctx): Revision | null {
   if (ctx.outputs.revision === undefined) return null;
   const notes = parsed(revisionSchema, ctx.outputs.revision).notes;
   return { note: notes.at(-1) ?? "", previous: parsed(proposalSchema, ctx.outputs.propose) };
