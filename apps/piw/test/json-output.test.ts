@@ -210,6 +210,7 @@ describe("piw --json, exit codes and what the CLI says about a run", () => {
       const out = parsed("workflows", json.stdout);
       const byName = new Map(out.workflows.map((workflow) => [workflow.name, workflow]));
       expect([...byName.keys()].sort()).toEqual([
+        "autoplan",
         "bad",
         "broken",
         "chat",
@@ -226,6 +227,14 @@ describe("piw --json, exit codes and what the CLI says about a run", () => {
         summary: expect.stringContaining("verdict"),
         problem: null,
       });
+      expect(byName.get("autoplan")).toMatchObject({
+        title: "Plan a change",
+        source: { kind: "builtin", path: null },
+        input: { keys: ["problem", "scope", "constraints", "planFile", "approval"], required: ["problem"] },
+        textInput: "problem",
+        summary: expect.stringContaining("plan as a markdown file"),
+        problem: null,
+      });
       expect(byName.get("mine")).toMatchObject({ textInput: "task", summary: null });
       expect(byName.get("mine")).toMatchObject({
         title: "My own",
@@ -239,6 +248,9 @@ describe("piw --json, exit codes and what the CLI says about a run", () => {
       expect(text.stdout).toMatch(/^bad +\(cannot start\)/m);
       expect(text.stdout).toMatch(
         /^sanity-check +Sanity check of a change +focus <words>\?, base\?, mode\?, failOn\? +builtin/m,
+      );
+      expect(text.stdout).toMatch(
+        /^autoplan +Plan a change +problem <words>, scope\?, constraints\?, planFile\?, approval\? +builtin/m,
       );
       rmSync(join(project, ".pi", "workflows", "bad.workflow.ts"));
     },

@@ -35,7 +35,7 @@ afterAll(() => {
 
 describe("the built-in workflows", () => {
   it("ship under stable names, each compiling with a title, a one-line summary and a field for free words", () => {
-    expect(BUILTIN_WORKFLOWS.map((definition) => definition.name)).toEqual(["sanity-check"]);
+    expect(BUILTIN_WORKFLOWS.map((definition) => definition.name)).toEqual(["sanity-check", "autoplan"]);
     for (const definition of BUILTIN_WORKFLOWS) {
       const compiled = compileWorkflow(definition);
       expect(compiled.title, definition.name).toBeTruthy();
