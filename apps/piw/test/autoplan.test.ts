@@ -6,13 +6,13 @@ import { connectHost } from "@piw/client";
 import type { RunHistory } from "@piw/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
+  fakeAgentHome,
   type FakeModel,
   lastMessageText,
   startFakeModel,
   toolCall,
   whenLastMessageContains,
-} from "../../../tests/e2e/src/fake-model.ts";
-import { fakeAgentHome } from "../../../tests/e2e/src/pi-agent-dir.ts";
+} from "@piw/test-kit";
 import { cleanUp, makeHome, piw } from "./cli-harness.js";
 
 // The built-in autoplan through `piw run`, headless: no conversation, so its three agent steps run in

@@ -1,9 +1,15 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { lastMessageText, text, toolCall, whenLastMessageContains } from "../src/fake-model.ts";
-import type { RpcRecord } from "../src/pi-session.ts";
-import { type PiwWorld, startPiwWorld } from "../src/piw-fixture.ts";
+import {
+  lastMessageText,
+  type PiwWorld,
+  type RpcRecord,
+  startPiwWorld,
+  text,
+  toolCall,
+  whenLastMessageContains,
+} from "@piw/test-kit";
 
 // The built-in autoplan in a real Pi session with the scripted model: its agent steps run in the
 // conversation, and a person passes (or sends back) its approval gate.
