@@ -9,6 +9,14 @@ type Schema = Record<string, unknown>;
 /** How a dialog asks for an answer, chosen from the answer's JSON Schema. */
 export type GateQuestion =
   | { kind: "choice"; options: string[]; answerOf(choice: string): JsonValue }
+  | {
+      /** One of several objects told apart by one constant field (an approval gate's choices). */
+      kind: "choice-note";
+      field: string;
+      options: string[];
+      /** The options whose answer must carry a note; the others may skip it. */
+      noteRequired: string[];
+    }
   | { kind: "json"; placeholder: string };
 
 /** Yes/No options: a dismissed select gives no answer, where a dismissed confirm would say no. */
@@ -31,8 +39,34 @@ function choicesOf(node: unknown): { options: string[]; valueOf(choice: string):
 }
 
 /**
+ * A `oneOf` of objects that each fix one field to a constant and have no other field than an optional
+ * or required string `note`: the typed choices of an approval gate (`{"choice":"revise","note":"…"}`).
+ */
+function noteChoicesOf(schema: Schema): Extract<GateQuestion, { kind: "choice-note" }> | undefined {
+  const variants = schema.oneOf ?? schema.anyOf;
+  if (!Array.isArray(variants) || variants.length === 0) return undefined;
+  let field: string | undefined;
+  const options: string[] = [];
+  const noteRequired: string[] = [];
+  for (const variant of variants) {
+    if (!isSchema(variant) || variant.type !== "object" || !isSchema(variant.properties)) return undefined;
+    const names = Object.keys(variant.properties);
+    const key = names.find((name) => name !== "note");
+    const constant = key === undefined ? undefined : (variant.properties[key] as Schema | undefined)?.const;
+    if (key === undefined || typeof constant !== "string" || names.length > 2) return undefined;
+    if (field !== undefined && key !== field) return undefined;
+    field = key;
+    options.push(constant);
+    const required = Array.isArray(variant.required) ? variant.required : [];
+    if (required.includes("note")) noteRequired.push(constant);
+  }
+  return field === undefined ? undefined : { kind: "choice-note", field, options, noteRequired };
+}
+
+/**
  * A boolean or an enum, alone or as the one required field of an object whose other fields are
- * optional, is a choice (`{"approved": true}` from "Yes"); anything else is typed as JSON.
+ * optional, is a choice (`{"approved": true}` from "Yes"); so is a gate's list of typed choices, which
+ * asks for a note after the choice; anything else is typed as JSON.
  */
 export function gateQuestion(schema: CheckpointView["answerSchema"]): GateQuestion {
   const example = answerExample(schema);
@@ -41,6 +75,8 @@ export function gateQuestion(schema: CheckpointView["answerSchema"]): GateQuesti
     placeholder: example === undefined ? "" : JSON.stringify(example),
   };
   if (!schema) return json;
+  const noted = noteChoicesOf(schema);
+  if (noted) return noted;
   const root = choicesOf(schema);
   if (root) return { kind: "choice", options: root.options, answerOf: root.valueOf };
   const required = Array.isArray(schema.required) ? schema.required : [];
@@ -102,7 +138,8 @@ export class GateDialogs {
         return;
       }
       if (answer.kind === "unreadable") {
-        ui.notify(`That answer is not JSON: ${answer.why}. Try again.`, "error");
+        const what = question.kind === "json" ? "That answer is not JSON" : "That answer is incomplete";
+        ui.notify(`${what}: ${answer.why}. Try again.`, "error");
         continue;
       }
       try {
@@ -130,6 +167,17 @@ export class GateDialogs {
       return choice === undefined
         ? { kind: "dismissed" }
         : { kind: "answer", value: question.answerOf(choice) };
+    }
+    if (question.kind === "choice-note") {
+      const choice = await ui.select(title, question.options, { signal });
+      if (choice === undefined) return { kind: "dismissed" };
+      const required = question.noteRequired.includes(choice);
+      const hint = required ? "a note (required)" : "a note (optional: leave empty for none)";
+      const note = await ui.input(`${choice}: ${hint}`, "", { signal });
+      if (note === undefined && required) return { kind: "dismissed" };
+      const text = note?.trim() ?? "";
+      if (text === "" && required) return { kind: "unreadable", why: `${choice} needs a note` };
+      return { kind: "answer", value: { [question.field]: choice, ...(text === "" ? {} : { note: text }) } };
     }
     const typed = await ui.input(title, question.placeholder, { signal });
     if (typed === undefined || typed.trim() === "") return { kind: "dismissed" };

@@ -33,6 +33,38 @@ describe("the dialog a gate opens, from its answer schema", () => {
     expect(field.answerOf("ship")).toEqual({ verdict: "ship" });
   });
 
+  it("offers an approval gate's choices, and asks a note after the choice that needs one", () => {
+    const note = { type: "string", minLength: 1, maxLength: 4000 };
+    const variant = (choice: string, required: string[]) => ({
+      type: "object",
+      properties: { choice: { type: "string", const: choice }, note },
+      required,
+      additionalProperties: false,
+    });
+    // What `approval()` answers compile to (its default choices).
+    const gate = gateQuestion({
+      oneOf: [
+        variant("continue", ["choice"]),
+        variant("stop", ["choice"]),
+        variant("revise", ["choice", "note"]),
+      ],
+    });
+    expect(gate).toEqual({
+      kind: "choice-note",
+      field: "choice",
+      options: ["continue", "stop", "revise"],
+      noteRequired: ["revise"],
+    });
+    // Variants with other fields, or that disagree on the field, are typed as JSON.
+    const mixed = gateQuestion({
+      oneOf: [
+        variant("a", ["choice"]),
+        { ...variant("b", ["choice"]), properties: { kind: { const: "b" } } },
+      ],
+    });
+    expect(mixed.kind).toBe("json");
+  });
+
   it("asks for JSON, with an example as the placeholder, for anything else", () => {
     expect(
       gateQuestion({
