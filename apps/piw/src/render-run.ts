@@ -232,6 +232,8 @@ export function renderRunStatus(view: RunView, style: Style, now: number = Date.
   const work = describeWork(view);
   if (work !== undefined) rows.push(["current", work]);
   if (view.cursor !== null) rows.push(["at", `${view.cursor.path} #${view.cursor.visit}`]);
+  for (const ws of view.workspaces ?? [])
+    rows.push(["workspace", `${ws.path} (${ws.mode}, branch ${ws.branch})`]);
   if (view.recoveryReason !== null)
     rows.push(["recovery", style.yellow(describeRecovery(view.recoveryReason))]);
   if (view.error !== null) rows.push(["error", style.red(`${view.error.code}: ${view.error.message}`)]);
@@ -316,6 +318,12 @@ function checkpointLines(view: RunView, style: Style): string[] {
   ];
   if (checkpoint.answerSchema !== null) {
     lines.push(`${"schema".padEnd(9)} ${style.dim(JSON.stringify(checkpoint.answerSchema))}`);
+  }
+  if (checkpoint.deadline) {
+    const { at, answer } = checkpoint.deadline;
+    lines.push(
+      `${"deadline".padEnd(9)} ${new Date(at).toISOString()}; unanswered by then, ${JSON.stringify(answer)} is taken automatically`,
+    );
   }
   lines.push(answerHint(view));
   return lines;

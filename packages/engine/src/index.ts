@@ -45,10 +45,24 @@ export type {
   WorkflowInclude,
   WorkflowNode,
   WorkflowSpec,
+  ApprovalAnswer,
+  ApprovalGate,
+  ApprovalMode,
+  ApprovalNode,
+  ApprovalOptions,
+  ApprovalOutput,
+  DefaultApprovalChoice,
+  WorkspaceMode,
+  WorkspaceNode,
+  WorkspaceOptions,
+  WorkspaceOutput,
 } from "./authoring/index.js";
 export {
   action,
   agent,
+  approval,
+  approvalChoice,
+  DEFAULT_APPROVAL_CHOICES,
   checkpoint,
   compute,
   DEFAULT_EXIT,
@@ -66,6 +80,8 @@ export {
   shell,
   wait,
   WorkflowError,
+  WORKSPACE_EFFECT,
+  workspace,
 } from "./authoring/index.js";
 export type { CompileProblem } from "./compiler/compile-error.js";
 export type { NodeTimeout, TimedNodeKind } from "./compiler/deadlines.js";

@@ -22,6 +22,7 @@ import {
   UNVISITED_NODE,
   VIEW_VALUE_MAX_BYTES,
   type ViewValue,
+  WORKSPACE_EFFECT,
 } from "@piw/protocol";
 import type { RunInput, RunReader, StepRecord } from "@piw/store";
 import { summarizeInput } from "./input-summary.js";
@@ -44,6 +45,7 @@ export type ViewReader = Pick<
   | "listRunSteps"
   | "listNodeProgress"
   | "listEffectListLengths"
+  | "listRunWorkspaces"
   | "readRunError"
   | "readRunInput"
   | "readRunFinalOutput"
@@ -58,8 +60,15 @@ function checkpointOf(reader: ViewReader, run: RunRecord): CheckpointView | null
   if (run.outcome !== "waiting") return null;
   const saved = reader.readAnswerCheck(run.runId);
   if (!saved) return null;
-  const { path, visit, prompt, answeredBy, answerSchema } = saved;
-  return { path, visit, prompt, answeredBy, answerSchema };
+  const { path, visit, prompt, answeredBy, answerSchema, timeout } = saved;
+  return {
+    path,
+    visit,
+    prompt,
+    answeredBy,
+    answerSchema,
+    ...(timeout === null ? {} : { deadline: timeout }),
+  };
 }
 
 function manifestOf(reader: ViewReader, run: RunRecord): GraphManifest {
@@ -248,6 +257,12 @@ function nodesOf(
   return nodes;
 }
 
+/** Where the run's workspaces are: piw never removes them, so a finished or cancelled run still shows them. */
+function workspacesOf(reader: ViewReader, runId: string): Pick<RunView, "workspaces"> {
+  const workspaces = reader.listRunWorkspaces(runId, WORKSPACE_EFFECT);
+  return workspaces.length === 0 ? {} : { workspaces };
+}
+
 /** The host's one view of a run, or null for an unknown run ID. */
 export function buildRunView(reader: ViewReader, runId: string, workers: LiveWorkerIndex): RunView | null {
   const run = reader.getRun(runId);
@@ -271,6 +286,7 @@ export function buildRunView(reader: ViewReader, runId: string, workers: LiveWor
     nodes,
     manifest,
     checkpoint: checkpointOf(reader, run),
+    ...workspacesOf(reader, runId),
     abortTurn: run.origin.kind === "pi" ? turnToAbort(reader, run, steps) : null,
     ...progressOf(workers, runId, steps),
     ...nodeProgressOf(run, () => reader.listNodeProgress(runId), { manifest, nodes }),

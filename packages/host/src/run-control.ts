@@ -3,6 +3,7 @@ import {
   type ClientParams,
   type JsonValue,
   newRunId,
+  type PrepareContinuation,
   type RequestKey,
   type RunRecord,
   type RunSummary,
@@ -86,8 +87,8 @@ export class RunControl {
   answer(
     runId: string,
     answer: JsonValue,
-    requestKey: RequestKey,
-    answerer: Answerer,
+    requestKey: RequestKey | undefined,
+    answerer: PrepareContinuation["answerer"],
   ): Transition<RunSummary> {
     const childId = this.childRunId(runId);
     return this.afterCreate(
@@ -96,10 +97,32 @@ export class RunControl {
         parentRunId: runId,
         accepted: { answer },
         answerer,
-        requestKey,
+        ...(requestKey === undefined ? {} : { requestKey }),
       }),
       `continuation of ${runId}`,
     );
+  }
+
+  /**
+   * The wake clock found `runId` due. A run waiting at an approval gate whose deadline passed
+   * continues with the gate's saved default, as an automatic answer; false for any other run.
+   */
+  answerAtDeadline(runId: string): boolean {
+    const timeout = this.deps.store.readAnswerCheck(runId)?.timeout ?? null;
+    if (timeout === null) return false;
+    const early = timeout.at - this.deps.now();
+    if (early > 0) {
+      // The clock fires its lead early, for workers to start in time; a gate never answers before its deadline.
+      setTimeout(() => this.answerAtDeadline(runId), early).unref();
+      return true;
+    }
+    const made = this.answer(runId, timeout.answer, undefined, "automatic");
+    if (made.kind === "applied") {
+      this.deps.log(`run ${runId}: its gate's deadline passed; default taken`);
+      // Watchers of the parent see who continued it.
+      this.deps.supervisor.runChanged(runId);
+    }
+    return true;
   }
 
   restart(runId: string, requestKey: RequestKey): Transition<RunSummary> {

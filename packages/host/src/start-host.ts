@@ -133,7 +133,13 @@ export async function startHost(options: StartHostOptions): Promise<RunningHost>
     currentWorker: (runId) => supervisor.currentWorker(runId),
     runChanged: (runId) => supervisor.runChanged(runId),
   });
-  const clock = new WakeClock({ store, supervisor, log, now });
+  const clock = new WakeClock({
+    store,
+    supervisor,
+    log,
+    now,
+    answerDue: (runId) => control.answerAtDeadline(runId),
+  });
   const publisher = new ViewPublisher(store, live, (error) => log(`views: ${describeBug(error)}`));
   holder.publisher = publisher;
   const control = new RunControl({

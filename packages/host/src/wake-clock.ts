@@ -5,8 +5,10 @@ import type { HostLog } from "./host-log.js";
 import type { Supervisor } from "./supervisor.js";
 
 export interface WakeClockDeps {
-  store: Pick<RunStore, "nextWakeAt" | "listDueRuns" | "getRun">;
+  store: Pick<RunStore, "nextWakeAt" | "listDueRuns" | "getRun" | "readAnswerCheck">;
   supervisor: Pick<Supervisor, "activate">;
+  /** A due run waiting at an approval gate: answer it with its default (true) instead of waking it. */
+  answerDue?(runId: string): boolean;
   log: HostLog;
   now(): number;
 }
@@ -72,6 +74,7 @@ export class WakeClock {
       for (const runId of due) {
         tried.add(runId);
         try {
+          if (this.deps.answerDue?.(runId)) continue;
           supervisor.activate(runId, "its wait is over", { wake: true });
         } catch (error) {
           log(`run ${runId}: wake failed: ${describeBug(error)}`);
@@ -94,6 +97,12 @@ export class WakeClock {
    */
   private notice(runId: string): void {
     const run = this.deps.store.getRun(runId);
+    // A run waiting at an approval gate wakes at its deadline, to take the gate's default.
+    const gate = run?.outcome === "waiting" ? this.deps.store.readAnswerCheck(runId)?.timeout : undefined;
+    if (gate) {
+      if (gate.at <= this.lastPass) this.lastPass = gate.at - 1;
+      return;
+    }
     if (run?.status !== "parked" || run.paused) return;
     const due = clockDueAt(run.recoveryReason);
     if (due !== null && due <= this.lastPass) this.lastPass = due - 1;

@@ -29,6 +29,7 @@ export type { GraphManifest, JoinPolicy, ManifestFork, ManifestTarget } from "./
 export { graphManifestSchema } from "./graph-manifest.js";
 export type { SavedMapList } from "./map-manifest.js";
 export { instantiateMapBranches, MAP_ITEMS_EFFECT, MAP_LIST_ERROR_CODES } from "./map-manifest.js";
+export { WORKSPACE_EFFECT } from "./workspace-view.js";
 export type { MapInstance } from "./map-paths.js";
 export { concreteOf, MAP_ITEM_SEGMENT, templateOf } from "./map-paths.js";
 export type { JsonValue, RequestKey } from "./ids.js";

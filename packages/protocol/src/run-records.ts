@@ -234,6 +234,11 @@ export const runEndingSchema = z.discriminatedUnion("outcome", [
     }),
     /** What the host checks of an answer before it saves a continuation. */
     answerCheck: answerCheckSchema,
+    /**
+     * An approval gate's deadline: when it passes unanswered, the host's clock continues the run with
+     * `answer` (the gate's default, marked automatic) as an automatic answer, never a person's.
+     */
+    timeout: z.object({ at: z.number().int().min(0), answer: jsonValueSchema }).optional(),
   }),
   z.object({ outcome: z.literal("failed"), error: safeErrorSchema }),
   z.object({ outcome: z.literal("timed_out"), error: safeErrorSchema }),
@@ -245,8 +250,11 @@ export const prepareContinuationSchema = z.object({
   parentRunId: runIdSchema,
   /** The answer, and the checkpoint visit it answers; without one, the checkpoint the parent waits at. */
   accepted: checkpointAnswerSchema.partial({ path: true, visit: true }),
-  /** Who answers: the checkpoint's `answeredBy` refuses anyone else. */
-  answerer: answererSchema,
+  /**
+   * Who answers: the checkpoint's `answeredBy` refuses anyone else. `automatic` is the host's clock
+   * taking an approval gate's saved default at its deadline; no client can send it.
+   */
+  answerer: z.union([answererSchema, z.literal("automatic")]),
   requestKey: requestKeySchema.optional(),
 });
 export type PrepareContinuation = z.infer<typeof prepareContinuationSchema>;

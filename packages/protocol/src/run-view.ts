@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { workspaceViewSchema } from "./workspace-view.js";
 import { AGENT_ACTIVITY_MAX, agentProgressSchema } from "./agent-progress.js";
 import { graphManifestSchema } from "./graph-manifest.js";
 import { answeredBySchema } from "./answer-check.js";
@@ -61,6 +62,8 @@ const checkpointViewSchema = z.object({
   prompt: z.string(),
   answeredBy: answeredBySchema,
   answerSchema: z.record(z.string(), jsonValueSchema).nullable(),
+  /** An approval gate's deadline (epoch ms) and the default the host takes then, as an automatic answer. */
+  deadline: z.object({ at: z.number(), answer: jsonValueSchema }).nullable().optional(),
 });
 export type CheckpointView = z.infer<typeof checkpointViewSchema>;
 
@@ -156,6 +159,8 @@ export const runViewSchema = z.object({
   progress: z.array(nodeProgressSchema).optional(),
   /** Set while the run waits at a checkpoint; absent or null otherwise. */
   checkpoint: checkpointViewSchema.nullable().optional(),
+  /** The git workspaces the run (or the run it continues) prepared; absent when none. */
+  workspaces: z.array(workspaceViewSchema).max(20).optional(),
 
   /**
    * The host's decision that the Pi turn of this run's step must stop now (its deadline passed, the

@@ -29,6 +29,9 @@ export const errorCodeSchema = z.enum([
   "map_too_many_items", // a map node's list is longer than its maxItems
   "map_too_few_items", // a map node's list is shorter than its join "any" or { atLeast } needs
   "map_item_invalid", // an item of a map node's list does not match its branch's input schema
+  "workspace_unavailable", // a workspace block found no git repository, no git, or no such base ref
+  "workspace_dirty", // a workspace block found uncommitted changes to tracked files and made nothing
+  "workspace_conflict", // a workspace block's branch or worktree exists but another request made it
   "pi_sdk_missing", // an isolated agent step found no Pi SDK to open its session with
   "model_unavailable", // no usable model: none configured, one Pi does not know, or the provider refused it for good (credentials, quota)
   "worker_failed", // a worker reported a failure outside any node

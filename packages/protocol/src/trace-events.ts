@@ -54,7 +54,12 @@ export const traceEventSchema = z.discriminatedUnion("type", [
     ...ofRun,
     data: z.union([
       z.object({ command: z.literal("start") }),
-      z.object({ command: z.enum(["continue", "restart"]), parentRunId: runIdSchema }),
+      z.object({
+        command: z.enum(["continue", "restart"]),
+        parentRunId: runIdSchema,
+        /** A continuation: who answered its checkpoint (`automatic`: the host, at a gate's deadline). */
+        answeredBy: z.enum(["human", "model", "automatic"]).optional(),
+      }),
     ]),
   }),
   z.object({
@@ -77,6 +82,12 @@ export const traceEventSchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("run.cancelled"), ...ofRun, ...noData }),
   // Run facts that leave the status alone.
   z.object({ type: z.literal("run.pause_requested"), ...ofRun, ...noData }),
+  // A waiting run's checkpoint was answered: by whom (`automatic`: the host, at a gate's deadline).
+  z.object({
+    type: z.literal("run.answered"),
+    ...ofRun,
+    data: z.object({ childRunId: runIdSchema, by: z.enum(["human", "model", "automatic"]) }),
+  }),
   z.object({ type: z.literal("run.presented"), ...ofRun, ...noData }),
   // `code` is the store's own error code for why the terminal messages could not be made.
   z.object({

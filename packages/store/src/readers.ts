@@ -188,6 +188,43 @@ export function listEffectListLengths(
   );
 }
 
+/** A settled workspace effect of a run's chain: where it is, its branch and mode. */
+export interface SavedWorkspace {
+  path: string;
+  branch: string;
+  mode: "branch" | "worktree";
+}
+
+/**
+ * The workspaces (settled `effectType` effects) of every run that shares `runId`'s root: a continued
+ * run works in the workspace its parent prepared. Only the three fields leave the database.
+ */
+export function listRunWorkspaces(ctx: StoreContext, runId: string, effectType: string): SavedWorkspace[] {
+  return ctx.read(() =>
+    (
+      ctx
+        .stmt(
+          `SELECT json_extract(t.text, '$.path') AS path, json_extract(t.text, '$.branch') AS branch,
+             json_extract(t.text, '$.mode') AS mode
+           FROM effects e
+           JOIN runs r ON r.run_id = e.run_id
+           JOIN (SELECT hash, CAST(content AS TEXT) AS text FROM blobs) t ON t.hash = e.result_hash
+           WHERE r.root_run_id = (SELECT root_run_id FROM runs WHERE run_id = ?)
+             AND e.effect_type = ? AND e.status = 'settled' AND json_valid(t.text)
+           ORDER BY e.reserved_at, e.effect_id
+           LIMIT 20`,
+        )
+        .all(runId, effectType) as Array<{ path: unknown; branch: unknown; mode: unknown }>
+    ).flatMap((r) =>
+      typeof r.path === "string" &&
+      typeof r.branch === "string" &&
+      (r.mode === "branch" || r.mode === "worktree")
+        ? [{ path: r.path, branch: r.branch, mode: r.mode }]
+        : [],
+    ),
+  );
+}
+
 /** One saved trace event: where it sits in the run's trace, the revision it recorded, and the event. */
 export type RunEventRecord = { seq: number; runId: string; revision: number; at: number } & TraceEvent;
 

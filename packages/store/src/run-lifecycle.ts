@@ -200,6 +200,8 @@ interface EndingColumns {
   finalOutputHash: string | null;
   error: SafeError | null;
   cursor: { path: string; visit: number } | null;
+  /** When the host's clock acts on the ended run (a waiting gate's deadline); absent: never. */
+  wakeAt?: number | null;
   event: TerminalEvent;
 }
 
@@ -217,9 +219,15 @@ function endingColumns(ctx: StoreContext, ending: RunEnding): EndingColumns {
       return {
         status: "done",
         // The waiting state: where it stopped, what it asked, and what the host checks of an answer.
-        finalOutputHash: ctx.putJson({ checkpoint: ending.checkpoint, answerCheck: ending.answerCheck }),
+        finalOutputHash: ctx.putJson({
+          checkpoint: ending.checkpoint,
+          answerCheck: ending.answerCheck,
+          ...(ending.timeout ? { timeout: ending.timeout } : {}),
+        }),
         error: null,
         cursor: ending.checkpoint,
+        // An approval gate's deadline: the host's one clock takes its default then.
+        wakeAt: ending.timeout?.at ?? null,
         event: { type: "run.waiting" },
       };
     case "failed":
@@ -283,6 +291,7 @@ export function finishRun(ctx: StoreContext, fence: Fence, ending: RunEnding): T
         error: cols.error,
         present: true,
         ...(cols.cursor ? { cursor: { path: cols.cursor.path, visit: cols.cursor.visit } } : {}),
+        ...(cols.wakeAt ? { wakeAt: cols.wakeAt } : {}),
       },
       cols.event,
     );

@@ -5,6 +5,7 @@ import {
   boundSafeMessage,
   checkAnswer,
   conflict,
+  type Conflict,
   type JsonValue,
   mayAnswer,
   type PrepareContinuation,
@@ -18,7 +19,7 @@ import { readAnswerCheck } from "./terminal-readers.js";
 import { controllableRun } from "./run-control.js";
 import { repeatedRequest, runWithRequestKey } from "./request-key.js";
 import { mapRunRow, type RunRow } from "./rows.js";
-import { insertQueuedRun } from "./run-writes.js";
+import { insertQueuedRun, updateRun } from "./run-writes.js";
 import { sessionRefusal } from "./session-reservation.js";
 
 interface ChildSpec {
@@ -29,6 +30,8 @@ interface ChildSpec {
   parentTerminalFingerprint: string | null;
   accepted: { path: string; visit: number; answerHash: string } | null;
   requestKey: string | null;
+  /** A continuation: who answered, recorded in its `run.queued` event. */
+  answeredBy?: PrepareContinuation["answerer"];
 }
 
 /**
@@ -41,31 +44,35 @@ function insertChild(ctx: StoreContext, spec: ChildSpec): Transition<RunRecord> 
   if (parent.input_hash === null) return conflict({ kind: "input_cleared", runId: parent.run_id });
   const refusal = parent.origin_session === null ? undefined : sessionRefusal(ctx, parent.origin_session);
   if (refusal) return conflict(refusal);
-  const row = insertQueuedRun(ctx, {
-    run_id: spec.runId,
-    root_run_id: parent.root_run_id,
-    parent_run_id: parent.run_id,
-    origin_command: spec.command,
-    next_command: spec.command,
-    restart_number: spec.restartNumber,
-    parent_terminal_fingerprint: spec.parentTerminalFingerprint,
-    accepted_path: spec.accepted?.path ?? null,
-    accepted_visit: spec.accepted?.visit ?? null,
-    accepted_answer_hash: spec.accepted?.answerHash ?? null,
-    workflow_name: parent.workflow_name,
-    source_json: parent.source_json,
-    definition_digest: parent.definition_digest,
-    manifest_hash: parent.manifest_hash,
-    origin_kind: parent.origin_kind,
-    origin_session: parent.origin_session,
-    input_hash: parent.input_hash,
-    env_hash: parent.env_hash,
-    presentation_hash: parent.presentation_hash,
-    notify_model_failure: parent.notify_model_failure,
-    notify_model_cancel: parent.notify_model_cancel,
-    working_dir: parent.working_dir,
-    request_key: spec.requestKey,
-  });
+  const row = insertQueuedRun(
+    ctx,
+    {
+      run_id: spec.runId,
+      root_run_id: parent.root_run_id,
+      parent_run_id: parent.run_id,
+      origin_command: spec.command,
+      next_command: spec.command,
+      restart_number: spec.restartNumber,
+      parent_terminal_fingerprint: spec.parentTerminalFingerprint,
+      accepted_path: spec.accepted?.path ?? null,
+      accepted_visit: spec.accepted?.visit ?? null,
+      accepted_answer_hash: spec.accepted?.answerHash ?? null,
+      workflow_name: parent.workflow_name,
+      source_json: parent.source_json,
+      definition_digest: parent.definition_digest,
+      manifest_hash: parent.manifest_hash,
+      origin_kind: parent.origin_kind,
+      origin_session: parent.origin_session,
+      input_hash: parent.input_hash,
+      env_hash: parent.env_hash,
+      presentation_hash: parent.presentation_hash,
+      notify_model_failure: parent.notify_model_failure,
+      notify_model_cancel: parent.notify_model_cancel,
+      working_dir: parent.working_dir,
+      request_key: spec.requestKey,
+    },
+    spec.answeredBy,
+  );
   return applied(mapRunRow(row));
 }
 
@@ -128,6 +135,26 @@ function refuseAnswerer(ctx: StoreContext, parent: RunRow, answerer: Answerer): 
 }
 
 /**
+ * The host's automatic answer: only the default saved with the waiting gate, and only once its
+ * deadline has passed. Anything else is a state mismatch, never a person's answer.
+ */
+function refuseEarlyDefault(ctx: StoreContext, parent: RunRow, answer: JsonValue): Conflict | null {
+  const saved = readAnswerCheck(ctx, parent.run_id);
+  const timeout = saved?.timeout ?? null;
+  if (timeout !== null && timeout.at <= ctx.now() && ctx.jsonHash(timeout.answer) === ctx.jsonHash(answer)) {
+    return null;
+  }
+  return {
+    kind: "state_mismatch",
+    resource: "run",
+    id: parent.run_id,
+    expected: "a checkpoint whose deadline has passed, answered with its saved default",
+    actual:
+      timeout === null ? "no deadline" : timeout.at > ctx.now() ? "deadline not reached" : "another answer",
+  };
+}
+
+/**
  * A continuation starts from a parent waiting at a checkpoint, with the exact accepted answer. An
  * answer that names no checkpoint answers the one the parent waits at; one that names another is
  * refused.
@@ -157,8 +184,13 @@ export function prepareContinuation(ctx: StoreContext, req: PrepareContinuation)
         actual: `${path}#${visit}`,
       });
     }
-    refuseAnswerer(ctx, parent, req.answerer);
-    refuseWrongAnswer(ctx, parent, req.accepted.answer);
+    if (req.answerer === "automatic") {
+      const refusal = refuseEarlyDefault(ctx, parent, req.accepted.answer);
+      if (refusal) return conflict(refusal);
+    } else {
+      refuseAnswerer(ctx, parent, req.answerer);
+      refuseWrongAnswer(ctx, parent, req.accepted.answer);
+    }
     const answerHash = ctx.jsonHash(req.accepted.answer);
     const child = existingChild(ctx, parent.run_id, "continue");
     if (child) {
@@ -169,7 +201,7 @@ export function prepareContinuation(ctx: StoreContext, req: PrepareContinuation)
     }
     if (ctx.getRunRow(req.runId))
       return conflict({ kind: "request_mismatch", resource: "run", id: req.runId });
-    return insertChild(ctx, {
+    const inserted = insertChild(ctx, {
       runId: req.runId,
       parent,
       command: "continue",
@@ -177,7 +209,18 @@ export function prepareContinuation(ctx: StoreContext, req: PrepareContinuation)
       parentTerminalFingerprint: parent.terminal_fingerprint,
       accepted: { path, visit, answerHash: ctx.putJson(req.accepted.answer) },
       requestKey: req.requestKey ?? null,
+      answeredBy: req.answerer,
     });
+    // The parent records who answered; an approval gate's deadline no longer wakes it.
+    if (inserted.kind === "applied") {
+      updateRun(
+        ctx,
+        parent,
+        { wake_at: null },
+        { type: "run.answered", data: { childRunId: req.runId, by: req.answerer } },
+      );
+    }
+    return inserted;
   });
 }
 

@@ -338,6 +338,9 @@ export class RunStore {
   listEffectListLengths(runId: string, effectType: string) {
     return readers.listEffectListLengths(this.use(), runId, effectType);
   }
+  listRunWorkspaces(runId: string, effectType: string) {
+    return readers.listRunWorkspaces(this.use(), runId, effectType);
+  }
   listRunEvents(runId: string, afterSeq?: number, limit?: number) {
     return readers.listRunEvents(this.use(), runId, afterSeq, limit);
   }
@@ -364,6 +367,7 @@ export type RunReader = Pick<
   | "listNodeProgress"
   | "listRunEffects"
   | "listEffectListLengths"
+  | "listRunWorkspaces"
   | "listRunEvents"
   | "readRunManifest"
   | "listOpenTurns"

@@ -111,7 +111,11 @@ const INSERT_RUN = `INSERT INTO runs (${NEW_RUN_COLUMNS.join(", ")}, status, gen
   VALUES (${NEW_RUN_COLUMNS.map(() => "?").join(", ")}, 'queued', 0, 1, 0, 0, 0, 'none', ?, ?)`;
 
 /** Create a run at revision 1, `queued`, with its `run.queued` event; returns the saved row. */
-export function insertQueuedRun(ctx: StoreContext, run: NewRun): RunRow {
+export function insertQueuedRun(
+  ctx: StoreContext,
+  run: NewRun,
+  answeredBy?: "human" | "model" | "automatic",
+): RunRow {
   const now = ctx.now();
   ctx.stmt(INSERT_RUN).run(...NEW_RUN_COLUMNS.map((column) => run[column]), now, now);
   appendTrace(ctx, run.run_id, 1, {
@@ -119,7 +123,11 @@ export function insertQueuedRun(ctx: StoreContext, run: NewRun): RunRow {
     data:
       run.origin_command === "start" || run.parent_run_id === null
         ? { command: "start" }
-        : { command: run.origin_command, parentRunId: run.parent_run_id },
+        : {
+            command: run.origin_command,
+            parentRunId: run.parent_run_id,
+            ...(answeredBy === undefined ? {} : { answeredBy }),
+          },
   });
   return ctx.writtenRow("runs", "WHERE run_id = ?", run.run_id);
 }

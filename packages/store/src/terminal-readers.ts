@@ -88,6 +88,8 @@ export interface WaitingCheckpoint {
   answerSchema: Record<string, JsonValue> | null;
   /** What the host may check of an answer. */
   answerCheck: AnswerCheck;
+  /** An approval gate's deadline and the default the host then takes; null without one. */
+  timeout: { at: number; answer: JsonValue } | null;
 }
 
 /**
@@ -107,7 +109,9 @@ function waitingCheckpointOf(ctx: StoreContext, hash: string): WaitingCheckpoint
   const saved = ctx.readJsonBlob(hash) as {
     checkpoint: { path: string; visit: number; prompt: string; answeredBy?: unknown; answerSchema?: unknown };
     answerCheck?: unknown;
+    timeout?: { at?: unknown; answer?: JsonValue };
   };
+  const at = saved.timeout?.at;
   const check = answerCheckSchema.safeParse(saved.answerCheck);
   const answeredBy = answeredBySchema.safeParse(saved.checkpoint.answeredBy ?? "human");
   const schema = saved.checkpoint.answerSchema;
@@ -123,6 +127,10 @@ function waitingCheckpointOf(ctx: StoreContext, hash: string): WaitingCheckpoint
     answerCheck: check.success
       ? check.data
       : { kind: "worker_only", reason: "no answer schema was saved with this checkpoint" },
+    timeout:
+      typeof at === "number" && saved.timeout?.answer !== undefined
+        ? { at, answer: saved.timeout.answer }
+        : null,
   };
 }
 

@@ -24,6 +24,8 @@ export interface TerminalChange {
   cursor?: { path: string; visit: number };
   /** The model cancelled its own run: it knows, so no follow-up turn tells it. */
   cancelledByModel?: boolean;
+  /** A waiting approval gate's deadline: the wake clock answers it then. */
+  wakeAt?: number;
 }
 
 function terminalFingerprint(row: RunRow): string {
@@ -78,7 +80,7 @@ export function terminalize(
       generation: row.generation + 1,
       paused: 0,
       recovery_reason: null,
-      wake_at: null,
+      wake_at: change.wakeAt ?? null,
       terminal_fingerprint: terminalFingerprint(facts),
       presentation_state: presented ? "pending" : "none",
       ...(change.cancelledByModel === true ? { notify_model_cancel: 0 } : {}),

@@ -1589,7 +1589,8 @@ function execute(m: Model, r: Real, op: Op): StepEffect {
         );
       }
       valueIsCurrentRun(m, r, label, t.value);
-      return { bumped: [], created: t.kind === "applied" ? [runId] : [] };
+      // The parent records who answered it (`run.answered`).
+      return t.kind === "applied" ? { bumped: [parentId], created: [runId] } : { bumped: [], created: [] };
     }
 
     case "drive": {

@@ -204,7 +204,7 @@ describe("prepareContinuation", () => {
     expect(h.store.listRunEffects("child")).toEqual([]);
     expect(h.store.findSessionReservation(SESSION)?.runId).toBe("child");
     expect(h.store.listRunEvents("child").map((e) => [e.type, e.data])).toEqual([
-      ["run.queued", { command: "continue", parentRunId: "parent" }],
+      ["run.queued", { command: "continue", parentRunId: "parent", answeredBy: "human" }],
     ]);
   });
 

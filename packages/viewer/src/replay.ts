@@ -111,6 +111,7 @@ function applyEvent(state: ReplayState, event: HistoryEvent): void {
       return;
     // Facts that change neither the run's status nor a node's state.
     case "run.pause_requested":
+    case "run.answered":
     case "run.redefined":
     case "run.presented":
     case "run.presentation_failed":

@@ -281,6 +281,16 @@ function endings(): void {
       }),
     ),
   );
+  step("wait-1", "answered", () =>
+    saved(
+      store.prepareContinuation({
+        runId: "wait-1-answered",
+        parentRunId: "wait-1",
+        accepted: { answer: { approved: true } },
+        answerer: "human",
+      }),
+    ),
+  );
 
   step("fail-1", "reserve", () => saved(store.reservePreparedRun(prepared("fail-1", cli))));
   const fail = claim("fail-1", "claim-f");

@@ -31,6 +31,8 @@ const EXPECTED = {
   "docs/nodes/include.md": { ran: 1, needs: 0 },
   "docs/nodes/wait.md": { ran: 1, needs: 0 },
   "docs/nodes/parallel.md": { ran: 1, needs: 0 },
+  "docs/nodes/workspace.md": { ran: 1, needs: 0 },
+  "docs/nodes/approval.md": { ran: 1, needs: 0 },
 } as const;
 type Doc = keyof typeof EXPECTED;
 

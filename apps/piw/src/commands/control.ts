@@ -51,6 +51,13 @@ async function controlRun(
   const run = savedValue(await host.call(method, { runId }), runId);
   if (values.json) ctx.printJson(controlOutput(command, runId, run));
   else ctx.print(said(run, runId));
+  if (command === "cancel" && !values.json) {
+    // piw never removes a workspace: say where the cancelled run's work stays.
+    const view = await host.call("runs.get", { runId });
+    for (const ws of view?.workspaces ?? []) {
+      ctx.print(`workspace left for you: ${ws.path} (${ws.mode}, branch ${ws.branch})`);
+    }
+  }
   return ExitCode.ok;
 }
 

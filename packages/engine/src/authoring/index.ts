@@ -65,4 +65,16 @@ export type { MapOptions, MapOutput } from "./map.js";
 export { map } from "./map.js";
 export type { RetryBackoff, RetryOn, RetryPolicy, WaitOptions, WaitOutput } from "./clock-specs.js";
 export { WorkflowError } from "./workflow-error.js";
+export type { WorkspaceMode, WorkspaceNode, WorkspaceOptions, WorkspaceOutput } from "./workspace.js";
+export { WORKSPACE_EFFECT, workspace } from "./workspace.js";
+export type {
+  ApprovalAnswer,
+  ApprovalGate,
+  ApprovalMode,
+  ApprovalNode,
+  ApprovalOptions,
+  ApprovalOutput,
+  DefaultApprovalChoice,
+} from "./approval.js";
+export { approval, approvalChoice, DEFAULT_APPROVAL_CHOICES } from "./approval.js";
 export { ProgressInvalid } from "../executor/visit-progress.js";

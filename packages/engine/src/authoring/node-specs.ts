@@ -2,6 +2,7 @@ import type { AnsweredBy } from "@piw/protocol";
 import type { ZodType, z } from "zod";
 import type { ActionContext, NodeContext, ScopeContext, ShellReport } from "../compiler/compiled-workflow.js";
 import type { AgentSessionKind, IsolatedAgentOptions } from "./agent-options.js";
+import type { ApprovalGate } from "./approval.js";
 import type { RetryPolicy, WaitOptions, WaitOutput } from "./clock-specs.js";
 
 export type { ShellReport } from "../compiler/compiled-workflow.js";
@@ -54,6 +55,8 @@ export interface ActionNode<I = unknown, O = unknown> extends NodeBase<O> {
   run(ctx: ActionContext<I>): O | Promise<O>;
   readonly timeoutMs?: TimeoutOption<I>;
   readonly retry?: RetryPolicy;
+  /** Set by `workspace()`: later shell and agent steps of its scope run in its output's `path`. */
+  readonly workspace?: true;
 }
 
 export interface ShellNode<I = unknown, O = unknown> extends NodeBase<O> {
@@ -78,6 +81,8 @@ export interface CheckpointNode<I = unknown, O = unknown> extends NodeBase<O> {
   readonly answer: ZodType<O>;
   /** Who may answer: `"human"` (the default), `"model"` or `"either"`. */
   readonly answeredBy?: AnsweredBy;
+  /** Set by `approval()`: whether it is asked, its default and its deadline. */
+  readonly gate?: ApprovalGate<I>;
 }
 
 export interface DecisionNode<I = unknown, C extends string = string> extends NodeBase<C> {

@@ -2,6 +2,7 @@ import { type AnsweredBy, answeredBySchema } from "@piw/protocol";
 import type { ZodType } from "zod";
 import type { NodeKindName, ShellReport, WorkflowNode } from "../authoring/node-specs.js";
 import { answerCheckOf } from "./answer-check-of.js";
+import { compileGate } from "./compile-gate.js";
 import type { CompileProblem } from "./compile-error.js";
 import type { CompiledNode, NodeContext, ShellCommand } from "./compiled-workflow.js";
 import { type JsonSchema, jsonSchemaOf } from "./json-schema-of.js";
@@ -185,10 +186,10 @@ const NODE_FIELDS: { [K in NodeKindName]: FieldsOf<K> } = {
     "cwd",
   ],
   compute: ["kind", "title", "run"],
-  action: ["kind", "title", "run", "timeoutMs", "retry"],
+  action: ["kind", "title", "run", "timeoutMs", "retry", "workspace"],
   shell: ["kind", "title", "exec", "parse", "okExitCodes", "cwd", "env", "timeoutMs", "retry"],
   notify: ["kind", "title", "message"],
-  checkpoint: ["kind", "title", "prompt", "answer", "answeredBy"],
+  checkpoint: ["kind", "title", "prompt", "answer", "answeredBy", "gate"],
   decision: ["kind", "title", "choices", "decide"],
   wait: ["kind", "title", "ms", "until"],
   parallel: ["kind", "title", "branches", "join", "concurrency"],
@@ -293,7 +294,7 @@ function buildNode(
       const timeout = compileTimeout(f.timeoutMs, defaults.action, "action", problem);
       const retry = compileRetry(f.retry, defaults.retry, problem);
       if (run === undefined || timeout === undefined || retry === undefined) return undefined;
-      return { kind: "action", ...base, run, timeout, retry };
+      return { kind: "action", ...base, run, workspace: f.workspace === true, timeout, retry };
     }
     case "shell": {
       const command = shellCommandFn(f.exec, problem);
@@ -323,7 +324,9 @@ function buildNode(
       const answeredBy = answeredByOf(f.answeredBy, problem);
       if (prompt === undefined || answer === undefined || answerSchema === undefined) return undefined;
       const answerCheck = answerCheckOf(answer);
-      return { kind: "checkpoint", ...base, prompt, answer, answerSchema, answeredBy, answerCheck };
+      const gate = f.gate === undefined ? null : compileGate(f.gate, answer, problem);
+      if (gate === undefined) return undefined;
+      return { kind: "checkpoint", ...base, prompt, answer, answerSchema, answeredBy, answerCheck, gate };
     }
     case "decision": {
       const choices = choicesOf(f.choices, problem);

@@ -67,6 +67,8 @@ export interface ManagedEffects {
 
 export interface ActionContext<I = unknown> extends NodeContext<I> {
   effects: ManagedEffects;
+  /** The run this visit belongs to: its ID and its (root) workflow's name. */
+  run: { id: string; workflow: string };
 }
 
 /** What an include's input projection receives: the parent scope's input and outputs. */
@@ -102,6 +104,8 @@ export interface CompiledComputeNode extends CompiledNodeBase {
 export interface CompiledActionNode extends CompiledNodeBase {
   kind: "action";
   run(ctx: ActionContext): Promise<unknown> | unknown;
+  /** Built by `workspace()`: later shell and agent steps of its scope run in its output's `path`. */
+  workspace: boolean;
   /** The deadline of each visit; `timeoutAtStart` turns it into a length when the visit opens. */
   timeout: NodeTimeout;
   /** The retry policy of its failed attempts; null: a failure is final. */
@@ -137,6 +141,14 @@ export interface CompiledCheckpointNode extends CompiledNodeBase {
   answeredBy: AnsweredBy;
   /** What the host checks of an answer before saving a continuation, sent with the waiting run. */
   answerCheck: AnswerCheck;
+  /** Built by `approval()`: whether it is asked, its default, and its deadline; null for a plain checkpoint. */
+  gate: CompiledGate | null;
+}
+
+export interface CompiledGate {
+  mode(ctx: NodeContext): "required" | "auto" | "skip";
+  defaultChoice: string;
+  deadlineMs: number | null;
 }
 
 export interface CompiledAgentNode extends CompiledNodeBase {

@@ -150,12 +150,18 @@ export async function runAgent(
   run: AgentStepRun,
   node: CompiledAgentNode,
   ctx: NodeContext,
+  workspace: string | null = null,
 ): Promise<unknown> {
   const kind = run.agents ? agentSessionFor(node, run.agents.origin) : "conversation";
-  if (kind === "conversation") return stepLoop(run, node, ctx, conversationChannel(run, node));
-  const isolated = await openIsolated(run, node, run.agents as AgentPlacement, ctx);
+  if (kind === "conversation") {
+    return stepLoop(run, node, ctx, conversationChannel(run, node), workspace);
+  }
+  // An isolated session opens in the run's workspace unless the step names its own folder.
+  const placement = run.agents as AgentPlacement;
+  const where = workspace === null ? placement : { ...placement, workingDir: workspace };
+  const isolated = await openIsolated(run, node, where, ctx);
   try {
-    return await stepLoop(run, node, ctx, isolatedChannel(isolated.session));
+    return await stepLoop(run, node, ctx, isolatedChannel(isolated.session), workspace);
   } finally {
     await isolated.settle(ctx.signal);
   }
@@ -178,11 +184,13 @@ async function stepLoop(
   node: CompiledAgentNode,
   ctx: NodeContext,
   channel: AgentChannel,
+  workspace: string | null,
 ): Promise<unknown> {
   const prompt = stepPrompt(node.prompt(ctx), node, {
     runId: run.runId,
     visit: run.visit,
     attempt: run.attempt,
+    ...(workspace === null ? {} : { workspace }),
   });
   await channel.deliver(`step:${run.attempt}`, prompt);
   // Turns the model ended without submitting (the reminder budget), and turns that were not the

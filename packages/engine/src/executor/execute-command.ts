@@ -2,6 +2,7 @@ import { type RunSnapshot, type SafeError, safeError } from "@piw/protocol";
 import type { CompiledWorkflow } from "../compiler/compiled-workflow.js";
 import { describeIssues } from "../compiler/schema-issues.js";
 import type { AgentPlacement } from "./agent-session.js";
+import { deadlineDefault, isDeadlineAnswer } from "./approval-gate.js";
 import { expectSaved, FenceLost, NodeFailure, RunParked, ValueTooLarge } from "./execution-signals.js";
 import { runFork } from "./fork-runner.js";
 import { nodeContextFor } from "./node-runner.js";
@@ -57,7 +58,7 @@ function checkAcceptedAnswer(
     return safeError("source_changed", `The answered checkpoint ${accepted.path} is not in the workflow.`);
   }
   const parsed = node.answer.safeParse(accepted.answer);
-  if (parsed.success) return null;
+  if (parsed.success || isDeadlineAnswer(node, accepted.answer)) return null;
   return safeError(
     "answer_invalid",
     `The answer to ${accepted.path} is invalid: ${describeIssues(parsed.error.issues, "(answer)")}. Answer the checkpoint again.`,
@@ -166,6 +167,7 @@ async function waitAtCheckpoint(
     options.debug?.(failure.debug);
     return fail(port, failure.error, false);
   }
+  const timeout = deadlineDefault(node, Date.now());
   expectSaved(
     await port.finishRun({
       outcome: "waiting",
@@ -177,6 +179,7 @@ async function waitAtCheckpoint(
         ...(node.answerSchema === null ? {} : { answerSchema: node.answerSchema }),
       },
       answerCheck: node.answerCheck,
+      ...(timeout === null ? {} : { timeout }),
     }),
   );
   return { kind: "waiting", path: at.path, visit: at.visit };

@@ -1,3 +1,4 @@
+import { resolve } from "node:path";
 import {
   type JsonValue,
   type NodeVisitResult,
@@ -28,6 +29,8 @@ import { type DebugLog, toSafeError } from "./safe-failure.js";
 import { runShell, type ShellResult } from "./shell-runner.js";
 import { runWait } from "./wait-runner.js";
 import { runAgent } from "./agent-step.js";
+import { runWorkspace } from "./run-workspace.js";
+import { presetAnswer } from "./approval-gate.js";
 import { checkProgressOnly, type VisitProgress, visitProgress } from "./visit-progress.js";
 import type { AgentPlacement } from "./agent-session.js";
 
@@ -219,7 +222,11 @@ async function produce(run: NodeRun, signal: AbortSignal, progress: VisitProgres
     case "compute":
       return node.run(ctx);
     case "action":
-      return node.run({ ...ctx, effects: effectsFor(run) });
+      return node.run({
+        ...ctx,
+        effects: effectsFor(run),
+        run: { id: run.runId, workflow: run.workflow.name },
+      });
     case "decision": {
       const choice = node.decide(ctx);
       if (!node.choices.includes(choice)) {
@@ -240,14 +247,15 @@ async function produce(run: NodeRun, signal: AbortSignal, progress: VisitProgres
       );
       return null;
     case "checkpoint":
-      return null;
+      return presetAnswer(node, ctx);
     case "shell": {
       const command = node.command(ctx);
+      const cwd = shellCwd(node.cwd, runWorkspace(run.workflow, node, run.outputsByPath));
       let result: ShellResult;
       try {
         result = await runShell({
           command,
-          ...(node.cwd === undefined ? {} : { cwd: node.cwd }),
+          ...(cwd === undefined ? {} : { cwd }),
           ...(node.env === undefined ? {} : { env: node.env }),
           ...(run.env === undefined ? {} : { baseEnv: run.env }),
           ...(run.onProcessGroup ? { onProcessGroup: run.onProcessGroup } : {}),
@@ -278,7 +286,7 @@ async function produce(run: NodeRun, signal: AbortSignal, progress: VisitProgres
       return node.parse ? node.parse(report, ctx) : report;
     }
     case "agent":
-      return runAgent(run, node, ctx);
+      return runAgent(run, node, ctx, runWorkspace(run.workflow, node, run.outputsByPath));
     case "wait":
       return runWait(
         { node, port: run.port, visit: run.visit, dueAt: run.dueAt ?? null, signal, now: Date.now },
@@ -291,6 +299,12 @@ async function produce(run: NodeRun, signal: AbortSignal, progress: VisitProgres
     default:
       return node satisfies never;
   }
+}
+
+/** A shell node's folder: its own `cwd` (relative to the run's workspace, if any), else the workspace. */
+function shellCwd(own: string | undefined, workspace: string | null): string | undefined {
+  if (workspace === null) return own;
+  return own === undefined ? workspace : resolve(workspace, own);
 }
 
 /** The node's failure when a value it produced could not be saved; the reason names only sizes. */
@@ -315,7 +329,8 @@ export async function runNode(run: NodeRun): Promise<NodeVisitResult> {
   try {
     const output = toJson(await withDeadline(run, (signal) => produce(run, signal, progress)));
     // A checkpoint stops the run; its successor is chosen by the continuation, from the accepted answer.
-    if (run.node.kind === "checkpoint") return { status: "succeeded", output, next: null };
+    // A gate that answered itself (auto, skip) routes on that answer like any other node.
+    if (run.node.kind === "checkpoint" && output === null) return { status: "succeeded", output, next: null };
     const target = run.workflow.next(run.node.path, output);
     return { status: "succeeded", output, next: target.kind === "node" ? target.path : null };
   } catch (error) {

@@ -108,6 +108,9 @@ export function nextAfter(last: SavedVisit, visitCounts: ReadonlyMap<string, num
   if (last.nextPath !== null) {
     return { kind: "visit", path: last.nextPath, visit: (visitCounts.get(last.nextPath) ?? 0) + 1 };
   }
-  if (last.nodeKind === "checkpoint") return { kind: "wait", path: last.path, visit: last.visit };
+  // A checkpoint that answered itself (an approval gate's auto or skip) saved its answer as output.
+  if (last.nodeKind === "checkpoint" && (last.output ?? null) === null) {
+    return { kind: "wait", path: last.path, visit: last.visit };
+  }
   return { kind: "complete", output: last.output ?? null };
 }

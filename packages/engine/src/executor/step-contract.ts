@@ -6,6 +6,8 @@ export interface ContractPlace {
   runId: string;
   visit: number;
   attempt: number;
+  /** The run's workspace folder: the model is told to read and change files there. */
+  workspace?: string;
 }
 
 /** The exact call that completes a step, as the contract and the reminders write it. */
@@ -23,6 +25,9 @@ function stepContract(node: CompiledAgentNode, place: ContractPlace): string {
     `Step: ${node.name}${title} (path ${node.path}, visit ${place.visit}, attempt ${place.attempt}, run ${place.runId})`,
     "Output: one JSON value that matches this JSON Schema:",
     JSON.stringify(node.outputSchema),
+    ...(place.workspace === undefined
+      ? []
+      : [`Workspace: work in ${place.workspace}; read, change and run commands there, not elsewhere.`]),
     `Submit: call the workflow tool with ${SUBMIT_CALL}. A rejected submit names the fields to fix; fix them and submit again.`,
   ].join("\n");
 }

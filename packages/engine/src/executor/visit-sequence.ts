@@ -247,7 +247,7 @@ export async function runSequence(exec: Execution, lane: Lane, start: NextStep):
         }
         if (following) {
           next = { kind: "visit", ...following };
-        } else if (node.kind === "checkpoint") {
+        } else if (node.kind === "checkpoint" && result.status === "succeeded" && result.output === null) {
           next = { kind: "wait", path: next.path, visit: next.visit };
         } else {
           next = { kind: "complete", output: result.output };
