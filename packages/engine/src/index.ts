@@ -62,6 +62,7 @@ export {
   agent,
   approval,
   approvalChoice,
+  builtinWorkflow,
   DEFAULT_APPROVAL_CHOICES,
   checkpoint,
   compute,

@@ -64,6 +64,7 @@ export { parallel } from "./parallel.js";
 export type { MapOptions, MapOutput } from "./map.js";
 export { map } from "./map.js";
 export type { RetryBackoff, RetryOn, RetryPolicy, WaitOptions, WaitOutput } from "./clock-specs.js";
+export { builtinWorkflow } from "./builtin-workflow.js";
 export { WorkflowError } from "./workflow-error.js";
 export type { WorkspaceMode, WorkspaceNode, WorkspaceOptions, WorkspaceOutput } from "./workspace.js";
 export { WORKSPACE_EFFECT, workspace } from "./workspace.js";
