@@ -128,7 +128,7 @@ type View = { status: string; input: { value: unknown }; output: { value: Record
 async function run(repo: string, args: string[], extra: NodeJS.ProcessEnv = {}) {
   const result = await piw(home, ["run", ...args, "--json"], { cwd: repo, env: { ...env, ...extra } });
   expect(result.stderr).toBe("");
-  expect(result.code).toBe(0);
+  expect(result.code, result.stdout).toBe(0);
   return JSON.parse(result.stdout) as { runId: string; view: View };
 }
 

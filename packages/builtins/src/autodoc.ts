@@ -440,11 +440,15 @@ export default defineWorkflow({
     "check-evidence": shell({
       title: "Check every quoted line exists",
       exec: (ctx: Ctx) =>
-        atRoot(
-          ctx,
+        // CHECK_LINES goes to the root itself.
+        [
+          "sh",
+          "-c",
           CHECK_LINES,
-          evidenceLocations(ctx).flatMap(({ file, line }) => [file, String(line)]),
-        ),
+          "autodoc",
+          rootOf(ctx),
+          ...evidenceLocations(ctx).flatMap(({ file, line }) => [file, String(line)]),
+        ],
       parse: ({ stdout }) => parseCheckLines(stdout),
       timeoutMs: 60_000,
     }),
