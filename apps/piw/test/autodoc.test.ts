@@ -3,6 +3,7 @@ import { createHash } from "node:crypto";
 import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { connectHost } from "@piw/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type FakeModel,
@@ -224,8 +225,15 @@ describe("piw run autodoc, headless", () => {
       expect(view.output.value).toMatchObject({ status: "ready", workspace: { branch: `piw/${runId}` } });
       expect(branches(repo)).toEqual(["main", `piw/${runId}`]);
       expect(git(repo, "worktree", "list", "--porcelain").match(/^worktree /gm)).toHaveLength(2);
-      const status = await piw(home, ["status", runId, "--json"], { cwd: repo, env });
-      expect(status.stdout).toContain('"adopted":true');
+      // The relaunch found the branch git made before the kill, marked with this request, and took it.
+      const host = await connectHost({ stateDir: home, client: "test" });
+      try {
+        const history = await host.call("runs.history", { runId });
+        const prepared = history?.steps.find((step) => step.path === "worktree");
+        expect(prepared?.output).toMatchObject({ branch: `piw/${runId}`, adopted: true });
+      } finally {
+        host.close();
+      }
     },
     SLOW,
   );
