@@ -222,7 +222,7 @@ describe("the packed piw package, installed with npm", () => {
       expect(existsSync(join(installed, "dist", file)), file).toBe(true);
     }
     // One skill per folder, so Pi's package filters can turn each off alone.
-    for (const skill of ["piw", "sanity-check"]) {
+    for (const skill of ["piw", "sanity-check", "autodoc"]) {
       expect(existsSync(join(installed, "skills", skill, "SKILL.md")), skill).toBe(true);
     }
     expect(existsSync(join(installed, "LICENSE"))).toBe(true);
@@ -289,6 +289,12 @@ describe("the packed piw package, installed with npm", () => {
       input: { keys: ["focus", "base", "mode", "failOn"], required: [] },
       textInput: "focus",
       summary: expect.stringContaining("verdict"),
+      problem: null,
+    });
+    expect(listed.workflows.find((workflow) => workflow.name === "autodoc")).toMatchObject({
+      source: { kind: "builtin", path: null },
+      input: { keys: ["task", "plan", "documents", "workspace", "base"], required: ["task"] },
+      textInput: "task",
       problem: null,
     });
   }, 90_000);
