@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { checkAssessment, judge, MAX_UPDATE_ROUNDS } from "../src/autodoc.js";
+import { checkAssessment, judge, MAX_UPDATE_ROUNDS } from "../src/autodoc-checks.js";
 import { changedFiles, DIGESTS, GATHER, parseDigests, parseGathered } from "../src/autodoc-scripts.js";
 
 let repo: string;
