@@ -3,10 +3,10 @@ import { z } from "zod";
 // What autodoc runs against the repository with shell nodes, and the pure parsing of what they print.
 
 /** The diff the assessor and the verifier get inline; past this they read the files themselves. */
-export const DIFF_MAX_CHARS = 24_000;
+const DIFF_MAX_CHARS = 24_000;
 /** Commits, changed files and candidate documents listed; a plan file read inline. */
-export const LIST_MAX = 200;
-export const PLAN_MAX_CHARS = 16_000;
+const LIST_MAX = 200;
+const PLAN_MAX_CHARS = 16_000;
 
 // Marker lines between sections; git prints none of them (log lines start with a hash, status with a code).
 const MARK = "::autodoc::";

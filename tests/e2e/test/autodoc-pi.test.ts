@@ -1,4 +1,5 @@
 import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -102,9 +103,9 @@ describe("/workflow autodoc in Pi", () => {
     expect(done.outcome).toBe("completed");
     expect(done.input).toEqual({ kind: "json", value: { task: "the new retry option" } });
     const worktree = join(`${project}.worktrees`, `piw-${runId}`);
-    const digest = execFileSync("sha256sum", [join(worktree, "README.md")], { encoding: "utf8" }).split(
-      " ",
-    )[0];
+    const digest = createHash("sha256")
+      .update(readFileSync(join(worktree, "README.md")))
+      .digest("hex");
     expect(done.output).toMatchObject({
       kind: "json",
       value: {
