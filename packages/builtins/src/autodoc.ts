@@ -122,7 +122,7 @@ function facts(ctx: Ctx): ChangeFacts {
   };
 }
 
-/** The assessed documents by repository path, the ones the user named first. */
+/** The assessed documents, each path made relative to the repository root. */
 function assessed(ctx: Ctx): Assessment["documents"] {
   const root = rootOf(ctx);
   return parsed(assessSchema, ctx.outputs.assess).documents.flatMap((doc) => {
