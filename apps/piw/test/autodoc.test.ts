@@ -28,6 +28,7 @@ let home: string;
 let user: string;
 let env: NodeJS.ProcessEnv;
 const dirs: string[] = [];
+const homes: string[] = [];
 
 function git(cwd: string, ...args: string[]): string {
   return execFileSync("git", args, { cwd, encoding: "utf8" }).trim();
@@ -118,7 +119,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await cleanUp(home);
+  for (const state of [home, ...homes]) await cleanUp(state);
   await model?.close();
   for (const dir of [user, ...dirs])
     rmSync(dir, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
@@ -126,8 +127,8 @@ afterAll(async () => {
 
 type View = { status: string; input: { value: unknown }; output: { value: Record<string, unknown> } };
 
-async function run(repo: string, args: string[], extra: NodeJS.ProcessEnv = {}) {
-  const result = await piw(home, ["run", ...args, "--json"], { cwd: repo, env: { ...env, ...extra } });
+async function run(repo: string, args: string[], extra: NodeJS.ProcessEnv = {}, state = home) {
+  const result = await piw(state, ["run", ...args, "--json"], { cwd: repo, env: { ...env, ...extra } });
   expect(result.stderr).toBe("");
   expect(result.code, result.stdout).toBe(0);
   return JSON.parse(result.stdout) as { runId: string; view: View };
@@ -217,16 +218,24 @@ describe("piw run autodoc, headless", () => {
     "adopts the worktree after the worker is killed right after git made it, instead of making a second one",
     async () => {
       const repo = repository();
-      const { runId, view } = await run(repo, ["autodoc", "the", "new", "retry", "option"], {
-        PIW_WORKER_CRASH_AT: "after-effect",
-        PIW_WORKER_CRASH_ONCE_FILE: join(repo, "..", "crashed-once"),
-      });
+      // A host of its own: the workers inherit the crash hook from the host that starts them.
+      const crashHome = makeHome();
+      homes.push(crashHome);
+      const { runId, view } = await run(
+        repo,
+        ["autodoc", "the", "new", "retry", "option"],
+        {
+          PIW_WORKER_CRASH_AT: "after-effect",
+          PIW_WORKER_CRASH_ONCE_FILE: join(repo, "..", "crashed-once"),
+        },
+        crashHome,
+      );
       expect(readFileSync(join(repo, "..", "crashed-once"), "utf8")).toBeDefined();
       expect(view.output.value).toMatchObject({ status: "ready", workspace: { branch: `piw/${runId}` } });
       expect(branches(repo)).toEqual(["main", `piw/${runId}`]);
       expect(git(repo, "worktree", "list", "--porcelain").match(/^worktree /gm)).toHaveLength(2);
       // The relaunch found the branch git made before the kill, marked with this request, and took it.
-      const host = await connectHost({ stateDir: home, client: "test" });
+      const host = await connectHost({ stateDir: crashHome, client: "test" });
       try {
         const history = await host.call("runs.history", { runId });
         const prepared = history?.steps.find((step) => step.path === "worktree");

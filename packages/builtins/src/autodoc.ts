@@ -7,7 +7,6 @@ import {
   type NodeContext,
   shell,
   WorkflowError,
-  type WorkspaceOutput,
   workspace,
 } from "piw";
 import { z } from "zod";
@@ -143,9 +142,18 @@ function evidenceLocations(ctx: Ctx): Array<{ file: string; line: number }> {
 
 const JUDGE_ROUTES = { ready: "digests", update: "update", blocked: "stop" } as const;
 
-function workspaceOf(ctx: Ctx): { path: string; branch: string; mode: string } | null {
-  const made = (ctx.outputs.worktree ?? ctx.outputs.branch) as WorkspaceOutput | undefined;
-  return made === undefined ? null : { path: made.path, branch: made.branch, mode: made.mode };
+const workspaceSchema = z.object({
+  path: z.string(),
+  branch: z.string(),
+  mode: z.enum(["worktree", "branch"]),
+});
+
+/** Where the edits are: the workspace the run prepared, or null when it edits the checkout as it is. */
+function workspaceOf(ctx: Ctx): z.infer<typeof workspaceSchema> | null {
+  const made = ctx.outputs.worktree ?? ctx.outputs.branch;
+  if (made === undefined) return null;
+  const { path, branch, mode } = parsed(workspaceSchema, made);
+  return { path, branch, mode };
 }
 
 function ready(ctx: Ctx) {
