@@ -210,6 +210,7 @@ describe("piw --json, exit codes and what the CLI says about a run", () => {
       const out = parsed("workflows", json.stdout);
       const byName = new Map(out.workflows.map((workflow) => [workflow.name, workflow]));
       expect([...byName.keys()].sort()).toEqual([
+        "autodoc",
         "autoplan",
         "bad",
         "broken",
@@ -233,6 +234,14 @@ describe("piw --json, exit codes and what the CLI says about a run", () => {
         input: { keys: ["problem", "scope", "constraints", "planFile", "approval"], required: ["problem"] },
         textInput: "problem",
         summary: expect.stringContaining("plan as a markdown file"),
+        problem: null,
+      });
+      expect(byName.get("autodoc")).toMatchObject({
+        title: "Update the documentation for a change",
+        source: { kind: "builtin", path: null },
+        input: { keys: ["task", "plan", "documents", "workspace", "base"], required: ["task"] },
+        textInput: "task",
+        summary: expect.stringContaining("verify every changed claim"),
         problem: null,
       });
       expect(byName.get("mine")).toMatchObject({ textInput: "task", summary: null });

@@ -20,6 +20,16 @@ import {
   VERIFIER_SYSTEM_PROMPT,
   verifierPrompt,
 } from "./sanity-check-prompts.js";
+import {
+  type Base,
+  baseSchema,
+  CHECK_LINES,
+  parseBase,
+  parseCheckLines,
+  RESOLVE_BASE,
+  refSchema,
+  repoPath,
+} from "./repo-scripts.js";
 
 const VERDICTS = ["keep", "simplify", "refactor", "drop", "needs_evidence"] as const;
 const verdictSchema = z.enum(VERDICTS);
@@ -31,13 +41,6 @@ const DIFF_MAX_CHARS = 32_000;
 const LIST_MAX = 300;
 const REVIEW_TIMEOUT_MS = 15 * 60_000;
 
-// A ref as git spells one; never an option (a leading `-`), since it is passed to git as an argument.
-const refSchema = z
-  .string()
-  .min(1)
-  .max(200)
-  .regex(/^[A-Za-z0-9_./@{}^~][A-Za-z0-9_./@{}^~-]*$/, "a git ref such as main, origin/main or HEAD~3");
-
 const inputSchema = z.object({
   /** What the change is for, in the author's words: the free words of `piw run sanity-check <words>`. */
   focus: z.string().max(4000).optional(),
@@ -47,22 +50,6 @@ const inputSchema = z.object({
 });
 type Input = z.output<typeof inputSchema>;
 type Ctx = NodeContext<Input>;
-
-// Prints one tab-separated line: `ok <how> <ref> <sha> <merge-base> <root>`, or `error <reason>`.
-const RESOLVE_BASE = `root=$(git rev-parse --show-toplevel 2>/dev/null) || { echo "error not_a_repository"; exit 0; }
-cd "$root" || exit 1
-git rev-parse --verify --quiet HEAD >/dev/null || { echo "error no_commits"; exit 0; }
-try() {
-  sha=$(git rev-parse --verify --quiet "$2^{commit}" 2>/dev/null) || return 0
-  mb=$(git merge-base HEAD "$sha" 2>/dev/null) || mb=$sha
-  printf 'ok\\t%s\\t%s\\t%s\\t%s\\t%s\\n' "$1" "$2" "$sha" "$mb" "$root"
-  exit 0
-}
-if [ -n "$1" ]; then try given "$1"; echo "error unknown_base"; exit 0; fi
-try upstream '@{upstream}'
-try origin_head origin/HEAD
-try parent 'HEAD^'
-echo "error no_base"`;
 
 const BASE_PROBLEMS: Record<string, string> = {
   not_a_repository: "sanity-check needs a git repository: run it inside one.",
@@ -80,24 +67,6 @@ git diff --name-only "$2" | head -n ${LIST_MAX}`;
 // One byte past the limit tells the parser the diff was cut.
 const DIFF = `cd "$1" || exit 1
 git diff --no-color --no-ext-diff "$2" | head -c ${DIFF_MAX_CHARS * 4 + 1}`;
-
-// For each `<file> <line>` pair: `yes` when the file is inside the repository and has that line.
-const CHECK_LINES = `cd "$1" || exit 1
-shift
-while [ "$#" -ge 2 ]; do
-  f=$1; l=$2; shift 2
-  case "$f" in /*|..|../*|*/../*|*/..) echo no; continue ;; esac
-  if [ -f "$f" ] && [ "$(awk 'END { print NR }' "$f")" -ge "$l" ]; then echo yes; else echo no; fi
-done`;
-
-const baseSchema = z.object({
-  how: z.enum(["given", "upstream", "origin_head", "parent"]),
-  ref: z.string(),
-  sha: z.string(),
-  mergeBase: z.string(),
-  root: z.string(),
-});
-type Base = z.infer<typeof baseSchema>;
 
 const changesSchema = z.object({ status: z.array(z.string()), files: z.array(z.string()) });
 const diffSchema = z.object({ text: z.string(), truncated: z.boolean() });
@@ -165,14 +134,6 @@ function evidenceOf({ input, outputs }: Ctx): ChangeEvidence {
     diff: diff.text,
     diffTruncated: diff.truncated,
   };
-}
-
-/** A path as the reviewers may write it, made relative to the repository root; null if outside. */
-function repoPath(file: string, root: string): string | null {
-  let path = file.trim();
-  if (path.startsWith(`${root}/`)) path = path.slice(root.length + 1);
-  while (path.startsWith("./")) path = path.slice(2);
-  return path === "" || path.startsWith("/") ? null : path;
 }
 
 const reviewItem = z.object({
@@ -354,15 +315,11 @@ export default defineWorkflow({
       title: "Find the base",
       exec: ({ input }: Ctx) => ["sh", "-c", RESOLVE_BASE, "sanity-check", input.base ?? ""],
       parse: ({ stdout }): Base => {
-        const [status, ...fields] = stdout.trim().split("\t");
-        if (status !== "ok") {
-          const reason = stdout.trim().split(" ")[1] ?? "";
-          throw new WorkflowError(
-            BASE_PROBLEMS[reason] ?? "sanity-check could not find the base to compare with.",
-          );
-        }
-        const [how, ref, sha, mergeBase, root] = fields;
-        return baseSchema.parse({ how, ref, sha, mergeBase, root });
+        const found = parseBase(stdout);
+        if (found.ok) return found.base;
+        throw new WorkflowError(
+          BASE_PROBLEMS[found.reason] ?? "sanity-check could not find the base to compare with.",
+        );
       },
       timeoutMs: 60_000,
     }),
@@ -434,11 +391,7 @@ export default defineWorkflow({
         const pairs = locationsOf(ctx).flatMap(({ file, line }) => [file, String(line)]);
         return ["sh", "-c", CHECK_LINES, "sanity-check", base.root, ...pairs];
       },
-      parse: ({ stdout }) =>
-        stdout
-          .split("\n")
-          .filter(Boolean)
-          .map((answer) => answer === "yes"),
+      parse: ({ stdout }) => parseCheckLines(stdout),
       timeoutMs: 60_000,
     }),
     report: compute({ title: "Verdict", run: report }),

@@ -63,6 +63,7 @@ export {
   agent,
   approval,
   approvalChoice,
+  builtinWorkflow,
   DEFAULT_APPROVAL_CHOICES,
   checkpoint,
   compute,

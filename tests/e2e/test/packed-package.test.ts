@@ -229,7 +229,7 @@ describe("the packed piw package, installed with npm", () => {
       expect(existsSync(join(installed, "dist", file)), file).toBe(true);
     }
     // One skill per folder, so Pi's package filters can turn each off alone.
-    for (const skill of ["piw", "sanity-check", "autoplan"]) {
+    for (const skill of ["piw", "sanity-check", "autoplan", "autodoc"]) {
       expect(existsSync(join(installed, "skills", skill, "SKILL.md")), skill).toBe(true);
     }
     expect(existsSync(join(installed, "LICENSE"))).toBe(true);
@@ -302,6 +302,12 @@ describe("the packed piw package, installed with npm", () => {
       source: { kind: "builtin", path: null },
       input: { keys: ["problem", "scope", "constraints", "planFile", "approval"], required: ["problem"] },
       textInput: "problem",
+      problem: null,
+    });
+    expect(listed.workflows.find((workflow) => workflow.name === "autodoc")).toMatchObject({
+      source: { kind: "builtin", path: null },
+      input: { keys: ["task", "plan", "documents", "workspace", "base"], required: ["task"] },
+      textInput: "task",
       problem: null,
     });
   }, 90_000);
