@@ -128,7 +128,9 @@ export type { RunEnv } from "./run-env.js";
 export { captureRunEnv, RUN_ENV_MAX_BYTES, runEnvSchema } from "./run-env.js";
 export type { EndedRunRecord, RunRecord, RunRecordOf } from "./run-record.js";
 export { hasRunStatus, isEndedRun, runOutcome } from "./run-record.js";
-export type { RunOrigin, RunStatus, TerminalOutcome } from "./run-status.js";
+export type { RunOrigin } from "./run-status.js";
+export { runStatusSchema } from "./run-status.js";
+export type { RunStatus, TerminalOutcome } from "./status-sets.js";
 export {
   ACTIVE_STATUSES,
   isActiveStatus,
@@ -136,9 +138,8 @@ export {
   isTerminalStatus,
   LIVE_STATUSES,
   RUN_TRANSITIONS,
-  runStatusSchema,
   stoppedVisitState,
-} from "./run-status.js";
+} from "./status-sets.js";
 export type {
   CheckpointView,
   CurrentWork,

@@ -1,14 +1,13 @@
 import { z } from "zod";
 import { budgetSchema } from "./budget.js";
 import { sourceIdentitySchema } from "./run-records.js";
+import { runOriginCommandSchema, runOriginSchema } from "./run-status.js";
 import {
   isTerminalStatus,
-  runOriginCommandSchema,
-  runOriginSchema,
   type RunStatus,
   type TerminalOutcome,
   type TerminalStatus,
-} from "./run-status.js";
+} from "./status-sets.js";
 import { safeErrorSchema } from "./safe-error.js";
 import { recoveryReasonSchema } from "./transition.js";
 
