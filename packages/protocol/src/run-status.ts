@@ -1,8 +1,6 @@
 import { z } from "zod";
 import { RUN_STATUSES, TERMINAL_OUTCOMES } from "./status-sets.js";
 
-export type { RunStatus, TerminalOutcome } from "./status-sets.js";
-
 /** A run status on the wire (the status-table rule; the statuses themselves are in status-sets.ts). */
 export const runStatusSchema = z.enum(RUN_STATUSES);
 
