@@ -116,7 +116,9 @@ describe("a built-in's revision", () => {
       input: z.object({ words: z.string(), more: z.string() }),
       textInput: "more",
     };
-    const revisions = [changedCode, changedSummary, changedWords].map(builtinRevision);
+    const revisions = [changedCode, changedSummary, changedWords].map((definition) =>
+      builtinRevision(definition),
+    );
     expect(new Set([revision, ...revisions]).size).toBe(4);
   });
 

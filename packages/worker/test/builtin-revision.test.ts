@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { BUILTIN_WORKFLOWS } from "@piw/builtins";
+import { BUILTIN_SOURCE_DIGESTS, BUILTIN_WORKFLOWS } from "@piw/builtins";
 import { builtinRevision, compileWorkflow } from "@piw/engine";
 import type { JsonValue } from "@piw/protocol";
 import { afterEach, describe, expect, it } from "vitest";
@@ -62,7 +62,10 @@ describe("resuming a run of a built-in whose revision changed", () => {
     expect(host.store.getRun(accepted)?.source).toEqual({
       kind: "builtin",
       id: "sanity-check",
-      revision: builtinRevision(sanityCheck as NonNullable<typeof sanityCheck>),
+      revision: builtinRevision(
+        sanityCheck as NonNullable<typeof sanityCheck>,
+        BUILTIN_SOURCE_DIGESTS["sanity-check"],
+      ),
     });
     expect(host.store.listRunEvents(accepted).map((e) => e.type)).toContain("run.redefined");
   });

@@ -85,9 +85,24 @@ async function latestRun(w: PiwWorld) {
   return run;
 }
 
-function isDialog(needle: string): (event: RpcRecord) => boolean {
+function isDialog(method: "select" | "input", needle: string): (event: RpcRecord) => boolean {
   return (event) =>
-    event.type === "extension_ui_request" && event.method === "input" && String(event.title).includes(needle);
+    event.type === "extension_ui_request" && event.method === method && String(event.title).includes(needle);
+}
+
+/** A person's answer in the gate's dialog: the choice from its list, then the note it asks for. */
+async function answerGate(pi: PiwWorld["pi"], choice: string, note: string): Promise<void> {
+  const dialog = await pi.waitForEvent(isDialog("select", 'Plan with "A flag"?'), {
+    since: 0,
+    timeoutMs: 60_000,
+  });
+  expect(dialog.options).toEqual(["continue", "stop", "revise"]);
+  pi.respondToUi(String(dialog.id), { value: choice });
+  const asked = await pi.waitForEvent(isDialog("input", `${choice}: a note`), {
+    since: 0,
+    timeoutMs: 30_000,
+  });
+  pi.respondToUi(String(asked.id), { value: note });
 }
 
 describe("autoplan in a real Pi session", () => {
@@ -139,8 +154,7 @@ describe("autoplan in a real Pi session", () => {
       await pi.prompt(`/workflow autoplan --input-json ${input}`);
       const first = await latestRun(world);
       await world.waitForRun(first.runId, (v) => v.outcome === "waiting", SLOW);
-      const dialog = await pi.waitForEvent(isDialog('Plan with "A flag"?'), { since: 0, timeoutMs: 60_000 });
-      pi.respondToUi(String(dialog.id), { value: '{"choice":"revise","note":"weigh log levels again"}' });
+      await answerGate(pi, "revise", "weigh log levels again");
 
       // The continuation proposes again with the note, and waits at the gate again.
       const host = await world.host();
@@ -158,7 +172,10 @@ describe("autoplan in a real Pi session", () => {
         lastMessageText(r).includes("sent your previous proposal back"),
       );
       expect(lastMessageText(revised as NonNullable<typeof revised>)).toContain("weigh log levels again");
-      const again = await pi.waitForEvent(isDialog('Plan with "Levels"?'), { since: 0, timeoutMs: 60_000 });
+      const again = await pi.waitForEvent(isDialog("select", 'Plan with "Levels"?'), {
+        since: 0,
+        timeoutMs: 60_000,
+      });
       pi.respondToUi(String(again.id), { cancelled: true });
       await pi.prompt(`/workflow answer ${second.runId} {"choice":"continue"}`);
 
@@ -187,8 +204,7 @@ describe("autoplan in a real Pi session", () => {
       await pi.prompt(`/workflow autoplan --input-json ${input}`);
       const first = await latestRun(world);
       await world.waitForRun(first.runId, (v) => v.outcome === "waiting", SLOW);
-      const dialog = await pi.waitForEvent(isDialog('Plan with "A flag"?'), { since: 0, timeoutMs: 60_000 });
-      pi.respondToUi(String(dialog.id), { value: '{"choice":"stop","note":"not this quarter"}' });
+      await answerGate(pi, "stop", "not this quarter");
       const host = await world.host();
       let stopped: string | undefined;
       while (stopped === undefined) {

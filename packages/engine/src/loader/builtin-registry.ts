@@ -12,15 +12,19 @@ export interface BuiltinWorkflow {
 const builtins = new Map<string, BuiltinWorkflow>();
 
 /**
- * Registers a built-in workflow under its name, with the revision its definition hashes to; returns a
- * function that removes it again. A definition that does not compile throws: that is a bug of piw's.
+ * Registers a built-in workflow under its name, with the revision its definition and `source` (the
+ * digest of its source files) hash to; returns a function that removes it again. A definition that does
+ * not compile throws: that is a bug of piw's.
  */
-export function registerBuiltinWorkflow(definition: WorkflowDefinition): () => void {
+export function registerBuiltinWorkflow(
+  definition: WorkflowDefinition,
+  options: { source?: string } = {},
+): () => void {
   const problem = workflowNameProblem(definition.name);
   if (problem !== undefined) throw new Error(`cannot register built-in workflow: ${problem}`);
   if (builtins.has(definition.name))
     throw new Error(`built-in workflow "${definition.name}" is already registered`);
-  const entry = { definition, revision: builtinRevision(definition) };
+  const entry = { definition, revision: builtinRevision(definition, options.source) };
   builtins.set(definition.name, entry);
   return () => {
     if (builtins.get(definition.name) === entry) builtins.delete(definition.name);

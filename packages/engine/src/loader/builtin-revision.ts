@@ -4,16 +4,17 @@ import { isZodSchema } from "../compiler/compile-node.js";
 import { schemaJson, sha256Hex } from "../compiler/definition-digest.js";
 
 /**
- * A built-in's revision: a hash of its compiled digest and of every value of its definition the digest
- * leaves out (titles, summary, string prompts, system prompts, `textInput`). A built-in has no file
- * whose bytes a resumed run could compare, so this stands in for them: resuming a run of another
- * revision needs `--accept-changes`. Functions count by where they are, not by their text: the same
- * code reads differently in the bundle, under tsx and under vitest, and the preflight child and the
- * worker must agree.
+ * A built-in's revision: a hash of its compiled digest, of every value of its definition the digest
+ * leaves out (titles, summary, string prompts, system prompts, `textInput`), and of `source`, the digest
+ * of the source files it was built from. A built-in has no file whose bytes a resumed run could
+ * compare, so this stands in for them: resuming a run of another revision needs `--accept-changes`.
+ * Functions count by where they are, not by their text (the same code reads differently in the bundle,
+ * under tsx and under vitest, and the preflight child and the worker must agree): a change inside a
+ * prompt builder reaches the revision through `source`.
  */
-export function builtinRevision(definition: WorkflowDefinition): string {
+export function builtinRevision(definition: WorkflowDefinition, source = ""): string {
   const { digest } = compileWorkflow(definition);
-  return sha256Hex(`${digest}\n${definitionText(definition, new Set())}`).slice(0, 16);
+  return sha256Hex(`${digest}\n${definitionText(definition, new Set())}\n${source}`).slice(0, 16);
 }
 
 /** A canonical text of a definition's value tree; schemas by what they accept. */
