@@ -58,6 +58,7 @@ function loadExtension(stateDir: string, cwd: string): PiStub {
   const pi = {
     registerTool() {},
     registerMessageRenderer() {},
+    registerShortcut() {},
     registerCommand(
       name: string,
       spec: {

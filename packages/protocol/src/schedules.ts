@@ -22,8 +22,9 @@ export const catchUpPolicySchema = z.enum(["none", "latest", "all"]);
 
 /** Firings that fell due while no host ran, no older than this, count as on time under `none`. */
 export const SCHEDULE_ON_TIME_MS = 60_000;
+const DAY_MS = 24 * 60 * 60_000;
 /** The longest catch-up window and jitter a schedule may have. */
-export const SCHEDULE_MAX_WINDOW_MS = 7 * 24 * 60 * 60_000;
+export const SCHEDULE_MAX_WINDOW_MS = 7 * DAY_MS;
 /** The shortest `--every`: one second. */
 export const SCHEDULE_MIN_EVERY_MS = 1000;
 /** After this many failed firings in a row a schedule pauses itself, with the last reason. */

@@ -293,6 +293,12 @@ function endings(): void {
     ),
   );
 
+  // A queued run's budget raised before it ran (as `piw resume --budget` does for a parked one).
+  step("budget-1", "reserve", () => saved(store.reservePreparedRun(prepared("budget-1", cli))));
+  step("budget-1", "budget raised", () =>
+    saved(store.raiseBudget({ runId: "budget-1", budget: { tokens: 1000 } })),
+  );
+
   step("fail-1", "reserve", () => saved(store.reservePreparedRun(prepared("fail-1", cli))));
   const fail = claim("fail-1", "claim-f");
   step("fail-1", "claim", () => fail);
