@@ -1,6 +1,6 @@
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connectHost } from "@piw/client";
@@ -12,6 +12,7 @@ import {
   lastToolResultText,
   lastUserText,
   type ModelRequest,
+  removeTree,
   startFakeModel,
   text,
   toolCall,
@@ -121,8 +122,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const state of [home, ...homes]) await cleanUp(state);
   await model?.close();
-  for (const dir of [user, ...dirs])
-    rmSync(dir, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+  for (const dir of [user, ...dirs]) removeTree(dir);
 });
 
 type View = { status: string; input: { value: unknown }; output: { value: Record<string, unknown> } };

@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connectHost } from "@piw/client";
@@ -9,6 +9,7 @@ import {
   fakeAgentHome,
   type FakeModel,
   lastMessageText,
+  removeTree,
   startFakeModel,
   toolCall,
   whenLastMessageContains,
@@ -117,8 +118,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await cleanUp(home);
   await model?.close();
-  for (const dir of [user, repo])
-    rmSync(dir, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+  for (const dir of [user, repo]) removeTree(dir);
 });
 
 async function history(runId: string): Promise<RunHistory> {

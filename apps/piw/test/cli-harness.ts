@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
@@ -7,10 +7,11 @@ import {
   hostPidIn,
   isAlive,
   PREFLIGHT_COMMAND as preflightCommand,
+  removeTree,
   REPO as repo,
   TSX_LOADER as tsx,
-  WORKER_COMMAND as workerCommand,
   waitFor,
+  WORKER_COMMAND as workerCommand,
 } from "@piw/test-kit";
 
 export { hostCommand, repo, workerCommand };
@@ -158,7 +159,7 @@ export async function cleanUp(home: string): Promise<void> {
     process.kill(pid, "SIGTERM");
     await waitFor("the host to stop", () => !isAlive(pid), 10_000).catch(() => process.kill(pid, "SIGKILL"));
   }
-  rmSync(home, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+  removeTree(home);
 }
 
 /** The run ID `piw run` printed in its first line. */
@@ -247,7 +248,7 @@ export async function piwAtTerminal(
     const { code } = await collect(child);
     return { code, stdout: readFileSync(out, "utf8"), stderr: readFileSync(err, "utf8") };
   } finally {
-    rmSync(folder, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+    removeTree(folder);
   }
 }
 

@@ -1,8 +1,8 @@
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { RunSummary, RunView } from "@piw/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { hostPidIn, isAlive, waitFor } from "@piw/test-kit";
+import { hostPidIn, isAlive, removeTree, waitFor } from "@piw/test-kit";
 import {
   cleanUp,
   collect,
@@ -40,7 +40,7 @@ describe("piw preflight: nothing is recorded when it fails", () => {
     async () => {
       const project = makeProject();
       const result = await piw(home, ["run", "chat"], { cwd: project });
-      rmSync(project, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+      removeTree(project);
       expect(result.code).toBe(64);
       expect(result.stderr).toContain(
         "workflow chat has agent steps that run in the Pi conversation (ask): start it from Pi with /workflow chat",
@@ -190,7 +190,7 @@ describe("piw with a host", () => {
   });
   afterAll(async () => {
     await cleanUp(home);
-    rmSync(project, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+    removeTree(project);
   });
 
   let helloRun = "";

@@ -1,9 +1,9 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { RunView } from "@piw/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { waitFor } from "@piw/test-kit";
+import { removeTree, waitFor } from "@piw/test-kit";
 import { cleanUp, collect, example, makeHome, piw, runIdIn, spawnPiw } from "./cli-harness.js";
 
 // The real CLI, host and worker processes, from source.
@@ -87,7 +87,7 @@ describe("piw resume --accept-changes through the real CLI and host", () => {
   });
   afterAll(async () => {
     await cleanUp(home);
-    rmSync(project, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+    removeTree(project);
   });
 
   it(

@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connectHost } from "@piw/client";
@@ -11,6 +11,7 @@ import {
   lastMessageText,
   lastToolResultText,
   type ModelRequest,
+  removeTree,
   startFakeModel,
   text,
   toolCall,
@@ -43,8 +44,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await cleanUp(home);
   await model?.close();
-  rmSync(user, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
-  rmSync(project, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+  removeTree(user);
+  removeTree(project);
 });
 
 async function history(runId: string): Promise<RunHistory> {

@@ -1,7 +1,7 @@
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { waitFor } from "@piw/test-kit";
+import { removeTree, waitFor } from "@piw/test-kit";
 import { ExitCode } from "../src/exit-codes.js";
 import { OUTPUT_SCHEMAS } from "../src/output-schemas.js";
 import {
@@ -33,7 +33,7 @@ describe("piw --json, exit codes and what the CLI says about a run", () => {
   });
   afterAll(async () => {
     await cleanUp(home);
-    rmSync(project, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+    removeTree(project);
   });
 
   it(

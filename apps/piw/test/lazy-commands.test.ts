@@ -1,13 +1,14 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { removeTree } from "@piw/test-kit";
 
 const APPS = join(import.meta.dirname, "..", "..");
 const BINS = ["piw/dist/main.js", "pi-package/dist/piw.js"];
 const scratch = mkdtempSync(join(tmpdir(), "piw-lazy-"));
-afterAll(() => rmSync(scratch, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 }));
+afterAll(() => removeTree(scratch));
 
 /** A preload that appends every module URL the process loads to `log`, one a line. */
 function recordLoads(log: string): string {

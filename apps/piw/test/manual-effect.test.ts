@@ -1,8 +1,9 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { RunView } from "@piw/protocol";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { removeTree } from "@piw/test-kit";
 import { cleanUp, makeHome, piw, runIdIn } from "./cli-harness.js";
 
 // A manual effect whose worker is killed after the side effect ran but before it was settled.
@@ -46,7 +47,7 @@ beforeEach(() => {
 });
 afterEach(async () => {
   await cleanUp(home);
-  rmSync(project, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+  removeTree(project);
 });
 
 const lines = (log: string) => readFileSync(log, "utf8").split("\n").filter(Boolean);

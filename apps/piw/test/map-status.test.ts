@@ -1,8 +1,9 @@
-import { rmSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { RunView } from "@piw/protocol";
 import { afterEach, describe, expect, it } from "vitest";
 import { cleanUp, makeHome, makeProject, piw, repo, runIdIn } from "./cli-harness.js";
+import { removeTree } from "@piw/test-kit";
 
 // docs/nodes/examples/map.workflow.ts from a shell, through a real host and worker: `piw status`
 // lists each item's branch under the map node, labelled by index, with the steps it ran.
@@ -32,9 +33,9 @@ let project: string | undefined;
 afterEach(async () => {
   if (home) {
     await cleanUp(home);
-    rmSync(home, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+    removeTree(home);
   }
-  if (project) rmSync(project, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+  if (project) removeTree(project);
   home = undefined;
   project = undefined;
 });

@@ -1,9 +1,16 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { RunView } from "@piw/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { fakeAgentHome, type FakeModel, lastMessageText, PI_TEST_ENV, startFakeModel } from "@piw/test-kit";
+import {
+  fakeAgentHome,
+  type FakeModel,
+  lastMessageText,
+  PI_TEST_ENV,
+  removeTree,
+  startFakeModel,
+} from "@piw/test-kit";
 import { cleanUp, example, makeHome, piw, runIdIn } from "./cli-harness.js";
 
 // `piw run` of workflows whose isolated agent steps have no usable model: refused before anything
@@ -71,8 +78,8 @@ afterAll(async () => {
   await cleanUp(home);
   await cleanUp(bareHome);
   await model?.close();
-  rmSync(user, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
-  rmSync(project, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+  removeTree(user);
+  removeTree(project);
 });
 
 async function runs(state: string, env: NodeJS.ProcessEnv): Promise<unknown[]> {

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connectHost } from "@piw/client";
@@ -9,6 +9,7 @@ import {
   fakeAgentHome,
   type FakeModel,
   lastMessageText,
+  removeTree,
   startFakeModel,
   text,
   toolCall,
@@ -41,9 +42,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await cleanUp(home);
   await model?.close();
-  rmSync(user, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
-  for (const project of projects)
-    rmSync(project, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+  removeTree(user);
+  for (const project of projects) removeTree(project);
 });
 
 /** A project with a sum module and its test; `bug` makes the module wrong and adds a file that does not parse. */

@@ -1,9 +1,9 @@
-import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { HostConnection } from "@piw/client";
 import type { GraphManifest, JsonValue, RunView } from "@piw/protocol";
 import { afterEach, describe, expect, it } from "vitest";
 import { cleanUp, hostCommand, makeHome, piw, workerCommand } from "./cli-harness.js";
+import { removeTree } from "@piw/test-kit";
 
 // `piw status` of a run whose graph has a parallel node, through a real host: the manifest the host
 // saved comes back in the view, and the CLI lists each branch's steps under the parallel node.
@@ -52,7 +52,7 @@ afterEach(async () => {
   connection = undefined;
   if (home) {
     await cleanUp(home);
-    rmSync(home, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+    removeTree(home);
   }
   home = undefined;
 });

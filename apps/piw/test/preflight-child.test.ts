@@ -1,18 +1,10 @@
 import { randomUUID } from "node:crypto";
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { RunSummary } from "@piw/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { hostPidIn, isAlive } from "@piw/test-kit";
+import { hostPidIn, isAlive, removeTree } from "@piw/test-kit";
 import { cleanUp, makeHome, piw, piwAtTerminal, runIdIn } from "./cli-harness.js";
 
 // The real CLI, preflight child, host and worker, from source. Workflow code must never run inside
@@ -88,7 +80,7 @@ process.send?.({ type: "refused", requestId: "forged", refusal: { code: "workflo
 });
 afterAll(async () => {
   await cleanUp(home);
-  rmSync(project, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+  removeTree(project);
 });
 
 describe("piw preflight runs workflow code in a child process with a time limit", () => {

@@ -1,8 +1,9 @@
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { RunView } from "@piw/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { removeTree } from "@piw/test-kit";
 import { cleanUp, makeHome, piw, runIdIn } from "./cli-harness.js";
 
 const SLOW = 120_000;
@@ -37,7 +38,7 @@ describe("a launch that fails before it ran, through piw", () => {
   });
   afterAll(async () => {
     await cleanUp(home);
-    rmSync(project, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+    removeTree(project);
   });
 
   it(

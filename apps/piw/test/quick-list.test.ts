@@ -1,10 +1,11 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connectHost, quickListRuns } from "@piw/client";
 import { quickRunSummaries, runSummarySchema } from "@piw/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { removeTree } from "@piw/test-kit";
 
 /**
  * Plain `piw list` takes a quick route on a running host (no zod, see apps/piw/src/quick-list-command.ts).
@@ -57,7 +58,7 @@ beforeAll(() => {
 
 afterAll(() => {
   piw(BINS[0] as string, ["host", "stop"]);
-  rmSync(scratch, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+  removeTree(scratch);
 });
 
 describe("plain piw list on a running host", () => {

@@ -1,9 +1,9 @@
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import type { RunView } from "@piw/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { hostPidIn, isAlive, waitFor } from "@piw/test-kit";
+import { hostPidIn, isAlive, removeTree, waitFor } from "@piw/test-kit";
 import { cleanUp, makeHome, piw, runIdIn } from "./cli-harness.js";
 
 const SLOW = 180_000;
@@ -73,8 +73,8 @@ describe("a run's commands see the environment of the shell that started it", ()
   });
   afterAll(async () => {
     await cleanUp(home);
-    rmSync(project, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
-    rmSync(bin, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+    removeTree(project);
+    removeTree(bin);
   });
 
   it(

@@ -1,8 +1,8 @@
-import { rmSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ExitCode } from "../src/exit-codes.js";
 import { OUTPUT_SCHEMAS } from "../src/output-schemas.js";
 import { cleanUp, example, makeHome, makeProject, piw } from "./cli-harness.js";
+import { removeTree } from "@piw/test-kit";
 
 // `piw schedule` against the real host, preflight and worker processes from source.
 const SLOW = 240_000;
@@ -16,7 +16,7 @@ describe("piw schedule", () => {
   });
   afterAll(async () => {
     await cleanUp(home);
-    rmSync(project, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+    removeTree(project);
   });
 
   it(

@@ -1,8 +1,9 @@
-import { chmodSync, rmSync } from "node:fs";
+import { chmodSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { example, makeHome, piw } from "./cli-harness.js";
+import { removeTree } from "@piw/test-kit";
 
 // `piw run` talks to whatever host.sock it finds only when the user alone could have put it there.
 // Before, with a state folder others could write, it sent `hello` and then `runs.reserve` with the
@@ -13,7 +14,7 @@ let server: Server | undefined;
 afterEach(async () => {
   await new Promise<void>((res) => (server ? server.close(() => res()) : res()));
   server = undefined;
-  if (home) rmSync(home, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+  if (home) removeTree(home);
   home = undefined;
 });
 

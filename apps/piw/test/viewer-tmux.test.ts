@@ -3,7 +3,7 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { SPLIT_MIN_PANE } from "@piw/viewer";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { waitFor } from "@piw/test-kit";
+import { removeTree, waitFor } from "@piw/test-kit";
 import {
   cleanUp,
   example,
@@ -323,7 +323,7 @@ describe("piw viewer in tmux", () => {
         await waitForScreen("piw to exit", (text) => text.includes("piw exited with 0"));
         tmux("kill-session", "-t", "viewer");
       } finally {
-        rmSync(project, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+        removeTree(project);
       }
     },
     SLOW,

@@ -1,10 +1,11 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { RpcError, type RunView } from "@piw/protocol";
 import { afterEach, describe, expect, it } from "vitest";
 import { connectHost, defaultStateDir, HostClient, HostConnection, HostUnavailable } from "../src/index.js";
 import { helloResult, sampleView, startTestServer, type TestServer } from "./socket-server.js";
+import { removeTree } from "@piw/test-kit";
 
 let server: TestServer | undefined;
 afterEach(async () => {
@@ -200,7 +201,7 @@ describe("connectHost without a host", () => {
       expect(error).toMatchObject({ reason: "not_running", socketPath: join(stateDir, "host.sock") });
       expect((error as Error).message).toContain(join(stateDir, "host.sock"));
     } finally {
-      rmSync(stateDir, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+      removeTree(stateDir);
     }
   });
 
@@ -224,7 +225,7 @@ describe("connectHost without a host", () => {
       }).catch((e: unknown) => e);
       expect(missing).toMatchObject({ reason: "start_failed" });
     } finally {
-      rmSync(stateDir, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+      removeTree(stateDir);
     }
   });
 });

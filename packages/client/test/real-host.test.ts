@@ -5,7 +5,6 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
-  rmSync,
   statSync,
   symlinkSync,
   writeFileSync,
@@ -14,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { RunView } from "@piw/protocol";
 import { isProcessAlive, readProcessStat } from "@piw/state-dir";
-import { hostPidIn, waitFor } from "@piw/test-kit";
+import { hostPidIn, removeTree, waitFor } from "@piw/test-kit";
 import { afterEach, describe, expect, it } from "vitest";
 import { type CallParams, connectHost, type HostClient, HostConnection } from "../src/index.js";
 
@@ -56,7 +55,7 @@ function hostProcesses(home: string): number[] {
 afterEach(async () => {
   for (const home of homes.splice(0)) {
     for (const pid of hostProcesses(home)) process.kill(pid, "SIGKILL");
-    rmSync(home, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+    removeTree(home);
   }
 });
 

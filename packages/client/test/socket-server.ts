@@ -1,8 +1,9 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { clientMethods, type clientPushes, type Handlers, RpcPeer, type RunView } from "@piw/protocol";
+import { removeTree } from "@piw/test-kit";
 
 /** The host's end of a test connection: it serves the client methods and pushes `clientPushes`. */
 type HostEnd = RpcPeer<typeof clientMethods, Record<never, never>, typeof clientPushes>;
@@ -51,7 +52,7 @@ export async function startTestServer(
     close: async () => {
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
-      rmSync(stateDir, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+      removeTree(stateDir);
     },
   };
 }

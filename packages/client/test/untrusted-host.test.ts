@@ -1,19 +1,11 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import {
-  chmodSync,
-  chownSync,
-  copyFileSync,
-  lchownSync,
-  mkdirSync,
-  mkdtempSync,
-  rmSync,
-  symlinkSync,
-} from "node:fs";
+import { chmodSync, chownSync, copyFileSync, lchownSync, mkdirSync, mkdtempSync, symlinkSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { connectHost, HostUnavailable } from "../src/index.js";
+import { removeTree } from "@piw/test-kit";
 
 // A socket at $PIW_HOME/host.sock is trusted only when this user alone could have put it there:
 // otherwise the client refuses before it connects, so not even `hello` (with our pid) leaves, let
@@ -57,7 +49,7 @@ beforeEach(() => {
 });
 afterEach(() => {
   for (const cleanup of cleanups.splice(0).reverse()) cleanup();
-  rmSync(base, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+  removeTree(base);
 });
 
 interface FakeHost {

@@ -1,7 +1,7 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { isAlive, waitFor } from "@piw/test-kit";
+import { isAlive, removeTree, waitFor } from "@piw/test-kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   evaluatePreflight,
@@ -22,7 +22,7 @@ let dir: string;
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), "piw-evaluate-preflight-"));
 });
-afterAll(() => rmSync(dir, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 }));
+afterAll(() => removeTree(dir));
 
 const launch = (requestId = "r1") =>
   ({ type: "launch", requestId, ref: "x", cwd: dir, piSession: false }) as const;

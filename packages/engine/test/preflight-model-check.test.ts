@@ -1,7 +1,8 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { removeTree } from "@piw/test-kit";
 import { LaunchRefused, preflightLaunch } from "../src/index.js";
 
 // The preflight child's model check, in a real child: a stand-in entry serves the real preflight
@@ -32,7 +33,7 @@ export default defineWorkflow({
   workflow("plain", "");
   workflow("pinned", 'session: "isolated", model: "acme/m1",');
 });
-afterAll(() => rmSync(dir, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 }));
+afterAll(() => removeTree(dir));
 
 /** A preflight entry whose check answers `answer` (JS source of a Promise), noting what it was asked. */
 function entry(name: string, answer: string): string[] {

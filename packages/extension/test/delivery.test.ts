@@ -1,11 +1,11 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { prepareLaunch, reserveRequest } from "@piw/engine";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SessionBridge } from "../src/session-bridge.js";
-import { HOST_COMMAND, sourceWorkerEnv, stopHostProcess } from "@piw/test-kit";
+import { HOST_COMMAND, removeTree, sourceWorkerEnv, stopHostProcess } from "@piw/test-kit";
 
 // The real host and worker, from source, as separate processes; only Pi itself is played by the test.
 
@@ -73,7 +73,7 @@ afterEach(async () => {
   }
   bridges = [];
   // The stopping host may still be writing its caches for a moment.
-  rmSync(root, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+  removeTree(root);
 });
 
 function bridgeFor(stub: PiStub): SessionBridge {

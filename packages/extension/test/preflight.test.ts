@@ -1,12 +1,4 @@
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -15,7 +7,14 @@ import { WorkflowError } from "../src/host-link.js";
 import { SessionBridge } from "../src/session-bridge.js";
 import { fakePi } from "./fake-pi.js";
 import { runAction } from "../src/workflow-actions.js";
-import { HOST_COMMAND, isAlive, PREFLIGHT_COMMAND, sourceWorkerEnv, stopHostProcess } from "@piw/test-kit";
+import {
+  HOST_COMMAND,
+  isAlive,
+  PREFLIGHT_COMMAND,
+  removeTree,
+  sourceWorkerEnv,
+  stopHostProcess,
+} from "@piw/test-kit";
 
 // The extension's start and answer load workflow files in the real preflight child (from source), never
 // in Pi's process: this test process stands in for Pi and must survive whatever the workflow does.
@@ -69,7 +68,7 @@ afterAll(async () => {
   const status = await bridge.host.call("host.status", {}).catch(() => undefined);
   await bridge.shutdown();
   if (status !== undefined) await stopHostProcess(status.pid);
-  rmSync(root, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+  removeTree(root);
 });
 
 async function startError(workflowName: string, timeoutMs = 10_000): Promise<WorkflowError> {

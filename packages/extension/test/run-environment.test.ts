@@ -1,11 +1,11 @@
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SessionBridge } from "../src/session-bridge.js";
 import { fakePi } from "./fake-pi.js";
 import { parseAction, runAction } from "../src/workflow-actions.js";
-import { HOST_COMMAND, PREFLIGHT_COMMAND, sourceWorkerEnv, stopHostProcess } from "@piw/test-kit";
+import { HOST_COMMAND, PREFLIGHT_COMMAND, removeTree, sourceWorkerEnv, stopHostProcess } from "@piw/test-kit";
 
 // The real host and worker, from source; only Pi is played by the test, in this process, whose
 // environment is the Pi process's.
@@ -42,7 +42,7 @@ afterEach(async () => {
   await bridge?.shutdown();
   bridge = undefined;
   if (status !== undefined) await stopHostProcess(status.pid);
-  rmSync(root, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+  removeTree(root);
 });
 
 describe("a run started from Pi", () => {

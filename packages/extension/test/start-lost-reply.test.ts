@@ -1,11 +1,11 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SessionBridge } from "../src/session-bridge.js";
 import { fakePi } from "./fake-pi.js";
 import { parseAction, runAction } from "../src/workflow-actions.js";
-import { HOST_COMMAND, PREFLIGHT_COMMAND, sourceWorkerEnv, stopHostProcess } from "@piw/test-kit";
+import { HOST_COMMAND, PREFLIGHT_COMMAND, removeTree, sourceWorkerEnv, stopHostProcess } from "@piw/test-kit";
 
 // The real host and worker, from source; only Pi is played by the test. The first host SIGKILLs
 // itself after committing the start and before replying (its test hook), as a host crash would.
@@ -38,7 +38,7 @@ afterEach(async () => {
   await bridge?.shutdown();
   bridge = undefined;
   if (status !== undefined) await stopHostProcess(status.pid);
-  rmSync(root, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+  removeTree(root);
 });
 
 describe("a workflow start from Pi whose reply was lost with the host", () => {

@@ -1,11 +1,11 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ExtensionAPI, ExtensionCommandContext } from "@earendil-works/pi-coding-agent";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { piwExtension } from "../src/index.js";
 import { SessionBridge } from "../src/session-bridge.js";
-import { HOST_COMMAND, PREFLIGHT_COMMAND, sourceWorkerEnv, stopHostProcess } from "@piw/test-kit";
+import { HOST_COMMAND, PREFLIGHT_COMMAND, removeTree, sourceWorkerEnv, stopHostProcess } from "@piw/test-kit";
 
 // `/workflow` as Pi runs it: the extension's registered command handler, a real host and worker as
 // separate processes; only Pi itself is played by the test.
@@ -129,7 +129,7 @@ afterEach(async () => {
   if (hostPid !== undefined) await stopHostProcess(hostPid);
   stubs = [];
   bridges = [];
-  rmSync(root, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+  removeTree(root);
 });
 
 function extension(): PiStub {

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { mkdtempSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Fence } from "@piw/protocol";
@@ -6,6 +6,7 @@ import { type OpenStoreOptions, RunStore, StoreError } from "@piw/store";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { GroupCommitter } from "../src/group-committer.js";
 import { runningRun, saved } from "./store-file.js";
+import { removeTree } from "@piw/test-kit";
 
 let dir: string;
 let store: RunStore;
@@ -17,7 +18,7 @@ beforeEach(() => {
 });
 afterEach(() => {
   store.close();
-  rmSync(dir, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+  removeTree(dir);
 });
 
 /** A run reserved, claimed and marked running, as its worker's fence sees it. */

@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -20,7 +20,7 @@ import {
   RpcPeer,
   type RunView,
 } from "@piw/protocol";
-import { PREFLIGHT_COMMAND, REPO, TSX_LOADER, WORKER_COMMAND, waitFor } from "@piw/test-kit";
+import { PREFLIGHT_COMMAND, removeTree, REPO, TSX_LOADER, waitFor, WORKER_COMMAND } from "@piw/test-kit";
 import { type RunningHost, type StartHostOptions, startHost } from "../src/index.js";
 import { type HostTuning, startTunedHost } from "../src/testing.js";
 
@@ -47,7 +47,7 @@ export function sandbox(): Sandbox {
     dir,
     stateDir: join(dir, "state"),
     workflows,
-    cleanup: () => rmSync(dir, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 }),
+    cleanup: () => removeTree(dir),
   };
 }
 
@@ -257,7 +257,7 @@ export function nodeForAnyUser(): { path: string; cleanup(): void } {
   chmodSync(path, 0o755);
   return {
     path,
-    cleanup: () => rmSync(dir, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 }),
+    cleanup: () => removeTree(dir),
   };
 }
 

@@ -1,8 +1,9 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Fence, JsonValue, RunOrigin } from "@piw/protocol";
 import { type OpenStoreOptions, RunStore } from "@piw/store";
+import { removeTree } from "@piw/test-kit";
 
 // For host tests that drive the store directly, as a worker would, and read what the host builds
 // from it: a real SQLite file in a temp folder, and a run that is running.
@@ -26,7 +27,7 @@ export function storeFile(prefix: string): StoreFile {
     open,
     cleanup: () => {
       file.store.close();
-      rmSync(dir, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+      removeTree(dir);
     },
   };
   return file;

@@ -1,8 +1,9 @@
-import { mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { mkdtempSync, realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { finished, type Sandbox, sandbox, start, TestClient, writeWorkflow } from "./host-fixture.js";
+import { removeTree } from "@piw/test-kit";
 
 let box: Sandbox;
 let project: string;
@@ -10,7 +11,7 @@ let stop: (() => Promise<void>) | undefined;
 afterEach(async () => {
   await stop?.();
   box.cleanup();
-  rmSync(project, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+  removeTree(project);
 });
 
 const PWD_FLOW = `import { defineWorkflow, shell } from "piw";

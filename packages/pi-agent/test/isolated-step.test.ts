@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
@@ -17,6 +17,7 @@ import {
   lastMessageText,
   lastToolResultText,
   PI_TEST_ENV,
+  removeTree,
   startFakeModel,
   text,
   toolCall,
@@ -43,7 +44,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await model?.close();
-  rmSync(home, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+  removeTree(home);
 });
 
 function isolatedRun(nodes: Parameters<typeof defineWorkflow>[0]["nodes"]) {

@@ -1,8 +1,8 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { fakeAgentHome, type FakeModel, PI_TEST_ENV, startFakeModel } from "@piw/test-kit";
+import { fakeAgentHome, type FakeModel, PI_TEST_ENV, removeTree, startFakeModel } from "@piw/test-kit";
 import { createModelCheck } from "../src/index.js";
 
 // The preflight's model check where Pi's SDK cannot be loaded: what Pi's files plainly show passes
@@ -19,7 +19,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await model?.close();
-  rmSync(home, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+  removeTree(home);
 });
 
 function agentEnv(name: string, files: Record<string, unknown>): NodeJS.ProcessEnv {

@@ -1,15 +1,16 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { findAppEntry, HOST_ENTRY, PREFLIGHT_ENTRY } from "../src/index.js";
+import { removeTree } from "@piw/test-kit";
 
 let dir: string;
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), "piw-app-entry-"));
 });
-afterEach(() => rmSync(dir, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 }));
+afterEach(() => removeTree(dir));
 
 /** A caller file in `<dir>/caller/dist/`, whose app dependency lives in `<dir>/app` when `app` is set. */
 function caller(app: boolean) {

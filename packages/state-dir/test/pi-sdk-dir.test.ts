@@ -1,14 +1,15 @@
-import { chmodSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { checkPiSdkDir, findPiSdkDir, PI_SDK_PACKAGE } from "../src/index.js";
+import { removeTree } from "@piw/test-kit";
 
 let root: string;
 beforeEach(() => {
   root = realpathSync(mkdtempSync(join(tmpdir(), "piw-pi-sdk-")));
 });
-afterEach(() => rmSync(root, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 }));
+afterEach(() => removeTree(root));
 
 /** A package folder as npm lays out Pi's SDK: package.json, dist/index.js and the CLI beside it. */
 function writeSdk(dir: string, manifest: Record<string, unknown> = {}): string {

@@ -1,8 +1,8 @@
 import { spawn, spawnSync } from "node:child_process";
-import { chmodSync, mkdirSync, mkdtempSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { waitFor } from "@piw/test-kit";
+import { removeTree, waitFor } from "@piw/test-kit";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   confirmSameFile,
@@ -18,7 +18,7 @@ let root: string;
 beforeEach(() => {
   root = mkdtempSync(join(tmpdir(), "piw-state-dir-"));
 });
-afterEach(() => rmSync(root, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 }));
+afterEach(() => removeTree(root));
 
 describe("isProcessAlive", () => {
   it("is true for this process, with or without its start time", () => {

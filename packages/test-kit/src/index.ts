@@ -19,6 +19,7 @@ export { problemsOf } from "./compile-problems.ts";
 export type { HerdrStandIn } from "./herdr-stand-in.ts";
 export { installHerdrStandIn } from "./herdr-stand-in.ts";
 export { lines } from "./file-lines.ts";
+export { removeTree } from "./remove-tree.ts";
 export { isAlive } from "./is-alive.ts";
 export { packPiw, requireBuiltPackage, sharedNpmCache, userEnv } from "./packed-install.ts";
 export { fakeAgentHome, PI_TEST_ENV } from "./pi-agent-dir.ts";

@@ -6,6 +6,7 @@ import type { RunView } from "@piw/protocol";
 import { type FakeModel, startFakeModel } from "./fake-model.ts";
 import { type PiSession, startPiSession } from "./pi-session.ts";
 import { HOST_COMMAND, hostPidIn, REPO, sourceWorkerEnv, stopHost } from "./piw-processes.ts";
+import { removeTree } from "./remove-tree.ts";
 
 /** The Pi package as a user installs it: its built extension and its skill. */
 export const PI_PACKAGE = join(REPO, "apps", "pi-package");
@@ -128,7 +129,7 @@ export async function startPiwWorld(options: WorldOptions = {}): Promise<PiwWorl
       await model.close();
       await stopHost(stateDir);
       // A worker or host that is still exiting may write its compile cache for a moment.
-      rmSync(root, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+      removeTree(root);
     },
   };
 }

@@ -1,6 +1,6 @@
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadWorkflowFile } from "@piw/engine";
@@ -16,7 +16,7 @@ import type {
   workerMethods,
 } from "@piw/protocol";
 import { RunStore } from "@piw/store";
-import { REPO, WORKER_COMMAND } from "@piw/test-kit";
+import { removeTree, REPO, WORKER_COMMAND } from "@piw/test-kit";
 
 /** `PIW_WORKER_COMMAND` (a JSON argv, as the host reads it) runs these tests against another build, e.g. dist. */
 function workerCommand(): [string, ...string[]] {
@@ -196,7 +196,7 @@ export class TestHost {
       await worker.exited;
     }
     this.store.close();
-    rmSync(this.dir, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+    removeTree(this.dir);
   }
 }
 

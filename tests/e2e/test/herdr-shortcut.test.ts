@@ -1,9 +1,17 @@
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { installHerdrStandIn, PI_PACKAGE, PiTerminal, piwEnv, startFakeModel, stopHost } from "@piw/test-kit";
+import {
+  installHerdrStandIn,
+  PI_PACKAGE,
+  PiTerminal,
+  piwEnv,
+  removeTree,
+  startFakeModel,
+  stopHost,
+} from "@piw/test-kit";
 
 const SUM = `import { compute, defineWorkflow } from "piw";
 
@@ -33,7 +41,7 @@ describe("the /piw key in Pi's terminal inside Herdr (the stand-in herdr)", () =
     const model = await startFakeModel();
     cleanup.push(async () => {
       await model.close();
-      rmSync(root, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+      removeTree(root);
     });
     const herdr = installHerdrStandIn(join(root, "herdr"));
     execFileSync("herdr", ["plugin", "link", PI_PACKAGE], { env: { ...process.env, ...herdr.env } });

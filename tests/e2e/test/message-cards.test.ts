@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -8,6 +8,7 @@ import {
   PI_PACKAGE,
   PiTerminal,
   piwEnv,
+  removeTree,
   startFakeModel,
   stopHost,
   text,
@@ -48,7 +49,7 @@ describe("piw messages in Pi's terminal UI", () => {
     const model: FakeModel = await startFakeModel();
     cleanup.push(async () => {
       await model.close();
-      rmSync(root, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+      removeTree(root);
     });
     model.reply(
       whenLastMessageContains("please card", toolCall("workflow", { action: "start", workflow: "card" })),
