@@ -10,6 +10,9 @@ import { LaunchRefused, preflightLaunch } from "../src/index.js";
 const REPO = resolve(import.meta.dirname, "../../..");
 const TSX = join(REPO, "node_modules/tsx/dist/loader.mjs");
 const ENV = { ...process.env, TSX_TSCONFIG_PATH: join(REPO, "tsconfig.json") };
+// A check that would outlast the time limit is skipped by design; a loaded machine must not make
+// these tests see a skip where they ask for an answer.
+const LIMIT_MS = 45_000;
 
 let dir: string;
 beforeAll(() => {
@@ -77,7 +80,7 @@ describe("the preflight's model check", () => {
     const refused = await refusalOf(
       preflightLaunch(
         { ref: join(dir, "plain.workflow.ts"), cwd: dir, piSession: false },
-        { command, env: ENV },
+        { command, env: ENV, timeoutMs: LIMIT_MS },
       ),
     );
     expect(refused).toBeInstanceOf(LaunchRefused);
@@ -93,14 +96,14 @@ describe("the preflight's model check", () => {
     );
     const prepared = await preflightLaunch(
       { ref: join(dir, "plain.workflow.ts"), cwd: dir, piSession: true },
-      { command, env: ENV },
+      { command, env: ENV, timeoutMs: LIMIT_MS },
     );
     expect(prepared.workflowName).toBe("plain");
     expect(asked("pi")).toBeNull();
     const refused = await refusalOf(
       preflightLaunch(
         { ref: join(dir, "pinned.workflow.ts"), cwd: dir, piSession: true },
-        { command, env: ENV },
+        { command, env: ENV, timeoutMs: LIMIT_MS },
       ),
     );
     expect(refused).toMatchObject({ code: "model_unavailable" });
