@@ -390,32 +390,6 @@ export class RunStore {
   }
 }
 
-/** What components that only read may hold (pi-mono's ReadonlySessionManager pattern). */
-export type RunReader = Pick<
-  RunStore,
-  | "getRun"
-  | "listRuns"
-  | "findSessionReservation"
-  | "findContinuation"
-  | "readRunInput"
-  | "readRunFinalOutput"
-  | "readRunError"
-  | "readPresentationInstructions"
-  | "readTerminalFacts"
-  | "readAnswerCheck"
-  | "listRunSteps"
-  | "listNodeProgress"
-  | "listRunEffects"
-  | "listEffectListLengths"
-  | "listRunWorkspaces"
-  | "listRunEvents"
-  | "readRunManifest"
-  | "listOpenTurns"
-  | "latestSettledTurn"
-  | "countRunsByStatus"
-  | "readBudgetState"
->;
-
 /** `RunStore.open` with SQLite's synchronous mode: for benches and tests only, through `@piw/store/testing`. */
 export function openTunedStore(options: TunedStoreOptions): RunStore {
   if (openTuned === undefined) throw new Error("RunStore is not initialised");
