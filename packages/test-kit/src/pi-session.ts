@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { StringDecoder } from "node:string_decoder";
-import { PI_TEST_ENV, writeAgentConfig } from "./pi-agent-dir.ts";
+import { piProcessEnv, writeAgentConfig } from "./pi-agent-dir.ts";
 import type {
   PiSessionOptions,
   RpcCommand,
@@ -114,11 +114,7 @@ export class PiSession {
       detached: true,
       stdio: ["pipe", "pipe", "pipe"],
       env: {
-        PATH: process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin",
-        HOME: home,
-        TMPDIR: process.env.TMPDIR ?? tmpdir(),
-        PI_CODING_AGENT_DIR: agentDir,
-        ...PI_TEST_ENV,
+        ...piProcessEnv(home, agentDir),
         NO_COLOR: "1",
         ...options.env,
       },
