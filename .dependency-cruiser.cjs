@@ -230,9 +230,14 @@ module.exports = {
       comment:
         "`@piw/x/testing` (packages/x/src/testing.ts) holds benchmark and fault-test knobs (SQLite's " +
         "synchronous mode, group commit off, crash hooks) that no user-facing API may offer. Only process " +
-        "entries (apps/*/src, which read them from PIW_* variables), test/ folders and tools/bench and " +
-        "tools/soak import it; a package's src/ takes what it needs as a parameter from its caller.",
-      from: { path: "^(packages|apps)/", pathNot: ["^apps/[^/]+/src/", "^(packages|apps)/[^/]+/test/"] },
+        "entries (apps/*/src, which read them from PIW_* variables), test/ folders, tools/bench and " +
+        "tools/soak import it, and another package's testing entry that passes a knob on (@piw/host/testing " +
+        "opens the store through @piw/store/testing); a package's src/ takes what it needs as a parameter " +
+        "from its caller.",
+      from: {
+        path: "^(packages|apps)/",
+        pathNot: ["^apps/[^/]+/src/", "^(packages|apps)/[^/]+/test/", "^packages/[^/]+/src/testing\\.ts$"],
+      },
       to: { path: ["^packages/[^/]+/src/testing\\.ts$", "^@piw/[^/]+/testing$"] },
     },
     {

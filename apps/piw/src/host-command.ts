@@ -1,4 +1,5 @@
-import { findAppEntry, HOST_ENTRY, PIW_ENV, readPiwEnv } from "@piw/state-dir";
+import { HOST_ENTRY, PIW_ENV, readPiwEnv } from "@piw/state-dir";
+import { builtAppEntry } from "./built-app-entry.js";
 import { CliError } from "./cli-error.js";
 import { ExitCode } from "./exit-codes.js";
 
@@ -11,32 +12,8 @@ export function resolveHostCommand(env: NodeJS.ProcessEnv): string[] {
     case "invalid":
       throw new CliError(override.message, ExitCode.usage);
     case "unset":
-      return [process.execPath, builtHostEntry()];
+      return [process.execPath, builtAppEntry(HOST_ENTRY, "host", ExitCode.hostUnavailable)];
     default:
       return override satisfies never;
-  }
-}
-
-/**
- * The host entry: `piw-host.js` beside this file in the published `piw` package (one bundle directory),
- * else apps/host/dist/main.js, found through the workspace dependency on @piw/app-host.
- */
-function builtHostEntry(): string {
-  const entry = findAppEntry(HOST_ENTRY, { url: import.meta.url, resolve: import.meta.resolve });
-  switch (entry.kind) {
-    case "found":
-      return entry.path;
-    case "app_missing":
-      throw new CliError(
-        `cannot find the piw host app (${entry.app}); reinstall piw`,
-        ExitCode.hostUnavailable,
-      );
-    case "not_built":
-      throw new CliError(
-        `the piw host is not built (${entry.path} is missing); run pnpm build`,
-        ExitCode.hostUnavailable,
-      );
-    default:
-      return entry satisfies never;
   }
 }

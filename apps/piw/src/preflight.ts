@@ -1,7 +1,8 @@
 import type { CallParams } from "@piw/client";
 import type { LaunchRefused, PreflightOptions } from "@piw/engine";
 import { type Budget, captureRunEnv, type JsonValue, mergeBudget, type PreflightLaunch } from "@piw/protocol";
-import { findAppEntry, PREFLIGHT_ENTRY } from "@piw/state-dir";
+import { PREFLIGHT_ENTRY } from "@piw/state-dir";
+import { builtAppEntry } from "./built-app-entry.js";
 import { CliError } from "./cli-error.js";
 import { ExitCode } from "./exit-codes.js";
 
@@ -54,31 +55,13 @@ export async function preflightOptions(env: NodeJS.ProcessEnv): Promise<Prefligh
   const settings = (await engine()).readPreflightEnv(env);
   if (settings.kind === "invalid") throw new CliError(settings.message, ExitCode.usage);
   return {
-    command: settings.command ?? [process.execPath, builtPreflightEntry()],
+    command: settings.command ?? [
+      process.execPath,
+      builtAppEntry(PREFLIGHT_ENTRY, "worker", ExitCode.failed),
+    ],
     timeoutMs: settings.timeoutMs,
     env,
   };
-}
-
-/**
- * The preflight entry: `piw-preflight.js` beside this file in the published `piw` package, else
- * apps/worker/dist/preflight.js, found through the workspace dependency on @piw/app-worker.
- */
-function builtPreflightEntry(): string {
-  const entry = findAppEntry(PREFLIGHT_ENTRY, { url: import.meta.url, resolve: import.meta.resolve });
-  switch (entry.kind) {
-    case "found":
-      return entry.path;
-    case "app_missing":
-      throw new CliError(`cannot find the piw worker app (${entry.app}); reinstall piw`, ExitCode.failed);
-    case "not_built":
-      throw new CliError(
-        `the piw worker is not built (${entry.path} is missing); run pnpm build`,
-        ExitCode.failed,
-      );
-    default:
-      return entry satisfies never;
-  }
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { ScheduleRecord } from "@piw/protocol";
+import { DAY_MS, type ScheduleRecord } from "@piw/protocol";
 import { formatAge, formatDuration } from "./render-run.js";
 import { plain, table } from "./render-list.js";
 import type { Style } from "./style.js";
@@ -6,7 +6,7 @@ import type { Style } from "./style.js";
 /** An interval as it was most likely written: `30s`, `30m`, `2h`, `1d`. */
 function intervalText(ms: number): string {
   for (const [unit, size] of [
-    ["d", 86_400_000],
+    ["d", DAY_MS],
     ["h", 3_600_000],
     ["m", 60_000],
     ["s", 1000],

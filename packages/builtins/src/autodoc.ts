@@ -43,9 +43,8 @@ import {
 import {
   baseSchema,
   CHECK_LINES,
-  parseBase,
+  findBaseNode,
   parseCheckLines,
-  RESOLVE_BASE,
   refSchema,
   repoPath,
 } from "./repo-scripts.js";
@@ -74,13 +73,6 @@ function parsed<T>(schema: z.ZodType<T>, value: unknown): T {
   if (!result.success) throw new WorkflowError("autodoc: an earlier step's output has an unexpected shape.");
   return result.data;
 }
-
-const BASE_PROBLEMS: Record<string, string> = {
-  not_a_repository: "autodoc needs a git repository: run it inside one.",
-  no_commits: "autodoc needs a repository with at least one commit.",
-  unknown_base: "The base given is not a commit in this repository.",
-  no_base: "No base to compare with: no upstream, no origin/HEAD and no parent commit. Give one as base.",
-};
 
 const rootOf = (ctx: Ctx): string => parsed(baseSchema, ctx.outputs.base).root;
 
@@ -219,18 +211,7 @@ export default defineWorkflow({
     }),
     worktree: workspace({ mode: "worktree", title: "Prepare a worktree" }),
     branch: workspace({ mode: "branch", title: "Prepare a branch" }),
-    base: shell({
-      title: "Find the base",
-      exec: ({ input }: Ctx) => ["sh", "-c", RESOLVE_BASE, "autodoc", input.base ?? ""],
-      parse: ({ stdout }) => {
-        const found = parseBase(stdout);
-        if (found.ok) return found.base;
-        throw new WorkflowError(
-          BASE_PROBLEMS[found.reason] ?? "autodoc could not find the base to compare with.",
-        );
-      },
-      timeoutMs: 60_000,
-    }),
+    base: findBaseNode<Input>("autodoc"),
     gather: shell({
       title: "What changed and which documents exist",
       exec: (ctx: Ctx) =>

@@ -1,9 +1,10 @@
+import { type NodeContext, shell, WorkflowError } from "piw";
 import { z } from "zod";
 
 // Shell scripts the built-ins run against the user's repository, and what they print parsed.
 
 // Prints one tab-separated line: `ok <how> <ref> <sha> <merge-base> <root>`, or `error <reason>`.
-export const RESOLVE_BASE = `root=$(git rev-parse --show-toplevel 2>/dev/null) || { echo "error not_a_repository"; exit 0; }
+const RESOLVE_BASE = `root=$(git rev-parse --show-toplevel 2>/dev/null) || { echo "error not_a_repository"; exit 0; }
 cd "$root" || exit 1
 git rev-parse --verify --quiet HEAD >/dev/null || { echo "error no_commits"; exit 0; }
 try() {
@@ -44,11 +45,36 @@ export const baseSchema = z.object({
 export type Base = z.infer<typeof baseSchema>;
 
 /** RESOLVE_BASE's line: the base, or the reason (`not_a_repository`, `no_base`, …) there is none. */
-export function parseBase(stdout: string): { ok: true; base: Base } | { ok: false; reason: string } {
+function parseBase(stdout: string): { ok: true; base: Base } | { ok: false; reason: string } {
   const [status, ...fields] = stdout.trim().split("\t");
   if (status !== "ok") return { ok: false, reason: stdout.trim().split(" ")[1] ?? "" };
   const [how, ref, sha, mergeBase, root] = fields;
   return { ok: true, base: baseSchema.parse({ how, ref, sha, mergeBase, root }) };
+}
+
+/**
+ * The "Find the base" node: `input.base`, else the upstream, origin/HEAD or HEAD^, as a Base; a
+ * workflow-named error when there is none.
+ */
+export function findBaseNode<I extends { base?: string | undefined }>(workflow: string) {
+  const problems: Record<string, string> = {
+    not_a_repository: `${workflow} needs a git repository: run it inside one.`,
+    no_commits: `${workflow} needs a repository with at least one commit.`,
+    unknown_base: "The base given is not a commit in this repository.",
+    no_base: "No base to compare with: no upstream, no origin/HEAD and no parent commit. Give one as base.",
+  };
+  return shell({
+    title: "Find the base",
+    exec: ({ input }: NodeContext<I>) => ["sh", "-c", RESOLVE_BASE, workflow, input.base ?? ""],
+    parse: ({ stdout }): Base => {
+      const found = parseBase(stdout);
+      if (found.ok) return found.base;
+      throw new WorkflowError(
+        problems[found.reason] ?? `${workflow} could not find the base to compare with.`,
+      );
+    },
+    timeoutMs: 60_000,
+  });
 }
 
 /** Answers of CHECK_LINES, in the order of its pairs. */

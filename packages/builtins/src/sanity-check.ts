@@ -24,9 +24,8 @@ import {
   type Base,
   baseSchema,
   CHECK_LINES,
-  parseBase,
+  findBaseNode,
   parseCheckLines,
-  RESOLVE_BASE,
   refSchema,
   repoPath,
 } from "./repo-scripts.js";
@@ -50,13 +49,6 @@ const inputSchema = z.object({
 });
 type Input = z.output<typeof inputSchema>;
 type Ctx = NodeContext<Input>;
-
-const BASE_PROBLEMS: Record<string, string> = {
-  not_a_repository: "sanity-check needs a git repository: run it inside one.",
-  no_commits: "sanity-check needs a repository with at least one commit.",
-  unknown_base: "The base given is not a commit in this repository.",
-  no_base: "No base to compare with: no upstream, no origin/HEAD and no parent commit. Give one as base.",
-};
 
 const CHANGES = `cd "$1" || exit 1
 echo "# status"
@@ -311,18 +303,7 @@ export default defineWorkflow({
   textInput: "focus",
   startAt: "base",
   nodes: {
-    base: shell({
-      title: "Find the base",
-      exec: ({ input }: Ctx) => ["sh", "-c", RESOLVE_BASE, "sanity-check", input.base ?? ""],
-      parse: ({ stdout }): Base => {
-        const found = parseBase(stdout);
-        if (found.ok) return found.base;
-        throw new WorkflowError(
-          BASE_PROBLEMS[found.reason] ?? "sanity-check could not find the base to compare with.",
-        );
-      },
-      timeoutMs: 60_000,
-    }),
+    base: findBaseNode<Input>("sanity-check"),
     changes: shell({
       title: "Status and changed files",
       exec: ({ outputs }: Ctx) => {

@@ -1,7 +1,7 @@
 import type { ExtensionAPI, MessageRenderer } from "@earendil-works/pi-coding-agent";
 import { Container, Spacer, Text, TruncatedText } from "@earendil-works/pi-tui";
 import { messageCardLine } from "./message-card.js";
-import { PIW_MESSAGE_TYPE, piwDetails } from "./session-bridge.js";
+import { PIW_MESSAGE_TYPE, piwDetails } from "./piw-message-details.js";
 
 /** The text of a custom message's content, whether Pi keeps it as a string or as parts. */
 function contentText(content: string | ReadonlyArray<{ type: string; text?: string }>): string {

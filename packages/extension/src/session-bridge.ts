@@ -1,18 +1,16 @@
 import { randomUUID } from "node:crypto";
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import {
-  type EndTurn,
   isTerminalStatus,
   type MessageKind,
-  messageKindSchema,
-  modelFailureOf,
   type RunView,
   type TurnAbort,
   type TurnEntries,
 } from "@piw/protocol";
 import { runStateWord } from "@piw/viewer";
-import { z } from "zod";
 import { HostLink, type HostLinkOptions, savedOrThrow, WorkflowError } from "./host-link.js";
+import { turnEndReason, replyUsage } from "./assistant-reply.js";
+import { deliveredId, PIW_MESSAGE_TYPE, type PiwMessageDetails, piwDetails } from "./piw-message-details.js";
 import { RunWidget } from "./run-widget.js";
 import {
   nextPhase,
@@ -26,74 +24,13 @@ import {
 /** Messages saved with the run's end: when one is delivered, the run has ended. */
 const RUN_END_MESSAGES: ReadonlySet<MessageKind> = new Set(["launch_failure", "terminal", "presentation"]);
 
-/** The custom message type of everything piw puts into a Pi session. */
-export const PIW_MESSAGE_TYPE = "piw";
-
-/**
- * What piw writes into a custom message's `details`: the host outbox ID proves delivery later; the
- * rest is what its card in the chat shows (the run's workflow and state as they were at delivery).
- */
-const piwMessageDetailsSchema = z.object({
-  piwMessageId: z.string(),
-  runId: z.string(),
-  kind: messageKindSchema,
-  path: z.string().nullable(),
-  visit: z.number().int().nullable().optional(),
-  workflow: z.string().optional(),
-  state: z.string().optional(),
-});
-export type PiwMessageDetails = z.infer<typeof piwMessageDetailsSchema>;
-
-/** The outbox ID of a piw message in the session: all that proving a delivery needs. */
-function deliveredId(value: unknown): string | undefined {
-  if (typeof value !== "object" || value === null) return undefined;
-  const { piwMessageId, runId } = value as { piwMessageId?: unknown; runId?: unknown };
-  return typeof piwMessageId === "string" && typeof runId === "string" ? piwMessageId : undefined;
-}
-
-/** The details of a piw message, or undefined for anything else (another extension's, a damaged one). */
-export function piwDetails(value: unknown): PiwMessageDetails | undefined {
-  const parsed = piwMessageDetailsSchema.safeParse(value);
-  return parsed.success ? parsed.data : undefined;
-}
-
 export type SessionBridgeOptions = Omit<HostLinkOptions, "onView" | "onReconnect"> & {
   /** Called with every newer view of a run of this session (the gate dialogs watch them). */
   onOwnView?: (view: RunView, ctx: ExtensionContext) => void;
 };
 
-/**
- * How an agent run ended, from the last assistant message Pi reports at `agent_end`. A provider
- * error that no retry heals (credentials, an unknown model, a spent quota) is told apart, so the
- * step fails instead of being prompted again; the provider's text itself is not sent.
- */
-function turnEndReason(messages: readonly unknown[]): EndTurn["reason"] {
-  for (let i = messages.length - 1; i >= 0; i -= 1) {
-    const message = messages[i] as
-      | { role?: unknown; stopReason?: unknown; errorMessage?: unknown }
-      | undefined;
-    if (message?.role !== "assistant") continue;
-    if (message.stopReason === "aborted") return "aborted";
-    if (message.stopReason !== "error") return "completed";
-    const text = typeof message.errorMessage === "string" ? message.errorMessage : "";
-    return modelFailureOf(text) === null ? "error" : "model_unavailable";
-  }
-  return "completed";
-}
-
 /** Delivery of the session's queued messages: one pass at a time, and one more if asked meanwhile. */
 type Delivery = { kind: "quiet" } | { kind: "delivering"; done: Promise<void>; again: boolean };
-
-/** Tokens (in and out) and dollars of one assistant reply, as its provider reported them; else null. */
-function replyUsage(message: unknown): { tokens: number; usd: number } | null {
-  const m = message as {
-    role?: unknown;
-    usage?: { input?: unknown; output?: unknown; cost?: { total?: unknown } };
-  } | null;
-  if (m?.role !== "assistant" || !m.usage) return null;
-  const num = (v: unknown) => (typeof v === "number" && Number.isFinite(v) && v > 0 ? v : 0);
-  return { tokens: Math.round(num(m.usage.input) + num(m.usage.output)), usd: num(m.usage.cost?.total) };
-}
 
 /**
  * Everything that ties one Pi session to the host: turn reports (the turn-ownership rule), activation at idle

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { messageCardLine, messageSummary } from "../src/message-card.js";
-import { piwDetails } from "../src/session-bridge.js";
+import { piwDetails } from "../src/piw-message-details.js";
 
 describe("message cards", () => {
   it("says kind, workflow, run, step, visit and state, then the text's first line", () => {

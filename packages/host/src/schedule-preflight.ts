@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import {
   type JsonValue,
@@ -7,6 +6,7 @@ import {
   type SafeError,
   safeError,
 } from "@piw/protocol";
+import { askIpcChild } from "@piw/state-dir";
 
 /** A firing's preflight: the prepared launch, or why the workflow could not start (safe to show). */
 type FiringPreflight = { ok: true; launch: PreflightLaunch } | { ok: false; error: SafeError };
@@ -28,82 +28,65 @@ const refused = (code: SafeError["code"], message: string): FiringPreflight => (
 /**
  * The host never loads workflow code: a firing's workflow resolves, compiles and checks its input in the
  * same short-lived preflight child the CLI uses (its own process group, killed on the time limit), and
- * only its typed reply comes back. Runs without a Pi session: agent steps run isolated.
+ * only its typed reply comes back (`askIpcChild`). Runs without a Pi session: agent steps run isolated.
  */
 export function preflightRunner(
   command: readonly string[],
   timeoutMs: number,
   env: NodeJS.ProcessEnv,
 ): PreflightRunner {
-  return (request) =>
-    new Promise((resolve) => {
-      const [file, ...args] = command;
-      if (file === undefined) {
-        resolve(refused("preflight_failed", "no preflight command is configured"));
-        return;
-      }
-      const requestId = randomUUID();
-      let settled = false;
-      const child = spawn(file, args, {
+  return async (request) => {
+    const requestId = randomUUID();
+    const outcome = await askIpcChild({
+      command,
+      cwd: request.workingDir,
+      env,
+      timeoutMs,
+      request: {
+        type: "launch",
+        requestId,
+        ref: request.workflowRef,
         cwd: request.workingDir,
-        env,
-        stdio: ["ignore", "ignore", "ignore", "ipc"],
-        detached: true,
-        serialization: "json",
-      });
-      const settle = (outcome: FiringPreflight) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) {
-          try {
-            process.kill(-child.pid, "SIGKILL");
-          } catch {
-            // Already gone.
-          }
-        }
-        resolve(outcome);
-      };
-      const timer = setTimeout(
-        () => settle(refused("workflow_load_timeout", `the workflow did not load within ${timeoutMs} ms`)),
+        ...(request.task === null ? {} : { task: request.task }),
+        ...(request.input === null ? {} : { input: request.input }),
+        // Agent steps are allowed: a scheduled run's default-session steps run isolated (its origin).
+        piSession: true,
         timeoutMs,
-      );
-      child.on("error", () => settle(refused("preflight_failed", "cannot start the preflight process")));
-      // `close`, not `exit`: a reply sent just before the child exits is read before its channel closes.
-      child.on("close", () =>
-        settle(refused("workflow_exited_at_load", "the workflow ended its preflight process")),
-      );
-      child.on("message", (raw: unknown) => {
-        const reply = preflightReplySchema.safeParse(raw);
-        if (!reply.success || reply.data.requestId !== requestId) return;
-        const data = reply.data;
-        switch (data.type) {
-          case "launch.prepared":
-            return settle({ ok: true, launch: data.launch });
-          case "refused":
-            return settle(refused(data.refusal.code, data.refusal.message));
-          case "crashed":
-            return settle(refused("workflow_crashed_at_load", "the workflow crashed while it loaded"));
-          case "described":
-          case "builtins.described":
-            return settle(refused("preflight_failed", "the preflight process answered another request"));
-          default:
-            return data satisfies never;
-        }
-      });
-      child.send(
-        {
-          type: "launch",
-          requestId,
-          ref: request.workflowRef,
-          cwd: request.workingDir,
-          ...(request.task === null ? {} : { task: request.task }),
-          ...(request.input === null ? {} : { input: request.input }),
-          // Agent steps are allowed: a scheduled run's default-session steps run isolated (its origin).
-          piSession: true,
-          timeoutMs,
-        },
-        () => {},
-      );
+      },
+      answers: (raw) =>
+        typeof raw === "object" && raw !== null && (raw as { requestId?: unknown }).requestId === requestId,
     });
+    switch (outcome.kind) {
+      case "replied":
+        return fromReply(outcome.message);
+      case "exited":
+        return refused("workflow_exited_at_load", "the workflow ended its preflight process");
+      case "timed_out":
+        return refused("workflow_load_timeout", `the workflow did not load within ${timeoutMs} ms`);
+      case "spawn_failed":
+        return refused("preflight_failed", "cannot start the preflight process");
+      default:
+        return outcome satisfies never;
+    }
+  };
+}
+
+function fromReply(raw: unknown): FiringPreflight {
+  const reply = preflightReplySchema.safeParse(raw);
+  if (!reply.success)
+    return refused("preflight_failed", "the preflight process sent a reply this piw cannot read");
+  const data = reply.data;
+  switch (data.type) {
+    case "launch.prepared":
+      return { ok: true, launch: data.launch };
+    case "refused":
+      return refused(data.refusal.code, data.refusal.message);
+    case "crashed":
+      return refused("workflow_crashed_at_load", "the workflow crashed while it loaded");
+    case "described":
+    case "builtins.described":
+      return refused("preflight_failed", "the preflight process answered another request");
+    default:
+      return data satisfies never;
+  }
 }

@@ -1,7 +1,7 @@
 import { chmodSync, unlinkSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
 import { prepareStateDir } from "@piw/state-dir";
-import { type RunReader, RunStore } from "@piw/store";
+import { type OpenStoreOptions, type RunReader, RunStore } from "@piw/store";
 import { AgentProgressBoard } from "./agent-progress-board.js";
 import type { LiveWorkerIndex } from "./build-run-view.js";
 import type { HostInfo } from "./client-handlers.js";
@@ -52,9 +52,9 @@ export interface StartHostOptions {
  * Knobs for benchmarks and fault tests, kept out of the public entry: `@piw/host/testing` gives them to
  * the host app (which reads them from `PIW_*` variables), the benches and tests.
  */
-export interface HostTuning {
-  /** SQLite's synchronous mode (default FULL; `PIW_SYNCHRONOUS`). */
-  synchronous?: "FULL" | "NORMAL";
+export interface HostKnobs {
+  /** Opens the store; `@piw/host/testing` passes one with SQLite's synchronous mode (`PIW_SYNCHRONOUS`). */
+  openStore?: (options: OpenStoreOptions) => RunStore;
   /**
    * Group commit of concurrent runs' durable writes (default true). `false` commits each request alone,
    * as before group commit; only the commit bench and tests turn it off (`PIW_GROUP_COMMIT=off`).
@@ -98,18 +98,18 @@ function unlinkIfPresent(path: string): void {
  * store, reconcile what the previous host left, and serve clients on `host.sock`.
  */
 export function startHost(options: StartHostOptions): Promise<RunningHost> {
-  return startTunedHost(options, {});
+  return startHostWith(options, {});
 }
 
-/** `startHost` with the benchmark and fault-test knobs of `HostTuning`. */
-export async function startTunedHost(options: StartHostOptions, tuning: HostTuning): Promise<RunningHost> {
+/** `startHost` with the benchmark and fault-test knobs of `HostKnobs` (given by `@piw/host/testing`). */
+export async function startHostWith(options: StartHostOptions, tuning: HostKnobs): Promise<RunningHost> {
   const log = options.log ?? silentLog;
   const now = options.now ?? Date.now;
   const paths = prepareStateDir(options.stateDir);
   const lock: HostLock = acquireHostLock(paths.lockPath);
   let store: RunStore;
   try {
-    store = RunStore.open({ stateDir: paths.stateDir, synchronous: tuning.synchronous ?? "FULL", now });
+    store = (tuning.openStore ?? RunStore.open)({ stateDir: paths.stateDir, now });
   } catch (error) {
     lock.release();
     throw error;

@@ -1,4 +1,5 @@
 import { RUN_PAGE_SIZE, RunStore } from "@piw/store";
+import { openTunedStore } from "@piw/store/testing";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { RunningHost } from "../src/index.js";
 import { FLOWS, type Sandbox, sandbox, start, writeWorkflow } from "./host-fixture.js";
@@ -84,7 +85,7 @@ describe("start-up reconciliation reads every run, a page at a time", () => {
 
   it(`returns more expired starting runs than the default page (${RUN_PAGE_SIZE}) and the old cap to queued`, async () => {
     const flow = await writeWorkflow(box, "count", FLOWS.count);
-    const store = RunStore.open({ stateDir: box.stateDir, synchronous: "NORMAL" });
+    const store = openTunedStore({ stateDir: box.stateDir, synchronous: "NORMAL" });
     const stale = expiredStarting(store, flow.reserve, 10_001);
     store.close();
 

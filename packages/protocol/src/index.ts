@@ -200,6 +200,7 @@ export {
   scheduleIdSchema,
   scheduleRecordSchema,
 } from "./schedules.js";
+export { DAY_MS } from "./durations.js";
 export { defaultScheduleName, scheduleRequest } from "./schedule-request.js";
 export type { Budget, BudgetLimit, BudgetSpend } from "./budget.js";
 export { budgetSchema } from "./budget.js";

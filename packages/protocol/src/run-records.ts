@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { budgetSchema } from "./budget.js";
+import { SEVEN_DAYS_MS } from "./durations.js";
 import { answerCheckSchema, answeredBySchema, answererSchema } from "./answer-check.js";
 import {
   generationSchema,
@@ -107,7 +108,7 @@ export type NodeKind = z.infer<typeof nodeKindSchema>;
  * The longest a node may wait (7 days): its deadline, and a retry's pause. The engine compiles
  * workflows to it and the store refuses more; longer waits belong to a checkpoint.
  */
-export const MAX_NODE_TIMEOUT_MS = 7 * 24 * 60 * 60_000;
+export const MAX_NODE_TIMEOUT_MS = SEVEN_DAYS_MS;
 
 export const startNodeVisitSchema = z.object({
   path: nodePathSchema,

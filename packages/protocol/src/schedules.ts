@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { DAY_MS, SEVEN_DAYS_MS } from "./durations.js";
 import { jsonValueSchema, runIdSchema } from "./ids.js";
 import { runStatusSchema, terminalOutcomeSchema } from "./run-status.js";
 import { runEnvSchema } from "./run-env.js";
@@ -22,9 +23,8 @@ export const catchUpPolicySchema = z.enum(["none", "latest", "all"]);
 
 /** Firings that fell due while no host ran, no older than this, count as on time under `none`. */
 export const SCHEDULE_ON_TIME_MS = 60_000;
-const DAY_MS = 24 * 60 * 60_000;
 /** The longest catch-up window and jitter a schedule may have. */
-export const SCHEDULE_MAX_WINDOW_MS = 7 * DAY_MS;
+export const SCHEDULE_MAX_WINDOW_MS = SEVEN_DAYS_MS;
 /** The shortest `--every`: one second. */
 export const SCHEDULE_MIN_EVERY_MS = 1000;
 /** After this many failed firings in a row a schedule pauses itself, with the last reason. */
@@ -37,7 +37,7 @@ const scheduleTimingSchema = z.discriminatedUnion("kind", [
       .number()
       .int()
       .min(SCHEDULE_MIN_EVERY_MS)
-      .max(366 * 24 * 60 * 60_000),
+      .max(366 * DAY_MS),
   }),
   z.object({
     kind: z.literal("cron"),
@@ -115,7 +115,7 @@ const DURATION_UNITS: Readonly<Record<string, number>> = {
   s: 1000,
   m: 60_000,
   h: 3_600_000,
-  d: 86_400_000,
+  d: DAY_MS,
 };
 
 /** `30s`, `30m`, `2h`, `1d`, `500ms` in milliseconds; null when it is not such a duration. */

@@ -92,9 +92,10 @@ const FACTS: readonly OwnedFact[] = [
     spells: (text) => FLATTENS.test(text) && CUTS.test(text),
   },
   {
-    fact: "the 7-day limit on a node's wait",
-    owners: ["packages/protocol/src/run-records.ts"],
-    spells: (text) => /\b7\s*\*\s*24\s*\*|\b604_?800_?000\b|\b604_?800\b/.test(text),
+    fact: "a day in milliseconds, and the 7-day limit of a node's wait and a schedule's window",
+    owners: ["packages/protocol/src/durations.ts"],
+    spells: (text) =>
+      /\b24\s*\*\s*60\s*\*\s*60|\b86_?400_?000\b|\b7\s*\*\s*(24\b|DAY_MS)|\b604_?800(_?000)?\b/.test(text),
   },
 ];
 

@@ -67,7 +67,6 @@ import { listOpenLaunches, recordWorkerExit, recordWorkerLaunch } from "./worker
 
 export interface OpenStoreOptions {
   stateDir: string;
-  synchronous?: SynchronousMode;
   busyTimeoutMs?: number;
   /** See `OpenDatabaseOptions.maxPageCount`: a size cap that makes writes past it fail as on a full disk. */
   maxPageCount?: number;
@@ -77,7 +76,15 @@ export interface OpenStoreOptions {
   now?: () => number;
 }
 
+/** `OpenStoreOptions` with the bench and test knob of SQLite's synchronous mode (`@piw/store/testing`). */
+export interface TunedStoreOptions extends OpenStoreOptions {
+  synchronous?: SynchronousMode;
+}
+
 const DEFAULT_MAX_BLOB_BYTES = 1024 * 1024;
+
+// Set by RunStore's static block, which alone may call its constructor: the tuned open of the testing entry.
+let openTuned: ((options: TunedStoreOptions) => RunStore) | undefined;
 
 type RunRef = { runId: string };
 type SessionRef = { sessionId: string };
@@ -100,12 +107,19 @@ export class RunStore {
     this.ctx = ctx;
   }
 
+  static {
+    openTuned = (options) => {
+      const { db, file } = openDatabase(options);
+      const ctx = new StoreContext(db, options.now ?? Date.now, {
+        maxBlobBytes: options.maxBlobBytes ?? DEFAULT_MAX_BLOB_BYTES,
+      });
+      return new RunStore(ctx, file);
+    };
+  }
+
+  /** Opens (creating if needed) the state database of `stateDir`, synchronous mode FULL. */
   static open(options: OpenStoreOptions): RunStore {
-    const { db, file } = openDatabase(options);
-    const ctx = new StoreContext(db, options.now ?? Date.now, {
-      maxBlobBytes: options.maxBlobBytes ?? DEFAULT_MAX_BLOB_BYTES,
-    });
-    return new RunStore(ctx, file);
+    return openTunedStore({ ...options, synchronous: "FULL" });
   }
 
   /** The connection's durability settings, for diagnostics and tests. */
@@ -376,28 +390,8 @@ export class RunStore {
   }
 }
 
-/** What components that only read may hold (pi-mono's ReadonlySessionManager pattern). */
-export type RunReader = Pick<
-  RunStore,
-  | "getRun"
-  | "listRuns"
-  | "findSessionReservation"
-  | "findContinuation"
-  | "readRunInput"
-  | "readRunFinalOutput"
-  | "readRunError"
-  | "readPresentationInstructions"
-  | "readTerminalFacts"
-  | "readAnswerCheck"
-  | "listRunSteps"
-  | "listNodeProgress"
-  | "listRunEffects"
-  | "listEffectListLengths"
-  | "listRunWorkspaces"
-  | "listRunEvents"
-  | "readRunManifest"
-  | "listOpenTurns"
-  | "latestSettledTurn"
-  | "countRunsByStatus"
-  | "readBudgetState"
->;
+/** `RunStore.open` with SQLite's synchronous mode: for benches and tests only, through `@piw/store/testing`. */
+export function openTunedStore(options: TunedStoreOptions): RunStore {
+  if (openTuned === undefined) throw new Error("RunStore is not initialised");
+  return openTuned(options);
+}

@@ -11,23 +11,24 @@ import {
 } from "@piw/protocol";
 import { expect } from "vitest";
 import type { z } from "zod";
-import { type OpenStoreOptions, RunStore, type StoreErrorCode } from "../src/index.js";
+import type { RunStore, StoreErrorCode } from "../src/index.js";
+import { openTunedStore, type TunedStoreOptions } from "../src/testing.js";
 
 /** A real state directory in a temp folder, and a clock the test moves by hand. */
 export interface StoreHarness {
   dir: string;
   store: RunStore;
   clock: { now: number };
-  reopen(options?: Partial<OpenStoreOptions>): RunStore;
+  reopen(options?: Partial<TunedStoreOptions>): RunStore;
   cleanup(): void;
 }
 
-export function openHarness(options: Partial<OpenStoreOptions> = {}): StoreHarness {
+export function openHarness(options: Partial<TunedStoreOptions> = {}): StoreHarness {
   const dir = mkdtempSync(join(tmpdir(), "piw-store-"));
   const clock = { now: 1_700_000_000_000 };
   const stateDir = join(dir, "state");
-  const open = (extra: Partial<OpenStoreOptions> = {}) =>
-    RunStore.open({ stateDir, now: () => clock.now, ...options, ...extra });
+  const open = (extra: Partial<TunedStoreOptions> = {}) =>
+    openTunedStore({ stateDir, now: () => clock.now, ...options, ...extra });
   const harness: StoreHarness = {
     dir: stateDir,
     store: open(),

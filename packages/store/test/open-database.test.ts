@@ -14,6 +14,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { RunStore, SCHEMA_ID, StoreError } from "../src/index.js";
+import { openTunedStore } from "../src/testing.js";
 import { SCHEMA_SQL } from "../src/schema.js";
 
 let root: string;
@@ -52,7 +53,7 @@ describe("opening the state database", () => {
     expect(mode(store.file)).toBe(0o600);
     expect(store.settings()).toEqual({ journalMode: "wal", synchronous: "FULL", foreignKeys: true });
     store.close();
-    const reopened = RunStore.open({ stateDir: dir, synchronous: "NORMAL" });
+    const reopened = openTunedStore({ stateDir: dir, synchronous: "NORMAL" });
     expect(reopened.settings().synchronous).toBe("NORMAL");
     reopened.close();
   });

@@ -23,11 +23,13 @@ export { removeTree } from "./remove-tree.ts";
 export { isAlive } from "./is-alive.ts";
 export { packPiw, requireBuiltPackage, sharedNpmCache, userEnv } from "./packed-install.ts";
 export { fakeAgentHome, PI_TEST_ENV } from "./pi-agent-dir.ts";
-export type { RpcRecord } from "./pi-session.ts";
+export { isNotice } from "./pi-notice.ts";
+export type { RpcRecord } from "./pi-session-types.ts";
 export { PI_BIN, PiSession, startPiSession } from "./pi-session.ts";
 export { PiTerminal } from "./pi-terminal.ts";
 export type { PiwWorld } from "./piw-fixture.ts";
 export { PI_PACKAGE, piwEnv, piwMessages, queuedRunId, startPiwWorld } from "./piw-fixture.ts";
+export { piwWorlds } from "./piw-worlds.ts";
 export {
   HOST_COMMAND,
   hostPidIn,

@@ -1,4 +1,5 @@
 import { mkdirSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import type { FakeModel } from "./fake-model.ts";
 
@@ -75,4 +76,15 @@ export function fakeAgentHome(
 function writeJson(path: string, value: unknown): void {
   mkdirSync(dirname(path), { recursive: true });
   writeFileSync(path, `${JSON.stringify(value, null, 2)}\n`);
+}
+
+/** The whole environment of a test's `pi` process: nothing of the user's but PATH and TMPDIR. */
+export function piProcessEnv(home: string, agentDir: string): Record<string, string> {
+  return {
+    PATH: process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin",
+    HOME: home,
+    TMPDIR: process.env.TMPDIR ?? tmpdir(),
+    PI_CODING_AGENT_DIR: agentDir,
+    ...PI_TEST_ENV,
+  };
 }

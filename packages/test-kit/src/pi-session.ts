@@ -3,54 +3,17 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { StringDecoder } from "node:string_decoder";
-import type { FakeModel } from "./fake-model.ts";
-import { PI_TEST_ENV, writeAgentConfig } from "./pi-agent-dir.ts";
+import { piProcessEnv, writeAgentConfig } from "./pi-agent-dir.ts";
+import type {
+  PiSessionOptions,
+  RpcCommand,
+  RpcRecord,
+  RpcResponse,
+  WaitOptions,
+} from "./pi-session-types.ts";
 
 /** The `pi` binary installed as this package's devDependency. */
 export const PI_BIN = resolve(import.meta.dirname, "..", "node_modules", ".bin", "pi");
-
-/** Any stdout record from `pi --mode rpc`: a response, a session event or an extension UI request. */
-export interface RpcRecord {
-  type: string;
-  [key: string]: unknown;
-}
-
-export interface RpcResponse extends RpcRecord {
-  type: "response";
-  command: string;
-  success: boolean;
-  id?: string;
-  data?: unknown;
-  error?: string;
-}
-
-/** A command on stdin; the session adds a unique `id`. */
-export interface RpcCommand {
-  type: string;
-  [key: string]: unknown;
-}
-
-export interface PiSessionOptions {
-  model: FakeModel;
-  /** Project directory Pi runs in; a fresh temp dir when omitted. */
-  cwd?: string;
-  /** Each becomes `-e <path>`: a `.ts`/`.js` file, a directory or a package path. */
-  extensions?: string[];
-  /** Extra environment, e.g. `PIW_HOME`, `PIW_WORKER_COMMAND`. */
-  env?: Record<string, string>;
-  /** Extra CLI arguments after `--mode rpc`. */
-  args?: string[];
-  /** Merged over the default agent `settings.json`. */
-  settings?: Record<string, unknown>;
-  /** How long to wait for Pi to answer its first `get_state` (default 30 s). */
-  startupTimeoutMs?: number;
-}
-
-export interface WaitOptions {
-  timeoutMs?: number;
-  /** Search from this event index instead of the session's read cursor. */
-  since?: number;
-}
 
 const RECENT_EVENTS_IN_ERRORS = 25;
 
@@ -151,11 +114,7 @@ export class PiSession {
       detached: true,
       stdio: ["pipe", "pipe", "pipe"],
       env: {
-        PATH: process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin",
-        HOME: home,
-        TMPDIR: process.env.TMPDIR ?? tmpdir(),
-        PI_CODING_AGENT_DIR: agentDir,
-        ...PI_TEST_ENV,
+        ...piProcessEnv(home, agentDir),
         NO_COLOR: "1",
         ...options.env,
       },

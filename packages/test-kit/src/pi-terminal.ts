@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { FakeModel } from "./fake-model.ts";
-import { PI_TEST_ENV, writeAgentConfig } from "./pi-agent-dir.ts";
+import { piProcessEnv, writeAgentConfig } from "./pi-agent-dir.ts";
 import { PI_BIN } from "./pi-session.ts";
 
 // The real Pi in its interactive terminal UI: tmux runs it, `send-keys` types, `capture-pane` reads
@@ -36,11 +36,7 @@ export class PiTerminal {
     writeAgentConfig(agentDir, { model: options.model, settings: { quietStartup: true } });
     const terminal = new PiTerminal(root);
     const env = {
-      PATH: process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin",
-      HOME: home,
-      TMPDIR: process.env.TMPDIR ?? tmpdir(),
-      PI_CODING_AGENT_DIR: agentDir,
-      ...PI_TEST_ENV,
+      ...piProcessEnv(home, agentDir),
       LANG: "C.UTF-8",
       TERM: "xterm-256color",
       ...options.env,

@@ -2,9 +2,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import {
   lastMessageText,
   piwMessages,
-  type PiwWorld,
+  piwWorlds,
   queuedRunId,
-  startPiwWorld,
   text,
   toolCall,
   whenLastMessageContains,
@@ -32,15 +31,12 @@ export default defineWorkflow({
 });
 `;
 
-let world: PiwWorld | undefined;
-afterEach(async () => {
-  await world?.close();
-  world = undefined;
-});
+const worlds = piwWorlds();
+afterEach(() => worlds.close());
 
 describe("agent steps in a real Pi session", () => {
   it("are completed by the model through submit, an invalid output is corrected in the same turn, and a presentation turn ends the run", async () => {
-    world = await startPiwWorld({ workflows: { pair: PAIR } });
+    const world = await worlds.start({ workflows: { pair: PAIR } });
     const { model, pi } = world;
     model.reply(
       whenLastMessageContains(

@@ -4,12 +4,11 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import {
+  isNotice,
   lastMessageText,
   lastToolResultText,
   piwMessages,
-  type PiwWorld,
-  type RpcRecord,
-  startPiwWorld,
+  piwWorlds,
   text,
   toolCall,
   whenLastMessageContains,
@@ -17,25 +16,15 @@ import {
 
 // The built-in autodoc started in the real Pi from free words: `/workflow autodoc <words>`. The update
 // runs in the conversation; the assessor and the verifier in isolated read-only sessions.
-let world: PiwWorld | undefined;
-afterEach(async () => {
-  await world?.close();
-  world = undefined;
-});
-
-function isNotice(needle: string): (event: RpcRecord) => boolean {
-  return (event) =>
-    event.type === "extension_ui_request" &&
-    event.method === "notify" &&
-    String(event.message).includes(needle);
-}
+const worlds = piwWorlds();
+afterEach(() => worlds.close());
 
 const NEW_README = "# retry\n\n`withRetry(run, { retries })` runs `run` up to `retries` times (default 3).\n";
 const submit = (output: unknown) => toolCall("workflow", { action: "submit", output });
 
 describe("/workflow autodoc in Pi", () => {
   it("updates the README in the conversation, verifies the claim in isolation, and ends ready with the digest", async () => {
-    world = await startPiwWorld();
+    const world = await worlds.start();
     const { model, pi, project } = world;
     const git = (...args: string[]) => execFileSync("git", args, { cwd: project, encoding: "utf8" }).trim();
     git("init", "-q", "-b", "main");

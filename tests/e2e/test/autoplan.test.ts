@@ -4,8 +4,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import {
   lastMessageText,
   type PiwWorld,
+  piwWorlds,
   type RpcRecord,
-  startPiwWorld,
   text,
   toolCall,
   whenLastMessageContains,
@@ -60,11 +60,8 @@ const PLAN = {
   openQuestions: [],
 };
 
-let world: PiwWorld | undefined;
-afterEach(async () => {
-  await world?.close();
-  world = undefined;
-});
+const worlds = piwWorlds();
+afterEach(() => worlds.close());
 
 /** The model's part: each step submitted in the conversation, a revised proposal choosing Levels. */
 function script(w: PiwWorld): void {
@@ -109,7 +106,7 @@ describe("autoplan in a real Pi session", () => {
   it(
     "goes from /workflow autoplan <words> through conversation steps to a written plan file",
     async () => {
-      world = await startPiwWorld();
+      const world = await worlds.start();
       script(world);
       const { pi, model } = world;
       await pi.prompt(`/workflow autoplan ${PROBLEM}`);
@@ -147,7 +144,7 @@ describe("autoplan in a real Pi session", () => {
   it(
     "with approval required, waits for a person: a revise note in the dialog sends the proposal back once, /workflow answer continues",
     async () => {
-      world = await startPiwWorld();
+      const world = await worlds.start();
       script(world);
       const { pi, model } = world;
       const input = JSON.stringify({ problem: PROBLEM, approval: "required" });
@@ -197,7 +194,7 @@ describe("autoplan in a real Pi session", () => {
   it(
     "ends blocked when a person stops at the gate, writing no plan",
     async () => {
-      world = await startPiwWorld();
+      const world = await worlds.start();
       script(world);
       const { pi, model } = world;
       const input = JSON.stringify({ problem: PROBLEM, approval: "required" });

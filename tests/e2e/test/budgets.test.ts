@@ -1,13 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import {
-  lastMessageText,
-  type ModelRequest,
-  type PiwWorld,
-  queuedRunId,
-  startPiwWorld,
-  text,
-  toolCall,
-} from "@piw/test-kit";
+import { lastMessageText, type ModelRequest, piwWorlds, queuedRunId, text, toolCall } from "@piw/test-kit";
 
 // One conversation step, then one isolated step. The model never submits while the test lets it
 // spend: every reply of the fake model reports 15 tokens (10 in, 5 out).
@@ -32,17 +24,14 @@ export default defineWorkflow({
 
 const TOKENS_PER_REPLY = 15;
 
-let world: PiwWorld | undefined;
-afterEach(async () => {
-  await world?.close();
-  world = undefined;
-});
+const worlds = piwWorlds();
+afterEach(() => worlds.close());
 
 const has = (request: ModelRequest, needle: string) => JSON.stringify(request.messages).includes(needle);
 
 describe("a run with a budget", () => {
   it("parks at its limit in a conversation step and in an isolated step, and finishes after raised resumes", async () => {
-    world = await startPiwWorld({ workflows: { spend: SPEND } });
+    const world = await worlds.start({ workflows: { spend: SPEND } });
     const { model, pi } = world;
     // What the model does in each step: spend (call a tool, never submit) or finish (submit).
     let conv: "spend" | "finish" = "spend";

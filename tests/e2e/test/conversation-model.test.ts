@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { lastMessageText, type PiwWorld, type RpcRecord, startPiwWorld } from "@piw/test-kit";
+import { isNotice, lastMessageText, piwWorlds } from "@piw/test-kit";
 
 // A conversation step whose Pi session's model the provider refuses for good: the step fails with
 // model_unavailable at once, instead of being prompted again until three lost turns park the run.
@@ -20,22 +20,12 @@ export default defineWorkflow({
 });
 `;
 
-let world: PiwWorld | undefined;
-afterEach(async () => {
-  await world?.close();
-  world = undefined;
-});
-
-function isNotice(needle: string): (event: RpcRecord) => boolean {
-  return (event) =>
-    event.type === "extension_ui_request" &&
-    event.method === "notify" &&
-    String(event.message).includes(needle);
-}
+const worlds = piwWorlds();
+afterEach(() => worlds.close());
 
 describe("a conversation step whose model the provider refuses", () => {
   it("fails with model_unavailable after one 401, without the provider's text, and is not prompted again", async () => {
-    world = await startPiwWorld({ workflows: { ask: ASK } });
+    const world = await worlds.start({ workflows: { ask: ASK } });
     const { model, pi } = world;
     model.reply((r) =>
       lastMessageText(r).includes("ASK-STEP")

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { type PiwWorld, type RpcRecord, startPiwWorld } from "@piw/test-kit";
+import { isNotice, piwWorlds } from "@piw/test-kit";
 
 // Its one step works until it is cancelled: the run stays running while the test acts on it.
 const HOLD = `import { compute, defineWorkflow } from "piw";
@@ -19,22 +19,12 @@ export default defineWorkflow({
 });
 `;
 
-let world: PiwWorld | undefined;
-afterEach(async () => {
-  await world?.close();
-  world = undefined;
-});
-
-function isNotice(needle: string): (event: RpcRecord) => boolean {
-  return (event) =>
-    event.type === "extension_ui_request" &&
-    event.method === "notify" &&
-    String(event.message).includes(needle);
-}
+const worlds = piwWorlds();
+afterEach(() => worlds.close());
 
 describe("/workflow run verbs without a run ID in a real Pi session", () => {
   it("cancel with nothing active does nothing and says so; cancel while a run works cancels that run", async () => {
-    world = await startPiwWorld({ workflows: { hold: HOLD } });
+    const world = await worlds.start({ workflows: { hold: HOLD } });
     const { pi } = world;
 
     let since = pi.mark();

@@ -2,9 +2,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import {
   lastMessageText,
   piwMessages,
-  type PiwWorld,
+  piwWorlds,
   queuedRunId,
-  startPiwWorld,
   text,
   toolCall,
   waitFor,
@@ -27,15 +26,12 @@ export default defineWorkflow({
 });
 `;
 
-let world: PiwWorld | undefined;
-afterEach(async () => {
-  await world?.close();
-  world = undefined;
-});
+const worlds = piwWorlds();
+afterEach(() => worlds.close());
 
 describe("Escape during an agent step", () => {
   it("pauses the run; /workflow resume re-delivers the step; cancel ends it; a later plain prompt owns no step", async () => {
-    world = await startPiwWorld({ workflows: { ask: ASK } });
+    const world = await worlds.start({ workflows: { ask: ASK } });
     const { model, pi } = world;
     let runId = "";
     model.reply(

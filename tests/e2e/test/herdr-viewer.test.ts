@@ -6,9 +6,9 @@ import { afterEach, describe, expect, it } from "vitest";
 import {
   type HerdrStandIn,
   installHerdrStandIn,
+  isNotice,
   PI_PACKAGE,
   type PiwWorld,
-  type RpcRecord,
   startPiwWorld,
 } from "@piw/test-kit";
 
@@ -37,13 +37,6 @@ afterEach(async () => {
   if (scratch !== undefined) rmSync(scratch, { recursive: true, force: true });
   scratch = undefined;
 });
-
-function isNotice(needle: string): (event: RpcRecord) => boolean {
-  return (event) =>
-    event.type === "extension_ui_request" &&
-    event.method === "notify" &&
-    String(event.message).includes(needle);
-}
 
 async function slash(command: string, expected: string): Promise<string> {
   if (world === undefined) throw new Error("no world");

@@ -10,8 +10,8 @@ import {
   type PiSession,
   piwMessages,
   type PiwWorld,
+  piwWorlds,
   queuedRunId,
-  startPiwWorld,
   text,
   toolCall,
 } from "@piw/test-kit";
@@ -33,11 +33,8 @@ export default defineWorkflow({
 });
 `;
 
-let world: PiwWorld | undefined;
-afterEach(async () => {
-  await world?.close();
-  world = undefined;
-});
+const worlds = piwWorlds();
+afterEach(() => worlds.close());
 
 /** Slow enough that the host can be killed while the model is still answering. */
 const SLOW = { chunkSize: 8, delayMs: 150 };
@@ -74,7 +71,7 @@ async function expectWidgetMatchesHost(current: PiwWorld, runId: string): Promis
 
 describe("the host is killed while an agent step waits for the model", () => {
   it("the extension brings a host back, the run resumes by the progress rule, and the widget agrees with piw status", async () => {
-    world = await startPiwWorld({ workflows: { note: NOTE } });
+    const world = await worlds.start({ workflows: { note: NOTE } });
     const { model, pi } = world;
     let stepPrompts = 0;
     model.reply((r) =>

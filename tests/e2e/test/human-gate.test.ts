@@ -1,11 +1,11 @@
 import { afterEach, describe, expect, it } from "vitest";
 import {
+  isNotice,
   lastMessageText,
-  type PiwWorld,
+  piwWorlds,
   queuedRunId,
   REPO,
   type RpcRecord,
-  startPiwWorld,
   text,
   toolCall,
   whenLastMessageContains,
@@ -56,11 +56,8 @@ const TRIAGE = SHIP.replace('name: "ship"', 'name: "triage"').replace(
   'answer: z.object({ approved: z.boolean(), note: z.string().optional() }),\n      answeredBy: "model",',
 );
 
-let world: PiwWorld | undefined;
-afterEach(async () => {
-  await world?.close();
-  world = undefined;
-});
+const worlds = piwWorlds();
+afterEach(() => worlds.close());
 
 /** One shell word, for a command inside `script -c`. */
 const shellQuote = (text: string) => `'${text.replaceAll("'", `'\\''`)}'`;
@@ -70,16 +67,9 @@ function isDialog(method: string, needle: string): (event: RpcRecord) => boolean
     event.type === "extension_ui_request" && event.method === method && String(event.title).includes(needle);
 }
 
-function isNotice(needle: string): (event: RpcRecord) => boolean {
-  return (event) =>
-    event.type === "extension_ui_request" &&
-    event.method === "notify" &&
-    String(event.message).includes(needle);
-}
-
 describe("human gates in a real Pi session", () => {
   it("refuse the model's answer, even when it claims to be a person or runs piw answer from its shell on a terminal it makes; the person's /workflow answer continues the run", async () => {
-    world = await startPiwWorld({ workflows: { ship: SHIP } });
+    const world = await worlds.start({ workflows: { ship: SHIP } });
     const { model, pi } = world;
     model.reply(
       whenLastMessageContains(
@@ -175,7 +165,7 @@ describe("human gates in a real Pi session", () => {
   }, 120_000);
 
   it("take a person's answer from the dialog: a choice for a boolean, JSON typed for anything else", async () => {
-    world = await startPiwWorld({ workflows: { ship: SHIP, review: REVIEW } });
+    const world = await worlds.start({ workflows: { ship: SHIP, review: REVIEW } });
     const { pi } = world;
     const host = await world.host();
 
@@ -214,7 +204,7 @@ describe("human gates in a real Pi session", () => {
   }, 120_000);
 
   it("give the model a turn to answer a model gate, open no dialog, and take the model's answer", async () => {
-    world = await startPiwWorld({ workflows: { triage: TRIAGE } });
+    const world = await worlds.start({ workflows: { triage: TRIAGE } });
     const { model, pi } = world;
     model.reply((request) => {
       const last = lastMessageText(request);

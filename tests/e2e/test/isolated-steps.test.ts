@@ -2,9 +2,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import {
   lastMessageText,
   piwMessages,
-  type PiwWorld,
+  piwWorlds,
   queuedRunId,
-  startPiwWorld,
   text,
   toolCall,
   whenLastMessageContains,
@@ -32,15 +31,12 @@ export default defineWorkflow({
 });
 `;
 
-let world: PiwWorld | undefined;
-afterEach(async () => {
-  await world?.close();
-  world = undefined;
-});
+const worlds = piwWorlds();
+afterEach(() => worlds.close());
 
 describe("a Pi-started run that mixes conversation and isolated agent steps", () => {
   it("runs the default step in the conversation and the isolated one in a fresh SDK session in the worker", async () => {
-    world = await startPiwWorld({ workflows: { mixed: MIXED } });
+    const world = await worlds.start({ workflows: { mixed: MIXED } });
     const { model, pi } = world;
     model.reply(
       whenLastMessageContains(

@@ -6,9 +6,8 @@ import {
   lastMessageText,
   type ModelRequest,
   piwMessages,
-  type PiwWorld,
+  piwWorlds,
   queuedRunId,
-  startPiwWorld,
   text,
   toolCall,
 } from "@piw/test-kit";
@@ -31,17 +30,14 @@ export default defineWorkflow({
 });
 `;
 
-let world: PiwWorld | undefined;
-afterEach(async () => {
-  await world?.close();
-  world = undefined;
-});
+const worlds = piwWorlds();
+afterEach(() => worlds.close());
 
 const lastIs = (needle: string) => (r: ModelRequest) => lastMessageText(r).includes(needle);
 
 describe("the one-follow-up rule: a deferred launch failure in a real Pi session", () => {
   it("refuses bad input in the same turn with no run, fails a changed source at activation, tells the model once, and lets it start again", async () => {
-    world = await startPiwWorld({ workflows: { greet: GREET } });
+    const world = await worlds.start({ workflows: { greet: GREET } });
     const { model, pi } = world;
     const workflowFile = `${world.project}/.pi/workflows/greet.workflow.ts`;
     const host = await world.host();

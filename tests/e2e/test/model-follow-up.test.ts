@@ -5,8 +5,8 @@ import {
   type ModelRequest,
   piwMessages,
   type PiwWorld,
+  piwWorlds,
   queuedRunId,
-  startPiwWorld,
   text,
   toolCall,
   whenLastMessageContains,
@@ -53,17 +53,14 @@ export default defineWorkflow({
 
 const SECRET = "SECRET-TASK-7731";
 
-let world: PiwWorld | undefined;
-afterEach(async () => {
-  await world?.close();
-  world = undefined;
-});
+const worlds = piwWorlds();
+afterEach(() => worlds.close());
 
 const lastIs = (needle: string) => (r: ModelRequest) => lastMessageText(r).includes(needle);
 
 describe("the model hears how a run it started ended", () => {
   it("a failed run the model started gives it one follow-up turn with a bounded error, free of the input", async () => {
-    world = await startPiwWorld({ workflows: { breaks: breaksWorkflow("") } });
+    const world = await worlds.start({ workflows: { breaks: breaksWorkflow("") } });
     const { model, pi } = world;
     model.reply(
       whenLastMessageContains(
@@ -98,7 +95,7 @@ describe("the model hears how a run it started ended", () => {
   }, 180_000);
 
   it("a cancel from outside aborts the step's turn, then one follow-up turn says the user cancelled it", async () => {
-    world = await startPiwWorld({ workflows: { loop: loopWorkflow } });
+    const world = await worlds.start({ workflows: { loop: loopWorkflow } });
     const { model, pi } = world;
     model.reply(
       whenLastMessageContains("please loop", toolCall("workflow", { action: "start", workflow: "loop" })),
@@ -136,7 +133,7 @@ describe("the model hears how a run it started ended", () => {
   }, 180_000);
 
   it("tells the model nothing when it cancelled the run itself, when a person started it, or when the workflow says not to", async () => {
-    world = await startPiwWorld({
+    const world = await worlds.start({
       workflows: {
         loop: loopWorkflow,
         breaks: breaksWorkflow(""),

@@ -1,11 +1,10 @@
 import { afterEach, describe, expect, it } from "vitest";
 import {
+  isNotice,
   lastMessage,
   lastMessageText,
   type ModelRequest,
-  type PiwWorld,
-  type RpcRecord,
-  startPiwWorld,
+  piwWorlds,
   text,
   toolCall,
 } from "@piw/test-kit";
@@ -32,23 +31,13 @@ export default defineWorkflow({
 });
 `;
 
-let world: PiwWorld | undefined;
-afterEach(async () => {
-  await world?.close();
-  world = undefined;
-});
-
-function isNotice(needle: string): (event: RpcRecord) => boolean {
-  return (event) =>
-    event.type === "extension_ui_request" &&
-    event.method === "notify" &&
-    String(event.message).includes(needle);
-}
+const worlds = piwWorlds();
+afterEach(() => worlds.close());
 
 describe("the model check of isolated steps in a real Pi session", () => {
   it("refuses a start whose isolated step pins a model Pi does not know, in the tool result and in /workflow, with no run", async () => {
     // A check that would outlast the preflight's limit is skipped: give Pi's SDK time on a busy machine.
-    world = await startPiwWorld({
+    const world = await worlds.start({
       workflows: { pinned: PINNED },
       env: { PIW_PREFLIGHT_TIMEOUT_MS: "120000" },
     });

@@ -4,10 +4,9 @@ import { afterEach, describe, expect, it } from "vitest";
 import {
   lastMessageText,
   piwMessages,
-  type PiwWorld,
+  piwWorlds,
   queuedRunId,
   REPO,
-  startPiwWorld,
   text,
   toolCall,
   whenLastMessageContains,
@@ -36,15 +35,12 @@ export default defineWorkflow({
 });
 `;
 
-let world: PiwWorld | undefined;
-afterEach(async () => {
-  await world?.close();
-  world = undefined;
-});
+const worlds = piwWorlds();
+afterEach(() => worlds.close());
 
 describe("parallel branches in a Pi-started run", () => {
   it("starts examples/parallel-review through the workflow tool; lint, tests and the isolated review join and take the ship route", async () => {
-    world = await startPiwWorld({ workflows: { "parallel-review": EXAMPLE } });
+    const world = await worlds.start({ workflows: { "parallel-review": EXAMPLE } });
     const { model, pi, project } = world;
     writeFileSync(join(project, "sum.mjs"), "export const sum = (a, b) => a + b;\n");
     writeFileSync(
@@ -104,7 +100,7 @@ test("sum adds", () => assert.equal(sum(2, 3), 5));
   }, 200_000);
 
   it("runs conversation agent steps of two branches in the one Pi conversation, one after the other", async () => {
-    world = await startPiwWorld({ workflows: { "two-voices": TWO_VOICES } });
+    const world = await worlds.start({ workflows: { "two-voices": TWO_VOICES } });
     const { model, pi } = world;
     model.reply(
       whenLastMessageContains(

@@ -2,9 +2,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import {
   lastMessageText,
   piwMessages,
-  type PiwWorld,
+  piwWorlds,
   queuedRunId,
-  startPiwWorld,
   text,
   toolCall,
   whenLastMessageContains,
@@ -20,15 +19,12 @@ export default defineWorkflow({
 });
 `;
 
-let world: PiwWorld | undefined;
-afterEach(async () => {
-  await world?.close();
-  world = undefined;
-});
+const worlds = piwWorlds();
+afterEach(() => worlds.close());
 
 describe("a queued run, before it starts", () => {
   it("answers status and cancel by its ID in the same turn; the cancelled launch sends no follow-up and frees the session", async () => {
-    world = await startPiwWorld({ workflows: { note: NOTE } });
+    const world = await worlds.start({ workflows: { note: NOTE } });
     const { model, pi } = world;
     let runId = "";
     model.reply(

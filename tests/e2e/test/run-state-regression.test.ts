@@ -8,9 +8,8 @@ import {
   lastMessageText,
   type ModelRequest,
   piwMessages,
-  type PiwWorld,
+  piwWorlds,
   queuedRunId,
-  startPiwWorld,
   text,
   toolCall,
 } from "@piw/test-kit";
@@ -118,11 +117,8 @@ interface EffectLine {
   launch: string | null;
 }
 
-let world: PiwWorld | undefined;
-afterEach(async () => {
-  await world?.close();
-  world = undefined;
-});
+const worlds = piwWorlds();
+afterEach(() => worlds.close());
 
 const whenLast = (needle: string, reply: ReturnType<typeof text>) => (r: ModelRequest) =>
   lastMessageText(r).includes(needle) ? reply : undefined;
@@ -136,7 +132,7 @@ const nodeRows = (view: RunView) =>
 describe("the execution-identity, clean-restart and progress rules in a real Pi session", () => {
   it("a composed workflow fails after its managed actions, restarts clean, pauses and cancels without a worker loop", async () => {
     // The flags and the effect log live in a folder the test owns, beside the world.
-    world = await startPiwWorld({ env: { PIW_HOST_COMMAND: JSON.stringify(LOGGED_HOST_COMMAND) } });
+    const world = await worlds.start({ env: { PIW_HOST_COMMAND: JSON.stringify(LOGGED_HOST_COMMAND) } });
     const dir = join(world.root, "flags");
     const files = workflows(dir);
     for (const [name, source] of Object.entries(files)) world.writeWorkflow(name, source);

@@ -3,33 +3,22 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import {
+  isNotice,
   lastMessageText,
   piwMessages,
-  type PiwWorld,
-  type RpcRecord,
-  startPiwWorld,
+  piwWorlds,
   text,
   toolCall,
   whenLastMessageContains,
 } from "@piw/test-kit";
 
 // The built-in sanity-check started in the real Pi from free words: `/workflow sanity-check <words>`.
-let world: PiwWorld | undefined;
-afterEach(async () => {
-  await world?.close();
-  world = undefined;
-});
-
-function isNotice(needle: string): (event: RpcRecord) => boolean {
-  return (event) =>
-    event.type === "extension_ui_request" &&
-    event.method === "notify" &&
-    String(event.message).includes(needle);
-}
+const worlds = piwWorlds();
+afterEach(() => worlds.close());
 
 describe("/workflow sanity-check in Pi", () => {
   it("starts the built-in from free words, runs its reviewers and verifier in isolated sessions, and presents the verdict", async () => {
-    world = await startPiwWorld();
+    const world = await worlds.start();
     const { model, pi, project } = world;
     const git = (...args: string[]) => execFileSync("git", args, { cwd: project, stdio: "ignore" });
     git("init", "-q", "-b", "main");

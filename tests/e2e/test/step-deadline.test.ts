@@ -3,8 +3,8 @@ import {
   lastMessageText,
   lastToolResultText,
   type PiwWorld,
+  piwWorlds,
   queuedRunId,
-  startPiwWorld,
   text,
   toolCall,
   whenLastMessageContains,
@@ -41,15 +41,12 @@ async function waitForFollowUp(pi: PiwWorld["pi"], says: string): Promise<void> 
   await pi.waitForIdle({ timeoutMs: 30_000 });
 }
 
-let world: PiwWorld | undefined;
-afterEach(async () => {
-  await world?.close();
-  world = undefined;
-});
+const worlds = piwWorlds();
+afterEach(() => worlds.close());
 
 describe("a step deadline in a real Pi session", () => {
   it("aborts a model that keeps calling tools, ends the run timed_out, and refuses a late submit", async () => {
-    world = await startPiwWorld({ workflows: { loop: loopWorkflow(String(DEADLINE_MS)) } });
+    const world = await worlds.start({ workflows: { loop: loopWorkflow(String(DEADLINE_MS)) } });
     const { model, pi } = world;
     model.reply(
       whenLastMessageContains("please loop", toolCall("workflow", { action: "start", workflow: "loop" })),
@@ -112,7 +109,7 @@ describe("a step deadline in a real Pi session", () => {
   }, 120_000);
 
   it("aborts the live turn of a step without a deadline when its run is cancelled from outside", async () => {
-    world = await startPiwWorld({ workflows: { loop: loopWorkflow("null") } });
+    const world = await worlds.start({ workflows: { loop: loopWorkflow("null") } });
     const { model, pi } = world;
     model.reply(
       whenLastMessageContains("please loop", toolCall("workflow", { action: "start", workflow: "loop" })),

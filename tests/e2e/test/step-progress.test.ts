@@ -1,9 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import {
   lastMessageText,
-  type PiwWorld,
+  piwWorlds,
   queuedRunId,
-  startPiwWorld,
   text,
   toolCall,
   whenLastMessageContains,
@@ -34,15 +33,12 @@ export default defineWorkflow({
 /** A reply that streams for about three seconds: the step stays open while the test looks at it. */
 const slowly = () => text("working ".repeat(30), { chunkSize: 8, delayMs: 100 });
 
-let world: PiwWorld | undefined;
-afterEach(async () => {
-  await world?.close();
-  world = undefined;
-});
+const worlds = piwWorlds();
+afterEach(() => worlds.close());
 
 describe("progress from agent steps in a real Pi session", () => {
   it("shows a conversation step's and an isolated step's update in the run view, and refuses one outside a step", async () => {
-    world = await startPiwWorld({ workflows: { mixed: MIXED } });
+    const world = await worlds.start({ workflows: { mixed: MIXED } });
     const { model, pi } = world;
     // Before any step owns the turn, an update is refused; the model then starts the run.
     model.reply(whenLastMessageContains("please plan", toolCall("workflow", { action: "update", done: 1 })));

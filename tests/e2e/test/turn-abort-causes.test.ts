@@ -5,8 +5,8 @@ import {
   type ModelRequest,
   piwMessages,
   type PiwWorld,
+  piwWorlds,
   queuedRunId,
-  startPiwWorld,
   text,
   toolCall,
   whenLastMessageContains,
@@ -33,11 +33,8 @@ export default defineWorkflow({
 });
 `;
 
-let world: PiwWorld | undefined;
-afterEach(async () => {
-  await world?.close();
-  world = undefined;
-});
+const worlds = piwWorlds();
+afterEach(() => worlds.close());
 
 const isAbortedEnd = (e: { type: string }) =>
   e.type === "agent_end" && JSON.stringify(e).includes('"stopReason":"aborted"');
@@ -81,7 +78,7 @@ async function startLoop(target: PiwWorld): Promise<string> {
 
 describe("a step's live turn in a real Pi session stops when", () => {
   it("its run is paused from outside: the turn is aborted, the run parks, and a resume prompts the step again", async () => {
-    world = await startPiwWorld({ workflows: { loop: loopWorkflow } });
+    const world = await worlds.start({ workflows: { loop: loopWorkflow } });
     const script = scriptLoop(world);
     const { pi } = world;
     const runId = await startLoop(world);
@@ -107,7 +104,7 @@ describe("a step's live turn in a real Pi session stops when", () => {
   }, 180_000);
 
   it("its worker loses the claim: the turn is aborted, and the relaunched worker prompts the step again", async () => {
-    world = await startPiwWorld({ workflows: { loop: loopWorkflow } });
+    const world = await worlds.start({ workflows: { loop: loopWorkflow } });
     const script = scriptLoop(world);
     const { pi } = world;
     const runId = await startLoop(world);

@@ -28,6 +28,7 @@ import { connectHost, type HostClient } from "@piw/client";
 import { EmbeddedRuntime } from "@piw/embedded";
 import { type LoadedWorkflow, loadWorkflowFile } from "@piw/engine";
 import { RunStore } from "@piw/store";
+import { openTunedStore } from "@piw/store/testing";
 import { buildHostAndWorker } from "./build-apps.js";
 
 function envInt(name: string, fallback: number, min: number): number {
@@ -80,7 +81,7 @@ export default defineWorkflow({
 
 /** Park `count` runs in the wait, due at `at(i)`, through the embedded runtime (no host running). */
 async function park(stateDir: string, loaded: LoadedWorkflow, count: number, at: (i: number) => number) {
-  const store = RunStore.open({ stateDir, synchronous: "NORMAL" });
+  const store = openTunedStore({ stateDir, synchronous: "NORMAL" });
   try {
     const runtime = new EmbeddedRuntime(store);
     const ids: string[] = [];
@@ -157,7 +158,7 @@ function saveSchedules(
   everyMs: number,
   addedAt: number,
 ): void {
-  const store = RunStore.open({ stateDir, synchronous: "NORMAL", now: () => addedAt });
+  const store = openTunedStore({ stateDir, synchronous: "NORMAL", now: () => addedAt });
   try {
     for (let i = 0; i < count; i += 1) {
       const added = store.schedules.add({

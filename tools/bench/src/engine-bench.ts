@@ -27,7 +27,8 @@ import {
   type GotoEdge,
   MemoryRunPort,
 } from "@piw/engine";
-import { RunStore, type SynchronousMode } from "@piw/store";
+import type { SynchronousMode } from "@piw/store";
+import { openTunedStore } from "@piw/store/testing";
 
 function envInt(name: string, fallback: number, min: number): number {
   const raw = process.env[name];
@@ -104,7 +105,7 @@ function storeSide(workflow: CompiledWorkflow, mode: SynchronousMode): Side {
   return {
     label: `(${mode === "FULL" ? "b" : "c"}) embedded store, ${mode}`,
     prepare() {
-      const store = RunStore.open({ stateDir: freshDir(), synchronous: mode });
+      const store = openTunedStore({ stateDir: freshDir(), synchronous: mode });
       // A lease far longer than any run, so the fence never expires mid-measurement.
       const runtime = new EmbeddedRuntime(store, 3_600_000);
       const runId = runtime.reserve({ workflow, source: SOURCE, input: null, runId: `bench-${dirCount}` });

@@ -10,6 +10,7 @@ import { EmbeddedRuntime } from "@piw/embedded";
 import { type LoadedWorkflow, loadWorkflowFile } from "@piw/engine";
 import { startTunedHost } from "@piw/host/testing";
 import { RunStore } from "@piw/store";
+import { openTunedStore } from "@piw/store/testing";
 import { buildHostAndWorker } from "./build-apps.js";
 import {
   checkCompleted,
@@ -355,7 +356,7 @@ function commitRate(): CommitSample {
  */
 async function embeddedRun(mode: Mode, chain: LoadedWorkflow): Promise<number> {
   const dir = mkdtempSync(join(root, "embedded-"));
-  const store = RunStore.open({ stateDir: dir, synchronous: mode });
+  const store = openTunedStore({ stateDir: dir, synchronous: mode });
   try {
     const runtime = new EmbeddedRuntime(store, 3_600_000);
     const runId = runtime.reserve({

@@ -15,7 +15,8 @@ import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import type { Fence, JsonValue } from "@piw/protocol";
-import { RunStore, STATE_FILE_NAME, type SynchronousMode } from "@piw/store";
+import { type RunStore, STATE_FILE_NAME, type SynchronousMode } from "@piw/store";
+import { openTunedStore } from "@piw/store/testing";
 // The one deliberate exception to the `sqlite-only-in-store` boundary rule (which `pnpm boundaries`
 // checks over packages/ and apps/ only): the baseline must write the store's rows with no store in
 // between. Nothing outside this benchmark may import a SQLite binding.
@@ -71,7 +72,7 @@ function nodeOutput(i: number): JsonValue {
 
 function makeTemplate(openVisits: number): string {
   const dir = freshDir();
-  const store = RunStore.open({ stateDir: dir, synchronous: "NORMAL" });
+  const store = openTunedStore({ stateDir: dir, synchronous: "NORMAL" });
   const fence = runningRun(store);
   for (let i = 0; i < openVisits; i++) {
     saved(store.startNodeVisit(fence, { path: nodePath(i), visit: 1, nodeKind: NODE_KIND }));
@@ -185,7 +186,7 @@ type Op = "finish" | "pair";
 
 function storeSide(template: string, mode: SynchronousMode, what: Op): Side {
   const dir = stateDirFrom(template);
-  const store = RunStore.open({ stateDir: dir, synchronous: mode });
+  const store = openTunedStore({ stateDir: dir, synchronous: mode });
   const fence = fenceOf(store);
   const finish = (i: number) => {
     const t = store.finishNodeVisit(fence, {

@@ -1,3 +1,4 @@
+import { DAY_MS } from "@piw/protocol";
 import type { ZodType } from "zod";
 import { NodeFailure } from "../executor/execution-signals.js";
 import type { CompiledGate, NodeContext } from "./compiled-workflow.js";
@@ -7,7 +8,7 @@ type Check = (message: string) => void;
 const MODES = ["required", "auto", "skip"] as const;
 /** A deadline shorter than this could pass before anyone saw the gate; longer ones outlive the product's limits. */
 const MIN_DEADLINE_MS = 1_000;
-const MAX_DEADLINE_MS = 30 * 24 * 60 * 60_000;
+const MAX_DEADLINE_MS = 30 * DAY_MS;
 
 function isMode(value: unknown): value is (typeof MODES)[number] {
   return typeof value === "string" && (MODES as readonly string[]).includes(value);

@@ -1,7 +1,8 @@
+import { DAY_MS } from "@piw/protocol";
 import type { CompiledWaitNode, NodeContext } from "./compiled-workflow.js";
 
 /** The longest a wait node may wait by `ms` (366 days); a later time belongs to `until`. */
-const MAX_WAIT_MS = 366 * 24 * 60 * 60_000;
+const MAX_WAIT_MS = 366 * DAY_MS;
 
 /** A wait node's `ms` or `until`, exactly one of them; undefined (with a problem) otherwise. */
 export function compileWaitDue(

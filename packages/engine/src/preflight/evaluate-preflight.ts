@@ -1,4 +1,3 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import {
   type JsonValue,
@@ -7,7 +6,7 @@ import {
   type PreflightRequest,
   preflightReplySchema,
 } from "@piw/protocol";
-import { PIW_ENV, readPiwEnv } from "@piw/state-dir";
+import { askIpcChild, PIW_ENV, readPiwEnv } from "@piw/state-dir";
 import { LaunchRefused } from "../launch/prepare-launch.js";
 
 /** How long a workflow file may take to load, compile and check its input before it is stopped. */
@@ -31,20 +30,6 @@ export type PreflightOutcome =
   | { kind: "reply_invalid" }
   | { kind: "spawn_failed"; reason: string };
 
-// A signal that ends this process must take the child's group with it: the child is a group leader
-// of its own (so a timeout can kill what the workflow spawned) and gets no Ctrl-C from a terminal.
-const ENDING_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
-
-function killGroup(child: ChildProcess): void {
-  // Only while the child is unreaped: its pid, and so its group id, cannot have been reused.
-  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
-  try {
-    process.kill(-child.pid, "SIGKILL");
-  } catch {
-    // Already gone.
-  }
-}
-
 /** Is `raw` a message that claims to answer this request (as opposed to the workflow's own `process.send`)? */
 function claimsRequest(raw: unknown, requestId: string): boolean {
   return typeof raw === "object" && raw !== null && (raw as { requestId?: unknown }).requestId === requestId;
@@ -52,76 +37,24 @@ function claimsRequest(raw: unknown, requestId: string): boolean {
 
 /**
  * Evaluate one preflight request in a short-lived child process, never in this one: workflow code that
- * exits, crashes or loops at import ends or stalls only the child. The child's stdin, stdout and stderr
- * are closed (the reply comes over IPC, so nothing the workflow prints can corrupt it or reach the
- * user), it runs in its own process group, and that group is killed when the outcome is known or the
- * time limit passes. Never throws.
+ * exits, crashes or loops at import ends or stalls only the child, whose group is killed when the
+ * outcome is known or the time limit passes (`askIpcChild`). Never throws.
  */
-export function evaluatePreflight(
+export async function evaluatePreflight(
   request: PreflightRequest,
   options: PreflightOptions,
 ): Promise<PreflightOutcome> {
-  const timeoutMs = options.timeoutMs ?? DEFAULT_PREFLIGHT_TIMEOUT_MS;
-  const [file, ...args] = options.command;
-  if (file === undefined) return Promise.resolve({ kind: "spawn_failed", reason: "no preflight command" });
-  return new Promise((resolve) => {
-    let child: ChildProcess;
-    try {
-      child = spawn(file, args, {
-        cwd: request.cwd,
-        env: options.env ?? process.env,
-        stdio: ["ignore", "ignore", "ignore", "ipc"],
-        detached: true,
-        serialization: "json",
-      });
-    } catch (error) {
-      resolve({ kind: "spawn_failed", reason: (error as NodeJS.ErrnoException).code ?? "spawn error" });
-      return;
-    }
-    let outcome: PreflightOutcome | undefined;
-    const onSignal = (signal: NodeJS.Signals) => {
-      killGroup(child);
-      // Alone, we replaced the default action: restore it and end as the signal meant.
-      if (process.listenerCount(signal) === 1) {
-        removeGuards();
-        process.kill(process.pid, signal);
-      }
-    };
-    const onExit = () => killGroup(child);
-    const removeGuards = () => {
-      process.off("exit", onExit);
-      for (const signal of ENDING_SIGNALS) process.off(signal, onSignal);
-    };
-    process.on("exit", onExit);
-    for (const signal of ENDING_SIGNALS) process.on(signal, onSignal);
-
-    const timer = setTimeout(() => settle({ kind: "timed_out", timeoutMs }), timeoutMs);
-    const settle = (result: PreflightOutcome) => {
-      if (outcome !== undefined) return;
-      outcome = result;
-      clearTimeout(timer);
-      killGroup(child);
-      if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) finish();
-      else child.once("exit", finish);
-    };
-    // Resolve once the child is reaped, so a caller that returns finds it gone.
-    const finish = () => {
-      removeGuards();
-      if (outcome !== undefined) resolve(outcome);
-    };
-
-    child.on("error", (error: NodeJS.ErrnoException) =>
-      settle({ kind: "spawn_failed", reason: error.code ?? "spawn error" }),
-    );
-    child.on("message", (raw: unknown) => {
-      if (!claimsRequest(raw, request.requestId)) return;
-      const reply = preflightReplySchema.safeParse(raw);
-      settle(reply.success ? { kind: "replied", reply: reply.data } : { kind: "reply_invalid" });
-    });
-    child.on("exit", (exitCode, signal) => settle({ kind: "exited", exitCode, signal }));
-    // A child that dies first makes send fail; its exit is reported instead.
-    child.send(request, () => {});
+  const outcome = await askIpcChild({
+    command: options.command,
+    cwd: request.cwd,
+    env: options.env ?? process.env,
+    timeoutMs: options.timeoutMs ?? DEFAULT_PREFLIGHT_TIMEOUT_MS,
+    request,
+    answers: (raw) => claimsRequest(raw, request.requestId),
   });
+  if (outcome.kind !== "replied") return outcome;
+  const reply = preflightReplySchema.safeParse(outcome.message);
+  return reply.success ? { kind: "replied", reply: reply.data } : { kind: "reply_invalid" };
 }
 
 /** The refusal for an outcome without a reply; `what` names the workflow (`workflow hello`). */
