@@ -63,6 +63,8 @@ const inputSchema = z.object({
   workspace: z.enum(["worktree", "branch", "none"]).default("worktree"),
   /** The ref the change is compared with; default the upstream, else origin/HEAD, else HEAD^. */
   base: refSchema.optional(),
+  /** A folder inside the repository to prepare the workspace from; default the run's folder. */
+  from: z.string().min(1).max(1000).optional(),
 });
 type Input = z.output<typeof inputSchema>;
 type Ctx = NodeContext<Input>;
@@ -73,6 +75,9 @@ function parsed<T>(schema: z.ZodType<T>, value: unknown): T {
   if (!result.success) throw new WorkflowError("autodoc: an earlier step's output has an unexpected shape.");
   return result.data;
 }
+
+/** Where the workspace is prepared from: a parent's workspace when one includes autodoc, else the run's folder. */
+const preparedFrom = ({ input }: Ctx): string => input.from ?? ".";
 
 const rootOf = (ctx: Ctx): string => parsed(baseSchema, ctx.outputs.base).root;
 
@@ -209,8 +214,8 @@ export default defineWorkflow({
       choices: ["worktree", "branch", "none"],
       decide: ({ input }: Ctx) => input.workspace,
     }),
-    worktree: workspace({ mode: "worktree", title: "Prepare a worktree" }),
-    branch: workspace({ mode: "branch", title: "Prepare a branch" }),
+    worktree: workspace({ mode: "worktree", title: "Prepare a worktree", from: preparedFrom }),
+    branch: workspace({ mode: "branch", title: "Prepare a branch", from: preparedFrom }),
     base: findBaseNode<Input>("autodoc"),
     gather: shell({
       title: "What changed and which documents exist",
