@@ -1,5 +1,13 @@
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connectHost } from "@piw/client";
@@ -117,15 +125,19 @@ async function publish(w: World, input: Record<string, unknown>, env: NodeJS.Pro
 const ghCalls = (w: World, ...prefix: string[]) =>
   w.gh.calls().filter((args) => prefix.every((part, i) => args[i] === part));
 
-/** Worker processes of this test's state folder that are alive now (their environment names it). */
-function liveWorkers(): number[] {
+/**
+ * Worker processes of this test's state folder working in `folder` now. The host's one idle spare
+ * worker waits in the state folder; a worker takes its run's folder when it is given the run.
+ */
+function liveWorkers(folder: string): number[] {
   const found: number[] = [];
   for (const entry of readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const cmdline = readFileSync(`/proc/${entry}/cmdline`, "utf8");
       const environ = readFileSync(`/proc/${entry}/environ`, "utf8").split("\0");
-      if (/apps\/worker\/(src|dist)\/main/.test(cmdline) && environ.includes(`PIW_HOME=${home}`)) {
+      const worker = /apps\/worker\/(src|dist)\/main/.test(cmdline) && environ.includes(`PIW_HOME=${home}`);
+      if (worker && readlinkSync(`/proc/${entry}/cwd`) === folder) {
         found.push(Number(entry));
       }
     } catch {
@@ -210,7 +222,10 @@ describe("autoimplement's publish child, with a stand-in gh", () => {
           60_000,
         );
         expect(parked.currentWork).toEqual({ kind: "none" });
-        expect(liveWorkers()).toEqual([]);
+        // The worker that parked the run exits; then nothing runs for the run until its wake.
+        await waitFor("the parked run's worker to exit", () => liveWorkers(w.work).length === 0, 4_000);
+        const latest = views.filter((v) => v.runId === parked.runId).at(-1);
+        expect(latest?.status).toBe("parked");
         const { view } = await running;
         expect(view.output.value).toEqual({
           status: "published",
