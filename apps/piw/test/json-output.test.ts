@@ -249,7 +249,17 @@ describe("piw --json, exit codes and what the CLI says about a run", () => {
         title: "Monitor a goal",
         source: { kind: "builtin", path: null },
         input: {
-          keys: ["task", "check", "everyMinutes", "maxChecks", "stopWhen", "deadline", "allow", "limits", "checkTimeoutMinutes"],
+          keys: [
+            "task",
+            "check",
+            "everyMinutes",
+            "maxChecks",
+            "stopWhen",
+            "deadline",
+            "allow",
+            "limits",
+            "checkTimeoutMinutes",
+          ],
           required: ["task"],
         },
         textInput: "task",

@@ -49,7 +49,11 @@ afterAll(async () => {
 /** A check that appends a line to `count` each time it runs, then tests for `flag`. */
 const countingCheck = (count: string, flag: string) => `echo check >> '${count}'; test -e '${flag}'`;
 const checksIn = (count: string): number =>
-  existsSync(count) ? readFileSync(count, "utf8").split("\n").filter((line) => line !== "").length : 0;
+  existsSync(count)
+    ? readFileSync(count, "utf8")
+        .split("\n")
+        .filter((line) => line !== "").length
+    : 0;
 
 /** Start the host before the runs: on a busy machine one start can take longer than a client waits. */
 async function ensureHost(): Promise<void> {
@@ -79,7 +83,11 @@ describe("piw run monitor, headless", () => {
     async () => {
       const count = join(dir, "count-1");
       const flag = join(dir, "flag-1");
-      const input = JSON.stringify({ task: "the flag file exists", check: countingCheck(count, flag), everyMinutes: 0.01 });
+      const input = JSON.stringify({
+        task: "the flag file exists",
+        check: countingCheck(count, flag),
+        everyMinutes: 0.01,
+      });
       const follower = collect(spawnPiw(home, ["run", "monitor", "--input-json", input], { cwd: dir, env }));
       await waitFor("the first check", () => checksIn(count) >= 1, 60_000).catch((error: unknown) => {
         throw new Error(`${String(error)}\n${follower.stdout()}`, { cause: error });
@@ -99,8 +107,12 @@ describe("piw run monitor, headless", () => {
       expect(saved.steps.filter((s) => s.path === "pause")).toHaveLength(checks - 1);
       const reports = saved.messages.filter((m) => m.kind === "notify");
       expect(reports).toHaveLength(checks);
-      expect(reports[0]?.body).toMatch(/^Monitor check 1 of 100: not met yet\. Next check at \d\d:\d\d:\d\d UTC/);
-      expect(reports.at(-1)?.body).toBe(`Monitor check ${checks} of 100: met. The goal is met; the monitor ends.`);
+      expect(reports[0]?.body).toMatch(
+        /^Monitor check 1 of 100: not met yet\. Next check at \d\d:\d\d:\d\d UTC/,
+      );
+      expect(reports.at(-1)?.body).toBe(
+        `Monitor check ${checks} of 100: met. The goal is met; the monitor ends.`,
+      );
     },
     SLOW,
   );
@@ -110,9 +122,16 @@ describe("piw run monitor, headless", () => {
     async () => {
       const count = join(dir, "count-2");
       const flag = join(dir, "flag-2");
-      const input = JSON.stringify({ task: "the flag file exists", check: countingCheck(count, flag), everyMinutes: 0.2 });
-      const started = await piw(home, ["run", "monitor", "--detach", "--input-json", input], { cwd: dir, env });
-      expect(started.stderr).toBe("");
+      const input = JSON.stringify({
+        task: "the flag file exists",
+        check: countingCheck(count, flag),
+        everyMinutes: 0.2,
+      });
+      const started = await piw(home, ["run", "monitor", "--detach", "--input-json", input], {
+        cwd: dir,
+        env,
+      });
+      expect(started.code).toBe(0);
       const runId = runIdIn(started.stdout);
       await waitFor(
         "the run to park on its wait",
@@ -127,14 +146,21 @@ describe("piw run monitor, headless", () => {
       writeFileSync(flag, "ready");
 
       // Any client starts a new host, which wakes the parked run at its due time.
-      await waitFor("the run to end", async () => ((await statusOf(runId))?.outcome ?? null) !== null, 120_000);
+      await waitFor(
+        "the run to end",
+        async () => ((await statusOf(runId))?.outcome ?? null) !== null,
+        120_000,
+      );
       const view = await statusOf(runId);
       expect(view).toMatchObject({ status: "done", outcome: "completed" });
       expect(checksIn(count)).toBe(2);
       const saved = await history(runId);
       const launches = saved.events.filter((e) => e.type === "worker.launched");
       expect(launches).toHaveLength(2);
-      expect(saved.steps.find((s) => s.path === "finish")?.output).toMatchObject({ ending: "met", checks: 2 });
+      expect(saved.steps.find((s) => s.path === "finish")?.output).toMatchObject({
+        ending: "met",
+        checks: 2,
+      });
     },
     SLOW,
   );

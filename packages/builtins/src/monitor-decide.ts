@@ -27,7 +27,14 @@ export const observationSchema = z.object({
 });
 export type Observation = z.infer<typeof observationSchema>;
 
-export const ENDINGS = ["met", "stop_when", "max_checks", "deadline", "repeated_failure", "not_allowed"] as const;
+export const ENDINGS = [
+  "met",
+  "stop_when",
+  "max_checks",
+  "deadline",
+  "repeated_failure",
+  "not_allowed",
+] as const;
 export type Ending = (typeof ENDINGS)[number];
 
 export const DECISIONS = ["met", "wait", "act", "repair", "stop"] as const;
@@ -68,14 +75,17 @@ export interface Limits {
   allowRepair: boolean;
 }
 
-const clip = (text: string, max = TEXT_MAX): string => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
+const clip = (text: string, max = TEXT_MAX): string =>
+  text.length > max ? `${text.slice(0, max - 1)}…` : text;
 const iso = (ms: number): string => new Date(ms).toISOString();
 
 type Verdict = { decision: Decision; ending: Ending | null; reason: string };
 
 function verdictOf(prev: MonitorState | null, seen: Observation, limits: Limits): Verdict {
-  if (seen.goal === "met") return { decision: "met", ending: "met", reason: seen.summary || "The goal is met." };
-  if (seen.stop !== null) return { decision: "stop", ending: "stop_when", reason: `stopWhen holds: ${seen.stop}` };
+  if (seen.goal === "met")
+    return { decision: "met", ending: "met", reason: seen.summary || "The goal is met." };
+  if (seen.stop !== null)
+    return { decision: "stop", ending: "stop_when", reason: `stopWhen holds: ${seen.stop}` };
   if (seen.goal === "failing") {
     const failure = seen.failure ?? "the check failed";
     if (prev?.repaired === failure) {
@@ -86,7 +96,11 @@ function verdictOf(prev: MonitorState | null, seen: Observation, limits: Limits)
       };
     }
     if (!limits.allowRepair) {
-      return { decision: "stop", ending: "not_allowed", reason: `Failing (${failure}) and repair is not allowed.` };
+      return {
+        decision: "stop",
+        ending: "not_allowed",
+        reason: `Failing (${failure}) and repair is not allowed.`,
+      };
     }
     if ((prev?.repairs ?? 0) >= MAX_REPAIRS) {
       return {
@@ -112,7 +126,12 @@ function verdictOf(prev: MonitorState | null, seen: Observation, limits: Limits)
  * instead of repairing forever. Whatever is not an ending then meets the bounds: the last allowed
  * check or a deadline already passed ends the loop rather than acting with no check left to verify.
  */
-export function decideNext(prev: MonitorState | null, seen: Observation, limits: Limits, now: number): MonitorState {
+export function decideNext(
+  prev: MonitorState | null,
+  seen: Observation,
+  limits: Limits,
+  now: number,
+): MonitorState {
   const check = (prev?.check ?? 0) + 1;
   let { decision, ending, reason } = verdictOf(prev, seen, limits);
   if (ending === null && check >= limits.maxChecks) {
@@ -137,7 +156,11 @@ export function decideNext(prev: MonitorState | null, seen: Observation, limits:
     repairs: (prev?.repairs ?? 0) + (repairing ? 1 : 0),
     // A repair remembers its failure until a check no longer fails, so only a failure that comes
     // straight back counts as repeated.
-    repaired: repairing ? (seen.failure ?? "the check failed") : seen.goal === "failing" ? (prev?.repaired ?? null) : null,
+    repaired: repairing
+      ? (seen.failure ?? "the check failed")
+      : seen.goal === "failing"
+        ? (prev?.repaired ?? null)
+        : null,
     history: [...(prev?.history ?? []), entry].slice(-HISTORY_MAX),
   };
 }

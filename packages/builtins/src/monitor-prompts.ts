@@ -17,14 +17,19 @@ export interface Goal {
 }
 
 function describeGoal(goal: Goal): string {
-  const may = [goal.allowAct ? "act (take the next step toward it)" : null, goal.allowRepair ? "repair (fix what fails)" : null]
+  const may = [
+    goal.allowAct ? "act (take the next step toward it)" : null,
+    goal.allowRepair ? "repair (fix what fails)" : null,
+  ]
     .filter((part) => part !== null)
     .join(" and ");
   return [
     `The goal, in the requester's words:\n${goal.task}`,
     goal.stopWhen === null ? null : `Stop when: ${goal.stopWhen}`,
     `This monitor may ${may === "" ? "only watch; it may not act or repair" : may}.`,
-    goal.limits === null ? "Limits: none stated beyond the goal; stay within it." : `Limits, never to be crossed: ${goal.limits}`,
+    goal.limits === null
+      ? "Limits: none stated beyond the goal; stay within it."
+      : `Limits, never to be crossed: ${goal.limits}`,
   ]
     .filter((part) => part !== null)
     .join("\n\n");

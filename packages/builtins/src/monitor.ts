@@ -22,7 +22,14 @@ import {
   observationSchema,
   outputTail,
 } from "./monitor-decide.js";
-import { actPrompt, checkReport, type Goal, INSPECTOR_SYSTEM_PROMPT, inspectPrompt, repairPrompt } from "./monitor-prompts.js";
+import {
+  actPrompt,
+  checkReport,
+  type Goal,
+  INSPECTOR_SYSTEM_PROMPT,
+  inspectPrompt,
+  repairPrompt,
+} from "./monitor-prompts.js";
 
 const MINUTE_MS = 60_000;
 const INSPECT_TIMEOUT_MS = 10 * MINUTE_MS;
@@ -46,7 +53,10 @@ const inputSchema = z.object({
   /** The latest time to check, with its offset (`2026-12-04T18:00:00Z`). */
   deadline: z.iso.datetime({ offset: true }).optional(),
   /** What the monitor may do besides watching: the goal's authority, enforced on every decision. */
-  allow: z.array(z.enum(["act", "repair"])).max(2).default(["act", "repair"]),
+  allow: z
+    .array(z.enum(["act", "repair"]))
+    .max(2)
+    .default(["act", "repair"]),
   /** What act and repair must never do, in words; every step is told. */
   limits: z.string().min(1).max(2000).optional(),
   checkTimeoutMinutes: z.number().min(0.1).max(240).default(10),
@@ -109,7 +119,8 @@ const decidedOf = (outputs: Record<string, unknown>): Decided => parsed(decidedS
 function checkInspection(out: Inspection, { input }: Ctx): string | undefined {
   if (out.goal === "failing" && out.failure === null) return "a failing goal names its failure in failure";
   if (out.goal !== "failing" && out.failure !== null) return "failure is null unless the goal is failing";
-  if (out.stopWhenHolds && input.stopWhen === undefined) return "there is no stop condition: stopWhenHolds is false";
+  if (out.stopWhenHolds && input.stopWhen === undefined)
+    return "there is no stop condition: stopWhenHolds is false";
   if (out.next !== "wait" && !input.allow.includes(out.next)) {
     return `this monitor may not ${out.next} (its input allows: ${input.allow.join(", ") || "only watching"}); propose wait`;
   }
@@ -125,7 +136,9 @@ function observationOf({ input, outputs, failures }: Ctx): Observation {
     const stdout = shell?.stdout ?? "";
     const stderr = shell?.stderr ?? "";
     const failure =
-      failed.status === "timed_out" ? "the check timed out" : commandFailure(shell?.exitCode ?? null, stdout, stderr);
+      failed.status === "timed_out"
+        ? "the check timed out"
+        : commandFailure(shell?.exitCode ?? null, stdout, stderr);
     return {
       source: "check",
       goal: "failing",
@@ -139,7 +152,11 @@ function observationOf({ input, outputs, failures }: Ctx): Observation {
   }
   const checked = input.check === undefined ? null : parsed(checkSchema, outputs.check);
   if (checked !== null && !checked.inspect) {
-    const last = checked.output.split("\n").filter((line) => line.trim() !== "").at(-1) ?? "";
+    const last =
+      checked.output
+        .split("\n")
+        .filter((line) => line.trim() !== "")
+        .at(-1) ?? "";
     return {
       source: "check",
       goal: checked.met ? "met" : "pending",
@@ -155,7 +172,8 @@ function observationOf({ input, outputs, failures }: Ctx): Observation {
   return {
     source: "inspector",
     // The check command's exit code is the authority on the goal; the inspector judges the rest.
-    goal: checked === null ? seen.goal : checked.met ? "met" : seen.goal === "failing" ? "failing" : "pending",
+    goal:
+      checked === null ? seen.goal : checked.met ? "met" : seen.goal === "failing" ? "failing" : "pending",
     summary: seen.summary,
     failure: seen.failure,
     stop: seen.stopWhenHolds ? seen.summary : null,
@@ -293,7 +311,11 @@ export default defineWorkflow({
   },
   edges: {
     observe: decisionEdge({ check: "check", inspect: "inspect" }),
-    check: { to: ["decide", "inspect"], route: (out) => (out.inspect ? "inspect" : "decide"), onFailure: "decide" },
+    check: {
+      to: ["decide", "inspect"],
+      route: (out) => (out.inspect ? "inspect" : "decide"),
+      onFailure: "decide",
+    },
     inspect: { to: "decide" },
     decide: { to: "report" },
     report: { to: "next" },

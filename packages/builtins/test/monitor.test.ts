@@ -49,7 +49,13 @@ describe("monitor's decision", () => {
       nextCheckAt: "2026-12-03T20:01:00.000Z",
       endsBy: "2026-12-03T20:09:00.000Z",
     });
-    expect(second).toMatchObject({ check: 2, decision: "met", ending: "met", nextCheckAt: null, endsBy: null });
+    expect(second).toMatchObject({
+      check: 2,
+      decision: "met",
+      ending: "met",
+      nextCheckAt: null,
+      endsBy: null,
+    });
     expect(second?.history.map((h) => [h.check, h.goal, h.decision])).toEqual([
       [1, "pending", "wait"],
       [2, "met", "met"],
