@@ -27,18 +27,11 @@ export const observationSchema = z.object({
 });
 export type Observation = z.infer<typeof observationSchema>;
 
-export const ENDINGS = [
-  "met",
-  "stop_when",
-  "max_checks",
-  "deadline",
-  "repeated_failure",
-  "not_allowed",
-] as const;
+const ENDINGS = ["met", "stop_when", "max_checks", "deadline", "repeated_failure", "not_allowed"] as const;
 export type Ending = (typeof ENDINGS)[number];
 
-export const DECISIONS = ["met", "wait", "act", "repair", "stop"] as const;
-export type Decision = (typeof DECISIONS)[number];
+const DECISIONS = ["met", "wait", "act", "repair", "stop"] as const;
+type Decision = (typeof DECISIONS)[number];
 
 const historyEntrySchema = z.object({
   check: z.number().int().min(1),
