@@ -3,6 +3,6 @@
 export const BUILTIN_SOURCE_DIGESTS: Readonly<Record<string, string>> = {
   autodoc: "21ea9bfcc4628b4f",
   autoplan: "32a74bfd43083f14",
-  monitor: "441e2ecfd9cf79c6",
+  monitor: "1d7162ecea8368f5",
   "sanity-check": "3da506443a71fdc1",
 };
