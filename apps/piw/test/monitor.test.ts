@@ -199,3 +199,49 @@ describe("piw run monitor, repairing with an isolated step", () => {
     SLOW,
   );
 });
+
+describe("piw run monitor with the read-only inspector", () => {
+  it(
+    "judges the goal in an isolated session, and refuses a proposal the input does not allow",
+    async () => {
+      const inspection = (goal: string, next: string, action: string | null) =>
+        toolCall("workflow", {
+          action: "submit",
+          output: {
+            goal,
+            summary: `the goal is ${goal}`,
+            evidence: [],
+            failure: null,
+            stopWhenHolds: false,
+            next,
+            action,
+          },
+        });
+      const ASKED = "Check whether this goal is met now";
+      model.replyOnce(whenLastMessageContains(ASKED, inspection("pending", "act", "write the report")));
+      model.replyOnce(whenLastMessageContains("propose wait", inspection("pending", "wait", null)));
+      model.reply(whenLastMessageContains(ASKED, inspection("met", "wait", null)));
+      const input = JSON.stringify({ task: "the weekly report is written", everyMinutes: 0.01, allow: [] });
+      const result = await piw(home, ["run", "monitor", "--input-json", input], { cwd: dir, env });
+      expect(result.code).toBe(0);
+      const saved = await history(runIdIn(result.stdout));
+      expect(saved.steps.filter((s) => s.path === "inspect").map((s) => s.status)).toEqual([
+        "succeeded",
+        "succeeded",
+      ]);
+      expect(saved.steps.find((s) => s.path === "inspect")?.output).toMatchObject({
+        goal: "pending",
+        next: "wait",
+      });
+      expect(saved.steps.some((s) => s.path === "act")).toBe(false);
+      expect(saved.steps.find((s) => s.path === "finish")?.output).toMatchObject({ met: true, checks: 2 });
+      const refused = model.requests.find((r) => lastMessageText(r).includes("propose wait"));
+      if (refused === undefined) throw new Error("the proposal to act was never refused");
+      expect(lastMessageText(refused)).toContain(
+        "this monitor may not act (its input allows: only watching)",
+      );
+      model.assertNoErrors();
+    },
+    SLOW,
+  );
+});
