@@ -216,6 +216,7 @@ describe("piw --json, exit codes and what the CLI says about a run", () => {
         "broken",
         "chat",
         "mine",
+        "monitor",
         "sanity-check",
         "slow",
         "steps",
@@ -242,6 +243,26 @@ describe("piw --json, exit codes and what the CLI says about a run", () => {
         input: { keys: ["task", "plan", "documents", "workspace", "base"], required: ["task"] },
         textInput: "task",
         summary: expect.stringContaining("verify every changed claim"),
+        problem: null,
+      });
+      expect(byName.get("monitor")).toMatchObject({
+        title: "Monitor a goal",
+        source: { kind: "builtin", path: null },
+        input: {
+          keys: [
+            "task",
+            "check",
+            "everyMinutes",
+            "maxChecks",
+            "stopWhen",
+            "deadline",
+            "allow",
+            "limits",
+            "checkTimeoutMinutes",
+          ],
+          required: ["task"],
+        },
+        textInput: "task",
         problem: null,
       });
       expect(byName.get("mine")).toMatchObject({ textInput: "task", summary: null });

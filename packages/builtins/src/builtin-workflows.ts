@@ -2,6 +2,7 @@ import type { WorkflowDefinition } from "piw";
 import autodoc from "./autodoc.js";
 import autoimplement from "./autoimplement.js";
 import autoplan from "./autoplan.js";
+import monitor from "./monitor.js";
 import sanityCheck from "./sanity-check.js";
 
 /**
@@ -13,4 +14,5 @@ export const BUILTIN_WORKFLOWS: readonly WorkflowDefinition[] = [
   autoplan,
   autodoc,
   autoimplement,
+  monitor,
 ];

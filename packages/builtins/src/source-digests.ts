@@ -4,5 +4,6 @@ export const BUILTIN_SOURCE_DIGESTS: Readonly<Record<string, string>> = {
   autodoc: "60515f63385349c2",
   autoimplement: "89ea84659aad86c5",
   autoplan: "7cfb86042635ec91",
+  monitor: "d03d99c0cd77ccb5",
   "sanity-check": "c0bf2f6976c34ff8",
 };

@@ -40,6 +40,7 @@ describe("the built-in workflows", () => {
       "autoplan",
       "autodoc",
       "autoimplement",
+      "monitor",
     ]);
     for (const definition of BUILTIN_WORKFLOWS) {
       const compiled = compileWorkflow(definition);
