@@ -1,0 +1,352 @@
+import { execFileSync, spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { type RunHistory, type RunView, WORKSPACE_EFFECT } from "@piw/protocol";
+import { ASCII_GLYPHS, renderFooterStatus, renderWidgetLines, runStateWord } from "@piw/viewer";
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  HOST_COMMAND,
+  lastMessageText,
+  type PiSession,
+  piwMessages,
+  type PiwWorld,
+  REPO,
+  type RpcRecord,
+  startPiwWorld,
+  text,
+  toolCall,
+  whenLastMessageContains,
+} from "@piw/test-kit";
+
+// The whole run-state story in a real Pi session, on the built-in autodoc included next to its
+// parent's own workspace preparation: the two preparations get distinct effect identities (the
+// execution-identity rule), the first run fails after them, a restart begins clean at the first node
+// (the clean-restart rule), the restart is paused and then cancelled from a shell with no worker
+// alive (the progress rule), and Pi's widget, `piw status --json` and the viewer agree at each stage.
+
+/** The host the extension starts, with its log kept in `$PIW_HOME/host.log` (`exec` keeps its PID in the lock). */
+const LOGGED_HOST_COMMAND = [
+  "/bin/sh",
+  "-c",
+  'umask 077; mkdir -p "$PIW_HOME"; exec "$0" "$@" 2>>"$PIW_HOME/host.log"',
+  ...HOST_COMMAND,
+];
+
+/**
+ * Its own worktree under the same local name autodoc gives its one (`worktree`), then autodoc, then a
+ * gate that holds while the hold flag exists, then a last step a pause can stop before.
+ */
+function shipWorkflow(holdFlag: string): string {
+  return `import { existsSync } from "node:fs";
+import { builtinWorkflow, compute, defineWorkflow, includeWorkflow, type ScopeContext, workspace } from "piw";
+import { z } from "zod";
+
+type Input = { task: string };
+
+export default defineWorkflow({
+  name: "ship",
+  input: z.object({ task: z.string() }),
+  textInput: "task",
+  startAt: "worktree",
+  includes: {
+    docs: includeWorkflow(builtinWorkflow("autodoc"), {
+      input: ({ input }: ScopeContext<Input>) => ({ task: input.task }),
+    }),
+  },
+  nodes: {
+    worktree: workspace({ mode: "worktree", title: "Prepare the ship worktree" }),
+    gate: compute({
+      run: async ({ signal }) => {
+        while (existsSync(${JSON.stringify(holdFlag)}) && !signal.aborted) await new Promise((r) => setTimeout(r, 50));
+        return "open";
+      },
+    }),
+    ship: compute({ run: () => "shipped" }),
+  },
+  edges: {
+    worktree: { to: "docs" },
+    "docs.ready": { to: "gate" },
+    "docs.blocked": { to: "gate" },
+    gate: { to: "ship" },
+    ship: { to: "done" },
+  },
+});
+`;
+}
+
+let world: PiwWorld | undefined;
+afterEach(async () => {
+  await world?.close();
+  world = undefined;
+});
+
+const PIW_CLI = join(REPO, "apps", "piw", "dist", "main.js");
+const WIDGET_WIDTH = 100;
+
+function isNotice(needle: string): (event: RpcRecord) => boolean {
+  return (event) =>
+    event.type === "extension_ui_request" &&
+    event.method === "notify" &&
+    String(event.message).includes(needle);
+}
+
+/** `piw <args>` from a shell, against the world's host; its stdout. */
+function piw(current: PiwWorld, args: readonly string[]): { code: number | null; stdout: string } {
+  const result = spawnSync(process.execPath, [PIW_CLI, ...args], {
+    cwd: current.project,
+    env: { ...process.env, ...current.env, NO_COLOR: "1" },
+    encoding: "utf8",
+    timeout: 60_000,
+  });
+  return { code: result.status, stdout: result.stdout };
+}
+
+function statusJson(current: PiwWorld, runId: string): RunView {
+  const { code, stdout } = piw(current, ["status", runId, "--json"]);
+  expect(code, stdout).toBe(0);
+  return JSON.parse(stdout) as RunView;
+}
+
+function lastUi(pi: PiSession, method: "setStatus" | "setWidget"): RpcRecord | undefined {
+  return pi.events.filter((e) => e.type === "extension_ui_request" && e.method === method).at(-1);
+}
+
+/** Every node as `[path, state]`, sorted by path. */
+const nodeStates = (view: RunView) =>
+  view.nodes.map((node) => [node.path, node.state] as const).sort((a, b) => a[0].localeCompare(b[0]));
+
+/**
+ * At one stage of the story: `piw status --json` shows the run as expected, Pi's footer status and
+ * widget show what the viewer's renderers draw from that same view, and the viewer's snapshot
+ * (`piw view --once`) names the same run state. Pi draws pushed views, so it may lag for a moment.
+ */
+async function expectViewsAgree(
+  current: PiwWorld,
+  runId: string,
+  stage: string,
+  expected: (view: RunView) => boolean,
+): Promise<RunView> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const view = statusJson(current, runId);
+    const footer = lastUi(current.pi, "setStatus");
+    const widget = lastUi(current.pi, "setWidget");
+    const agreed =
+      expected(view) &&
+      footer?.statusText === renderFooterStatus(view) &&
+      JSON.stringify(widget?.widgetLines) ===
+        JSON.stringify(renderWidgetLines(view, { width: WIDGET_WIDTH, glyphs: ASCII_GLYPHS }));
+    if (agreed || Date.now() > deadline) {
+      expect(expected(view), `${stage}: piw status --json shows ${view.status}/${view.outcome}`).toBe(true);
+      expect(footer?.statusText, `${stage}: Pi's footer status and piw status disagree`).toBe(
+        renderFooterStatus(view),
+      );
+      expect(widget?.widgetLines, `${stage}: Pi's widget and piw status disagree`).toEqual(
+        renderWidgetLines(view, { width: WIDGET_WIDTH, glyphs: ASCII_GLYPHS }),
+      );
+      const snapshot = piw(current, ["view", runId, "--once", "--width", "120"]);
+      expect(snapshot.code, snapshot.stdout).toBe(0);
+      expect(snapshot.stdout, `${stage}: the viewer's snapshot`).toContain(runStateWord(view));
+      const viewerJson = piw(current, ["view", runId, "--json"]);
+      const viewed = JSON.parse(viewerJson.stdout) as RunView;
+      expect([viewed.status, viewed.outcome, nodeStates(viewed)], `${stage}: the viewer's view`).toEqual([
+        view.status,
+        view.outcome,
+        nodeStates(view),
+      ]);
+      return view;
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+async function historyOf(current: PiwWorld, runId: string): Promise<RunHistory> {
+  const host = await current.host();
+  const history = (await host.call("runs.history", { runId })) as RunHistory | null;
+  if (history === null) throw new Error(`no history for run ${runId}`);
+  return history;
+}
+
+const workspaceEffects = (history: RunHistory) =>
+  history.effects.filter((effect) => effect.effectType === WORKSPACE_EFFECT);
+
+describe("an included built-in's workspace preparation beside its parent's, through failure, restart, pause and cancel", () => {
+  it("keeps distinct effect identities, restarts clean, cancels a parked run without a worker, and every view agrees", async () => {
+    world = await startPiwWorld({
+      env: { PIW_HOST_COMMAND: JSON.stringify(LOGGED_HOST_COMMAND), PIW_ASCII: "1" },
+    });
+    const current = world;
+    const { model, pi, project } = current;
+    const flags = join(current.root, "flags");
+    mkdirSync(flags, { recursive: true });
+    const holdFlag = join(flags, "hold.flag");
+    current.writeWorkflow("ship", shipWorkflow(holdFlag));
+
+    // A repository with one commit: autodoc finds no base to compare with, so the first run fails
+    // at autodoc's base step, right after both workspace preparations.
+    const git = (...args: string[]) => execFileSync("git", args, { cwd: project, encoding: "utf8" }).trim();
+    git("init", "-q", "-b", "main");
+    git("config", "user.email", "dev@example.com");
+    git("config", "user.name", "Dev");
+    writeFileSync(join(project, ".git", "info", "exclude"), ".pi/\n");
+    writeFileSync(join(project, "README.md"), "# retry\n\n`withRetry(run)` runs `run` three times.\n");
+    writeFileSync(join(project, "retry.ts"), "export function withRetry(run: () => void): void {}\n");
+    git("add", "README.md", "retry.ts");
+    git("commit", "-qm", "base");
+
+    // The restart's isolated assessor finds nothing to document, so autodoc leaves through `blocked`.
+    model.reply(
+      whenLastMessageContains(
+        "Find the documentation this change makes",
+        toolCall("workflow", {
+          action: "submit",
+          output: { documents: [], summary: "Nothing documents withRetry's options." },
+        }),
+      ),
+    );
+    // Terminal notes that start a turn are acknowledged.
+    model.reply((r) => (/\(run [^)]+\)/.test(lastMessageText(r)) ? text("Noted.") : undefined));
+
+    // --- The first run fails after both managed workspace preparations.
+    let since = pi.mark();
+    await pi.prompt("/workflow ship document the retry option");
+    const queued = await pi.waitForEvent(isNotice("queued (run"), { since, timeoutMs: 60_000 });
+    const firstRunId = /\(run ([^)]+)\)/.exec(String(queued.message))?.[1] as string;
+    expect(firstRunId).toBeDefined();
+    const failed = await current.waitForRun(firstRunId, (view) => view.status === "failed", 120_000);
+    expect(failed.outcome).toBe("failed");
+    expect(failed.error?.message).toContain("No base to compare with");
+    const failedNodes = new Map(nodeStates(failed));
+    expect(failedNodes.get("worktree")).toBe("succeeded");
+    expect(failedNodes.get("docs/worktree")).toBe("succeeded");
+    expect(failedNodes.get("docs/base")).toBe("failed");
+    expect(failedNodes.get("gate")).toBe("pending");
+
+    // The store holds two workspace effects: one identity per full path, each settled once.
+    const firstHistory = await historyOf(current, firstRunId);
+    const firstEffects = workspaceEffects(firstHistory);
+    expect(firstEffects.map((e) => [e.path, e.visit, e.ordinal, e.status])).toEqual([
+      ["worktree", 1, 0, "settled"],
+      ["docs/worktree", 1, 0, "settled"],
+    ]);
+    expect(new Set(firstEffects.map((e) => e.effectId)).size).toBe(2);
+    const branches = firstEffects.map((e) => (e.request as { branch: string }).branch);
+    expect(branches).toEqual([`piw/${firstRunId}`, `piw/${firstRunId}-docs`]);
+    for (const branch of branches) expect(git("branch", "--list", branch)).toContain(branch);
+    const firstError = failed.error;
+
+    await expectViewsAgree(current, firstRunId, "failed", (view) => view.status === "failed");
+
+    // --- Restart from Pi: a fresh run from the first node, nothing carried over.
+    git("commit", "-q", "--allow-empty", "-m", "second: gives autodoc a base");
+    writeFileSync(holdFlag, "hold\n");
+    since = pi.mark();
+    await pi.prompt(`/workflow restart ${firstRunId}`);
+    const restarted = await pi.waitForEvent(isNotice("queued (run"), { since, timeoutMs: 60_000 });
+    const restartRunId = /\(run ([^)]+)\)/.exec(String(restarted.message))?.[1] as string;
+    expect(restartRunId).toBeDefined();
+    expect(restartRunId).not.toBe(firstRunId);
+    const holding = await current.waitForRun(
+      restartRunId,
+      (view) => view.nodes.find((node) => node.path === "gate")?.state === "running",
+      120_000,
+    );
+    expect([holding.originCommand, holding.parentRunId, holding.restartNumber]).toEqual([
+      "restart",
+      firstRunId,
+      1,
+    ]);
+    const restartHistory = await historyOf(current, restartRunId);
+    // It began at the first node, and every step is its own first visit and attempt.
+    const ordered = [...restartHistory.steps].sort((a, b) => a.startedAt - b.startedAt);
+    expect(ordered[0]?.path).toBe("worktree");
+    expect(restartHistory.steps.every((step) => step.visit === 1 && step.attempt === 1)).toBe(true);
+    expect(restartHistory.steps.map((step) => step.path)).toContain("docs/base");
+    // No parent effect was adopted: two new identities, each for the restart's own branches.
+    const restartEffects = workspaceEffects(restartHistory);
+    expect(restartEffects.map((e) => [e.path, e.visit, e.status])).toEqual([
+      ["worktree", 1, "settled"],
+      ["docs/worktree", 1, "settled"],
+    ]);
+    const firstIds = new Set(firstEffects.map((e) => e.effectId));
+    expect(restartEffects.filter((e) => firstIds.has(e.effectId))).toEqual([]);
+    expect(restartEffects.map((e) => (e.request as { branch: string }).branch)).toEqual([
+      `piw/${restartRunId}`,
+      `piw/${restartRunId}-docs`,
+    ]);
+    const restartWorktree = restartHistory.steps.find((step) => step.path === "worktree")?.output;
+    expect(restartWorktree).toMatchObject({ branch: `piw/${restartRunId}`, adopted: false });
+
+    await expectViewsAgree(
+      current,
+      restartRunId,
+      "restarted",
+      (view) => view.status === "running" && view.nodes.find((n) => n.path === "gate")?.state === "running",
+    );
+
+    // --- Pause from Pi: the run parks once the gate finishes, before `ship`.
+    since = pi.mark();
+    await pi.prompt(`/workflow pause ${restartRunId}`);
+    await pi.waitForEvent(isNotice(`Pause requested for run ${restartRunId}`), { since, timeoutMs: 30_000 });
+    rmSync(holdFlag);
+    const parked = await current.waitForRun(restartRunId, (view) => view.status === "parked", 60_000);
+    expect(parked.recoveryReason?.code).toBe("paused");
+    expect(parked.nodes.find((node) => node.path === "ship")?.state).toBe("pending");
+    await expectViewsAgree(current, restartRunId, "paused", (view) => view.status === "parked");
+
+    // No worker runs for it while it is parked.
+    const host = await current.host();
+    const until = Date.now() + 10_000;
+    let workers = (await host.call("host.status", {})).workers;
+    while (workers.some((w) => w.runId === restartRunId) && Date.now() < until) {
+      await new Promise((r) => setTimeout(r, 100));
+      workers = (await host.call("host.status", {})).workers;
+    }
+    expect(workers.filter((w) => w.runId === restartRunId)).toEqual([]);
+
+    // --- Cancel from a shell: it commits with no worker alive, and none is launched afterwards.
+    const cancel = piw(current, ["cancel", restartRunId, "--json"]);
+    expect(cancel.code, cancel.stdout).toBe(0);
+    const cancelled = await current.waitForRun(restartRunId, (view) => view.status === "cancelled", 30_000);
+    expect(cancelled.outcome).toBe("cancelled");
+    await new Promise((r) => setTimeout(r, 1_000));
+    const after = await expectViewsAgree(
+      current,
+      restartRunId,
+      "cancelled",
+      (view) => view.status === "cancelled",
+    );
+    expect(after.currentWork).toEqual({ kind: "none" });
+    expect((await host.call("host.status", {})).workers.filter((w) => w.runId === restartRunId)).toEqual([]);
+
+    // Terminal facts stay readable: the first run's error is unchanged, from the host and from a shell.
+    const first = statusJson(current, firstRunId);
+    expect([first.status, first.outcome, first.error]).toEqual(["failed", "failed", firstError]);
+    expect(workspaceEffects(await historyOf(current, restartRunId))).toHaveLength(2);
+
+    // The host log: one launch per run, never a relaunch.
+    const hostLog = readFileSync(join(current.stateDir, "host.log"), "utf8");
+    const launches = (runId: string) =>
+      hostLog.split("\n").filter((line) => line.includes(`run ${runId}: launched worker`));
+    expect(launches(firstRunId), hostLog).toHaveLength(1);
+    expect(launches(restartRunId), hostLog).toHaveLength(1);
+    expect(launches(restartRunId)[0]).toContain("for restart");
+    expect(hostLog).not.toMatch(/relaunch/);
+
+    // Pi saw each run end once.
+    let messages = await piwMessages(pi);
+    const deliveredBy = Date.now() + 15_000;
+    while (messages.filter((m) => m.details.kind === "terminal").length < 2 && Date.now() < deliveredBy) {
+      await new Promise((r) => setTimeout(r, 100));
+      messages = await piwMessages(pi);
+    }
+    expect(messages.filter((m) => m.details.kind === "terminal").map((m) => m.details.runId)).toEqual([
+      firstRunId,
+      restartRunId,
+    ]);
+    const ids = messages.map((m) => m.details.piwMessageId);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(existsSync(holdFlag)).toBe(false);
+    model.assertNoErrors();
+  }, 300_000);
+});
