@@ -64,6 +64,8 @@ const inputSchema = z.object({
   workspace: z.enum(["worktree", "branch", "none"]).default("worktree"),
   /** The ref the change is compared with; default the upstream, else origin/HEAD, else HEAD^. */
   base: refSchema.optional(),
+  /** A folder inside the repository to prepare the workspace from; default the run's folder. */
+  from: z.string().min(1).max(1000).optional(),
 });
 type Input = z.output<typeof inputSchema>;
 type Ctx = NodeContext<Input>;
@@ -81,6 +83,9 @@ const BASE_PROBLEMS: Record<string, string> = {
   unknown_base: "The base given is not a commit in this repository.",
   no_base: "No base to compare with: no upstream, no origin/HEAD and no parent commit. Give one as base.",
 };
+
+/** Where the workspace is prepared from: a parent's workspace when one includes autodoc, else the run's folder. */
+const preparedFrom = ({ input }: Ctx): string => input.from ?? ".";
 
 const rootOf = (ctx: Ctx): string => parsed(baseSchema, ctx.outputs.base).root;
 
@@ -217,8 +222,8 @@ export default defineWorkflow({
       choices: ["worktree", "branch", "none"],
       decide: ({ input }: Ctx) => input.workspace,
     }),
-    worktree: workspace({ mode: "worktree", title: "Prepare a worktree" }),
-    branch: workspace({ mode: "branch", title: "Prepare a branch" }),
+    worktree: workspace({ mode: "worktree", title: "Prepare a worktree", from: preparedFrom }),
+    branch: workspace({ mode: "branch", title: "Prepare a branch", from: preparedFrom }),
     base: shell({
       title: "Find the base",
       exec: ({ input }: Ctx) => ["sh", "-c", RESOLVE_BASE, "autodoc", input.base ?? ""],

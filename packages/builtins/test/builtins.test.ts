@@ -39,6 +39,7 @@ describe("the built-in workflows", () => {
       "sanity-check",
       "autoplan",
       "autodoc",
+      "autoimplement",
     ]);
     for (const definition of BUILTIN_WORKFLOWS) {
       const compiled = compileWorkflow(definition);

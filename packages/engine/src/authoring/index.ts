@@ -66,6 +66,8 @@ export { map } from "./map.js";
 export type { RetryBackoff, RetryOn, RetryPolicy, WaitOptions, WaitOutput } from "./clock-specs.js";
 export type { WrittenTextFile } from "./text-files.js";
 export { fileDigest, textDigest, writeTextFile } from "./text-files.js";
+export type { CommittedChanges } from "./git-commit.js";
+export { commitChanges } from "./git-commit.js";
 export { builtinWorkflow } from "./builtin-workflow.js";
 export { WorkflowError } from "./workflow-error.js";
 export type { WorkspaceMode, WorkspaceNode, WorkspaceOptions, WorkspaceOutput } from "./workspace.js";

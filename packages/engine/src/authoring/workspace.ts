@@ -21,8 +21,8 @@ export interface WorkspaceOptions<I = unknown> {
   title?: string;
   /** `"worktree"` (the default): a `git worktree` beside the repository; `"branch"`: switch the repository itself. */
   mode?: WorkspaceMode;
-  /** The ref the branch starts from; default the repository's current branch. */
-  base?: string | ((ctx: ActionContext<I>) => string);
+  /** The ref the branch starts from; default (also when the function returns undefined) the repository's current branch. */
+  base?: string | ((ctx: ActionContext<I>) => string | undefined);
   /** The branch name; default `piw/<run id>` (plus the scope for an included workflow's workspace). */
   branch?: string;
   /** Worktree mode: its folder (relative to the repository root); default `<repo>.worktrees/<branch>` beside it. */
