@@ -229,7 +229,7 @@ describe("the packed piw package, installed with npm", () => {
       expect(existsSync(join(installed, "dist", file)), file).toBe(true);
     }
     // One skill per folder, so Pi's package filters can turn each off alone.
-    for (const skill of ["piw", "sanity-check", "autoplan", "autodoc"]) {
+    for (const skill of ["piw", "sanity-check", "autoplan", "autodoc", "autoimplement"]) {
       expect(existsSync(join(installed, "skills", skill, "SKILL.md")), skill).toBe(true);
     }
     expect(existsSync(join(installed, "LICENSE"))).toBe(true);
