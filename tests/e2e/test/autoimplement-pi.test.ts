@@ -72,7 +72,10 @@ describe("/workflow autoimplement in Pi", () => {
       const prompt = lastMessageText(r);
       const where = workspaceIn(prompt);
       if (where === undefined || !prompt.includes("These checks fail")) return undefined;
-      return toolCall("write", { path: join(where, "sum.js"), content: "export const sum = (a, b) => a + b;\n" });
+      return toolCall("write", {
+        path: join(where, "sum.js"),
+        content: "export const sum = (a, b) => a + b;\n",
+      });
     });
     model.reply((r) =>
       lastToolResultText(r)?.includes("NOTES.md")
