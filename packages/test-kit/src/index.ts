@@ -16,6 +16,8 @@ export {
   whenToolResultContains,
 } from "./fake-model.ts";
 export { problemsOf } from "./compile-problems.ts";
+export type { GhCheck, GhStandIn, GhStandInState } from "./gh-stand-in.ts";
+export { installGhStandIn } from "./gh-stand-in.ts";
 export type { HerdrStandIn } from "./herdr-stand-in.ts";
 export { installHerdrStandIn } from "./herdr-stand-in.ts";
 export { lines } from "./file-lines.ts";

@@ -3,6 +3,7 @@ export type { AgentSessionKind, AgentThinking, IsolatedAgentOptions } from "./ag
 
 export type {
   ActionContext,
+  ActionExecOptions,
   ManagedEffects,
   NodeContext,
   NodeFailureInfo,

@@ -66,10 +66,29 @@ export interface ManagedEffects {
   manual<R>(type: string, request: unknown, fn: (request: unknown) => Promise<R> | R): Promise<R>;
 }
 
+/** How `ctx.exec` runs one command. */
+export interface ActionExecOptions {
+  /** The folder, relative to the run's workspace (or the run's folder); default that folder. */
+  cwd?: string;
+  /** Added to the run's environment. */
+  env?: Record<string, string>;
+  /** Kill the command (and its process group) past this many milliseconds; default the node's deadline. */
+  timeoutMs?: number;
+}
+
 export interface ActionContext<I = unknown> extends NodeContext<I> {
   effects: ManagedEffects;
   /** The run this visit belongs to: its ID and its (root) workflow's name. */
   run: { id: string; workflow: string };
+  /**
+   * Run a command as a shell node does (argv, or `{ shell }`; in the run's workspace, with the run's
+   * environment, bounded output, killed with its process group on cancel) and get its report, whatever
+   * its exit code. Call it inside an effect's `fn` to make the command that effect.
+   */
+  exec(
+    command: readonly string[] | { readonly shell: string },
+    options?: ActionExecOptions,
+  ): Promise<ShellReport>;
 }
 
 /** What an include's input projection receives: the parent scope's input and outputs. */

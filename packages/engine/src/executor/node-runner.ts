@@ -1,4 +1,3 @@
-import { resolve } from "node:path";
 import {
   type JsonValue,
   type NodeVisitResult,
@@ -28,6 +27,7 @@ import type { RunPort } from "./run-port.js";
 import { type DebugLog, toSafeError } from "./safe-failure.js";
 import { runShell, type ShellResult } from "./shell-runner.js";
 import { runWait } from "./wait-runner.js";
+import { actionExec, commandCwd } from "./action-exec.js";
 import { runAgent } from "./agent-step.js";
 import { runWorkspace } from "./run-workspace.js";
 import { presetAnswer } from "./approval-gate.js";
@@ -226,6 +226,7 @@ async function produce(run: NodeRun, signal: AbortSignal, progress: VisitProgres
         ...ctx,
         effects: effectsFor(run),
         run: { id: run.runId, workflow: run.workflow.name },
+        exec: actionExec(run, signal),
       });
     case "decision": {
       const choice = node.decide(ctx);
@@ -250,7 +251,7 @@ async function produce(run: NodeRun, signal: AbortSignal, progress: VisitProgres
       return presetAnswer(node, ctx);
     case "shell": {
       const command = node.command(ctx);
-      const cwd = shellCwd(node.cwd, runWorkspace(run.workflow, node, run.outputsByPath));
+      const cwd = commandCwd(node.cwd, runWorkspace(run.workflow, node, run.outputsByPath));
       let result: ShellResult;
       try {
         result = await runShell({
@@ -299,12 +300,6 @@ async function produce(run: NodeRun, signal: AbortSignal, progress: VisitProgres
     default:
       return node satisfies never;
   }
-}
-
-/** A shell node's folder: its own `cwd` (relative to the run's workspace, if any), else the workspace. */
-function shellCwd(own: string | undefined, workspace: string | null): string | undefined {
-  if (workspace === null) return own;
-  return own === undefined ? workspace : resolve(workspace, own);
 }
 
 /** The node's failure when a value it produced could not be saved; the reason names only sizes. */
