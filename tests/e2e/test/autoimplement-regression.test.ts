@@ -34,8 +34,9 @@ const LOGGED_HOST_COMMAND = [
 ];
 
 /**
- * Its own worktree under the same local name autodoc gives its one (`worktree`), then autodoc, then a
- * gate that holds while the hold flag exists, then a last step a pause can stop before.
+ * A first node that reports any output of its own it can see before it runs, its own worktree under
+ * the same local name autodoc gives its one (`worktree`), then autodoc, then a gate that holds while
+ * the hold flag exists, then a last step a pause can stop before.
  */
 function shipWorkflow(holdFlag: string): string {
   return `import { existsSync } from "node:fs";
@@ -48,13 +49,17 @@ export default defineWorkflow({
   name: "ship",
   input: z.object({ task: z.string() }),
   textInput: "task",
-  startAt: "worktree",
+  startAt: "begin",
   includes: {
     docs: includeWorkflow(builtinWorkflow("autodoc"), {
       input: ({ input }: ScopeContext<Input>) => ({ task: input.task }),
     }),
   },
   nodes: {
+    // What the first node sees of itself before it runs: nothing, in a run that carries nothing.
+    begin: compute({
+      run: ({ outputs }: { outputs: Record<string, unknown> }) => ({ earlier: outputs.begin ?? null }),
+    }),
     worktree: workspace({ mode: "worktree", title: "Prepare the ship worktree" }),
     gate: compute({
       run: async ({ signal }) => {
@@ -65,6 +70,7 @@ export default defineWorkflow({
     ship: compute({ run: () => "shipped" }),
   },
   edges: {
+    begin: { to: "worktree" },
     worktree: { to: "docs" },
     "docs.ready": { to: "gate" },
     "docs.blocked": { to: "gate" },
@@ -388,10 +394,13 @@ describe("an included built-in's workspace preparation beside its parent's, thro
     await expectCleanRestart(
       current,
       restartRunId,
-      "worktree",
+      "begin",
       new Set(firstHistory.effects.map((e) => e.effectId)),
       ["worktree", "docs/worktree"],
     );
+    // No output of the parent reached the restart: its first node saw none of its own.
+    const restartBegin = (await historyOf(current, restartRunId)).steps.find((step) => step.path === "begin");
+    expect(restartBegin?.output).toEqual({ earlier: null });
     await expectViewsAgree(
       current,
       restartRunId,
