@@ -11,6 +11,7 @@ import {
   lastMessageText,
   lastToolResultText,
   removeTree,
+  installGhStandIn,
   startFakeModel,
   text,
   toolCall,
@@ -243,6 +244,38 @@ describe("piw run autoimplement, headless", () => {
       expect(
         model.requests.some((r) => lastMessageText(r).includes("Find the documentation this change makes")),
       ).toBe(true);
+    },
+    SLOW,
+  );
+
+  it(
+    "publishes the commit when asked: pushes the run's branch, opens its PR against the base and reports it",
+    async () => {
+      const repo = repository(PLAN);
+      const origin = `${repo}-origin.git`;
+      dirs.push(origin, `${repo}-gh`);
+      execFileSync("git", ["init", "-q", "--bare", "-b", "main", origin]);
+      git(repo, "remote", "add", "origin", origin);
+      git(repo, "push", "-q", "origin", "main");
+      const gh = installGhStandIn(`${repo}-gh`, { checks: [[{ name: "ci", bucket: "pass", link: "" }]] });
+      const input = JSON.stringify({ task: "docs/plans/fix-sum.md", publish: true });
+      const result = await piw(home, ["run", "autoimplement", "--json", "--input-json", input], {
+        cwd: repo,
+        env: { ...env, ...gh.env },
+      });
+      expect(result.stderr).toBe("");
+      expect(result.code, result.stdout).toBe(0);
+      const { runId, view } = JSON.parse(result.stdout) as Result;
+      expect(view.output.value).toMatchObject({
+        status: "committed",
+        publish: {
+          outcome: "published",
+          pr: { number: 1, url: "https://github.com/acme/widget/pull/1", state: "OPEN" },
+        },
+      });
+      const commit = view.output.value.commit as { commit: string };
+      expect(git(origin, "rev-parse", `refs/heads/piw/${runId}`)).toBe(commit.commit);
+      expect(gh.state().prs).toMatchObject([{ head: `piw/${runId}`, base: "main", title: "Make sum add" }]);
     },
     SLOW,
   );

@@ -56,7 +56,7 @@ export function afterChange(ledger: Ledger): "detect" | "verify" | "challenge" |
 }
 
 /** One check as the summary lists it. */
-interface CheckRun {
+export interface CheckRun {
   round: number;
   name: string;
   command: string;

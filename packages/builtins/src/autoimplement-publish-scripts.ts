@@ -22,7 +22,7 @@ const LOG_LINE_CHARS = 300;
 /** The most failing checks whose logs are fetched. */
 export const MAX_LOGGED_CHECKS = 5;
 /** A bound on one check's log tail as the fix step gets it. */
-export const MAX_LOG_CHARS = 6000;
+const MAX_LOG_CHARS = 6000;
 
 /**
  * For each `<name> <run id>` pair: the tail of that Actions run's failed-step log, between marker
@@ -56,12 +56,12 @@ const ghCheckSchema = z.object({
   link: z.string().optional().default(""),
 });
 
-export const checkSchema = z.object({
+const checkSchema = z.object({
   name: z.string(),
   bucket: z.enum(["pass", "fail", "pending", "skipping", "cancel"]),
   link: z.string(),
 });
-export type Check = z.infer<typeof checkSchema>;
+type Check = z.infer<typeof checkSchema>;
 
 /** The PR's checks at one poll: failing when any failed, else pending when any is, else passing. */
 export const checksSchema = z.object({

@@ -9,7 +9,6 @@ import {
   defineWorkflow,
   includeWorkflow,
   map,
-  type NodeContext,
   parallel,
   type ScopeContext,
   shell,
@@ -22,7 +21,6 @@ import {
   type CheckResult,
   checkResultSchema,
   checkSchema,
-  checksInputSchema,
   DETECT_FACTS,
   detectChecks,
   givenChecks,
@@ -30,17 +28,36 @@ import {
   runCheck,
 } from "./autoimplement-checks.js";
 import {
+  type Ctx,
+  changesText,
+  commitSchema,
+  diffSchema,
+  type Input,
+  inputSchema,
+  ledgerOf,
+  type PublishOutcome,
+  parsed,
+  planOf,
+  plannedSchema,
+  type publishedSchema,
+  pullRequestSchema,
+  reviewedSchema,
+  targetSchema,
+  triageOf,
+  whereOf,
+  workspaceOf,
+} from "./autoimplement-context.js";
+import {
   afterChange,
   type Ledger,
   ledgerSchema,
+  judgeChecks,
   recordChange,
   verdictSchema,
-  judgeChecks,
 } from "./autoimplement-ledger.js";
 import {
   askedPlan,
   EXISTING_FILES,
-  type FoundPlan,
   namedDocuments,
   parsePlanFile,
   planFileSchema,
@@ -55,97 +72,26 @@ import {
   fixFindingsPrompt,
   IMPLEMENTER_SYSTEM_PROMPT,
   implementPrompt,
-  type Where,
 } from "./autoimplement-prompts.js";
-import { changeRecord, findingOutcomes, type ReportedFinding } from "./autoimplement-report.js";
+import publish from "./autoimplement-publish.js";
+import { findingOutcomes } from "./autoimplement-report.js";
 import {
   type Lens,
   LENSES,
   reviewer,
   reviewSchema,
-  triage,
   type Triage,
+  triage,
   triageSchema,
 } from "./autoimplement-review.js";
+import { commitMessage, publishInput, report, safeJson, stopReason } from "./autoimplement-summary.js";
 import { defaultPlanPath, utcDay } from "./autoplan-plan-file.js";
 import autoplan from "./autoplan.js";
-import { refSchema } from "./repo-scripts.js";
 
 /** The implement and fix steps may take long: the user can talk to the model between its turns. */
 const CHANGE_TIMEOUT_MS = 2 * 60 * 60_000;
 const CHANGE_TOOLS = ["read", "grep", "find", "ls", "edit", "write", "bash"] as const;
 const DIFF_MAX_CHARS = 32_000;
-
-const inputSchema = z.object({
-  /** A plan file's path, or the task to plan first: the free words of `/workflow autoimplement <words>`. */
-  task: z.string().trim().min(1).max(8000),
-  /** The plan file to implement, when the task is not one; relative to the run's folder. */
-  plan: z.string().trim().min(1).max(500).optional(),
-  /** The ref the run's branch starts from; default the current branch. */
-  baseBranch: refSchema.optional(),
-  /** Where to work: a new worktree beside the repository (default), or a new branch in the checkout. */
-  workspace: z.enum(["worktree", "branch"]).default("worktree"),
-  /** The commands that check the change; detected from the repository when left out. */
-  checks: checksInputSchema.optional(),
-  /** The plan's approval gate when autoimplement plans first (autoplan's `approval`). */
-  approval: z.enum(["required", "auto", "skip"]).default("auto"),
-  /** Rounds of fixing failed checks, and of fixing P0/P1 review findings, before the run stops. */
-  maxRounds: z.number().int().min(1).max(10).default(3),
-  merge: z.boolean().default(false),
-  publish: z.boolean().default(false),
-});
-type Input = z.output<typeof inputSchema>;
-type Ctx = NodeContext<Input>;
-
-function parsed<T>(schema: z.ZodType<T>, value: unknown): T {
-  const result = schema.safeParse(value);
-  // Earlier nodes' outputs were checked when they were saved; a mismatch is a bug of this workflow.
-  if (!result.success)
-    throw new WorkflowError("autoimplement: an earlier step's output has an unexpected shape.");
-  return result.data;
-}
-
-const workspaceSchema = z.object({ path: z.string(), branch: z.string(), baseCommit: z.string() });
-type Workspace = z.infer<typeof workspaceSchema>;
-
-function workspaceOf(ctx: { outputs: Record<string, unknown> }): Workspace {
-  const { path, branch, baseCommit } = parsed(workspaceSchema, ctx.outputs.worktree ?? ctx.outputs.branch);
-  return { path, branch, baseCommit };
-}
-
-const whereOf = (ctx: { outputs: Record<string, unknown> }): Where => workspaceOf(ctx);
-
-/** The plan the run works from: the one it was given, or the one autoplan wrote. */
-function planOf(ctx: { outputs: Record<string, unknown> }): FoundPlan {
-  const plan = parsed(planFileSchema, ctx.outputs.written ?? ctx.outputs.locate);
-  if (plan.status !== "found") throw new WorkflowError("autoimplement: there is no plan to work from.");
-  return plan;
-}
-
-const targetSchema = z.object({ path: z.string() });
-/** autoplan's result, as far as autoimplement reads it. */
-const plannedSchema = z.object({ status: z.string() });
-
-const ledgerOf = (ctx: Ctx): Ledger | undefined =>
-  ctx.outputs.record === undefined ? undefined : parsed(ledgerSchema, ctx.outputs.record);
-const triageOf = (ctx: Ctx): Triage | undefined =>
-  ctx.outputs.triage === undefined ? undefined : parsed(triageSchema, ctx.outputs.triage);
-
-/** The change so far, as the reviewers and the commit message see it. */
-function changesText(ledger: Ledger | undefined): string {
-  const entries = changeRecord(ledger);
-  if (entries.length === 0) return "(no change reported)";
-  return entries
-    .map((entry) => `${entry.step}: ${entry.summary}\n${entry.files.map((file) => `  ${file}`).join("\n")}`)
-    .join("\n");
-}
-
-const diffSchema = z.object({ text: z.string(), truncated: z.boolean() });
-
-/** The review rounds so far, each with what became of its findings. */
-const reviewedSchema = z.custom<{ rounds: Triage[]; reported: ReportedFinding[] }>(
-  (value) => typeof value === "object" && value !== null,
-);
 
 function reviewerInput(lens: Lens) {
   return ({ outputs }: ScopeContext<Input>) => {
@@ -174,78 +120,8 @@ const changeStep = (title: string, prompt: (ctx: Ctx) => string) =>
     validate: checkChange,
   });
 
-function commitMessage(ctx: Ctx): string {
-  const plan = planOf(ctx);
-  const ledger = ledgerOf(ctx);
-  const files = [
-    ...new Set((ledger?.entries ?? []).flatMap((entry) => entry.files.map((file) => file.path))),
-  ];
-  const summary = ledger?.entries.find((entry) => entry.step === "implement")?.summary ?? ctx.input.task;
-  return [
-    plan.title,
-    "",
-    summary,
-    "",
-    `Plan: ${plan.path}`,
-    ...(files.length > 0 ? ["", ...files.map((f) => `- ${f}`)] : []),
-  ].join("\n");
-}
-
-function report(ctx: Ctx, status: "committed" | "blocked", reason: string | null) {
-  const verdict = ctx.outputs.verdict === undefined ? undefined : parsed(verdictSchema, ctx.outputs.verdict);
-  const reviewed =
-    ctx.outputs.reviewed === undefined ? undefined : parsed(reviewedSchema, ctx.outputs.reviewed);
-  const findings = reviewed?.reported ?? [];
-  const bySeverity = { P0: 0, P1: 0, P2: 0, P3: 0 };
-  for (const finding of findings) bySeverity[finding.severity] += 1;
-  const made = ctx.outputs.worktree ?? ctx.outputs.branch;
-  const commit = ctx.outputs.commit === undefined ? null : parsed(commitSchema, ctx.outputs.commit);
-  return {
-    status: status === "committed" && commit?.commit === null ? ("nothing to commit" as const) : status,
-    reason,
-    task: ctx.input.task,
-    plan: summaryOfPlan(ctx),
-    workspace: made === undefined ? null : workspaceOf(ctx),
-    changes: changeRecord(ledgerOf(ctx)),
-    checks: verdict?.runs ?? [],
-    findings: { bySeverity, list: findings },
-    commit,
-    publish: ctx.input.publish
-      ? "not available in this version: push and open the pull request yourself"
-      : null,
-  };
-}
-
-const commitSchema = z.object({
-  root: z.string(),
-  branch: z.string().nullable(),
-  commit: z.string().nullable(),
-  files: z.array(z.string()),
-  adopted: z.boolean(),
-});
-
-function summaryOfPlan(ctx: Ctx): { path: string; digest: string; title: string } | null {
-  const saved = ctx.outputs.written ?? ctx.outputs.locate;
-  if (saved === undefined) return null;
-  const plan = parsed(planFileSchema, saved);
-  return plan.status === "found" ? { path: plan.path, digest: plan.digest, title: plan.title } : null;
-}
-
-function stopReason(ctx: Ctx): string {
-  const located = parsed(planFileSchema, ctx.outputs.locate);
-  if (located.status === "missing") return `The plan file ${located.asked} does not exist.`;
-  if (located.status === "too_large")
-    return `The plan file ${located.asked} is larger than autoimplement reads.`;
-  const ledger = ledgerOf(ctx);
-  if (ledger?.last.status === "blocked")
-    return `Blocked, and still blocked when challenged: ${ledger.last.blocker ?? ""}`;
-  const verdict = ctx.outputs.verdict === undefined ? undefined : parsed(verdictSchema, ctx.outputs.verdict);
-  if (verdict?.next === "stop")
-    return `Checks still fail after ${ctx.input.maxRounds} fix rounds: ${verdict.failing.map((c) => c.name).join(", ")}.`;
-  if (triageOf(ctx)?.next === "stop")
-    return `Reviewers still report P0/P1 findings after ${ctx.input.maxRounds} fix rounds.`;
-  return "Planning stopped before a plan was written (see the plan step).";
-}
+const publishedNode = (outcome: PublishOutcome) =>
+  compute({ title: `Publishing ${outcome}`, run: (): z.infer<typeof publishedSchema> => ({ outcome }) });
 
 /** The base the input names; left out, the workspace starts from the current branch. */
 const baseBranchOf = ({ input }: ActionContext<Input>): string | undefined => input.baseBranch;
@@ -278,6 +154,10 @@ export default defineWorkflow({
         approval: input.approval,
         planFile: parsed(targetSchema, outputs.target).path,
       }),
+    }),
+    publishing: includeWorkflow(publish, {
+      title: "Publish the branch as a pull request",
+      input: publishInput,
     }),
     documentation: includeWorkflow(autodoc, {
       title: "Bring the documents in line with the plan",
@@ -462,6 +342,31 @@ export default defineWorkflow({
       run: (ctx: ActionContext<Input>) =>
         commitChanges(ctx.effects, { path: workspaceOf(ctx).path, message: commitMessage(ctx) }),
     }),
+    deliver: decision({
+      title: "Publish or not",
+      choices: ["publish", "keep"],
+      decide: (ctx: Ctx) =>
+        ctx.input.publish && parsed(commitSchema, ctx.outputs.commit).commit !== null ? "publish" : "keep",
+    }),
+    "publish-published": publishedNode("published"),
+    "publish-merged": publishedNode("merged"),
+    "publish-skipped": publishedNode("skipped"),
+    "publish-failed": publishedNode("failed"),
+    "pull-request": shell({
+      title: "The branch's pull request",
+      exec: (ctx: Ctx) => [
+        "sh",
+        "-c",
+        'command -v gh >/dev/null 2>&1 || exit 0\ngh pr view "$1" --json number,url,state 2>/dev/null || true',
+        "autoimplement",
+        workspaceOf(ctx).branch,
+      ],
+      parse: ({ stdout }) => {
+        const found = pullRequestSchema.safeParse(safeJson(stdout));
+        return found.success ? found.data : null;
+      },
+      timeoutMs: 60_000,
+    }),
     summary: compute({ title: "Summary", run: (ctx: Ctx) => report(ctx, "committed", null) }),
     stop: compute({ title: "Stopped", run: (ctx: Ctx) => report(ctx, "blocked", stopReason(ctx)) }),
   },
@@ -508,12 +413,22 @@ export default defineWorkflow({
         return next === "polish" ? "fix" : next;
       },
     },
-    commit: { to: "summary" },
+    commit: { to: "deliver" },
+    deliver: decisionEdge({ publish: "publishing", keep: "summary" }),
+    "publishing.published": { to: "publish-published" },
+    "publishing.merged": { to: "publish-merged" },
+    "publishing.skipped": { to: "publish-skipped" },
+    "publishing.failed": { to: "publish-failed" },
+    "publish-published": { to: "pull-request" },
+    "publish-merged": { to: "pull-request" },
+    "publish-skipped": { to: "pull-request" },
+    "publish-failed": { to: "pull-request" },
+    "pull-request": { to: "summary" },
     summary: { to: "done" },
     stop: { to: "blocked" },
   },
   presentationPrompt:
     "Say whether the change was committed or why it stopped. Then list the checks that ran with their results, " +
-    "the review findings by severity with what became of each, and the branch, workspace and commit. Quote the " +
-    "result; add nothing of your own.",
+    "the review findings by severity with what became of each, and the branch, workspace and commit; when it " +
+    "was published, the pull request and how publishing ended. Quote the result; add nothing of your own.",
 });

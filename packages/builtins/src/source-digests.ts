@@ -2,7 +2,7 @@
 // fails while it is stale. Each built-in's revision counts its digest.
 export const BUILTIN_SOURCE_DIGESTS: Readonly<Record<string, string>> = {
   autodoc: "caaf9016508ab550",
-  autoimplement: "ff5173d124990ab7",
+  autoimplement: "f0bec9652352484b",
   autoplan: "32a74bfd43083f14",
   "sanity-check": "3da506443a71fdc1",
 };

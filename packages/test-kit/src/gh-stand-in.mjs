@@ -36,9 +36,12 @@ function pick(record) {
   const fields = (option("--json") ?? "").split(",").filter((f) => f !== "");
   return Object.fromEntries(fields.map((f) => [f, record[f]]));
 }
+/** A PR by its number, or (as `gh pr view <branch>` takes) by its head branch. */
 function pr(number) {
   return (
-    state.prs.find((p) => String(p.number) === String(number)) ?? fail(`no pull requests found for ${number}`)
+    state.prs.find((p) => String(p.number) === String(number)) ??
+    state.prs.find((p) => p.head === number) ??
+    fail(`no pull requests found for ${number}`)
   );
 }
 

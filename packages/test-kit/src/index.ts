@@ -16,7 +16,7 @@ export {
   whenToolResultContains,
 } from "./fake-model.ts";
 export { problemsOf } from "./compile-problems.ts";
-export type { GhCheck, GhStandIn, GhStandInState } from "./gh-stand-in.ts";
+export type { GhCheck, GhStandIn } from "./gh-stand-in.ts";
 export { installGhStandIn } from "./gh-stand-in.ts";
 export type { HerdrStandIn } from "./herdr-stand-in.ts";
 export { installHerdrStandIn } from "./herdr-stand-in.ts";
