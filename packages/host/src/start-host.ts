@@ -19,6 +19,7 @@ import { preflightRunner } from "./schedule-preflight.js";
 import { Supervisor } from "./supervisor.js";
 import { ViewPublisher } from "./view-publisher.js";
 import { WakeClock } from "./wake-clock.js";
+import { WallBudgets } from "./wall-budgets.js";
 import { WorkflowTurns } from "./workflow-turns.js";
 
 export interface StartHostOptions {
@@ -191,6 +192,7 @@ export async function startTunedHost(options: StartHostOptions, tuning: HostTuni
     log,
     now,
     answerDue: (runId) => control.answerAtDeadline(runId),
+    more: [new WallBudgets({ store, supervisor, log, now })],
   });
   const sockets = new Set<Socket>();
   let stopping: Promise<void> | null = null;
