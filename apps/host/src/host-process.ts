@@ -106,6 +106,12 @@ function groupCommit(): boolean {
   return setting(PIW_ENV.groupCommit) !== "off";
 }
 
+/** `PIW_MAX_WORKERS`, when set; else the host's default cap. */
+function maxWorkers(): { maxWorkers?: number } {
+  const cap = setting(PIW_ENV.maxWorkers);
+  return cap === undefined ? {} : { maxWorkers: cap };
+}
+
 function version(): string {
   try {
     return (createRequire(import.meta.url)("../package.json") as { version?: string }).version ?? "0.0.0";
@@ -125,6 +131,7 @@ try {
       workerCommand: workerCommand(),
       preflightCommand: preflightCommand(),
       preflightTimeoutMs: setting(PIW_ENV.preflightTimeoutMs) ?? 10_000,
+      ...maxWorkers(),
       version: version(),
       log,
     },

@@ -110,7 +110,8 @@ export class StepSpinner {
   update(view: RunView): void {
     if (!this.enabled) return;
     const work = view.currentWork;
-    const label = work.kind === "none" ? undefined : (work.path ?? undefined);
+    const label =
+      work.kind === "none" || work.kind === "waiting_for_worker" ? undefined : (work.path ?? undefined);
     if (label !== this.label) {
       this.label = label;
       this.since = Date.now();

@@ -221,6 +221,8 @@ function describeWork(view: RunView): string | undefined {
       return `Pi turn ${work.turnId}${work.path === null ? "" : ` at ${work.path}`}`;
     case "waiting_for_model":
       return `waiting for the model at ${work.path}`;
+    case "waiting_for_worker":
+      return `waiting for a free worker: number ${work.position} in line (the host runs at most ${work.cap})`;
     default:
       return work satisfies never;
   }

@@ -35,6 +35,8 @@ import { turnToAbort } from "./turn-abort.js";
 /** What the view needs to know about live workers: only an accepted worker of the current claim counts. */
 export interface LiveWorkerIndex {
   acceptedWorker(runId: string, generation: number): { launchId: string } | undefined;
+  /** Where the run stands in the line for a worker slot, when the host's cap of workers is running. */
+  slotWait?(runId: string): { position: number; cap: number } | undefined;
   /** The latest isolated agent step progress a worker of the run reported, if any. */
   agentProgress?(runId: string): AgentProgress | undefined;
   /** The latest fact of each open isolated agent visit of the run, oldest first. */
@@ -146,6 +148,10 @@ function currentWorkOf(
   workers: LiveWorkerIndex,
   steps: () => StepRecord[],
 ): CurrentWork {
+  if (run.status === "queued" || run.status === "parked") {
+    const wait = workers.slotWait?.(run.runId);
+    return wait === undefined ? { kind: "none" } : { kind: "waiting_for_worker", ...wait };
+  }
   if (run.status !== "starting" && run.status !== "running") return { kind: "none" };
   const worker = workers.acceptedWorker(run.runId, run.generation);
   if (worker) return { kind: "worker", launchId: worker.launchId, path: openPath(steps()) ?? null };

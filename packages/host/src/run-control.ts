@@ -72,7 +72,8 @@ export class RunControl {
       ...(how.acceptChanges === true ? { acceptChanges: true as const } : {}),
     });
     if (claimed.kind === "conflict" || claimed.kind === "recoveryRequired") return claimed;
-    return { kind: claimed.kind, value: this.summaryOf(runId) };
+    // A resume waiting for a worker is accepted: its summary says it waits in line.
+    return { kind: claimed.kind === "adopted" ? "adopted" : "applied", value: this.summaryOf(runId) };
   }
 
   /** A person settled the manual effect a parked run stopped at: record it, then resume the run. */
@@ -145,7 +146,7 @@ export class RunControl {
     const activated: string[] = [];
     for (const run of queued) {
       const claimed = this.deps.supervisor.activate(run.runId, `session ${sessionId} settled`);
-      if (claimed.kind === "applied") activated.push(run.runId);
+      if (claimed.kind === "applied" || claimed.kind === "waiting") activated.push(run.runId);
     }
     this.deps.wakeDue?.();
     return activated;

@@ -1,4 +1,5 @@
 import { chmodSync, unlinkSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { createServer, type Server, type Socket } from "node:net";
 import { prepareStateDir } from "@piw/state-dir";
 import { type OpenStoreOptions, type RunReader, RunStore } from "@piw/store";
@@ -18,6 +19,7 @@ import { preflightRunner } from "./schedule-preflight.js";
 import { Supervisor } from "./supervisor.js";
 import { ViewPublisher } from "./view-publisher.js";
 import { WakeClock } from "./wake-clock.js";
+import { WallBudgets } from "./wall-budgets.js";
 import { WorkflowTurns } from "./workflow-turns.js";
 
 export interface StartHostOptions {
@@ -26,6 +28,8 @@ export interface StartHostOptions {
   /** argv that starts one worker process. */
   workerCommand: string[];
   workerEnv?: Record<string, string>;
+  /** The most workers running at once (default twice the cores, at least 4); more runs wait in line. */
+  maxWorkers?: number;
   /** Lease of a claim until its worker marks the run running (default 30 s). */
   leaseMs?: number;
   /** A cancelled run's worker is killed after this long (default 3 s). */
@@ -73,6 +77,11 @@ export interface RunningHost {
   /** Settles once the host has stopped (after `stop()` or a client's `host.stop`). */
   readonly stopped: Promise<void>;
   stop(): Promise<void>;
+}
+
+/** Twice the cores, at least 4: workers mostly wait on models and commands, yet each is a Node process. */
+function defaultMaxWorkers(): number {
+  return Math.max(4, availableParallelism() * 2);
 }
 
 function listen(server: Server, path: string): Promise<void> {
@@ -130,6 +139,7 @@ export async function startHostWith(options: StartHostOptions, tuning: HostKnobs
     workerCommand: options.workerCommand,
     ...(options.workerEnv ? { workerEnv: options.workerEnv } : {}),
     leaseMs: options.leaseMs ?? 30_000,
+    maxWorkers: options.maxWorkers ?? defaultMaxWorkers(),
     cancelGraceMs: options.cancelGraceMs ?? 3_000,
     log,
     progress,
@@ -144,6 +154,7 @@ export async function startHostWith(options: StartHostOptions, tuning: HostKnobs
   });
   const live: LiveWorkerIndex = {
     acceptedWorker: (runId, generation) => supervisor.acceptedWorker(runId, generation),
+    slotWait: (runId) => supervisor.slotWait(runId),
     agentProgress: (runId) => progress.get(runId),
     agentActivity: (runId) => progress.activity(runId),
     agentFacts: (runId, path, visit) => progress.visitFacts(runId, path, visit),
@@ -181,6 +192,7 @@ export async function startHostWith(options: StartHostOptions, tuning: HostKnobs
     log,
     now,
     answerDue: (runId) => control.answerAtDeadline(runId),
+    more: [new WallBudgets({ store, supervisor, log, now })],
   });
   const sockets = new Set<Socket>();
   let stopping: Promise<void> | null = null;

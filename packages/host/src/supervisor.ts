@@ -12,6 +12,7 @@ import { LiveWorker, type WorkerPeer } from "./live-worker.js";
 import type { PiSdkLocation } from "./pi-sdk-location.js";
 import { workerHandlers } from "./worker-channel.js";
 import { GroupCommitter } from "./group-committer.js";
+import { type ActivationKind, type SlotWait, WorkerSlots } from "./worker-slots.js";
 
 export interface SupervisorOptions {
   store: RunStore;
@@ -21,6 +22,8 @@ export interface SupervisorOptions {
   /** Extra environment for workers (on top of the host's own). */
   workerEnv?: Record<string, string>;
   leaseMs: number;
+  /** The most workers that run at once (`PIW_MAX_WORKERS`); runs beyond it wait in line for a slot. */
+  maxWorkers: number;
   /** How long a cancelled run's worker may take to exit before its process group is killed. */
   cancelGraceMs: number;
   log: HostLog;
@@ -41,6 +44,12 @@ export interface WorkerInfo {
   launchId: string;
   pid: number | null;
 }
+
+/**
+ * What an activation did: the store's claim, or the run lined up for a worker slot because the host
+ * already runs its cap of workers (the store would have claimed it; it stays queued or parked meanwhile).
+ */
+export type Activation = Transition<Claim> | { kind: "waiting"; wait: SlotWait };
 
 const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -71,9 +80,11 @@ export class Supervisor {
   private readonly workers = new Map<string, LiveWorker>();
   private readonly warm: WarmWorker;
   private readonly committer: GroupCommitter;
+  private readonly slots: WorkerSlots;
   private stopping = false;
 
   constructor(private readonly options: SupervisorOptions) {
+    this.slots = new WorkerSlots(Math.max(1, Math.floor(options.maxWorkers)));
     this.warm = new WarmWorker({
       command: options.workerCommand,
       env: workerEnv(options),
@@ -103,6 +114,11 @@ export class Supervisor {
     return undefined;
   }
 
+  /** Where the run stands in the line for a worker slot, if it waits in it. */
+  slotWait(runId: string): SlotWait | undefined {
+    return this.slots.wait(runId);
+  }
+
   hasLiveWorker(runId: string): boolean {
     for (const worker of this.workers.values()) if (worker.runId === runId) return true;
     return false;
@@ -119,14 +135,41 @@ export class Supervisor {
   /**
    * Claim a queued or parked run with a fresh token and lease, and launch its worker. `resume` makes
    * it an explicit resume, which the store allows only for a run a person may resume; `wake` is the
-   * clock's, which the store allows only for a run whose wait or retry pause is due.
+   * clock's, which the store allows only for a run whose wait or retry pause is due. With the cap of
+   * workers running, a run the store would claim waits in line instead (worker-cap rule).
    */
-  activate(
-    runId: string,
-    why: string,
-    how: { resume?: true; acceptChanges?: true; wake?: true } = {},
-  ): Transition<Claim> {
+  activate(runId: string, why: string, how: ActivationKind = {}): Activation {
     if (this.stopping) throw new RpcError("refused", "The host is stopping; start it again to run work.");
+    if (this.workers.size < this.slots.cap && this.slots.size === 0) return this.claim(runId, why, how);
+    const { store, log } = this.options;
+    // Refused now, refused at once: only a run the store would claim waits for a slot.
+    const refused = store.checkClaim({ runId, ...how });
+    if (refused !== null) {
+      log(`run ${runId}: not activated (${why}): conflict`);
+      return { kind: "conflict", evidence: refused };
+    }
+    this.slots.enqueue(runId, { why, how });
+    const wait = this.slots.wait(runId) ?? { position: this.slots.size, cap: this.slots.cap };
+    log(`run ${runId}: waiting for a worker (${wait.position} in line, ${wait.cap} at most): ${why}`);
+    this.options.publish(runId);
+    return { kind: "waiting", wait };
+  }
+
+  /** Start runs waiting in line while slots are free; a run the store no longer lets start is skipped. */
+  private fillSlots(): void {
+    while (!this.stopping && this.workers.size < this.slots.cap) {
+      const next = this.slots.next();
+      if (next === undefined) return;
+      const [runId, { why, how }] = next;
+      try {
+        this.claim(runId, `${why}, after waiting for a worker`, how);
+      } catch (error) {
+        this.options.log(`run ${runId}: activation failed: ${describeBug(error)}`);
+      }
+    }
+  }
+
+  private claim(runId: string, why: string, how: ActivationKind): Transition<Claim> {
     const { store, leaseMs, log } = this.options;
     const claimed = store.claimRun({ runId, claimToken: randomUUID(), leaseMs, ...how });
     if (claimed.kind === "applied") this.launch(runId, claimed.value, why);
@@ -173,7 +216,10 @@ export class Supervisor {
     const { store, log } = this.options;
     try {
       const run = store.getRun(runId);
-      if (run && isEndedRun(run) && run.presentationState === "pending") this.present(runId);
+      if (run && isEndedRun(run)) {
+        this.slots.drop(runId);
+        if (run.presentationState === "pending") this.present(runId);
+      }
       for (const worker of this.workers.values()) {
         if (worker.runId !== runId) continue;
         const holds =
@@ -309,9 +355,9 @@ export class Supervisor {
       } catch (error) {
         log(`run ${worker.runId}: relaunch failed: ${describeBug(error)}`);
       }
-      return;
-    }
-    this.runChanged(worker.runId);
+    } else this.runChanged(worker.runId);
+    // Its slot is free: the next run in line starts.
+    this.fillSlots();
   }
 }
 

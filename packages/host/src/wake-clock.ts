@@ -12,6 +12,8 @@ export interface WakeClockDeps {
   answerDue?(runId: string): boolean;
   /** Due schedules; absent: the clock only wakes runs. */
   schedules?: Pick<ScheduleFirer, "nextDueAt" | "fireDue" | "runChanged">;
+  /** More kinds of due work (the running runs' wall budgets). */
+  more?: readonly DueSource[];
   log: HostLog;
   now(): number;
 }
@@ -26,7 +28,7 @@ const WAKE_BATCH = 50;
  * due by a time; a pass that had more to do than one batch says so, and the clock goes on after the
  * event loop has run. A new kind of due work is one more source.
  */
-interface DueSource {
+export interface DueSource {
   readonly name: string;
   nextAt(): number | null;
   /** Do what is due by `now`; true when more is due right away. */
@@ -55,9 +57,8 @@ export class WakeClock {
   constructor(private readonly deps: WakeClockDeps) {
     const runs = new RunWakeups(deps);
     const schedules = deps.schedules;
-    this.sources = schedules
+    const scheduled: DueSource[] = schedules
       ? [
-          runs,
           {
             name: "schedules",
             nextAt: () => schedules.nextDueAt(),
@@ -65,7 +66,8 @@ export class WakeClock {
             notice: (runId) => schedules.runChanged(runId),
           },
         ]
-      : [runs];
+      : [];
+    this.sources = [runs, ...scheduled, ...(deps.more ?? [])];
   }
 
   /** Point the timer at the earliest due time of any source; `changedRunId` is a run that just changed. */

@@ -198,6 +198,7 @@ const runSummary = object({
       worker: { launchId: required(text()), path: required(nullable(nodePath)) },
       turn: { turnId: required(text()), path: required(nullable(nodePath)) },
       waiting_for_model: { path: required(nodePath) },
+      waiting_for_worker: { position: required(int()), cap: required(int()) },
     }),
   ),
   cursor: required(nullable(object({ path: required(nodePath), visit: required(int()) }))),

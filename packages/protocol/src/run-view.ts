@@ -50,6 +50,12 @@ const currentWorkSchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("worker"), launchId: z.string(), path: nodePathSchema.nullable() }),
   z.object({ kind: z.literal("turn"), turnId: z.string(), path: nodePathSchema.nullable() }),
   z.object({ kind: z.literal("waiting_for_model"), path: nodePathSchema }),
+  // Lined up for a worker while the host runs its cap of workers: `position` 1 starts next.
+  z.object({
+    kind: z.literal("waiting_for_worker"),
+    position: z.number().int().min(1),
+    cap: z.number().int().min(1),
+  }),
 ]);
 export type CurrentWork = z.infer<typeof currentWorkSchema>;
 

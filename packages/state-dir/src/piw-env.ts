@@ -74,6 +74,9 @@ export const DEFAULT_AGENT_DIR_DISPLAY = "~/.pi/agent";
 /** The longest preflight time limit `PIW_PREFLIGHT_TIMEOUT_MS` accepts. */
 const MAX_PREFLIGHT_TIMEOUT_MS = 600_000;
 
+/** The highest worker cap `PIW_MAX_WORKERS` accepts. */
+const MAX_WORKERS = 1_000;
+
 export const PIW_ENV = {
   home: {
     name: "PIW_HOME",
@@ -108,6 +111,13 @@ export const PIW_ENV = {
     help: "how long a workflow file may take to load (default 10000)",
     readers: ["engine (readPreflightEnv, for apps/piw and extension)"],
     parse: wholeNumber(1, MAX_PREFLIGHT_TIMEOUT_MS, "ms"),
+  },
+  maxWorkers: {
+    name: "PIW_MAX_WORKERS",
+    audience: "user",
+    help: "the most workers the host runs at once (default twice the cores, at least 4)",
+    readers: ["apps/host"],
+    parse: wholeNumber(1, MAX_WORKERS, "workers"),
   },
   workerCommand: {
     name: "PIW_WORKER_COMMAND",

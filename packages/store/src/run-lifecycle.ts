@@ -89,6 +89,42 @@ function revisionMismatch(row: RunRow, expected: number | undefined): Conflict |
   return { kind: "revision_mismatch", runId: row.run_id, expected, actual: row.revision };
 }
 
+/** Why the store would refuse this claim of the row now, or null when it would apply it. */
+function claimRefusal(
+  ctx: StoreContext,
+  row: RunRow,
+  req: Omit<ClaimRequest, "claimToken" | "leaseMs">,
+): Conflict | null {
+  const resumable = req.resume
+    ? controllableRun(req.runId, row, "resume")
+    : req.wake
+      ? dueRun(row, ctx.now())
+      : row;
+  if (isConflict(resumable)) return resumable;
+  const stale = revisionMismatch(row, req.expectedRevision);
+  if (stale) return stale;
+  const refusal = transitionRefusal(row, "starting");
+  if (refusal) return refusal;
+  if (row.status === "parked" && row.origin_session !== null) {
+    const active = activeRunInSession(ctx, row.origin_session);
+    if (active) return { kind: "session_busy", sessionId: row.origin_session, activeRunId: active };
+  }
+  return null;
+}
+
+/**
+ * Whether `claimRun` would claim the run now, without claiming it: the host asks before it lets a run
+ * wait for a free worker slot, so a request the store refuses is refused at once.
+ */
+export function checkClaim(
+  ctx: StoreContext,
+  req: Omit<ClaimRequest, "claimToken" | "leaseMs">,
+): Conflict | null {
+  const row = ctx.getRunRow(req.runId);
+  if (!row) return { kind: "not_found", resource: "run", id: req.runId };
+  return claimRefusal(ctx, row, req);
+}
+
 /**
  * queued -> starting, or parked -> starting (an explicit resume). Returns the one run command the
  * worker will execute. A repeated claim with the same token adopts; any other is refused.
@@ -100,21 +136,8 @@ export function claimRun(ctx: StoreContext, req: ClaimRequest): Transition<Claim
     if (row.status === "starting" && row.claim_token === req.claimToken) {
       return adopted({ command: commandFor(ctx, row), revision: row.revision });
     }
-    const resumable = req.resume
-      ? controllableRun(req.runId, row, "resume")
-      : req.wake
-        ? dueRun(row, ctx.now())
-        : row;
-    if (isConflict(resumable)) return conflict(resumable);
-    const stale = revisionMismatch(row, req.expectedRevision);
-    if (stale) return conflict(stale);
-    const refusal = transitionRefusal(row, "starting");
-    if (refusal) return conflict(refusal);
-    if (row.status === "parked" && row.origin_session !== null) {
-      const active = activeRunInSession(ctx, row.origin_session);
-      if (active)
-        return conflict({ kind: "session_busy", sessionId: row.origin_session, activeRunId: active });
-    }
+    const refused = claimRefusal(ctx, row, req);
+    if (refused) return conflict(refused);
     const from = row.status;
     const revision = transitionRun(
       ctx,

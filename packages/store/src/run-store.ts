@@ -52,6 +52,7 @@ import * as terminalReaders from "./terminal-readers.js";
 import {
   cancelRun,
   type ClaimRequest,
+  checkClaim,
   claimRun,
   finishRun,
   markRunning,
@@ -161,6 +162,10 @@ export class RunStore {
   }
   claimRun(req: ClaimRequest) {
     return claimRun(this.use(), req);
+  }
+  /** Why `claimRun` would refuse this claim now (null: it would apply); changes nothing. */
+  checkClaim(req: Omit<ClaimRequest, "claimToken" | "leaseMs">) {
+    return checkClaim(this.use(), req);
   }
   markRunning(fence: Fence) {
     return markRunning(this.use(), fence);

@@ -169,6 +169,10 @@ export function activePath(view: Pick<RunView, "nodes" | "currentWork" | "cursor
   const running = view.nodes.find((node) => node.state === "running");
   if (running) return running.path;
   const work = view.currentWork;
-  if (work.kind !== "none" && work.path !== null) return work.path;
+  if (
+    (work.kind === "worker" || work.kind === "turn" || work.kind === "waiting_for_model") &&
+    work.path !== null
+  )
+    return work.path;
   return view.cursor?.path ?? null;
 }

@@ -130,7 +130,12 @@ async function main(): Promise<void> {
   const hosts = new Map<Side, Host>();
   const results = new Map<string, Sample[]>();
   try {
-    hosts.set("group", await startHostProcess({ root, checkout: REPO, mode: "FULL", label: "group" }));
+    // Every chain of the widest round gets its worker at once: the bench measures commits, not the cap.
+    const cap = { PIW_MAX_WORKERS: String(Math.max(4, ...CONCURRENCY)) };
+    hosts.set(
+      "group",
+      await startHostProcess({ root, checkout: REPO, mode: "FULL", label: "group", env: cap }),
+    );
     hosts.set(
       "single",
       await startHostProcess({
@@ -138,7 +143,7 @@ async function main(): Promise<void> {
         checkout: REPO,
         mode: "FULL",
         label: "single",
-        env: { PIW_GROUP_COMMIT: "off" },
+        env: { ...cap, PIW_GROUP_COMMIT: "off" },
       }),
     );
     const hostOf = (side: Side) => hosts.get(side) as Host;
