@@ -151,7 +151,13 @@ function conversationVisit(
   const state = step.status === "running" ? "open" : "settled";
   if (state === "open" && live !== undefined) {
     const ended = read.flatMap((t) => t ?? []);
-    const entries = transcriptEntries([...ended, ...live.live.entries]);
+    // Pi reports piw's step prompt as a custom message, which a live transcript does not keep: the
+    // first turn shows the prompt piw sent.
+    const sent: TranscriptEntry[] =
+      ended.length === 0 && live.live.omitted === 0
+        ? prompts.slice(-1).map((text) => ({ role: "user", text }))
+        : [];
+    const entries = transcriptEntries([...sent, ...ended, ...live.live.entries]);
     const shown = bounded(entries);
     const omitted = live.live.omitted + shown.omitted;
     return { visit: step.visit, attempt: step.attempt, mode: "conversation", state, ...shown, omitted };
