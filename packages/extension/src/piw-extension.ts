@@ -23,6 +23,7 @@ import {
 } from "./workflow-actions.js";
 import { parseWorkflowCommand, type WorkflowCommand } from "./workflow-command.js";
 import { RecentRuns, workflowCompletions } from "./workflow-completions.js";
+import { LiveTurnRelay } from "./live-turn-relay.js";
 import { registerViewerCommand } from "./viewer-command.js";
 
 export interface PiwExtensionOptions {
@@ -206,8 +207,14 @@ export function piwExtension(options: PiwExtensionOptions = {}): (pi: ExtensionA
       bridge.remember(ctx);
       bridge.agentStarted();
     });
+    const live = new LiveTurnRelay(bridge);
+    pi.on("message_start", (event) => live.observe(event));
+    pi.on("message_update", (event) => live.observe(event));
+    pi.on("tool_execution_start", (event) => live.observe(event));
+    pi.on("tool_execution_end", (event) => live.observe(event));
     pi.on("message_end", async (event, ctx) => {
       bridge.remember(ctx);
+      live.observe(event);
       await bridge.messageEnded(event.message);
     });
     pi.on("agent_end", async (event, ctx) => {

@@ -74,6 +74,11 @@ export class SessionBridge {
     return id;
   }
 
+  /** The turn Pi runs now, as the host answered for it: null when no workflow step owns it. */
+  currentTurn(): Promise<OpenTurn | null> {
+    return runningTurn(this.phase);
+  }
+
   /** The working folder of the freshest context, if Pi has given one yet. */
   get cwd(): string | undefined {
     return this.ctx?.cwd;

@@ -1,4 +1,5 @@
 import { AGENT_ACTIVITY_MAX, type AgentProgress } from "@piw/protocol";
+import { LiveTranscripts } from "./live-transcripts.js";
 
 /** How many runs' progress the host keeps; the run reported least recently is forgotten first. */
 const PROGRESS_RUNS_MAX = 200;
@@ -24,6 +25,13 @@ const visitKey = (path: string, visit: number): string => `${path}#${visit}`;
  */
 export class AgentProgressBoard {
   private readonly runs = new Map<string, RunProgress>();
+  /** Running agent steps' live transcripts, which end with their visits as the facts do. */
+  readonly live: LiveTranscripts;
+
+  /** `liveChanged`: a run's live transcripts moved (rate-limited): publish its view. */
+  constructor(liveChanged: (runId: string) => void = () => {}) {
+    this.live = new LiveTranscripts(liveChanged);
+  }
 
   set(runId: string, progress: AgentProgress, launchId: string): void {
     const run = this.runs.get(runId) ?? { latest: progress, open: new Map() };
@@ -65,15 +73,18 @@ export class AgentProgressBoard {
   /** The visit finished: its activity is over. */
   finishVisit(runId: string, path: string, visit: number): void {
     this.runs.get(runId)?.open.delete(visitKey(path, visit));
+    this.live.finishVisit(runId, path, visit);
   }
 
   /** The run finished or parked: none of its agent visits is open any more. */
   endRun(runId: string): void {
     this.runs.get(runId)?.open.clear();
+    this.live.endRun(runId);
   }
 
   /** The launch's worker is gone: the visits it reported are no longer running in it. */
   dropLaunch(runId: string, launchId: string): void {
+    this.live.dropOwner(runId, launchId);
     const open = this.runs.get(runId)?.open;
     if (open === undefined) return;
     for (const [key, entry] of open) if (entry.launchId === launchId) open.delete(key);

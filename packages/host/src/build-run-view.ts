@@ -30,6 +30,7 @@ import {
 import type { RunInput, RunReader, StepRecord } from "@piw/store";
 import { summarizeInput } from "./input-summary.js";
 import { nodeProgressOf } from "./node-progress-view.js";
+import type { LiveVisitTranscript } from "./live-transcripts.js";
 import { turnToAbort } from "./turn-abort.js";
 
 /** What the view needs to know about live workers: only an accepted worker of the current claim counts. */
@@ -43,6 +44,10 @@ export interface LiveWorkerIndex {
   agentActivity?(runId: string): AgentProgress[];
   /** The latest facts of one open isolated agent visit, oldest first. */
   agentFacts?(runId: string, path: string, visit: number): AgentProgress[];
+  /** The live transcript of one open agent visit, and the attempt it belongs to. */
+  liveTranscript?(runId: string, path: string, visit: number): LiveVisitTranscript | undefined;
+  /** How many live transcripts the run's agent steps reported: the view carries it. */
+  liveSeq?(runId: string): number;
 }
 
 export type ViewReader = Pick<
@@ -316,8 +321,9 @@ function progressOf(
   workers: LiveWorkerIndex,
   runId: string,
   steps: StepRecord[],
-): Pick<RunView, "agentProgress" | "agentActivity"> {
+): Pick<RunView, "agentProgress" | "agentActivity" | "liveConversation"> {
   const agentProgress = workers.agentProgress?.(runId);
+  const liveConversation = workers.liveSeq?.(runId) ?? 0;
   const running = new Set(steps.filter((s) => s.status === "running").map((s) => `${s.path}#${s.visit}`));
   const agentActivity = (workers.agentActivity?.(runId) ?? []).filter((p) =>
     running.has(`${p.path}#${p.visit}`),
@@ -325,6 +331,7 @@ function progressOf(
   return {
     ...(agentProgress === undefined ? {} : { agentProgress }),
     ...(agentActivity.length === 0 ? {} : { agentActivity }),
+    ...(liveConversation === 0 ? {} : { liveConversation }),
   };
 }
 

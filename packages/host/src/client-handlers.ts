@@ -15,6 +15,7 @@ import type { PiSdkLocation } from "./pi-sdk-location.js";
 import type { RunControl } from "./run-control.js";
 import type { ScheduleFirer } from "./schedule-firer.js";
 import { readRunHistoryView } from "./run-history.js";
+import type { LiveTranscripts } from "./live-transcripts.js";
 import { readStepConversation } from "./step-conversation.js";
 import { turnStopReason } from "./turn-abort.js";
 import type { Supervisor } from "./supervisor.js";
@@ -36,6 +37,8 @@ export interface ClientHandlerDeps {
   supervisor: Supervisor;
   /** What the views know of live work: accepted workers and isolated agent steps' activity. */
   live: LiveWorkerIndex;
+  /** Where a conversation step's live transcript is held (`turns.live`). */
+  liveTranscripts: Pick<LiveTranscripts, "set" | "dropOwner">;
   /** Where a session's workflow turn (submit, update, end) reaches its visit's worker. */
   turns: WorkflowTurns;
   /** Where the extension's report of its Pi's SDK folder goes. */
@@ -98,7 +101,10 @@ export function clientHandlers(
     "runs.get": ({ runId }) => buildRunView(store, runId, live),
     "runs.history": ({ runId }) => readRunHistoryView(store, runId),
     "runs.conversation": ({ runId, path }) =>
-      readStepConversation(store, runId, path, (at, visit) => live.agentFacts?.(runId, at, visit) ?? []),
+      readStepConversation(store, runId, path, {
+        facts: (at, visit) => live.agentFacts?.(runId, at, visit) ?? [],
+        live: (at, visit) => live.liveTranscript?.(runId, at, visit),
+      }),
     "runs.list": (query) => store.listRuns(query).map((run) => buildRunSummary(store, run, live)),
     "runs.cancel": ({ runId, by }) => control.cancel(runId, by),
     "runs.pause": ({ runId }) => control.pause(runId),
@@ -157,7 +163,12 @@ export function clientHandlers(
           control.pause(turn.runId);
         } else turns.turnEnded(turn);
       }
-      if (isSaved(ended)) touched(ended.value.runId);
+      if (isSaved(ended)) {
+        touched(ended.value.runId);
+        // The ended turn's messages are in Pi's session entries now: its live transcript is done.
+        if (ended.value.runId !== null)
+          deps.liveTranscripts.dropOwner(ended.value.runId, `session:${params.sessionId}`);
+      }
       return ended;
     },
     "turns.settle": (params) => {
@@ -168,6 +179,14 @@ export function clientHandlers(
     },
     "turns.submit": ({ sessionId, output }) => turns.submit(sessionId, output),
     "turns.update": ({ sessionId, update }) => turns.update(sessionId, update),
+    "turns.live": ({ sessionId, live: transcript }) => {
+      // The step comes from the session's open turn (the turn-ownership rule), never from the report.
+      const turn = store.openSessionTurn(sessionId);
+      if (!turn || turn.runId === null || turn.path === null || turn.visit === null) return { held: false };
+      const at = { path: turn.path, visit: turn.visit, attempt: null };
+      deps.liveTranscripts.set(turn.runId, at, transcript, `session:${sessionId}`);
+      return { held: true };
+    },
     "turns.usage": (params) => {
       const stop = turns.usage(params);
       return { stop };

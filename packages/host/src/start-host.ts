@@ -131,7 +131,8 @@ export async function startHostWith(options: StartHostOptions, tuning: HostKnobs
     synchronous: store.settings().synchronous,
   };
   const holder: { publisher?: ViewPublisher; clock?: WakeClock } = {};
-  const progress = new AgentProgressBoard();
+  // Live transcripts ask for a view push (at most ten a second a run); the viewer reads them again.
+  const progress = new AgentProgressBoard((runId) => holder.publisher?.changed(runId));
   const piSdk = new PiSdkLocation(log);
   const supervisor = new Supervisor({
     store,
@@ -158,6 +159,8 @@ export async function startHostWith(options: StartHostOptions, tuning: HostKnobs
     agentProgress: (runId) => progress.get(runId),
     agentActivity: (runId) => progress.activity(runId),
     agentFacts: (runId, path, visit) => progress.visitFacts(runId, path, visit),
+    liveTranscript: (runId, path, visit) => progress.live.get(runId, path, visit),
+    liveSeq: (runId) => progress.live.seq(runId),
   };
   const turns = new WorkflowTurns({
     store,
@@ -212,6 +215,7 @@ export async function startHostWith(options: StartHostOptions, tuning: HostKnobs
         schedules,
         supervisor,
         live,
+        liveTranscripts: progress.live,
         turns,
         piSdk,
         publisher,

@@ -14,6 +14,7 @@ import {
   type TurnEntries,
 } from "@piw/protocol";
 import type { RunStore } from "@piw/store";
+import type { LiveVisitTranscript } from "./live-transcripts.js";
 import { readTurnTranscript } from "./pi-session-entries.js";
 
 export type ConversationReader = Pick<
@@ -89,6 +90,12 @@ function transcriptEntries(transcript: readonly TranscriptEntry[]): Conversation
   return entries;
 }
 
+/** What the host holds of running steps in memory: isolated steps' facts, every step's live transcript. */
+export interface LiveConversationSource {
+  facts(path: string, visit: number): AgentProgress[];
+  live(path: string, visit: number): LiveVisitTranscript | undefined;
+}
+
 function bounded(entries: ConversationEntry[]): Pick<ConversationVisit, "entries" | "omitted"> {
   const omitted = Math.max(0, entries.length - VISIT_ENTRIES_MAX);
   return { entries: entries.slice(omitted), omitted };
@@ -98,16 +105,29 @@ function liveEntries(facts: readonly AgentProgress[]): ConversationEntry[] {
   return facts.map((fact) => ({ type: "live", kind: fact.kind, text: fact.text }));
 }
 
-/** One isolated attempt: its saved transcript once it ended, what it reports live until then. */
-function isolatedVisit(effect: HistoryEffect, facts: readonly AgentProgress[]): ConversationVisit {
+/**
+ * One isolated attempt: its saved transcript once it ended; until then its live transcript (what the
+ * model streamed and called so far), or the facts it reported when it sent no transcript yet.
+ */
+function isolatedVisit(effect: HistoryEffect, source: LiveConversationSource): ConversationVisit {
   const parsed = agentSessionReportSchema.safeParse(effect.result);
   const open = effect.status === "reserved";
-  const entries = parsed.success ? transcriptEntries(parsed.data.transcript) : open ? liveEntries(facts) : [];
-  const omitted = parsed.success ? parsed.data.transcriptOmitted : 0;
+  const attempt = effect.ordinal + 1;
+  const held = open ? source.live(effect.path, effect.visit) : undefined;
+  const live = held?.attempt === attempt ? held.live : undefined;
+  let entries: ConversationEntry[] = [];
+  let omitted = 0;
+  if (parsed.success) {
+    entries = transcriptEntries(parsed.data.transcript);
+    omitted = parsed.data.transcriptOmitted;
+  } else if (live !== undefined) {
+    entries = transcriptEntries(live.entries);
+    omitted = live.omitted;
+  } else if (open) entries = liveEntries(source.facts(effect.path, effect.visit));
   const shown = bounded(entries);
   return {
     visit: effect.visit,
-    attempt: effect.ordinal + 1,
+    attempt,
     mode: "isolated",
     state: open ? "open" : "settled",
     entries: shown.entries,
@@ -117,16 +137,31 @@ function isolatedVisit(effect: HistoryEffect, facts: readonly AgentProgress[]): 
 
 /**
  * One visit of a step that runs in the user's Pi session: its turns' messages, read from Pi's own
- * session file (piw does not copy them). A turn whose entries cannot be read (still running, or the
- * file moved) shows the prompt piw sent and the output it accepted.
+ * session file (piw does not copy them). While the step runs, its ended turns' messages and then the
+ * open turn's live transcript (what the extension reported of it so far). A turn whose entries cannot
+ * be read (the file moved) shows the prompt piw sent and the output it accepted.
  */
 function conversationVisit(
   step: HistoryStep,
   prompts: readonly string[],
   turns: ReadonlyArray<TurnEntries>,
+  live: LiveVisitTranscript | undefined,
 ): ConversationVisit {
   const read = turns.map(readTurnTranscript);
   const state = step.status === "running" ? "open" : "settled";
+  if (state === "open" && live !== undefined) {
+    const ended = read.flatMap((t) => t ?? []);
+    // Pi reports piw's step prompt as a custom message, which a live transcript does not keep: the
+    // first turn shows the prompt piw sent.
+    const sent: TranscriptEntry[] =
+      ended.length === 0 && live.live.omitted === 0
+        ? prompts.slice(-1).map((text) => ({ role: "user", text }))
+        : [];
+    const entries = transcriptEntries([...sent, ...ended, ...live.live.entries]);
+    const shown = bounded(entries);
+    const omitted = live.live.omitted + shown.omitted;
+    return { visit: step.visit, attempt: step.attempt, mode: "conversation", state, ...shown, omitted };
+  }
   if (read.length > 0 && read.every((t) => t !== null)) {
     const entries = transcriptEntries(read.flatMap((t) => t ?? []));
     return { visit: step.visit, attempt: step.attempt, mode: "conversation", state, ...bounded(entries) };
@@ -160,7 +195,7 @@ export function readStepConversation(
   reader: ConversationReader,
   runId: string,
   path: string,
-  facts: (path: string, visit: number) => AgentProgress[],
+  source: LiveConversationSource,
 ): StepConversation | null {
   const run = reader.getRun(runId);
   if (!run) return null;
@@ -171,7 +206,7 @@ export function readStepConversation(
   const records = reader.readRunHistory(runId);
   const sessions = records.effects.filter((e) => e.path === path && e.effectType === AGENT_SESSION_EFFECT);
   if (sessions.length > 0) {
-    answer.visits = sessions.map((effect) => isolatedVisit(effect, facts(path, effect.visit)));
+    answer.visits = sessions.map((effect) => isolatedVisit(effect, source));
     return answer;
   }
   const turns = reader.listTurnEntries(runId, path);
@@ -184,6 +219,7 @@ export function readStepConversation(
           .filter((m) => m.path === path && m.visit === step.visit && m.kind === "step_prompt")
           .map((m) => m.body),
         turns.filter((t) => t.visit === step.visit),
+        source.live(path, step.visit),
       ),
     );
   return answer;

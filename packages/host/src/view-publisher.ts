@@ -118,7 +118,7 @@ export class ViewPublisher {
       const view = this.build(runId);
       if (!view) continue;
       // A turn to abort is a decision for the session even when nothing else moved.
-      const key = `${view.revision}:${JSON.stringify(view.currentWork)}:${view.abortTurn?.turnId ?? ""}:${agentKey(view)}:${progressKey(view)}`;
+      const key = `${view.revision}:${JSON.stringify(view.currentWork)}:${view.abortTurn?.turnId ?? ""}:${agentKey(view)}:${progressKey(view)}:${view.liveConversation ?? 0}`;
       if (this.lastPushed.get(runId) === key) continue;
       this.lastPushed.set(runId, key);
       for (const [subscriptionId, sub] of subs) sub.sink.push("run.view", { subscriptionId, view });

@@ -105,6 +105,10 @@ export function workerHandlers(deps: WorkerChannelDeps, worker: LiveWorker): Han
       deps.runChanged(runId);
       return { ok: true as const };
     },
+    "agent.live": ({ path, visit, attempt, live }) => {
+      deps.progress.live.set(runId, { path, visit, attempt }, live, worker.launchId);
+      return { ok: true as const };
+    },
     "node.progress": (report) => {
       const saved = store.saveNodeProgress(fence, report);
       if (saved.kind === "applied") deps.runChanged(runId);

@@ -6,7 +6,7 @@ import {
   type IsolatedAgentSessions,
   type IsolatedStep,
 } from "@piw/engine";
-import { safeError } from "@piw/protocol";
+import { LiveTranscript, type LiveTranscriptSnapshot, safeError } from "@piw/protocol";
 import { markPiProcess, piAgentDir } from "@piw/state-dir";
 import { loadPiSdk, PiSdkMissing, type PiSdk, type PiSdkSources } from "./load-pi-sdk.js";
 import { modelFailureMessage } from "./model-failure-message.js";
@@ -36,6 +36,11 @@ export interface PiAgentSessionsOptions {
    * `toolCallSummary`) and the accepted output (`text`: its JSON), for the worker to relay.
    */
   onProgress?(step: IsolatedStep, event: IsolatedProgress): void;
+  /**
+   * The attempt's live transcript (bounded: its latest entries) after each change, as the model's
+   * text streams and its tools start and end: for the worker to relay, rate-limited, to the viewers.
+   */
+  onLive?(step: IsolatedStep, live: LiveTranscriptSnapshot): void;
 }
 
 /** The name of the submit tool: the step contract tells the model to call it. */
@@ -232,7 +237,9 @@ function liveSession(
   let turns = 0;
   let overBudget = false;
   const used = { tokens: 0, usd: 0 };
+  const transcript = new LiveTranscript();
   const unsubscribe = session.subscribe((event) => {
+    if (options.onLive !== undefined && transcript.apply(event)) options.onLive(step, transcript.snapshot());
     if (event.type === "tool_execution_start" && event.toolName !== SUBMIT_TOOL)
       options.onProgress?.(step, { kind: "tool", text: toolCallSummary(event.toolName, event.args) });
   });

@@ -4,7 +4,7 @@ import { z } from "zod";
 export const AGENT_SESSION_EFFECT = "agent.session";
 
 /** One entry of an isolated step's saved transcript; texts are cut to a bound by whoever saves it. */
-const transcriptEntrySchema = z.discriminatedUnion("role", [
+export const transcriptEntrySchema = z.discriminatedUnion("role", [
   z.object({ role: z.literal("user"), text: z.string() }),
   z.object({ role: z.literal("assistant"), text: z.string() }),
   z.object({ role: z.literal("tool_call"), tool: z.string(), arguments: z.string() }),

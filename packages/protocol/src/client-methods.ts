@@ -13,6 +13,7 @@ import {
   runIdSchema,
 } from "./ids.js";
 import { turnProgressSchema } from "./node-progress.js";
+import { turnLiveSchema } from "./live-transcript.js";
 import type { PushTable } from "./push-table.js";
 import { runHistorySchema } from "./run-history.js";
 import { messageRecordSchema, reservePreparedRunSchema, resolveManualEffectSchema } from "./run-records.js";
@@ -169,6 +170,12 @@ export const clientMethods = lazyTable({
     result: z.object({ runId: runIdSchema, path: z.string(), visit: z.number().int() }),
   }),
   /**
+   * What the model said and did so far in the session's open workflow turn (the latest entries, sent
+   * at most a few times a second); the host holds it in memory for the step's live conversation.
+   * `held: false` when no workflow step owns the session's open turn (nothing is kept).
+   */
+  "turns.live": () => ({ params: turnLiveSchema, result: z.object({ held: z.boolean() }) }),
+  /**
    * What the model used so far in the session's open workflow turn (sums over the turn's replies, so a
    * resend is harmless). `stop` is set when the run's budget is reached: the extension aborts the turn.
    */
@@ -250,6 +257,7 @@ export const lostReplyPolicy = {
   "turns.settle": "report",
   "turns.submit": "report",
   "turns.update": "resend",
+  "turns.live": "resend",
   "turns.usage": "resend",
   "messages.claim": "report",
   "messages.delivered": "report",

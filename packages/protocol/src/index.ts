@@ -72,6 +72,8 @@ export type {
 export { historyEventSchema } from "./run-history.js";
 export type { ConversationEntry, ConversationVisit, StepConversation } from "./step-conversation.js";
 export { CONVERSATION_RESULT_MAX, CONVERSATION_TEXT_MAX } from "./step-conversation.js";
+export type { AgentLive, LiveTranscriptSnapshot } from "./live-transcript.js";
+export { LIVE_CHARS_MAX, LIVE_ENTRIES_MAX, LiveTranscript } from "./live-transcript.js";
 export type {
   EffectResult,
   EnqueueMessage,

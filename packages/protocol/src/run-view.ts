@@ -163,6 +163,12 @@ export const runViewSchema = z.object({
    * reader that knows only `agentProgress` keeps reading the latest fact of the run unchanged.
    */
   agentActivity: z.array(agentProgressSchema).max(AGENT_ACTIVITY_MAX).optional(),
+  /**
+   * Grows with each live transcript a running agent step of the run reported (its streamed text and
+   * tool calls, held in the host's memory): a viewer showing that step's conversation reads it again.
+   * Absent while nothing was reported.
+   */
+  liveConversation: z.number().int().min(1).optional(),
   /** One entry per running node visit that reported progress; absent when none did. */
   progress: z.array(nodeProgressSchema).optional(),
   /** Set while the run waits at a checkpoint; absent or null otherwise. */

@@ -30,6 +30,7 @@ const workerMethodRoles = {
   "agent.next": { role: "agent" },
   "agent.verdict": { role: "agent" },
   "agent.progress": { role: "worker" },
+  "agent.live": { role: "worker" },
   "node.progress": { role: "live", port: "reportProgress" },
   "worker.processGroup": { role: "worker" },
   "worker.exit": { role: "worker" },

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { runEnvSchema } from "./run-env.js";
 import { agentProgressSchema } from "./agent-progress.js";
+import { agentLiveSchema } from "./live-transcript.js";
 import { budgetSchema, budgetSpendSchema } from "./budget.js";
 import { effectStateSchema, nodeVisitStateSchema, runSnapshotSchema } from "./execution.js";
 import { nodePathSchema, visitNumberSchema } from "./ids.js";
@@ -119,6 +120,8 @@ export const workerMethods = {
   },
   /** An isolated agent step's latest progress (rate-limited by the worker); the host relays it. */
   "agent.progress": { params: agentProgressSchema, result: z.object({ ok: z.literal(true) }) },
+  /** An isolated attempt's live transcript so far (rate-limited by the worker); the host holds the latest. */
+  "agent.live": { params: agentLiveSchema, result: z.object({ ok: z.literal(true) }) },
   /**
    * A running visit's latest `ctx.progress` (or isolated agent `update`), rate-limited by the worker.
    * The host saves it for the visit's attempt; `saved: false` when that attempt is no longer running.

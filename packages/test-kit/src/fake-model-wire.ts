@@ -19,6 +19,11 @@ export interface StreamPacing {
   chunkSize?: number;
   /** Delay before each delta, in ms (default 0). */
   delayMs?: number;
+  /**
+   * Once at least `chars` characters of the text went out, wait for `until` before the rest: a test
+   * sees a reply half streamed for as long as it needs, with no timing to guess.
+   */
+  holdAfter?: { chars: number; until: Promise<unknown> };
 }
 
 export function readBody(req: IncomingMessage): Promise<string> {
@@ -107,10 +112,17 @@ export async function streamReply(
 
   send({ role: "assistant", content: "" }, null);
   const textValue = reply.text ?? "";
+  let sent = 0;
+  let hold = pace.holdAfter;
   for (const part of textValue.length > 0 ? chunksOf(textValue, pace.chunkSize) : []) {
     if (pace.delayMs) await sleep(pace.delayMs);
     if (closed) return false;
     send({ content: part }, null);
+    sent += part.length;
+    if (hold !== undefined && sent >= hold.chars) {
+      await hold.until;
+      hold = undefined;
+    }
   }
   if (reply.type === "tool_calls") {
     for (const [position, call] of reply.calls.entries()) {

@@ -74,8 +74,10 @@ export function renderConversation(
   if (conversation === null || conversation.path !== options.path)
     return { lines: [theme("dim", `loading the conversation${g.ellipsis}`)], anchor: 0 };
   const started = options.history?.steps.filter((s) => s.path === options.path) ?? [];
+  // Live, the host's conversation is newer than any history read before it: a visit that just
+  // started shows though the history does not know it yet.
   const visits = conversation.visits.filter(
-    (visit) => options.history === null || started.some((s) => s.visit === visit.visit),
+    (visit) => !options.replaying || options.history === null || started.some((s) => s.visit === visit.visit),
   );
   if (visits.length === 0)
     return { lines: [theme("dim", "no messages yet: the step has not run")], anchor: 0 };

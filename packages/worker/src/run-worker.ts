@@ -1,5 +1,6 @@
 import { acceptRunCommand, agentSessionFor, executeRun, toSafeError } from "@piw/engine";
 import { createPiAgentSessions, loadPiSdk } from "@piw/pi-agent";
+import { AgentLiveRelay } from "./agent-live-relay.js";
 import { AgentProgressRelay } from "./agent-progress-relay.js";
 import type { WorkerExit } from "@piw/protocol";
 import { type CrashHook, crashingPort } from "./crash-hook.js";
@@ -112,6 +113,12 @@ export class WorkerRun {
         // Progress is live only: a lost channel ends this worker anyway.
       });
     });
+    // What an isolated step's model streams and calls, live to the host for the viewer's conversation.
+    const live = new AgentLiveRelay((transcript) => {
+      peer.call("agent.live", transcript).catch(() => {
+        // Live only, like progress.
+      });
+    });
     const outcome = await executeRun({
       workflow: accepted.workflow,
       port,
@@ -129,6 +136,7 @@ export class WorkerRun {
               this.options.log(`run ${command.runId}: ${step.path}: tool ${event.text}`);
             progress.report(step, event);
           },
+          onLive: (step, transcript) => live.report(step, transcript),
         }),
       },
       // The host keeps these so it can kill a command this process leaves behind if it dies.
