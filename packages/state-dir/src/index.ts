@@ -29,6 +29,7 @@ export {
   securePrivateFile,
   verifyHostSocketForClient,
 } from "./private-state.js";
+export { useStateCompileCache } from "./compile-cache.js";
 export { claimOnce } from "./once-file.js";
 export { checkPiSdkDir, findPiSdkDir, PI_SDK_PACKAGE } from "./pi-sdk-dir.js";
 export { markPiProcess, runsUnderPi } from "./pi-tool-process.js";
