@@ -88,7 +88,7 @@ function seed(s: Side, seeded: Map<string, string>): void {
   const began = performance.now();
   const result = spawnSync(
     process.execPath,
-    ["--import", "tsx", join(REPO, "tools/bench/src/seed-runs.ts"), s.dir, s.home, String(RUNS)],
+    ["--import", "tsx", join(REPO, "tools/bench/src/prepare-runs.ts"), s.dir, s.home, String(RUNS)],
     { cwd: s.dir, stdio: ["ignore", "inherit", "inherit"] },
   );
   if (result.error !== undefined || result.status !== 0) throw new Error(`${s.label}: seeding failed`);

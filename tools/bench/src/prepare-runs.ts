@@ -3,7 +3,7 @@
  * run, with the embedded runtime of the checkout at CHECKOUT (its own store and engine, so each side
  * of a bench writes the layout its host expects); the rest are copies of their rows under new run
  * IDs, made in one transaction (running 10,000 runs takes minutes on a busy machine).
- * Used by `pnpm bench:run` as a child: `tsx seed-runs.ts CHECKOUT STATE_DIR COUNT`.
+ * Used by `pnpm bench:run` as a child: `tsx prepare-runs.ts CHECKOUT STATE_DIR COUNT`.
  */
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -32,7 +32,7 @@ async function main(): Promise<void> {
   const [checkout, stateDir, rawCount] = process.argv.slice(2);
   const count = Number(rawCount);
   if (checkout === undefined || stateDir === undefined || !Number.isInteger(count) || count < 0) {
-    throw new Error("usage: seed-runs.ts CHECKOUT STATE_DIR COUNT");
+    throw new Error("usage: prepare-runs.ts CHECKOUT STATE_DIR COUNT");
   }
   const { EmbeddedRuntime } = await import(join(checkout, "packages/embedded/src/index.ts"));
   const { loadWorkflowFile } = await import(join(checkout, "packages/engine/src/index.ts"));
@@ -118,6 +118,6 @@ function copyRuns(file: string, copies: number, count: number): void {
 }
 
 main().catch((error) => {
-  process.stderr.write(`seed-runs: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.stderr.write(`prepare-runs: ${error instanceof Error ? error.message : String(error)}\n`);
   process.exitCode = 1;
 });
