@@ -1,6 +1,6 @@
 import { COMMAND_TABLE, ENVIRONMENT } from "./command-table.js";
 import { EXIT_CODE_TABLE } from "./exit-codes.js";
-import { OUTPUT_SCHEMA_VERSIONS } from "./output-schemas.js";
+import { OUTPUT_SCHEMA_VERSIONS } from "./output-schema-versions.js";
 import { COMMAND_USAGE, flagText, MAIN_USAGE } from "./usage.js";
 
 /** A table cell: one line, with `|` escaped. */

@@ -1,8 +1,7 @@
 #!/usr/bin/env node
 // piw: check Node before anything that needs 22.19 loads; the CLI itself loads on demand (cli.js).
-import { join } from "node:path";
 import { exitUnlessNodeFits } from "@piw/node-version";
-import { defaultStateDir, isPrivateDir } from "@piw/state-dir";
+import { defaultStateDir, useStateCompileCache } from "@piw/state-dir";
 import { packageVersion } from "./package-version.js";
 
 exitUnlessNodeFits("piw");
@@ -18,15 +17,13 @@ if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-V")) {
   // V8's code cache for the CLI's modules saves a part of every start. piw shares the workers' cache,
   // once the host's workers have made it in the private state folder; piw itself creates nothing there.
   const stateDir = defaultStateDir(process.env);
-  const cacheDir = join(stateDir, "compile-cache");
-  if (isPrivateDir(stateDir) && isPrivateDir(cacheDir)) {
-    const { enableCompileCache } = await import("node:module");
-    enableCompileCache(cacheDir);
-  }
-  // Plain `piw list` against a running host takes a route that builds no zod schemas (see quickList).
+  useStateCompileCache(stateDir);
+  // Plain `piw list` (or `piw list --json`) against a running host takes a route that builds no zod
+  // schemas (see quickList).
+  const json = argv.length === 2 && argv[1] === "--json";
   const listed =
-    argv.length === 1 && argv[0] === "list"
-      ? await (await import("./quick-list-command.js")).quickList(stateDir, process.stdout, process.env)
+    argv[0] === "list" && (argv.length === 1 || json)
+      ? await (await import("./quick-list-command.js")).quickList(stateDir, process.stdout, process.env, json)
       : false;
   if (listed) process.stdout.write("", () => process.exit(0));
   else await runCliAndExit();

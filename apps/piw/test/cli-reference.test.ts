@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { renderCliReference } from "../src/cli-reference.js";
 import { COMMAND_TABLE } from "../src/command-table.js";
 import { EXIT_CODE_TABLE } from "../src/exit-codes.js";
-import { OUTPUT_SCHEMA_VERSIONS } from "../src/output-schemas.js";
+import { OUTPUT_SCHEMA_VERSIONS } from "../src/output-schema-versions.js";
 import { COMMAND_USAGE } from "../src/usage.js";
 import { repo } from "./cli-harness.js";
 

@@ -87,6 +87,23 @@ describe("plain piw list on a running host", () => {
     const ageless = (text: string) => text.replace(/\b\d+[smhd] ago\b/g, "<age>");
     expect(ageless(quick.stdout)).toBe(ageless(full.stdout));
   });
+
+  it.each(BINS)("%s list --json prints what the full route prints, and loads no zod", (bin) => {
+    const log = join(scratch, `${bin.replaceAll("/", "-")}-json.log`);
+    const quick = piw(bin, ["list", "--json"], recordLoads(log));
+    expect(quick.status, quick.stderr).toBe(0);
+    expect(
+      readFileSync(log, "utf8")
+        .split("\n")
+        .filter((url) => ZOD.test(url)),
+    ).toEqual([]);
+    const full = piw(bin, ["list", "--json", "--limit", "50"]);
+    expect(full.status, full.stderr).toBe(0);
+    const printed = JSON.parse(quick.stdout) as { schema: string; runs: unknown[] };
+    expect(printed.schema).toBe("piw.list.v1");
+    expect(printed.runs.length).toBe(2);
+    expect(printed).toEqual(JSON.parse(full.stdout));
+  });
 });
 
 describe("the quick check of the run list's reply", () => {
