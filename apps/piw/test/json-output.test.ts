@@ -211,6 +211,7 @@ describe("piw --json, exit codes and what the CLI says about a run", () => {
       const byName = new Map(out.workflows.map((workflow) => [workflow.name, workflow]));
       expect([...byName.keys()].sort()).toEqual([
         "autodoc",
+        "autoimplement",
         "autoplan",
         "bad",
         "broken",
@@ -240,9 +241,29 @@ describe("piw --json, exit codes and what the CLI says about a run", () => {
       expect(byName.get("autodoc")).toMatchObject({
         title: "Update the documentation for a change",
         source: { kind: "builtin", path: null },
-        input: { keys: ["task", "plan", "documents", "workspace", "base"], required: ["task"] },
+        input: { keys: ["task", "plan", "documents", "workspace", "base", "from"], required: ["task"] },
         textInput: "task",
         summary: expect.stringContaining("verify every changed claim"),
+        problem: null,
+      });
+      expect(byName.get("autoimplement")).toMatchObject({
+        title: "Implement a plan",
+        source: { kind: "builtin", path: null },
+        input: {
+          keys: [
+            "task",
+            "plan",
+            "baseBranch",
+            "workspace",
+            "checks",
+            "approval",
+            "maxRounds",
+            "merge",
+            "publish",
+          ],
+          required: ["task"],
+        },
+        textInput: "task",
         problem: null,
       });
       expect(byName.get("monitor")).toMatchObject({

@@ -54,7 +54,7 @@ const inputSchema = z.object({
   remote: z
     .string()
     .max(100)
-    .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, "a git remote name such as origin")
+    .regex(/^\w[\w.-]*$/, "a git remote name such as origin")
     .default("origin"),
   /** The durable wait between two looks at pending checks. */
   pollSeconds: z.number().int().min(1).max(3600).default(60),
