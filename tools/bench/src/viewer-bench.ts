@@ -13,13 +13,14 @@
  * default 60), BENCH_STEP_MS (how long each live node works, default 25). Run from the repository root;
  * host and worker run from source under tsx, as in the tests. Figures: docs/performance.md ("Viewer").
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { HostConnection } from "@piw/client";
 import { loadWorkflowFile } from "@piw/engine";
 import type { GraphManifest, JsonValue, NodeView, RunView } from "@piw/protocol";
+import { removeTree } from "@piw/test-kit";
 import { ansiTheme, initialState, reduceViewer, renderGraph, renderScreen } from "@piw/viewer";
 
 function envInt(name: string, fallback: number, min: number): number {
@@ -225,7 +226,7 @@ async function liveLatency(): Promise<number[]> {
   } finally {
     connection.close();
     // The host may still be writing its compile cache as it stops.
-    rmSync(home, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+    removeTree(home);
   }
   return samples;
 }
