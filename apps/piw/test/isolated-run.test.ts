@@ -337,7 +337,12 @@ export default defineWorkflow({
       model.replyOnce((r) =>
         lastToolResultText(r)?.includes("The widget spins") &&
         JSON.stringify(r.messages).includes("Review the widget")
-          ? toolCall("workflow", { action: "submit", output: { verdict: "approve", findings: [] } })
+          ? // The model takes a moment before it submits, as a real one does: the read is the step's
+            // current activity long enough for a view to carry it on a loaded machine.
+            {
+              ...toolCall("workflow", { action: "submit", output: { verdict: "approve", findings: [] } }),
+              stream: { delayMs: 1_500 },
+            }
           : undefined,
       );
       const result = await piw(home, ["run", example("review"), "the widget"], { cwd: project, env });

@@ -72,7 +72,13 @@ describe("start-up reconciliation reads every run, a page at a time", () => {
     });
     store.close();
 
-    host = await start(box, { reconcilePageSize: 3, workerCommand: IDLE_WORKER, now: LATER });
+    // Every relaunch at once: this is about paging, not the worker cap (worker-cap.test.ts).
+    host = await start(box, {
+      reconcilePageSize: 3,
+      workerCommand: IDLE_WORKER,
+      now: LATER,
+      maxWorkers: 100,
+    });
     const reader = host.reader;
     expect(stale.map((id) => reader.getRun(id)?.status)).toEqual(stale.map(() => "queued"));
     expect(queued.map((id) => [reader.getRun(id)?.status, launches(id)])).toEqual(

@@ -306,7 +306,7 @@ describe("the packed piw package, installed with npm", () => {
     });
     expect(listed.workflows.find((workflow) => workflow.name === "autodoc")).toMatchObject({
       source: { kind: "builtin", path: null },
-      input: { keys: ["task", "plan", "documents", "workspace", "base"], required: ["task"] },
+      input: { keys: ["task", "plan", "documents", "workspace", "base", "from"], required: ["task"] },
       textInput: "task",
       problem: null,
     });
