@@ -1,10 +1,10 @@
-import { visibleWidth } from "@earendil-works/pi-tui";
 import type { NodeView, RunView } from "@piw/protocol";
 import { enclosingMounts } from "./flow.js";
 import { formatDuration } from "./format.js";
 import type { Glyphs } from "./glyphs.js";
 import type { CardLayout, GraphLayout } from "./graph-layout.js";
 import { agentProgressOf, nodeProgressOf, runningDetail } from "./progress-words.js";
+import { textWidth } from "./text-width.js";
 import type { Tint } from "./theme.js";
 import { NODE_STATE_WORDS, NODE_TINTS } from "./words.js";
 
@@ -54,7 +54,7 @@ const joined = (parts: readonly StatusPart[]) => parts.map((part) => part.text).
 /** The parts that fit `inner` columns, in their order, dropping the least worth first. */
 function fitParts(parts: readonly StatusPart[], inner: number): string {
   let shown = [...parts];
-  while (shown.length > 1 && visibleWidth(joined(shown)) > inner) {
+  while (shown.length > 1 && textWidth(joined(shown)) > inner) {
     const least = shown.slice(1).reduce((a, b) => (b.worth < a.worth ? b : a));
     shown = shown.filter((part) => part !== least);
   }
@@ -111,7 +111,7 @@ export function cardText(
     title: `${g.kind[node.kind]} ${name}`,
     status,
     fitStatus: (inner) => {
-      width ??= visibleWidth(status);
+      width ??= textWidth(status);
       return width <= inner ? status : fitParts(parts, inner);
     },
     detail,

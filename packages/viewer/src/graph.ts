@@ -19,7 +19,7 @@ import {
 } from "./graph-bands.js";
 import { type CardText, cardText, columnsOf } from "./graph-cards.js";
 import { agentProgressOf, nodeProgressOf } from "./progress-words.js";
-import { clipToWidth } from "./text-width.js";
+import { clipToWidth, textWidth } from "./text-width.js";
 import { plainTheme, type Theme, type Tint } from "./theme.js";
 
 export interface GraphOptions {
@@ -69,8 +69,8 @@ interface Geometry {
 }
 
 function textNeed(text: CardText): number {
-  let need = Math.max(visibleWidth(text.title) + 4, visibleWidth(text.status) + 4);
-  if (text.banner !== undefined) need = Math.max(need, visibleWidth(text.banner) + 6);
+  let need = Math.max(textWidth(text.title) + 4, textWidth(text.status) + 4);
+  if (text.banner !== undefined) need = Math.max(need, textWidth(text.banner) + 6);
   return need;
 }
 

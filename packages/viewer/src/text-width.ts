@@ -13,3 +13,32 @@ export function clipToWidth(text: string, width: number, ellipsis = "…"): stri
   const cut = truncateToWidth(text, Math.max(0, width), ellipsis);
   return text.includes(ESCAPE) ? cut : cut.replace(CSI, "");
 }
+
+/**
+ * Columns of a line of plain text, as pi-tui's `visibleWidth` counts them. A card's lines are a glyph
+ * and printable ASCII joined by spaces, and a graph of a thousand cards has a thousand distinct
+ * lines, more than pi-tui's width cache holds: printable ASCII is counted, and each word holding
+ * anything else is measured alone (the few glyphs stay cached). No grapheme spans a space, so the
+ * sum is exact.
+ */
+export function textWidth(text: string): number {
+  const end = text.length;
+  let width = 0;
+  let i = 0;
+  while (i < end) {
+    const code = text.charCodeAt(i);
+    if (code >= 0x20 && code <= 0x7e) {
+      width += 1;
+      i += 1;
+      continue;
+    }
+    let from = i;
+    while (from > 0 && text.charCodeAt(from - 1) !== 0x20) from -= 1;
+    let to = i + 1;
+    while (to < end && text.charCodeAt(to) !== 0x20) to += 1;
+    // The word's printable ASCII before `i` was counted already.
+    width += visibleWidth(text.slice(from, to)) - (i - from);
+    i = to;
+  }
+  return width;
+}
