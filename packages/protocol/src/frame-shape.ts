@@ -124,6 +124,22 @@ export function inspectFrame(text: string, maxDepth = Number.POSITIVE_INFINITY):
 }
 
 /**
+ * True when `text` holds at most `maxDepth` opening brackets, found with the engine's own string
+ * search: such a text cannot nest deeper than `maxDepth`, so the character-by-character scan of
+ * `inspectFrame` is needed only for the rare frame with more brackets than the limit.
+ */
+export function cannotNestDeeperThan(text: string, maxDepth: number): boolean {
+  let brackets = 0;
+  for (const open of ["{", "["]) {
+    for (let at = text.indexOf(open); at >= 0; at = text.indexOf(open, at + 1)) {
+      brackets += 1;
+      if (brackets > maxDepth) return false;
+    }
+  }
+  return true;
+}
+
+/**
  * UTF-8 bytes of a string, without encoding it. Frame limits count bytes: a frame of two-byte
  * characters is twice its `length`.
  */
