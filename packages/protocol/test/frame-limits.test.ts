@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { cannotNestDeeperThan } from "../src/frame-shape.js";
+import { cannotNestDeeperThan, utf8ByteLength } from "../src/frame-shape.js";
 import { inspectFrame, MAX_FRAME_BYTES, MAX_FRAME_DEPTH, RpcError, RpcPeer } from "../src/index.js";
 
 const methods = {
@@ -210,6 +210,23 @@ describe("inspectFrame", () => {
       kind: "request",
       tooDeep: true,
     });
+  });
+});
+
+describe("utf8ByteLength", () => {
+  it("counts what the UTF-8 encoder writes, ASCII or not, lone surrogates as U+FFFD", () => {
+    const encoder = new TextEncoder();
+    const textArb = fc.oneof(
+      fc.string({ unit: "binary", maxLength: 40 }),
+      fc.string({ maxLength: 40 }),
+      fc.string({ unit: fc.constantFrom("a", "\u007f", "\u0080", "é", "€", "\ud83d", "\ude00", "😀") }),
+    );
+    fc.assert(
+      fc.property(textArb, (text) => {
+        expect(utf8ByteLength(text)).toBe(encoder.encode(text).length);
+      }),
+      { numRuns: 5000, seed: 29 },
+    );
   });
 });
 
