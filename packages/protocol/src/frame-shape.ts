@@ -139,7 +139,8 @@ export function cannotNestDeeperThan(text: string, maxDepth: number): boolean {
   return true;
 }
 
-const ASCII_ONLY = /^[\x00-\x7f]*$/;
+/** Any UTF-16 code unit outside ASCII (surrogates included: no `u` flag). */
+const NON_ASCII = /[\u0080-\uffff]/;
 
 /**
  * UTF-8 bytes of a string, without encoding it. Frame limits count bytes: a frame of two-byte
@@ -147,7 +148,7 @@ const ASCII_ONLY = /^[\x00-\x7f]*$/;
  */
 export function utf8ByteLength(text: string): number {
   // Most frames are ASCII: one byte a character, found by the regex engine rather than this loop.
-  if (ASCII_ONLY.test(text)) return text.length;
+  if (!NON_ASCII.test(text)) return text.length;
   let bytes = 0;
   for (let i = 0; i < text.length; i += 1) {
     const c = text.charCodeAt(i);
