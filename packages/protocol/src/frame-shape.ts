@@ -124,10 +124,31 @@ export function inspectFrame(text: string, maxDepth = Number.POSITIVE_INFINITY):
 }
 
 /**
+ * True when `text` holds at most `maxDepth` opening brackets, found with the engine's own string
+ * search: such a text cannot nest deeper than `maxDepth`, so the character-by-character scan of
+ * `inspectFrame` is needed only for the rare frame with more brackets than the limit.
+ */
+export function cannotNestDeeperThan(text: string, maxDepth: number): boolean {
+  let brackets = 0;
+  for (const open of ["{", "["]) {
+    for (let at = text.indexOf(open); at >= 0; at = text.indexOf(open, at + 1)) {
+      brackets += 1;
+      if (brackets > maxDepth) return false;
+    }
+  }
+  return true;
+}
+
+/** Any UTF-16 code unit outside ASCII (surrogates included: no `u` flag). */
+const NON_ASCII = /[\u0080-\uffff]/;
+
+/**
  * UTF-8 bytes of a string, without encoding it. Frame limits count bytes: a frame of two-byte
  * characters is twice its `length`.
  */
 export function utf8ByteLength(text: string): number {
+  // Most frames are ASCII: one byte a character, found by the regex engine rather than this loop.
+  if (!NON_ASCII.test(text)) return text.length;
   let bytes = 0;
   for (let i = 0; i < text.length; i += 1) {
     const c = text.charCodeAt(i);

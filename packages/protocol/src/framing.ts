@@ -1,5 +1,11 @@
 import { z } from "zod";
-import { inspectFrame, MAX_FRAME_BYTES, PROTOCOL_VERSION, utf8ByteLength } from "./frame-shape.js";
+import {
+  cannotNestDeeperThan,
+  inspectFrame,
+  MAX_FRAME_BYTES,
+  PROTOCOL_VERSION,
+  utf8ByteLength,
+} from "./frame-shape.js";
 
 export { MAX_FRAME_BYTES, PROTOCOL_VERSION };
 
@@ -135,8 +141,8 @@ export function encodeFrameWithin(
       },
     };
   }
-  // Nesting deeper than the limit needs at least that many characters.
-  if (text.length > limits.maxDepth && inspectFrame(text, limits.maxDepth).tooDeep) {
+  // Nesting deeper than the limit needs more opening brackets than that.
+  if (!cannotNestDeeperThan(text, limits.maxDepth) && inspectFrame(text, limits.maxDepth).tooDeep) {
     return {
       ok: false,
       error: {

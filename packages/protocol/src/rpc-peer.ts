@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import { type FrameShape, inspectFrame } from "./frame-shape.js";
+import { cannotNestDeeperThan, type FrameShape, inspectFrame } from "./frame-shape.js";
 import {
   encodeFrameWithin,
   type FrameLimits,
@@ -195,16 +195,20 @@ export class RpcPeer<
 
   private receive(line: string): void {
     // Before any parser sees it: JSON.parse is iterative, but schemas and handlers recurse per level.
-    const shape = inspectFrame(line, this.limits.maxDepth);
-    if (shape.tooDeep) {
-      this.refuseFrame(shape, "frame_too_deep", `A frame nests deeper than ${this.limits.maxDepth} levels.`);
-      return;
+    // A frame with fewer brackets than the limit is not scanned: most frames, every one of a node.
+    const { maxDepth } = this.limits;
+    if (!cannotNestDeeperThan(line, maxDepth)) {
+      const shape = inspectFrame(line, maxDepth);
+      if (shape.tooDeep) {
+        this.refuseFrame(shape, "frame_too_deep", `A frame nests deeper than ${maxDepth} levels.`);
+        return;
+      }
     }
     try {
       this.dispatch(line);
     } catch {
       // A bug or a callback's throw: this frame fails, the frames after it are still served.
-      this.refuseFrame(shape, "internal", "This peer failed to handle a frame.");
+      this.refuseFrame(inspectFrame(line), "internal", "This peer failed to handle a frame.");
     }
   }
 

@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { cannotNestDeeperThan, utf8ByteLength } from "../src/frame-shape.js";
 import { inspectFrame, MAX_FRAME_BYTES, MAX_FRAME_DEPTH, RpcError, RpcPeer } from "../src/index.js";
 
 const methods = {
@@ -208,6 +209,51 @@ describe("inspectFrame", () => {
       id: 5,
       kind: "request",
       tooDeep: true,
+    });
+  });
+});
+
+describe("utf8ByteLength", () => {
+  it("counts what the UTF-8 encoder writes, ASCII or not, lone surrogates as U+FFFD", () => {
+    const encoder = new TextEncoder();
+    const textArb = fc.oneof(
+      fc.string({ unit: "binary", maxLength: 40 }),
+      fc.string({ maxLength: 40 }),
+      fc.string({ unit: fc.constantFrom("a", "\u007f", "\u0080", "é", "€", "\ud83d", "\ude00", "😀") }),
+    );
+    fc.assert(
+      fc.property(textArb, (text) => {
+        expect(utf8ByteLength(text)).toBe(encoder.encode(text).length);
+      }),
+      { numRuns: 5000, seed: 29 },
+    );
+  });
+});
+
+describe("cannotNestDeeperThan", () => {
+  it("never clears a text that the full scan finds too deep", () => {
+    const textArb = fc
+      .array(fc.constantFrom("{", "}", "[", "]", '"', "\\", ",", ":", "a", "1"), { maxLength: 60 })
+      .map((chars) => chars.join(""));
+    fc.assert(
+      fc.property(textArb, fc.integer({ min: 0, max: 12 }), (text, maxDepth) => {
+        if (cannotNestDeeperThan(text, maxDepth)) expect(inspectFrame(text, maxDepth).tooDeep).toBe(false);
+      }),
+      { numRuns: 5000, seed: 29 },
+    );
+  });
+
+  it("sends the frames with more brackets than the limit to the full scan, which still takes a shallow one", () => {
+    const server1 = server();
+    const value = `${"[".repeat(MAX_FRAME_DEPTH + 10)}`;
+    server1.peer.feed(`${JSON.stringify({ v: 1, id: 1, method: "echo", params: { value } })}\n`);
+    server1.peer.feed(`{"v":1,"id":2,"method":"echo","params":{"value":${nested(MAX_FRAME_DEPTH)}}}\n`);
+    return new Promise<void>((done) => {
+      setImmediate(() => {
+        expect(server1.replies.find((r) => r.id === 1)?.result).toBe(value);
+        expect(server1.replies.find((r) => r.id === 2)?.error?.code).toBe("frame_too_deep");
+        done();
+      });
     });
   });
 });
