@@ -127,7 +127,7 @@ describe("effect identity follows the node visit", () => {
 
 describe("an included workflow entered again by a loop", () => {
   /** A child that performs one effect per entry, then tells whether it can see its own earlier output. */
-  const looping = (hang: () => boolean) =>
+  const looping = (hang: () => boolean, results: unknown[] = []) =>
     compileWorkflow(
       defineWorkflow({
         name: "looping",
@@ -145,7 +145,9 @@ describe("an included workflow entered again by a loop", () => {
                       ? forever()
                       : effects.idempotent("work", { same: true }, () => ({ visit: node.visit })),
                 }),
-                seen: compute({ run: ({ outputs }) => ({ stale: outputs.seen !== undefined }) }),
+                seen: compute({
+                  run: ({ outputs, node }) => ({ stale: outputs.seen !== undefined, entry: node.visit }),
+                }),
               },
               edges: { work: { to: "seen" }, seen: { to: "done" } },
             }),
@@ -154,7 +156,10 @@ describe("an included workflow entered again by a loop", () => {
         nodes: {
           again: decision({
             choices: ["again", "stop"],
-            decide: ({ node }) => (node.visit < 2 ? "again" : "stop"),
+            decide: ({ node, outputs }) => {
+              results.push(outputs.repair);
+              return node.visit < 2 ? "again" : "stop";
+            },
           }),
         },
         edges: { "repair.done": { to: "again" }, again: decisionEdge({ again: "repair", stop: "done" }) },
@@ -165,7 +170,8 @@ describe("an included workflow entered again by a loop", () => {
 
   it("gives the second entry fresh visits and effect identities, and none of the first entry's outputs", async () => {
     const port = started(new MemoryRunPort({ runId: "mount-run" }));
-    expect(await executeRun({ workflow: looping(() => false), port })).toEqual({
+    const results: unknown[] = [];
+    expect(await executeRun({ workflow: looping(() => false, results), port })).toEqual({
       kind: "completed",
       output: "stop",
     });
@@ -174,8 +180,13 @@ describe("an included workflow entered again by a loop", () => {
       "mount-run/repair/work#2/work/0",
     ]);
     expect(seenOf(port)).toEqual([
-      [1, { stale: false }],
-      [2, { stale: false }],
+      [1, { stale: false, entry: 1 }],
+      [2, { stale: false, entry: 2 }],
+    ]);
+    // The parent reads each entry's result, the output its exit was taken with, under the mount's name.
+    expect(results).toEqual([
+      { stale: false, entry: 1 },
+      { stale: false, entry: 2 },
     ]);
   });
 
@@ -189,8 +200,8 @@ describe("an included workflow entered again by a loop", () => {
     const second = started(first.reopen());
     expect(await executeRun({ workflow, port: second })).toMatchObject({ kind: "completed" });
     expect(seenOf(second)).toEqual([
-      [1, { stale: false }],
-      [2, { stale: false }],
+      [1, { stale: false, entry: 1 }],
+      [2, { stale: false, entry: 2 }],
     ]);
   });
 });

@@ -1,8 +1,10 @@
 import type { NodeFailureInfo } from "../compiler/compiled-workflow.js";
 
-// An included workflow entered again (a loop back to its mount) starts clean: its nodes see none of
-// the outputs or routed failures of the previous visit of the mount, exactly as on the first entry.
-// Visit numbers keep counting, so the new visits and their effects get identities of their own.
+// Crossing a mount's boundary. An included workflow entered again (a loop back to its mount) starts
+// clean: its nodes see none of the outputs or routed failures of the previous entry, exactly as on the
+// first one; visit numbers keep counting, so the new visits and their effects get identities of their
+// own. Leaving it through an exit saves its result under the mount's own path, where the parent's
+// nodes read it as `outputs.<mount>`.
 
 const scopeOf = (path: string): string => {
   const cut = path.lastIndexOf("/");
@@ -27,11 +29,18 @@ interface ScopedState {
   failuresByPath: Map<string, NodeFailureInfo>;
 }
 
-/** Drop what the nodes under `scope` saved before, as the step from `from` to `to` enters it anew. */
-export function enterScope(state: ScopedState, from: string, to: string): void {
-  const scope = enteredScope(from, to);
-  if (scope === null) return;
-  const prefix = `${scope}/`;
+/**
+ * The step from node `from` (whose output is `output`) to node `to`: each mount it leaves gets that
+ * output as its result, and a mount it enters forgets what its nodes saved on an earlier entry.
+ */
+export function crossScopes(state: ScopedState, from: string, to: string, output: unknown): void {
+  const toScope = scopeOf(to);
+  for (let scope = scopeOf(from); scope !== "" && !encloses(scope, toScope); scope = scopeOf(scope)) {
+    state.outputsByPath.set(scope, output);
+  }
+  const entered = enteredScope(from, to);
+  if (entered === null) return;
+  const prefix = `${entered}/`;
   for (const map of [state.outputsByPath, state.failuresByPath]) {
     for (const path of [...map.keys()]) if (path.startsWith(prefix)) map.delete(path);
   }
