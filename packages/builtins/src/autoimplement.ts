@@ -197,7 +197,12 @@ export default defineWorkflow({
       base: baseBranchOf,
       branch: branchNameOf,
     }),
-    branch: workspace({ mode: "branch", title: "Prepare a branch", base: baseBranchOf, branch: branchNameOf }),
+    branch: workspace({
+      mode: "branch",
+      title: "Prepare a branch",
+      base: baseBranchOf,
+      branch: branchNameOf,
+    }),
     "has-plan": decision({
       title: "Plan given or to write",
       choices: ["given", "plan"],

@@ -1,16 +1,21 @@
 import {
+  type ActionContext,
+  action,
   agent,
   compute,
   decision,
   decisionEdge,
   defineWorkflow,
+  includeWorkflow,
   type NodeContext,
   notify,
+  type ScopeContext,
   shell,
   WorkflowError,
   wait,
 } from "piw";
 import { z } from "zod";
+import autoimplement from "./autoimplement.js";
 import {
   commandFailure,
   decideNext,
@@ -27,6 +32,7 @@ import {
   checkReport,
   type Goal,
   INSPECTOR_SYSTEM_PROMPT,
+  implementTask,
   inspectPrompt,
   repairPrompt,
 } from "./monitor-prompts.js";
@@ -52,11 +58,18 @@ const inputSchema = z.object({
   stopWhen: z.string().min(1).max(2000).optional(),
   /** The latest time to check, with its offset (`2026-12-04T18:00:00Z`). */
   deadline: z.iso.datetime({ offset: true }).optional(),
-  /** What the monitor may do besides watching: the goal's authority, enforced on every decision. */
+  /**
+   * What the monitor may do besides watching: the goal's authority, enforced on every decision.
+   * `implement` (repairing a code defect through autoimplement) is granted only when named.
+   */
   allow: z
-    .array(z.enum(["act", "repair"]))
-    .max(2)
+    .array(z.enum(["act", "repair", "implement"]))
+    .max(3)
     .default(["act", "repair"]),
+  /** An implement repair publishes its branch as a pull request (autoimplement's `publish`). */
+  publish: z.boolean().default(false),
+  /** With `publish`: an implement repair merges its pull request once its checks pass. */
+  merge: z.boolean().default(false),
   /** What act and repair must never do, in words; every step is told. */
   limits: z.string().min(1).max(2000).optional(),
   checkTimeoutMinutes: z.number().min(0.1).max(240).default(10),
@@ -73,8 +86,8 @@ const inspectionSchema = z.object({
   /** A few stable words naming what fails; null unless goal is failing. */
   failure: z.string().min(1).max(200).nullable(),
   stopWhenHolds: z.boolean(),
-  next: z.enum(["wait", "act", "repair"]),
-  /** The one step for act or repair; null for wait. */
+  next: z.enum(["wait", "act", "repair", "implement"]),
+  /** The one step for act or repair, or what implement's fix must achieve; null for wait. */
   action: z.string().min(1).max(2000).nullable(),
 });
 type Inspection = z.infer<typeof inspectionSchema>;
@@ -100,6 +113,7 @@ const goalOf = (input: Input): Goal => ({
   limits: input.limits ?? null,
   allowAct: input.allow.includes("act"),
   allowRepair: input.allow.includes("repair"),
+  allowImplement: input.allow.includes("implement"),
 });
 
 const limitsOf = (input: Input): Limits => ({
@@ -108,6 +122,7 @@ const limitsOf = (input: Input): Limits => ({
   deadline: input.deadline === undefined ? null : Date.parse(input.deadline),
   allowAct: input.allow.includes("act"),
   allowRepair: input.allow.includes("repair"),
+  allowImplement: input.allow.includes("implement"),
 });
 
 const previousOf = (outputs: Record<string, unknown>): MonitorState | null =>
@@ -124,21 +139,48 @@ function checkInspection(out: Inspection, { input }: Ctx): string | undefined {
   if (out.next !== "wait" && !input.allow.includes(out.next)) {
     return `this monitor may not ${out.next} (its input allows: ${input.allow.join(", ") || "only watching"}); propose wait`;
   }
+  if (out.next === "implement" && out.goal !== "failing")
+    return "implement repairs a failing goal only; propose another step";
   if (out.next !== "wait" && out.action === null) return `name the one step to ${out.next} in action`;
   return undefined;
 }
 
+/** A failing check goes to the inspector when implement is allowed: it tells a code defect from the rest. */
+const judgesFailures = (input: Input): boolean => input.allow.includes("implement");
+
+/** What the latest check printed: its routed failure's output (a failure stays until it passes), else its result. */
+function checkOutputOf({ input, outputs, failures }: Ctx): string | null {
+  if (input.check === undefined) return null;
+  const failed = failures.check;
+  if (failed === undefined) return parsed(checkSchema, outputs.check).output;
+  return failed.shell === undefined ? failed.message : outputTail(failed.shell.stdout, failed.shell.stderr);
+}
+
 /** This round's observation: the check command's result, and the inspector's when it ran this round. */
-function observationOf({ input, outputs, failures }: Ctx): Observation {
+function observationOf(ctx: Ctx): Observation {
+  const { input, outputs, failures } = ctx;
   const failed = failures.check;
   if (input.check !== undefined && failed !== undefined) {
     const shell = failed.shell;
-    const stdout = shell?.stdout ?? "";
-    const stderr = shell?.stderr ?? "";
     const failure =
       failed.status === "timed_out"
         ? "the check timed out"
-        : commandFailure(shell?.exitCode ?? null, stdout, stderr);
+        : commandFailure(shell?.exitCode ?? null, shell?.stdout ?? "", shell?.stderr ?? "");
+    const output = checkOutputOf(ctx);
+    if (judgesFailures(input)) {
+      // The command names the failure (stable across checks); the inspector proposes the repair.
+      const seen = parsed(inspectionSchema, outputs.inspect);
+      return {
+        source: "inspector",
+        goal: "failing",
+        summary: seen.summary,
+        failure,
+        stop: seen.stopWhenHolds ? seen.summary : null,
+        next: seen.next,
+        action: seen.action,
+        output,
+      };
+    }
     return {
       source: "check",
       goal: "failing",
@@ -147,7 +189,7 @@ function observationOf({ input, outputs, failures }: Ctx): Observation {
       stop: null,
       next: null,
       action: null,
-      output: shell === undefined ? failed.message : outputTail(stdout, stderr),
+      output,
     };
   }
   const checked = input.check === undefined ? null : parsed(checkSchema, outputs.check);
@@ -190,6 +232,79 @@ function decide(ctx: Ctx): Decided {
   return { state, seen };
 }
 
+/** What a repair through autoimplement did, from its result: enough to find and judge its commit. */
+const implementedSchema = z.object({
+  check: z.number().int(),
+  status: z.string(),
+  reason: z.string().nullable(),
+  branch: z.string().nullable(),
+  commit: z.string().nullable(),
+  checks: z.array(z.object({ round: z.number(), name: z.string(), passed: z.boolean() })),
+  publish: z.string().nullable(),
+});
+type Implemented = z.infer<typeof implementedSchema>;
+
+const implementedOf = (outputs: Record<string, unknown>): Implemented[] =>
+  outputs.implemented === undefined ? [] : parsed(z.array(implementedSchema), outputs.implemented);
+
+/** autoimplement's result, as far as the monitor reports it. */
+const resultSchema = z.object({
+  status: z.string(),
+  reason: z.string().nullable(),
+  workspace: z.object({ branch: z.string() }).nullable(),
+  commit: z.object({ branch: z.string().nullable(), commit: z.string().nullable() }).nullable(),
+  checks: z.array(z.object({ round: z.number(), name: z.string(), passed: z.boolean() })),
+  publish: z.object({ outcome: z.string() }).nullable(),
+});
+
+/** Adds the repair autoimplement just ended to the list the report shows. */
+function implemented({ outputs }: Ctx): Implemented[] {
+  const result = parsed(resultSchema, outputs.implementation);
+  const { state } = decidedOf(outputs);
+  const { status, reason, workspace, commit, checks, publish } = result;
+  const entry: Implemented = {
+    check: state.check,
+    status,
+    reason,
+    branch: commit?.branch ?? workspace?.branch ?? null,
+    commit: commit?.commit ?? null,
+    checks: checks.map(({ round, name, passed }) => ({ round, name, passed })),
+    publish: publish?.outcome ?? null,
+  };
+  return [...implementedOf(outputs), entry];
+}
+
+/** The repair's brief: autoimplement's task and a branch of its own, named after the run and the check. */
+function brief({ input, outputs, run }: ActionContext<Input>) {
+  const { state, seen } = decidedOf(outputs);
+  const slug = run.id.replace(/[^A-Za-z0-9_-]+/g, "-");
+  return {
+    task: implementTask(goalOf(input), seen, state.check, input.check ?? null),
+    branch: `piw/${slug}-repair-${state.check}`,
+  };
+}
+
+const briefSchema = z.object({ task: z.string(), branch: z.string() });
+
+/**
+ * autoimplement's input for a repair: in branch mode, so the checkout the checks run in holds the fix;
+ * the monitor's check (not failing: exit 0 or 1) is its check; publishing only as the input says.
+ */
+function implementInput({ input, outputs }: ScopeContext<Input>) {
+  const { task, branch } = parsed(briefSchema, outputs.brief);
+  return {
+    task,
+    branch,
+    workspace: "branch" as const,
+    approval: "auto" as const,
+    publish: input.publish,
+    merge: input.merge,
+    ...(input.check === undefined
+      ? {}
+      : { checks: [{ name: "monitor check", command: `(${input.check}\n); test $? -le 1` }] }),
+  };
+}
+
 interface MonitorReport {
   /** True when the goal was met or `stopWhen` held: the run completes; otherwise it fails after this. */
   met: boolean;
@@ -197,6 +312,8 @@ interface MonitorReport {
   reason: string;
   checks: number;
   repairs: number;
+  /** What each repair through autoimplement did, in order. */
+  implemented: Implemented[];
   history: MonitorState["history"];
 }
 
@@ -210,6 +327,7 @@ function finish({ outputs }: Ctx): MonitorReport {
     reason: state.reason,
     checks: state.check,
     repairs: state.repairs,
+    implemented: implementedOf(outputs),
     history: state.history,
   };
 }
@@ -233,8 +351,15 @@ export default defineWorkflow({
   input: inputSchema,
   textInput: "task",
   startAt: "observe",
-  // A round is at most seven steps (observe, check, inspect, decide, report, next, wait or a step).
-  maxSteps: 7 * 1000 + 10,
+  // A round is at most eight steps (observe, check, failed, inspect, decide, report, next, wait or a
+  // step); an implement repair adds autoimplement's own, at most three times.
+  maxSteps: 8 * 1000 + 3 * 2100 + 10,
+  includes: {
+    implementation: includeWorkflow(autoimplement, {
+      title: "Repair through autoimplement",
+      input: implementInput,
+    }),
+  },
   nodes: {
     observe: decision({
       title: "Observe",
@@ -258,10 +383,10 @@ export default defineWorkflow({
       title: "Inspect the target",
       systemPrompt: INSPECTOR_SYSTEM_PROMPT,
       timeoutMs: INSPECT_TIMEOUT_MS,
-      prompt: ({ input, outputs }: Ctx) =>
-        inspectPrompt(goalOf(input), {
-          checkOutput: input.check === undefined ? null : parsed(checkSchema, outputs.check).output,
-          previous: previousOf(outputs),
+      prompt: (ctx: Ctx) =>
+        inspectPrompt(goalOf(ctx.input), {
+          checkOutput: checkOutputOf(ctx),
+          previous: previousOf(ctx.outputs),
         }),
       output: inspectionSchema,
       validate: checkInspection,
@@ -274,9 +399,14 @@ export default defineWorkflow({
         return checkReport(state, seen, input.maxChecks);
       },
     }),
+    failed: decision({
+      title: "Judge the failure",
+      choices: ["inspect", "decide"],
+      decide: ({ input }: Ctx) => (judgesFailures(input) ? "inspect" : "decide"),
+    }),
     next: decision({
       title: "Next",
-      choices: ["finish", "wait", "act", "repair"],
+      choices: ["finish", "wait", "act", "repair", "implement"],
       decide: ({ outputs }: Ctx) => {
         const { decision: chosen } = decidedOf(outputs).state;
         return chosen === "met" || chosen === "stop" ? "finish" : chosen;
@@ -306,6 +436,8 @@ export default defineWorkflow({
       },
       output: stepSchema,
     }),
+    brief: action({ title: "Brief autoimplement", run: brief }),
+    implemented: compute({ title: "What the repair did", run: implemented }),
     finish: compute({ title: "Report", run: finish }),
     unmet: compute({ title: "Goal not met", run: unmet }),
   },
@@ -314,16 +446,28 @@ export default defineWorkflow({
     check: {
       to: ["decide", "inspect"],
       route: (out) => (out.inspect ? "inspect" : "decide"),
-      onFailure: "decide",
+      onFailure: "failed",
     },
+    failed: decisionEdge({ inspect: "inspect", decide: "decide" }),
     inspect: { to: "decide" },
     decide: { to: "report" },
     report: { to: "next" },
-    next: decisionEdge({ finish: "finish", wait: "pause", act: "act", repair: "repair" }),
+    next: decisionEdge({
+      finish: "finish",
+      wait: "pause",
+      act: "act",
+      repair: "repair",
+      implement: "brief",
+    }),
     pause: { to: "observe" },
     // An act or a repair is verified by checking again at once.
     act: { to: "observe" },
     repair: { to: "observe" },
+    brief: { to: "implementation" },
+    // Committed or blocked, the next check says whether the repair worked.
+    "implementation.done": { to: "implemented" },
+    "implementation.blocked": { to: "implemented" },
+    implemented: { to: "observe" },
     finish: { to: ["done", "unmet"], route: (out) => (out.met ? "done" : "unmet") },
     unmet: { to: "done" },
   },

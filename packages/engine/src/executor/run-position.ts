@@ -43,7 +43,8 @@ export function rebuildPosition(workflow: CompiledWorkflow, snapshot: RunSnapsho
     } else if (v.status !== "running" && v.nextPath !== null) {
       failuresByPath.set(v.path, failureInfoOf({ ...v, status: v.status }));
     }
-    if (v.nextPath !== null) crossScopes({ outputsByPath, failuresByPath }, v.path, v.nextPath, v.output ?? null);
+    if (v.nextPath !== null)
+      crossScopes({ outputsByPath, failuresByPath }, v.path, v.nextPath, v.output ?? null);
   }
   // Without parallel nodes every visit is in the run's own sequence: the last one says where it stands.
   const last =

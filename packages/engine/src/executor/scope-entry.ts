@@ -11,8 +11,7 @@ const scopeOf = (path: string): string => {
   return cut < 0 ? "" : path.slice(0, cut);
 };
 
-const encloses = (scope: string, inner: string): boolean =>
-  scope === inner || inner.startsWith(`${scope}/`);
+const encloses = (scope: string, inner: string): boolean => scope === inner || inner.startsWith(`${scope}/`);
 
 /** The outermost mount scope that a step from node `from` to node `to` enters, or null for none. */
 export function enteredScope(from: string, to: string): string | null {

@@ -247,7 +247,12 @@ export async function runSequence(exec: Execution, lane: Lane, start: NextStep):
           position.failuresByPath.delete(next.path);
         }
         if (following) {
-          crossScopes(position, next.path, following.path, result.status === "succeeded" ? result.output : null);
+          crossScopes(
+            position,
+            next.path,
+            following.path,
+            result.status === "succeeded" ? result.output : null,
+          );
           next = { kind: "visit", ...following };
         } else if (node.kind === "checkpoint" && result.status === "succeeded" && result.output === null) {
           next = { kind: "wait", path: next.path, visit: next.visit };
