@@ -67,7 +67,7 @@ function repository(): string {
   writeFileSync(join(repo, "sum.js"), "export const sum = (a, b) => a - b;\n");
   writeFileSync(
     join(repo, "check.js"),
-    'import { sum } from "./sum.js";\nif (sum(2, 3) !== 5) {\n  console.error(`error: sum(2, 3) is ${sum(2, 3)}`);\n  process.exit(2);\n}\n',
+    'import { sum } from "./sum.js";\nif (sum(2, 3) !== 5) {\n  console.error("error: sum(2, 3) is " + sum(2, 3));\n  process.exit(2);\n}\n',
   );
   git(repo, "add", ".");
   git(repo, "commit", "-qm", "start");
