@@ -14,7 +14,7 @@ const scopeOf = (path: string): string => {
 const encloses = (scope: string, inner: string): boolean => scope === inner || inner.startsWith(`${scope}/`);
 
 /** The outermost mount scope that a step from node `from` to node `to` enters, or null for none. */
-export function enteredScope(from: string, to: string): string | null {
+function enteredScope(from: string, to: string): string | null {
   const fromScope = scopeOf(from);
   let entered: string | null = null;
   for (let scope = scopeOf(to); scope !== "" && !encloses(scope, fromScope); scope = scopeOf(scope)) {
