@@ -1,7 +1,16 @@
+import { WorkflowError } from "piw";
 import { z } from "zod";
 
 // The pure part of monitor: what one check saw, and what the loop does next. No I/O here, so every
 // rule of the loop is tested without a run.
+
+/** An earlier node's output, read back with the schema it was saved under. */
+export function parsed<T>(schema: z.ZodType<T>, value: unknown): T {
+  const result = schema.safeParse(value);
+  // Earlier nodes' outputs were checked when they were saved; a mismatch is a bug of this workflow.
+  if (!result.success) throw new WorkflowError("monitor: an earlier step's output has an unexpected shape.");
+  return result.data;
+}
 
 /** Most repairs in one run (autoimplement's count too): each new failure gets one, and a run that keeps breaking stops. */
 export const MAX_REPAIRS = 3;

@@ -26,7 +26,16 @@ import {
   type Observation,
   observationSchema,
   outputTail,
+  parsed,
 } from "./monitor-decide.js";
+import {
+  type Brief,
+  type Implemented,
+  implementedEntry,
+  implementedOf,
+  implementInput,
+  repairBranch,
+} from "./monitor-implement.js";
 import {
   actPrompt,
   checkReport,
@@ -99,13 +108,6 @@ const stepSchema = z.object({
 
 const decidedSchema = z.object({ state: monitorStateSchema, seen: observationSchema });
 type Decided = z.infer<typeof decidedSchema>;
-
-function parsed<T>(schema: z.ZodType<T>, value: unknown): T {
-  const result = schema.safeParse(value);
-  // Earlier nodes' outputs were checked when they were saved; a mismatch is a bug of this workflow.
-  if (!result.success) throw new WorkflowError("monitor: an earlier step's output has an unexpected shape.");
-  return result.data;
-}
 
 const goalOf = (input: Input): Goal => ({
   task: input.task.trim(),
@@ -232,76 +234,12 @@ function decide(ctx: Ctx): Decided {
   return { state, seen };
 }
 
-/** What a repair through autoimplement did, from its result: enough to find and judge its commit. */
-const implementedSchema = z.object({
-  check: z.number().int(),
-  status: z.string(),
-  reason: z.string().nullable(),
-  branch: z.string().nullable(),
-  commit: z.string().nullable(),
-  checks: z.array(z.object({ round: z.number(), name: z.string(), passed: z.boolean() })),
-  publish: z.string().nullable(),
-});
-type Implemented = z.infer<typeof implementedSchema>;
-
-const implementedOf = (outputs: Record<string, unknown>): Implemented[] =>
-  outputs.implemented === undefined ? [] : parsed(z.array(implementedSchema), outputs.implemented);
-
-/** autoimplement's result, as far as the monitor reports it. */
-const resultSchema = z.object({
-  status: z.string(),
-  reason: z.string().nullable(),
-  workspace: z.object({ branch: z.string() }).nullable(),
-  commit: z.object({ branch: z.string().nullable(), commit: z.string().nullable() }).nullable(),
-  checks: z.array(z.object({ round: z.number(), name: z.string(), passed: z.boolean() })),
-  publish: z.object({ outcome: z.string() }).nullable(),
-});
-
-/** Adds the repair autoimplement just ended to the list the report shows. */
-function implemented({ outputs }: Ctx): Implemented[] {
-  const result = parsed(resultSchema, outputs.implementation);
-  const { state } = decidedOf(outputs);
-  const { status, reason, workspace, commit, checks, publish } = result;
-  const entry: Implemented = {
-    check: state.check,
-    status,
-    reason,
-    branch: commit?.branch ?? workspace?.branch ?? null,
-    commit: commit?.commit ?? null,
-    checks: checks.map(({ round, name, passed }) => ({ round, name, passed })),
-    publish: publish?.outcome ?? null,
-  };
-  return [...implementedOf(outputs), entry];
-}
-
-/** The repair's brief: autoimplement's task and a branch of its own, named after the run and the check. */
-function brief({ input, outputs, run }: ActionContext<Input>) {
+/** The repair's brief: autoimplement's task from the failure, and the branch for this check. */
+function brief({ input, outputs, run }: ActionContext<Input>): Brief {
   const { state, seen } = decidedOf(outputs);
-  const slug = run.id.replace(/[^A-Za-z0-9_-]+/g, "-");
   return {
     task: implementTask(goalOf(input), seen, state.check, input.check ?? null),
-    branch: `piw/${slug}-repair-${state.check}`,
-  };
-}
-
-const briefSchema = z.object({ task: z.string(), branch: z.string() });
-
-/**
- * autoimplement's input for a repair: in branch mode, so the checkout the checks run in holds the fix;
- * the monitor's check (not failing: exit 0 or 1) is its check; publishing only as the input says.
- */
-function implementInput({ input, outputs }: ScopeContext<Input>) {
-  const { task, branch } = parsed(briefSchema, outputs.brief);
-  return {
-    task,
-    branch,
-    workspace: "branch" as const,
-    approval: "auto" as const,
-    publish: input.publish,
-    merge: input.merge,
-    ...(input.check === undefined
-      ? {}
-      : { checks: [{ name: "monitor check", command: `(${input.check}\n); test $? -le 1` }] }),
+    branch: repairBranch(run.id, state.check),
   };
 }
 
@@ -327,7 +265,7 @@ function finish({ outputs }: Ctx): MonitorReport {
     reason: state.reason,
     checks: state.check,
     repairs: state.repairs,
-    implemented: implementedOf(outputs),
+    implemented: implementedOf(outputs.implemented),
     history: state.history,
   };
 }
@@ -357,7 +295,7 @@ export default defineWorkflow({
   includes: {
     implementation: includeWorkflow(autoimplement, {
       title: "Repair through autoimplement",
-      input: implementInput,
+      input: ({ input, outputs }: ScopeContext<Input>) => implementInput(outputs.brief, input),
     }),
   },
   nodes: {
@@ -437,7 +375,13 @@ export default defineWorkflow({
       output: stepSchema,
     }),
     brief: action({ title: "Brief autoimplement", run: brief }),
-    implemented: compute({ title: "What the repair did", run: implemented }),
+    implemented: compute({
+      title: "What the repair did",
+      run: ({ outputs }: Ctx): Implemented[] => [
+        ...implementedOf(outputs.implemented),
+        implementedEntry(outputs.implementation, decidedOf(outputs).state.check),
+      ],
+    }),
     finish: compute({ title: "Report", run: finish }),
     unmet: compute({ title: "Goal not met", run: unmet }),
   },
