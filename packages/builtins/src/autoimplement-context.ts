@@ -17,6 +17,8 @@ export const inputSchema = z.object({
   plan: z.string().trim().min(1).max(500).optional(),
   /** The ref the run's branch starts from; default the current branch. */
   baseBranch: refSchema.optional(),
+  /** The run's branch; default `piw/<run id>` (a loop that includes autoimplement names each one). */
+  branch: refSchema.optional(),
   /** Where to work: a new worktree beside the repository (default), or a new branch in the checkout. */
   workspace: z.enum(["worktree", "branch"]).default("worktree"),
   /** The commands that check the change; detected from the repository when left out. */

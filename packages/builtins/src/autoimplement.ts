@@ -125,6 +125,7 @@ const publishedNode = (outcome: PublishOutcome) =>
 
 /** The base the input names; left out, the workspace starts from the current branch. */
 const baseBranchOf = ({ input }: ActionContext<Input>): string | undefined => input.baseBranch;
+const branchNameOf = ({ input }: ActionContext<Input>): string | undefined => input.branch;
 
 /** Checks that run at once: two keep a slow suite from starving a quick lint, without fighting over the CPU. */
 const CHECK_CONCURRENCY = 2;
@@ -190,8 +191,18 @@ export default defineWorkflow({
       choices: ["worktree", "branch"],
       decide: ({ input }: Ctx) => input.workspace,
     }),
-    worktree: workspace({ mode: "worktree", title: "Prepare a worktree", base: baseBranchOf }),
-    branch: workspace({ mode: "branch", title: "Prepare a branch", base: baseBranchOf }),
+    worktree: workspace({
+      mode: "worktree",
+      title: "Prepare a worktree",
+      base: baseBranchOf,
+      branch: branchNameOf,
+    }),
+    branch: workspace({
+      mode: "branch",
+      title: "Prepare a branch",
+      base: baseBranchOf,
+      branch: branchNameOf,
+    }),
     "has-plan": decision({
       title: "Plan given or to write",
       choices: ["given", "plan"],

@@ -1,9 +1,18 @@
+import { WorkflowError } from "piw";
 import { z } from "zod";
 
 // The pure part of monitor: what one check saw, and what the loop does next. No I/O here, so every
 // rule of the loop is tested without a run.
 
-/** Most repairs in one run: each new failure gets one, and a run that keeps breaking stops. */
+/** An earlier node's output, read back with the schema it was saved under. */
+export function parsed<T>(schema: z.ZodType<T>, value: unknown): T {
+  const result = schema.safeParse(value);
+  // Earlier nodes' outputs were checked when they were saved; a mismatch is a bug of this workflow.
+  if (!result.success) throw new WorkflowError("monitor: an earlier step's output has an unexpected shape.");
+  return result.data;
+}
+
+/** Most repairs in one run (autoimplement's count too): each new failure gets one, and a run that keeps breaking stops. */
 export const MAX_REPAIRS = 3;
 /** Checks kept in the loop's state, newest last, for the final report. */
 const HISTORY_MAX = 20;
@@ -19,7 +28,7 @@ export const observationSchema = z.object({
   /** Why `stopWhen` holds; null when it does not (or there is none). */
   stop: z.string().max(TEXT_MAX).nullable(),
   /** The inspector's proposal; a check command proposes nothing. */
-  next: z.enum(["wait", "act", "repair"]).nullable(),
+  next: z.enum(["wait", "act", "repair", "implement"]).nullable(),
   /** The one step to take for act or repair, in the inspector's words. */
   action: z.string().max(2000).nullable(),
   /** The end of what the check command printed, for the repair step. */
@@ -30,7 +39,7 @@ export type Observation = z.infer<typeof observationSchema>;
 const ENDINGS = ["met", "stop_when", "max_checks", "deadline", "repeated_failure", "not_allowed"] as const;
 export type Ending = (typeof ENDINGS)[number];
 
-const DECISIONS = ["met", "wait", "act", "repair", "stop"] as const;
+const DECISIONS = ["met", "wait", "act", "repair", "implement", "stop"] as const;
 type Decision = (typeof DECISIONS)[number];
 
 const historyEntrySchema = z.object({
@@ -66,6 +75,8 @@ export interface Limits {
   deadline: number | null;
   allowAct: boolean;
   allowRepair: boolean;
+  /** Repairing a code defect through autoimplement, on a branch of its own. */
+  allowImplement: boolean;
 }
 
 const clip = (text: string, max = TEXT_MAX): string =>
@@ -88,7 +99,7 @@ function verdictOf(prev: MonitorState | null, seen: Observation, limits: Limits)
         reason: `The same failure came back after a repair: ${failure}`,
       };
     }
-    if (!limits.allowRepair) {
+    if (!limits.allowRepair && !limits.allowImplement) {
       return {
         decision: "stop",
         ending: "not_allowed",
@@ -102,7 +113,9 @@ function verdictOf(prev: MonitorState | null, seen: Observation, limits: Limits)
         reason: `Failing (${failure}) after ${MAX_REPAIRS} repairs of other failures.`,
       };
     }
-    return { decision: "repair", ending: null, reason: `Failing: ${failure}` };
+    // The inspector judges a code defect that needs more than one step; without repair, only implement is left.
+    const implement = limits.allowImplement && (seen.next === "implement" || !limits.allowRepair);
+    return { decision: implement ? "implement" : "repair", ending: null, reason: `Failing: ${failure}` };
   }
   if (seen.next === "act" && limits.allowAct) {
     return { decision: "act", ending: null, reason: seen.action ?? seen.summary };
@@ -137,7 +150,7 @@ export function decideNext(
     reason = `Not met by the deadline ${iso(limits.deadline)}: ${reason}`;
   }
   const nextAt = decision === "wait" ? nextCheckAt(now, limits) : null;
-  const repairing = decision === "repair";
+  const repairing = decision === "repair" || decision === "implement";
   const entry = { check, at: iso(now), goal: seen.goal, decision, summary: clip(seen.summary) };
   return {
     check,

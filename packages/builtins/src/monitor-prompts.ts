@@ -14,15 +14,19 @@ export interface Goal {
   limits: string | null;
   allowAct: boolean;
   allowRepair: boolean;
+  allowImplement: boolean;
 }
 
 function describeGoal(goal: Goal): string {
   const may = [
     goal.allowAct ? "act (take the next step toward it)" : null,
     goal.allowRepair ? "repair (fix what fails)" : null,
+    goal.allowImplement
+      ? "implement (have autoimplement plan, fix, check, review and commit a code defect on a branch of its own)"
+      : null,
   ]
     .filter((part) => part !== null)
-    .join(" and ");
+    .join(", ");
   return [
     `The goal, in the requester's words:\n${goal.task}`,
     goal.stopWhen === null ? null : `Stop when: ${goal.stopWhen}`,
@@ -48,8 +52,9 @@ export function inspectPrompt(goal: Goal, seen: Seen): string {
     "Answer goal met, pending (not yet, and nothing is wrong) or failing (something is broken that a repair " +
       "could fix: name the failure in a few stable words, the same words each time it is the same failure).",
     "Then propose the next step: wait (the goal is moving on its own, or only time helps), act (one concrete " +
-      "step toward the goal that you name in action), or repair (one concrete fix, named in action). Propose " +
-      "only what this monitor may do.",
+      "step toward the goal that you name in action), repair (one concrete fix, named in action), or implement " +
+      "(only for a failing goal whose cause is a defect in the code that needs more than a one-step fix: name " +
+      "the defect and what the fix must achieve in action). Propose only what this monitor may do.",
     goal.stopWhen === null
       ? "There is no stop condition: stopWhenHolds is false."
       : "Set stopWhenHolds when the stop condition holds, and say why in summary.",
@@ -85,6 +90,27 @@ export function repairPrompt(goal: Goal, seen: Observation, check: number): stri
     .join("\n\n");
 }
 
+/**
+ * autoimplement's task for a repair: the goal, what failed, the end of what the check printed and the
+ * limits. autoimplement plans it first, so the words must stand alone.
+ */
+export function implementTask(goal: Goal, seen: Observation, check: number, command: string | null): string {
+  return [
+    `Fix the code defect that makes this goal fail. Check ${check} of a monitor found: ${seen.failure ?? seen.summary}`,
+    seen.action === null ? null : `What the fix must achieve: ${seen.action}`,
+    command === null
+      ? null
+      : `The check command (exit 0: met, 1: not yet, anything else: failing):\n${command}`,
+    seen.output === null ? null : `What the check printed (its end):\n${seen.output}`,
+    "Fix the cause, not the symptom: the monitor checks again after the commit, and stops if the same failure comes back.",
+    `The goal, in the requester's words:\n${goal.task}`,
+    goal.limits === null ? null : `Limits, never to be crossed: ${goal.limits}`,
+  ]
+    .filter((part) => part !== null)
+    .join("\n\n")
+    .slice(0, 8000);
+}
+
 const GOAL_WORDS: Record<Observation["goal"], string> = {
   met: "met",
   pending: "not met yet",
@@ -108,6 +134,8 @@ export function checkReport(state: MonitorState, seen: Observation, maxChecks: n
       return `${head}${summary}. Acting: ${state.reason}`;
     case "repair":
       return `${head}${summary}. Repairing: ${state.reason}`;
+    case "implement":
+      return `${head}${summary}. Repairing through autoimplement on a branch of its own: ${state.reason}`;
     default:
       return state.decision satisfies never;
   }

@@ -1,16 +1,21 @@
 import {
+  type ActionContext,
+  action,
   agent,
   compute,
   decision,
   decisionEdge,
   defineWorkflow,
+  includeWorkflow,
   type NodeContext,
   notify,
+  type ScopeContext,
   shell,
   WorkflowError,
   wait,
 } from "piw";
 import { z } from "zod";
+import autoimplement from "./autoimplement.js";
 import {
   commandFailure,
   decideNext,
@@ -21,12 +26,22 @@ import {
   type Observation,
   observationSchema,
   outputTail,
+  parsed,
 } from "./monitor-decide.js";
+import {
+  type Brief,
+  type Implemented,
+  implementedEntry,
+  implementedOf,
+  implementInput,
+  repairBranch,
+} from "./monitor-implement.js";
 import {
   actPrompt,
   checkReport,
   type Goal,
   INSPECTOR_SYSTEM_PROMPT,
+  implementTask,
   inspectPrompt,
   repairPrompt,
 } from "./monitor-prompts.js";
@@ -52,11 +67,18 @@ const inputSchema = z.object({
   stopWhen: z.string().min(1).max(2000).optional(),
   /** The latest time to check, with its offset (`2026-12-04T18:00:00Z`). */
   deadline: z.iso.datetime({ offset: true }).optional(),
-  /** What the monitor may do besides watching: the goal's authority, enforced on every decision. */
+  /**
+   * What the monitor may do besides watching: the goal's authority, enforced on every decision.
+   * `implement` (repairing a code defect through autoimplement) is granted only when named.
+   */
   allow: z
-    .array(z.enum(["act", "repair"]))
-    .max(2)
+    .array(z.enum(["act", "repair", "implement"]))
+    .max(3)
     .default(["act", "repair"]),
+  /** An implement repair publishes its branch as a pull request (autoimplement's `publish`). */
+  publish: z.boolean().default(false),
+  /** With `publish`: an implement repair merges its pull request once its checks pass. */
+  merge: z.boolean().default(false),
   /** What act and repair must never do, in words; every step is told. */
   limits: z.string().min(1).max(2000).optional(),
   checkTimeoutMinutes: z.number().min(0.1).max(240).default(10),
@@ -73,8 +95,8 @@ const inspectionSchema = z.object({
   /** A few stable words naming what fails; null unless goal is failing. */
   failure: z.string().min(1).max(200).nullable(),
   stopWhenHolds: z.boolean(),
-  next: z.enum(["wait", "act", "repair"]),
-  /** The one step for act or repair; null for wait. */
+  next: z.enum(["wait", "act", "repair", "implement"]),
+  /** The one step for act or repair, or what implement's fix must achieve; null for wait. */
   action: z.string().min(1).max(2000).nullable(),
 });
 type Inspection = z.infer<typeof inspectionSchema>;
@@ -87,19 +109,13 @@ const stepSchema = z.object({
 const decidedSchema = z.object({ state: monitorStateSchema, seen: observationSchema });
 type Decided = z.infer<typeof decidedSchema>;
 
-function parsed<T>(schema: z.ZodType<T>, value: unknown): T {
-  const result = schema.safeParse(value);
-  // Earlier nodes' outputs were checked when they were saved; a mismatch is a bug of this workflow.
-  if (!result.success) throw new WorkflowError("monitor: an earlier step's output has an unexpected shape.");
-  return result.data;
-}
-
 const goalOf = (input: Input): Goal => ({
   task: input.task.trim(),
   stopWhen: input.stopWhen ?? null,
   limits: input.limits ?? null,
   allowAct: input.allow.includes("act"),
   allowRepair: input.allow.includes("repair"),
+  allowImplement: input.allow.includes("implement"),
 });
 
 const limitsOf = (input: Input): Limits => ({
@@ -108,6 +124,7 @@ const limitsOf = (input: Input): Limits => ({
   deadline: input.deadline === undefined ? null : Date.parse(input.deadline),
   allowAct: input.allow.includes("act"),
   allowRepair: input.allow.includes("repair"),
+  allowImplement: input.allow.includes("implement"),
 });
 
 const previousOf = (outputs: Record<string, unknown>): MonitorState | null =>
@@ -124,21 +141,48 @@ function checkInspection(out: Inspection, { input }: Ctx): string | undefined {
   if (out.next !== "wait" && !input.allow.includes(out.next)) {
     return `this monitor may not ${out.next} (its input allows: ${input.allow.join(", ") || "only watching"}); propose wait`;
   }
+  if (out.next === "implement" && out.goal !== "failing")
+    return "implement repairs a failing goal only; propose another step";
   if (out.next !== "wait" && out.action === null) return `name the one step to ${out.next} in action`;
   return undefined;
 }
 
+/** A failing check goes to the inspector when implement is allowed: it tells a code defect from the rest. */
+const judgesFailures = (input: Input): boolean => input.allow.includes("implement");
+
+/** What the latest check printed: its routed failure's output (a failure stays until it passes), else its result. */
+function checkOutputOf({ input, outputs, failures }: Ctx): string | null {
+  if (input.check === undefined) return null;
+  const failed = failures.check;
+  if (failed === undefined) return parsed(checkSchema, outputs.check).output;
+  return failed.shell === undefined ? failed.message : outputTail(failed.shell.stdout, failed.shell.stderr);
+}
+
 /** This round's observation: the check command's result, and the inspector's when it ran this round. */
-function observationOf({ input, outputs, failures }: Ctx): Observation {
+function observationOf(ctx: Ctx): Observation {
+  const { input, outputs, failures } = ctx;
   const failed = failures.check;
   if (input.check !== undefined && failed !== undefined) {
     const shell = failed.shell;
-    const stdout = shell?.stdout ?? "";
-    const stderr = shell?.stderr ?? "";
     const failure =
       failed.status === "timed_out"
         ? "the check timed out"
-        : commandFailure(shell?.exitCode ?? null, stdout, stderr);
+        : commandFailure(shell?.exitCode ?? null, shell?.stdout ?? "", shell?.stderr ?? "");
+    const output = checkOutputOf(ctx);
+    if (judgesFailures(input)) {
+      // The command names the failure (stable across checks); the inspector proposes the repair.
+      const seen = parsed(inspectionSchema, outputs.inspect);
+      return {
+        source: "inspector",
+        goal: "failing",
+        summary: seen.summary,
+        failure,
+        stop: seen.stopWhenHolds ? seen.summary : null,
+        next: seen.next,
+        action: seen.action,
+        output,
+      };
+    }
     return {
       source: "check",
       goal: "failing",
@@ -147,7 +191,7 @@ function observationOf({ input, outputs, failures }: Ctx): Observation {
       stop: null,
       next: null,
       action: null,
-      output: shell === undefined ? failed.message : outputTail(stdout, stderr),
+      output,
     };
   }
   const checked = input.check === undefined ? null : parsed(checkSchema, outputs.check);
@@ -190,6 +234,15 @@ function decide(ctx: Ctx): Decided {
   return { state, seen };
 }
 
+/** The repair's brief: autoimplement's task from the failure, and the branch for this check. */
+function brief({ input, outputs, run }: ActionContext<Input>): Brief {
+  const { state, seen } = decidedOf(outputs);
+  return {
+    task: implementTask(goalOf(input), seen, state.check, input.check ?? null),
+    branch: repairBranch(run.id, state.check),
+  };
+}
+
 interface MonitorReport {
   /** True when the goal was met or `stopWhen` held: the run completes; otherwise it fails after this. */
   met: boolean;
@@ -197,6 +250,8 @@ interface MonitorReport {
   reason: string;
   checks: number;
   repairs: number;
+  /** What each repair through autoimplement did, in order. */
+  implemented: Implemented[];
   history: MonitorState["history"];
 }
 
@@ -210,6 +265,7 @@ function finish({ outputs }: Ctx): MonitorReport {
     reason: state.reason,
     checks: state.check,
     repairs: state.repairs,
+    implemented: implementedOf(outputs.implemented),
     history: state.history,
   };
 }
@@ -233,8 +289,15 @@ export default defineWorkflow({
   input: inputSchema,
   textInput: "task",
   startAt: "observe",
-  // A round is at most seven steps (observe, check, inspect, decide, report, next, wait or a step).
-  maxSteps: 7 * 1000 + 10,
+  // A round is at most eight steps (observe, check, failed, inspect, decide, report, next, wait or a
+  // step); an implement repair adds autoimplement's own, at most three times.
+  maxSteps: 8 * 1000 + 3 * 2100 + 10,
+  includes: {
+    implementation: includeWorkflow(autoimplement, {
+      title: "Repair through autoimplement",
+      input: ({ input, outputs }: ScopeContext<Input>) => implementInput(outputs.brief, input),
+    }),
+  },
   nodes: {
     observe: decision({
       title: "Observe",
@@ -258,10 +321,10 @@ export default defineWorkflow({
       title: "Inspect the target",
       systemPrompt: INSPECTOR_SYSTEM_PROMPT,
       timeoutMs: INSPECT_TIMEOUT_MS,
-      prompt: ({ input, outputs }: Ctx) =>
-        inspectPrompt(goalOf(input), {
-          checkOutput: input.check === undefined ? null : parsed(checkSchema, outputs.check).output,
-          previous: previousOf(outputs),
+      prompt: (ctx: Ctx) =>
+        inspectPrompt(goalOf(ctx.input), {
+          checkOutput: checkOutputOf(ctx),
+          previous: previousOf(ctx.outputs),
         }),
       output: inspectionSchema,
       validate: checkInspection,
@@ -274,9 +337,14 @@ export default defineWorkflow({
         return checkReport(state, seen, input.maxChecks);
       },
     }),
+    failed: decision({
+      title: "Judge the failure",
+      choices: ["inspect", "decide"],
+      decide: ({ input }: Ctx) => (judgesFailures(input) ? "inspect" : "decide"),
+    }),
     next: decision({
       title: "Next",
-      choices: ["finish", "wait", "act", "repair"],
+      choices: ["finish", "wait", "act", "repair", "implement"],
       decide: ({ outputs }: Ctx) => {
         const { decision: chosen } = decidedOf(outputs).state;
         return chosen === "met" || chosen === "stop" ? "finish" : chosen;
@@ -306,6 +374,14 @@ export default defineWorkflow({
       },
       output: stepSchema,
     }),
+    brief: action({ title: "Brief autoimplement", run: brief }),
+    implemented: compute({
+      title: "What the repair did",
+      run: ({ outputs }: Ctx): Implemented[] => [
+        ...implementedOf(outputs.implemented),
+        implementedEntry(outputs.implementation, decidedOf(outputs).state.check),
+      ],
+    }),
     finish: compute({ title: "Report", run: finish }),
     unmet: compute({ title: "Goal not met", run: unmet }),
   },
@@ -314,16 +390,28 @@ export default defineWorkflow({
     check: {
       to: ["decide", "inspect"],
       route: (out) => (out.inspect ? "inspect" : "decide"),
-      onFailure: "decide",
+      onFailure: "failed",
     },
+    failed: decisionEdge({ inspect: "inspect", decide: "decide" }),
     inspect: { to: "decide" },
     decide: { to: "report" },
     report: { to: "next" },
-    next: decisionEdge({ finish: "finish", wait: "pause", act: "act", repair: "repair" }),
+    next: decisionEdge({
+      finish: "finish",
+      wait: "pause",
+      act: "act",
+      repair: "repair",
+      implement: "brief",
+    }),
     pause: { to: "observe" },
     // An act or a repair is verified by checking again at once.
     act: { to: "observe" },
     repair: { to: "observe" },
+    brief: { to: "implementation" },
+    // Committed or blocked, the next check says whether the repair worked.
+    "implementation.done": { to: "implemented" },
+    "implementation.blocked": { to: "implemented" },
+    implemented: { to: "observe" },
     finish: { to: ["done", "unmet"], route: (out) => (out.met ? "done" : "unmet") },
     unmet: { to: "done" },
   },

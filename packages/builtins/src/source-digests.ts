@@ -2,8 +2,8 @@
 // fails while it is stale. Each built-in's revision counts its digest.
 export const BUILTIN_SOURCE_DIGESTS: Readonly<Record<string, string>> = {
   autodoc: "60515f63385349c2",
-  autoimplement: "8c0a46cca00417b4",
+  autoimplement: "6d2e293115b05f4b",
   autoplan: "7cfb86042635ec91",
-  monitor: "d03d99c0cd77ccb5",
+  monitor: "17f9e3479c072216",
   "sanity-check": "c0bf2f6976c34ff8",
 };

@@ -15,7 +15,14 @@ import monitor from "../src/monitor.js";
 import { checkReport } from "../src/monitor-prompts.js";
 
 const NOW = Date.parse("2026-12-03T20:00:00Z");
-const limits: Limits = { everyMs: 60_000, maxChecks: 10, deadline: null, allowAct: true, allowRepair: true };
+const limits: Limits = {
+  everyMs: 60_000,
+  maxChecks: 10,
+  deadline: null,
+  allowAct: true,
+  allowRepair: true,
+  allowImplement: false,
+};
 
 const seen = (over: Partial<Observation> = {}): Observation => ({
   source: "check",
@@ -91,6 +98,29 @@ describe("monitor's decision", () => {
     expect(run([proposal])[0]).toMatchObject({ decision: "act", reason: "restart the job" });
   });
 
+  it("repairs a code defect through autoimplement only when implement is allowed, and counts it as a repair", () => {
+    const defect = (failure: string) =>
+      seen({ source: "inspector", goal: "failing", failure, next: "implement", action: "make sum add" });
+    // Not granted: the same proposal gets a one-step repair.
+    expect(run([defect("exit 2: sum")])[0]?.decision).toBe("repair");
+    const granted = { ...limits, allowImplement: true };
+    const states = run([defect("exit 2: sum"), defect("exit 2: sum")], granted);
+    expect(states.map((s) => [s.decision, s.ending, s.repairs])).toEqual([
+      ["implement", null, 1],
+      ["stop", "repeated_failure", 1],
+    ]);
+    // A failure the inspector finds a one-step fix for is still repaired in one step.
+    expect(run([failing("exit 2: flaky")], granted)[0]?.decision).toBe("repair");
+    // With implement the only repair granted, every failure goes to autoimplement, within the limit.
+    const onlyImplement = { ...granted, allowRepair: false };
+    const four = run([failing("a"), failing("b"), failing("c"), failing("d")], onlyImplement);
+    expect(four.map((s) => s.decision)).toEqual(["implement", "implement", "implement", "stop"]);
+    // A pending goal is never implemented.
+    expect(run([seen({ source: "inspector", next: "implement", action: "x" })], granted)[0]?.decision).toBe(
+      "wait",
+    );
+  });
+
   it("ends at stopWhen, at maxChecks and at the deadline", () => {
     expect(run([seen({ stop: "the release was cancelled" })])[0]).toMatchObject({
       decision: "stop",
@@ -140,11 +170,15 @@ describe("the monitor workflow", () => {
     expect(compiled.textInput).toBe("task");
     const parse = (value: unknown) => compiled.inputSchema?.safeParse(value).success;
     expect(parse({ task: "the build is green", check: "test -e done", everyMinutes: 0.05 })).toBe(true);
+    expect(parse({ task: "the build is green", allow: ["repair", "implement"], publish: true })).toBe(true);
+    // A repair through autoimplement is a mount of its own: its workspace is not the monitor's.
+    expect(compiled.nodes.get("implementation/branch")?.kind).toBe("action");
     for (const bad of [
       { task: "  " },
       { task: "x", everyMinutes: 0 },
       { task: "x", maxChecks: 1001 },
       { task: "x", allow: ["deploy"] },
+      { task: "x", allow: ["implement"], publish: "yes" },
       { task: "x", deadline: "tomorrow" },
     ]) {
       expect(parse(bad), JSON.stringify(bad)).toBe(false);

@@ -4,10 +4,12 @@ import {
   type ActionContext,
   action,
   compileWorkflow,
+  compute,
   decision,
   decisionEdge,
   defineWorkflow,
   executeRun,
+  includeWorkflow,
   MemoryRunPort,
 } from "../src/index.js";
 import { forever, runUntilIdle, started } from "./memory-run.js";
@@ -120,5 +122,86 @@ describe("effect identity follows the node visit", () => {
     // The settled effect was adopted, the interrupted one performed again under its old identity.
     expect(performed).toEqual(["tag", "publish", "publish"]);
     expect(second.effects.get("retry-run/release#1/publish/1")?.state).toMatchObject({ status: "settled" });
+  });
+});
+
+describe("an included workflow entered again by a loop", () => {
+  /** A child that performs one effect per entry, then tells whether it can see its own earlier output. */
+  const looping = (hang: () => boolean, results: unknown[] = []) =>
+    compileWorkflow(
+      defineWorkflow({
+        name: "looping",
+        startAt: "repair",
+        maxSteps: 20,
+        includes: {
+          repair: includeWorkflow(
+            defineWorkflow({
+              name: "child",
+              startAt: "work",
+              nodes: {
+                work: action({
+                  run: ({ effects, node }: ActionContext) =>
+                    node.visit === 2 && hang()
+                      ? forever()
+                      : effects.idempotent("work", { same: true }, () => ({ visit: node.visit })),
+                }),
+                seen: compute({
+                  run: ({ outputs, node }) => ({ stale: outputs.seen !== undefined, entry: node.visit }),
+                }),
+              },
+              edges: { work: { to: "seen" }, seen: { to: "done" } },
+            }),
+          ),
+        },
+        nodes: {
+          again: decision({
+            choices: ["again", "stop"],
+            decide: ({ node, outputs }) => {
+              results.push(outputs.repair);
+              return node.visit < 2 ? "again" : "stop";
+            },
+          }),
+        },
+        edges: { "repair.done": { to: "again" }, again: decisionEdge({ again: "repair", stop: "done" }) },
+      }),
+    );
+  const seenOf = (port: MemoryRunPort) =>
+    port.visits.filter((v) => v.path === "repair/seen").map((v) => [v.visit, v.output]);
+
+  it("gives the second entry fresh visits and effect identities, and none of the first entry's outputs", async () => {
+    const port = started(new MemoryRunPort({ runId: "mount-run" }));
+    const results: unknown[] = [];
+    expect(await executeRun({ workflow: looping(() => false, results), port })).toEqual({
+      kind: "completed",
+      output: "stop",
+    });
+    expect([...port.effects.keys()]).toEqual([
+      "mount-run/repair/work#1/work/0",
+      "mount-run/repair/work#2/work/0",
+    ]);
+    expect(seenOf(port)).toEqual([
+      [1, { stale: false, entry: 1 }],
+      [2, { stale: false, entry: 2 }],
+    ]);
+    // The parent reads each entry's result, the output its exit was taken with, under the mount's name.
+    expect(results).toEqual([
+      { stale: false, entry: 1 },
+      { stale: false, entry: 2 },
+    ]);
+  });
+
+  it("starts the second entry clean after a crash in it too: the rebuilt position forgets the first entry", async () => {
+    let hang = true;
+    const workflow = looping(() => hang);
+    const first = started(new MemoryRunPort({ runId: "mount-crash" }));
+    await runUntilIdle(executeRun({ workflow, port: first }));
+    expect(first.visits.at(-1)).toMatchObject({ path: "repair/work", visit: 2, status: "running" });
+    hang = false;
+    const second = started(first.reopen());
+    expect(await executeRun({ workflow, port: second })).toMatchObject({ kind: "completed" });
+    expect(seenOf(second)).toEqual([
+      [1, { stale: false, entry: 1 }],
+      [2, { stale: false, entry: 2 }],
+    ]);
   });
 });

@@ -23,8 +23,11 @@ export interface WorkspaceOptions<I = unknown> {
   mode?: WorkspaceMode;
   /** The ref the branch starts from; default (also when the function returns undefined) the repository's current branch. */
   base?: string | ((ctx: ActionContext<I>) => string | undefined);
-  /** The branch name; default `piw/<run id>` (plus the scope for an included workflow's workspace). */
-  branch?: string;
+  /**
+   * The branch name; default (also when the function returns undefined) `piw/<run id>`, plus the
+   * scope for an included workflow's workspace.
+   */
+  branch?: string | ((ctx: ActionContext<I>) => string | undefined);
   /** Worktree mode: its folder (relative to the repository root); default `<repo>.worktrees/<branch>` beside it. */
   path?: string;
   /** Where to look for the repository (a folder inside it); default the run's folder. */
@@ -53,7 +56,8 @@ export function workspace<I = unknown>(options: WorkspaceOptions<I> = {}): Works
   const run = async (ctx: ActionContext<I>): Promise<WorkspaceOutput> => {
     const from = typeof options.from === "function" ? options.from(ctx) : options.from;
     const repo = await findRepository(from ?? process.cwd());
-    const branch = options.branch ?? workspaceBranchName(ctx.run.id, scopeOf(ctx.node.path));
+    const named = typeof options.branch === "function" ? options.branch(ctx) : options.branch;
+    const branch = named ?? workspaceBranchName(ctx.run.id, scopeOf(ctx.node.path));
     const asked = typeof options.base === "function" ? options.base(ctx) : options.base;
     // After a crash in branch mode the repository is already on our branch: its saved base is the one asked.
     const base =

@@ -62,7 +62,8 @@ export function compileWorkflow(definition: WorkflowDefinition): CompiledWorkflo
   const scopeOutputs = (scope: string, outputsByPath: ReadonlyMap<string, unknown>) => {
     const outputs: Record<string, unknown> = {};
     const model = scopes.get(resolve(scope).template);
-    for (const name of model?.nodeNames ?? []) {
+    // A mount's result (the output its exit was taken with) sits under the mount's own path.
+    for (const name of [...(model?.nodeNames ?? []), ...(model?.mounts.keys() ?? [])]) {
       const path = joinPath(scope, name);
       if (outputsByPath.has(path)) outputs[name] = outputsByPath.get(path);
     }

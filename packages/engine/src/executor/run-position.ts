@@ -1,6 +1,7 @@
 import type { RunSnapshot, SafeError, SavedVisit } from "@piw/protocol";
 import type { CompiledWorkflow, NodeFailureInfo } from "../compiler/compiled-workflow.js";
 import { failureInfoOf } from "./outcome-route.js";
+import { crossScopes } from "./scope-entry.js";
 
 /** Where a sequence of visits stands (the run's own, or one branch's), rebuilt from saved visits only. */
 export type NextStep =
@@ -42,6 +43,8 @@ export function rebuildPosition(workflow: CompiledWorkflow, snapshot: RunSnapsho
     } else if (v.status !== "running" && v.nextPath !== null) {
       failuresByPath.set(v.path, failureInfoOf({ ...v, status: v.status }));
     }
+    if (v.nextPath !== null)
+      crossScopes({ outputsByPath, failuresByPath }, v.path, v.nextPath, v.output ?? null);
   }
   // Without parallel nodes every visit is in the run's own sequence: the last one says where it stands.
   const last =

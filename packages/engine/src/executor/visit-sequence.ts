@@ -9,6 +9,7 @@ import { awaitRetryDue, retryIfAllowed } from "./retry-decision.js";
 import type { RunPort } from "./run-port.js";
 import type { NextStep, RunPosition } from "./run-position.js";
 import type { DebugLog } from "./safe-failure.js";
+import { crossScopes } from "./scope-entry.js";
 import { visitTimeoutMs } from "./visit-deadline.js";
 
 /** What every sequence of one run command shares: the run, its rebuilt position and its step count. */
@@ -246,6 +247,12 @@ export async function runSequence(exec: Execution, lane: Lane, start: NextStep):
           position.failuresByPath.delete(next.path);
         }
         if (following) {
+          crossScopes(
+            position,
+            next.path,
+            following.path,
+            result.status === "succeeded" ? result.output : null,
+          );
           next = { kind: "visit", ...following };
         } else if (node.kind === "checkpoint" && result.status === "succeeded" && result.output === null) {
           next = { kind: "wait", path: next.path, visit: next.visit };
