@@ -303,7 +303,9 @@ class Model {
     present: boolean,
   ): void {
     this.loseTurns(run.runId);
-    for (const msg of this.messages.values()) if (msg.runId === run.runId) msg.status = "cancelled";
+    // Step prompts go with the run; a notification stays to be delivered (the run's end keeps it).
+    for (const msg of this.messages.values())
+      if (msg.runId === run.runId && msg.kind === "step_prompt") msg.status = "cancelled";
     run.status = status;
     run.outcome = outcome;
     run.finalKey = finalKey;
