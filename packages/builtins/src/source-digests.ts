@@ -4,6 +4,6 @@ export const BUILTIN_SOURCE_DIGESTS: Readonly<Record<string, string>> = {
   autodoc: "60515f63385349c2",
   autoimplement: "8c0a46cca00417b4",
   autoplan: "7cfb86042635ec91",
-  monitor: "d03d99c0cd77ccb5",
+  monitor: "ba5932b6689d60d9",
   "sanity-check": "c0bf2f6976c34ff8",
 };
