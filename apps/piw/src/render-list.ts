@@ -1,4 +1,5 @@
 import type { ClientResult, RunSummary } from "@piw/protocol";
+import { runProgressWords, UNICODE_GLYPHS } from "@piw/viewer";
 import { formatAge, formatDuration } from "./render-run.js";
 import { runStateLabel, runStateText, runStateWord } from "./render-words.js";
 import type { Style } from "./style.js";
@@ -26,10 +27,13 @@ export function renderRunList(runs: readonly RunSummary[], style: Style, now: nu
     const word = runStateWord(run);
     const text = runStateText(run);
     const took = run.startedAt === null ? "-" : formatDuration((run.finishedAt ?? now) - run.startedAt);
+    // A run's own progress follows its state: `parked 3/100 · by 20:20` (a printed line names the time).
+    const overall = runProgressWords(run, { glyphs: UNICODE_GLYPHS, compact: true, noMessage: true });
+    const extra = overall === "" ? "" : ` ${overall}`;
     return [
       plain(run.runId),
       plain(run.workflowName),
-      { text: runStateLabel(word, style, text), width: text.length + 2 },
+      { text: `${runStateLabel(word, style, text)}${extra}`, width: text.length + 2 + extra.length },
       plain(formatAge(run.createdAt, now)),
       plain(took),
       plain(run.inputSummary ?? ""),

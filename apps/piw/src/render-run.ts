@@ -18,6 +18,7 @@ import {
   budgetWords,
   recoveryWords,
   runningDetail,
+  runProgressWords,
   UNICODE_GLYPHS,
 } from "@piw/viewer";
 import {
@@ -252,6 +253,8 @@ export function renderRunStatus(view: RunView, style: Style, now: number = Date.
     rows.push(["workspace", `${ws.path} (${ws.mode}, branch ${ws.branch})`]);
   const spent = budgetWords(view);
   if (spent !== "") rows.push(["budget", spent.replace(/^budget /, "")]);
+  const overall = runProgressWords(view, { now, glyphs: UNICODE_GLYPHS, bar: STATUS_BAR_CELLS });
+  if (overall !== "") rows.push(["progress", overall]);
   if (view.recoveryReason !== null)
     rows.push(["recovery", style.yellow(describeRecovery(view.recoveryReason))]);
   if (view.error !== null) rows.push(["error", style.red(`${view.error.code}: ${view.error.message}`)]);

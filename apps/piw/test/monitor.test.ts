@@ -139,6 +139,15 @@ describe("piw run monitor, headless", () => {
         60_000,
       );
       expect(checksIn(count)).toBe(1);
+      // Parked between checks, every view has the monitor's progress and the latest it ends: its
+      // 99 remaining checks at one per 12 s from the first check.
+      const parked = await statusOf(runId);
+      expect(parked?.runProgress).toMatchObject({ done: 1, total: 100, eta: { confidence: "high" } });
+      const endsAt = parked?.runProgress?.eta?.at ?? 0;
+      expect(endsAt).toBeGreaterThan((parked?.createdAt ?? 0) + 98 * 12_000);
+      expect(endsAt).toBeLessThanOrEqual(Date.now() + 99 * 12_000);
+      const shown = withoutAnsi((await piw(home, ["status", runId], { env })).stdout);
+      expect(shown).toMatch(/^progress +1\/100 \S+ · \d+ min left · /m);
       const host = hostPidIn(home);
       if (host === undefined) throw new Error("no host");
       process.kill(host, "SIGKILL");

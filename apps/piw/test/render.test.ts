@@ -252,6 +252,33 @@ describe("closing lines", () => {
     expect(list[1]).toMatch(/^hello-1 +hello +✓ completed +4s ago +1\.0s +task: "say hi"$/);
     expect(renderRunList([], plain)).toEqual(["no runs"]);
   });
+
+  it("lists a run's run-wide progress after its state, with the clock time it ends by", () => {
+    const endsBy = new Date(2026, 11, 4, 20, 20).getTime();
+    const parked = view({
+      status: "parked",
+      recoveryReason: {
+        code: "waiting",
+        message: "waiting",
+        path: "pause",
+        visit: 3,
+        until: endsBy - 60_000,
+      },
+      runProgress: {
+        path: "decide",
+        visit: 3,
+        done: 3,
+        total: 100,
+        message: "not met yet",
+        updatedAt: 4_000,
+        eta: { at: endsBy, confidence: "high" },
+      },
+    });
+    const [, row] = renderRunList([parked], plain, 5_000);
+    expect(row).toMatch(/ parked 3\/100 · by 20:20 +\S+ ago/);
+    const [, without] = renderRunList([{ ...parked, runProgress: undefined }], plain, 5_000);
+    expect(without).not.toContain("3/100");
+  });
 });
 
 describe("a run's output, interrupted nodes and answered checkpoints", () => {

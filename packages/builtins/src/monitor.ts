@@ -230,7 +230,15 @@ function observationOf(ctx: Ctx): Observation {
 function decide(ctx: Ctx): Decided {
   const seen = observationOf(ctx);
   const state = decideNext(previousOf(ctx.outputs), seen, limitsOf(ctx.input), Date.now());
-  ctx.progress({ done: state.check, total: ctx.input.maxChecks, message: state.reason });
+  // The run's progress, kept on view while it waits for the next check: checks done, the reason,
+  // and the latest it ends (the deadline, or its remaining checks at one per interval).
+  ctx.progress({
+    done: state.check,
+    total: ctx.input.maxChecks,
+    message: state.reason,
+    eta: state.endsBy === null ? null : Date.parse(state.endsBy),
+    scope: "run",
+  });
   return { state, seen };
 }
 

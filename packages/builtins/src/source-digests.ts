@@ -4,6 +4,6 @@ export const BUILTIN_SOURCE_DIGESTS: Readonly<Record<string, string>> = {
   autodoc: "60515f63385349c2",
   autoimplement: "6d2e293115b05f4b",
   autoplan: "7cfb86042635ec91",
-  monitor: "17f9e3479c072216",
+  monitor: "ace55e45c4089167",
   "sanity-check": "c0bf2f6976c34ff8",
 };

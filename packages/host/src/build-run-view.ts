@@ -29,7 +29,7 @@ import {
 } from "@piw/protocol";
 import type { RunInput, RunReader, StepRecord } from "@piw/store";
 import { summarizeInput } from "./input-summary.js";
-import { nodeProgressOf } from "./node-progress-view.js";
+import { nodeProgressOf, runProgressOf } from "./node-progress-view.js";
 import type { LiveVisitTranscript } from "./live-transcripts.js";
 import { turnToAbort } from "./turn-abort.js";
 
@@ -56,6 +56,7 @@ export type ViewReader = Pick<
   | "readRunManifest"
   | "listRunSteps"
   | "listNodeProgress"
+  | "readRunProgress"
   | "listEffectListLengths"
   | "listRunWorkspaces"
   | "readRunError"
@@ -310,6 +311,7 @@ export function buildRunView(reader: ViewReader, runId: string, workers: LiveWor
     abortTurn: run.origin.kind === "pi" ? turnToAbort(reader, run, steps) : null,
     ...progressOf(workers, runId, steps),
     ...nodeProgressOf(run, () => reader.listNodeProgress(runId), { manifest, nodes }),
+    ...runProgressOf(run, () => reader.readRunProgress(runId)),
   };
 }
 
@@ -346,5 +348,9 @@ export function buildRunSummary(reader: ViewReader, run: RunRecord, workers: Liv
       ? manifest.title
       : null;
   const work = currentWorkOf(reader, run, workers, () => reader.listRunSteps(run.runId));
-  return summaryOf(reader, run, title, errorOf(reader, run), work, reader.readRunInput(run.runId));
+  return {
+    ...summaryOf(reader, run, title, errorOf(reader, run), work, reader.readRunInput(run.runId)),
+    // Read for live runs only: a finished run keeps no progress.
+    ...runProgressOf(run, () => reader.readRunProgress(run.runId)),
+  };
 }

@@ -1,6 +1,7 @@
 import {
   endedBranches,
   type GraphManifest,
+  isTerminalStatus,
   joinEnds,
   type NodeProgress,
   type NodeView,
@@ -20,14 +21,36 @@ export function nodeProgressOf(
   graph: { manifest: GraphManifest; nodes: readonly NodeView[] },
 ): { progress?: NodeProgress[] } {
   if (run.status !== "running" && run.status !== "starting") return {};
-  const progress = saved().map((record) => ({
+  const progress = saved().map((record) => progressEntry(record, true));
+  return progress.length === 0 ? {} : { progress: withEndedItems(progress, graph) };
+}
+
+/**
+ * The view's `runProgress`: the run's latest run-wide report while the run lives (parked between
+ * steps too), with the author's own ETA; a rate measured on a visit that may have ended says nothing.
+ */
+export function runProgressOf(
+  run: RunRecord,
+  saved: () => NodeProgressRecord | null,
+): { runProgress?: NodeProgress } {
+  if (isTerminalStatus(run.status)) return {};
+  const record = saved();
+  return record === null ? {} : { runProgress: progressEntry(record, false) };
+}
+
+function progressEntry(record: NodeProgressRecord, live: boolean): NodeProgress {
+  const { done, total, message, eta } = record.state;
+  return {
     path: record.path,
     visit: record.visit,
-    ...record.state,
+    done,
+    total,
+    message,
     updatedAt: record.updatedAt,
-    eta: estimateEta(record.samples, record.state.total),
-  }));
-  return progress.length === 0 ? {} : { progress: withEndedItems(progress, graph) };
+    // The author's estimate wins: it knows a deadline that no rate of `done` can see.
+    eta:
+      eta !== undefined ? { at: eta, confidence: "high" } : live ? estimateEta(record.samples, total) : null,
+  };
 }
 
 /**

@@ -214,7 +214,9 @@ export class ViewPublisher {
 
 /** What moves when a visit reports progress: nothing else in the view needs to change. */
 function progressKey(view: RunView): string {
-  return (view.progress ?? []).map((p) => `${p.path}/${p.visit}@${p.updatedAt}`).join(",");
+  const run = view.runProgress;
+  const shown = run === undefined ? [] : [`run:${run.path}/${run.visit}@${run.updatedAt}`];
+  return [...(view.progress ?? []).map((p) => `${p.path}/${p.visit}@${p.updatedAt}`), ...shown].join(",");
 }
 
 /** What moves when an agent visit reports: the latest fact, and each open visit's own. */

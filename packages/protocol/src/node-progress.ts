@@ -13,9 +13,16 @@ export interface ProgressState {
   done: number | null;
   total: number | null;
   message: string | null;
+  /** The author's own estimate of when the work ends at the latest (epoch ms); absent when not given. */
+  eta?: number;
+  /**
+   * `run`: the progress of the whole run, not only of this step. It stays on view after the step
+   * ends, while the run waits (parked), until a newer run-wide report replaces it or the run ends.
+   */
+  scope?: "run";
 }
 
-const UPDATE_FIELDS = ["done", "total", "message"] as const;
+const UPDATE_FIELDS = ["done", "total", "message", "eta", "scope"] as const;
 /** `text` as one line (`oneLine`), cut to the limit; null if nothing is left. */
 export function boundProgressMessage(text: string): string | null {
   const line = oneLine(text, PROGRESS_MESSAGE_MAX_CHARS);
@@ -27,6 +34,13 @@ function fieldName(key: string): string {
   return /^[A-Za-z_$][\w$]{0,31}$/.test(key) ? `"${key}"` : "a field";
 }
 
+/** An update's `eta`: a Date or epoch milliseconds; undefined when it is not one. */
+function etaOf(value: unknown): number | null | undefined {
+  if (value === null) return null;
+  const at = value instanceof Date ? value.getTime() : value;
+  return typeof at === "number" && Number.isFinite(at) && at >= 0 ? Math.round(at) : undefined;
+}
+
 function amountProblem(name: string, value: unknown): string | null {
   if (value === undefined || value === null) return null;
   if (typeof value !== "number" || !Number.isFinite(value)) return `${name} must be a finite number or null`;
@@ -34,12 +48,15 @@ function amountProblem(name: string, value: unknown): string | null {
   return null;
 }
 
+const base = (previous: ProgressState | null): ProgressState =>
+  previous ?? { done: null, total: null, message: null };
+
 /**
  * Check an update against the visit's previous state and give the state it makes. Each field the
  * update names replaces the previous value (`null` clears it); a field it leaves out keeps it.
- * Refused: not an
- * object, a field other than done/total/message, an amount that is not a finite number >= 0, a
- * message that is not a string, or done greater than total once merged. The problem names fields,
+ * Refused: not an object, a field other than done/total/message/eta/scope, an amount that is not a
+ * finite number >= 0, an eta that is not a Date or epoch ms, a scope other than step/run, a message
+ * that is not a string, or done greater than total once merged. The problem names fields,
  * never values.
  */
 export function applyProgressUpdate(
@@ -52,7 +69,10 @@ export function applyProgressUpdate(
   const update = raw as Record<string, unknown>;
   for (const key of Object.keys(update)) {
     if (!(UPDATE_FIELDS as readonly string[]).includes(key)) {
-      return { ok: false, problem: `${fieldName(key)} is not a progress field (use done, total, message)` };
+      return {
+        ok: false,
+        problem: `${fieldName(key)} is not a progress field (use done, total, message, eta, scope)`,
+      };
     }
   }
   const problem = amountProblem("done", update.done) ?? amountProblem("total", update.total);
@@ -61,11 +81,22 @@ export function applyProgressUpdate(
   if (message !== undefined && message !== null && typeof message !== "string") {
     return { ok: false, problem: "message must be a string or null" };
   }
-  const base = previous ?? { done: null, total: null, message: null };
+  const was = base(previous);
+  const eta = update.eta === undefined ? was.eta : etaOf(update.eta);
+  if (eta === undefined && update.eta !== undefined) {
+    return { ok: false, problem: "eta must be a Date, epoch milliseconds or null" };
+  }
+  const { scope } = update;
+  if (scope !== undefined && scope !== "step" && scope !== "run") {
+    return { ok: false, problem: 'scope must be "step" or "run"' };
+  }
+  const run = scope === undefined ? was.scope === "run" : scope === "run";
   const state: ProgressState = {
-    done: update.done === undefined ? base.done : (update.done as number | null),
-    total: update.total === undefined ? base.total : (update.total as number | null),
-    message: message === undefined ? base.message : message === null ? null : boundProgressMessage(message),
+    done: update.done === undefined ? was.done : (update.done as number | null),
+    total: update.total === undefined ? was.total : (update.total as number | null),
+    message: message === undefined ? was.message : message === null ? null : boundProgressMessage(message),
+    ...(eta === null || eta === undefined ? {} : { eta }),
+    ...(run ? { scope: "run" as const } : {}),
   };
   if (state.done !== null && state.total !== null && state.done > state.total) {
     return { ok: false, problem: "done must not be greater than total" };
@@ -81,6 +112,8 @@ const progressStateSchema = z
     done: amountSchema,
     total: amountSchema,
     message: oneLineSchema(PROGRESS_MESSAGE_MAX_CHARS).nullable(),
+    eta: z.number().int().min(0).optional(),
+    scope: z.literal("run").optional(),
   })
   .refine((s) => s.done === null || s.total === null || s.done <= s.total, "done must not exceed total");
 

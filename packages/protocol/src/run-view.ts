@@ -171,6 +171,12 @@ export const runViewSchema = z.object({
   liveConversation: z.number().int().min(1).optional(),
   /** One entry per running node visit that reported progress; absent when none did. */
   progress: z.array(nodeProgressSchema).optional(),
+  /**
+   * The run's latest run-wide progress (`ctx.progress` with `scope: "run"`): kept after the visit
+   * that reported it ended and while the run is parked, gone when the run ends; absent when none.
+   * Its `eta` is the author's own, when given.
+   */
+  runProgress: nodeProgressSchema.optional(),
   /** Set while the run waits at a checkpoint; absent or null otherwise. */
   checkpoint: checkpointViewSchema.nullable().optional(),
   /** The git workspaces the run (or the run it continues) prepared; absent when none. */

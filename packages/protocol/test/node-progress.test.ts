@@ -19,6 +19,28 @@ describe("applyProgressUpdate", () => {
     expect(applyProgressUpdate(null, {})).toEqual({ ok: true, state: EMPTY });
   });
 
+  it("takes the author's eta (a Date or epoch ms) and a run-wide scope, kept until changed", () => {
+    const at = Date.UTC(2026, 11, 4, 18, 0, 0);
+    const first = applyProgressUpdate(null, { done: 3, total: 100, eta: new Date(at), scope: "run" });
+    expect(first).toEqual({
+      ok: true,
+      state: { done: 3, total: 100, message: null, eta: at, scope: "run" },
+    });
+    if (!first.ok) throw new Error("refused");
+    expect(applyProgressUpdate(first.state, { done: 4 })).toEqual({
+      ok: true,
+      state: { done: 4, total: 100, message: null, eta: at, scope: "run" },
+    });
+    expect(applyProgressUpdate(first.state, { eta: null, scope: "step" })).toEqual({
+      ok: true,
+      state: { done: 3, total: 100, message: null },
+    });
+    expect(applyProgressUpdate(null, { eta: at + 0.4 })).toEqual({
+      ok: true,
+      state: { ...EMPTY, eta: at },
+    });
+  });
+
   it("refuses bad updates with a reason that names fields, never values", () => {
     const problem = (previous: Parameters<typeof applyProgressUpdate>[0], raw: unknown) => {
       const checked = applyProgressUpdate(previous, raw);
@@ -32,13 +54,20 @@ describe("applyProgressUpdate", () => {
     expect(problem(null, { done: -1 })).toBe("done must not be negative");
     expect(problem(null, { message: 7 })).toBe("message must be a string or null");
     expect(problem(null, { done: 5, total: 2 })).toBe("done must not be greater than total");
+    expect(problem(null, { eta: "tomorrow" })).toBe("eta must be a Date, epoch milliseconds or null");
+    expect(problem(null, { eta: new Date(Number.NaN) })).toBe(
+      "eta must be a Date, epoch milliseconds or null",
+    );
+    expect(problem(null, { scope: "all" })).toBe('scope must be "step" or "run"');
     // Checked once merged: a later `done` above the saved total is refused too.
     expect(problem({ done: 1, total: 4, message: null }, { done: 5 })).toBe(
       "done must not be greater than total",
     );
-    expect(problem(null, { totl: 5 })).toBe('"totl" is not a progress field (use done, total, message)');
+    expect(problem(null, { totl: 5 })).toBe(
+      '"totl" is not a progress field (use done, total, message, eta, scope)',
+    );
     expect(problem(null, { "sk-secret value": 1 })).toBe(
-      "a field is not a progress field (use done, total, message)",
+      "a field is not a progress field (use done, total, message, eta, scope)",
     );
   });
 });

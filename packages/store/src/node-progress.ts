@@ -40,7 +40,13 @@ function mapProgressRow(row: ProgressRow): NodeProgressRecord {
     path: row.path,
     visit: row.visit,
     attempt: row.attempt,
-    state: { done: row.done, total: row.total, message: row.message },
+    state: {
+      done: row.done,
+      total: row.total,
+      message: row.message,
+      ...(row.eta === null ? {} : { eta: row.eta }),
+      ...(row.scope === "run" ? { scope: "run" as const } : {}),
+    },
     samples: (JSON.parse(row.samples) as [number, number][]).map(([at, done]) => ({ at, done })),
     saves: row.saves,
     firstAt: row.first_at,
@@ -107,6 +113,12 @@ export function saveNodeProgress(
       });
     }
     const now = ctx.now();
+    // The newest run-wide report replaces the older ones of other visits (one row per run shows).
+    if (req.state.scope === "run") {
+      ctx
+        .stmt("DELETE FROM run_progress WHERE run_id = ? AND scope = 'run' AND NOT (path = ? AND visit = ?)")
+        .run(run.run_id, req.path, req.visit);
+    }
     const previous = readRow(ctx, run.run_id, req.path, req.visit);
     const samples = nextSamples(previous, req, now);
     const same = previous !== null && previous.attempt === req.attempt;
@@ -122,10 +134,11 @@ export function saveNodeProgress(
     };
     ctx
       .stmt(
-        `INSERT INTO run_progress (run_id, path, visit, attempt, done, total, message, samples, saves, first_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        `INSERT INTO run_progress (run_id, path, visit, attempt, done, total, message, eta, scope, samples, saves, first_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (run_id, path, visit) DO UPDATE SET attempt = excluded.attempt, done = excluded.done,
-           total = excluded.total, message = excluded.message, samples = excluded.samples,
+           total = excluded.total, message = excluded.message, eta = excluded.eta, scope = excluded.scope,
+           samples = excluded.samples,
            saves = excluded.saves, first_at = excluded.first_at, updated_at = excluded.updated_at`,
       )
       .run(
@@ -136,6 +149,8 @@ export function saveNodeProgress(
         req.state.done,
         req.state.total,
         req.state.message,
+        req.state.eta ?? null,
+        req.state.scope ?? "step",
         JSON.stringify(samples.map((s) => [s.at, s.done])),
         record.saves,
         record.firstAt,
@@ -162,9 +177,29 @@ export function listNodeProgress(ctx: StoreContext, runId: string): NodeProgress
   );
 }
 
-/** A visit finished: its progress goes with it (inside the caller's transaction). */
+/**
+ * The run's latest run-wide progress (`scope: "run"`), whether or not the visit that reported it
+ * still runs: what a parked run shows until the next report or its end.
+ */
+export function readRunProgress(ctx: StoreContext, runId: string): NodeProgressRecord | null {
+  return ctx.read(() => {
+    const row = ctx.selectRow(
+      "run_progress",
+      "WHERE run_id = ? AND scope = 'run' ORDER BY updated_at DESC LIMIT 1",
+      runId,
+    );
+    return row ? mapProgressRow(row) : null;
+  });
+}
+
+/**
+ * A visit finished: its step progress goes with it, a run-wide report stays for the run (inside
+ * the caller's transaction).
+ */
 export function dropVisitProgress(ctx: StoreContext, runId: string, path: string, visit: number): void {
-  ctx.stmt("DELETE FROM run_progress WHERE run_id = ? AND path = ? AND visit = ?").run(runId, path, visit);
+  ctx
+    .stmt("DELETE FROM run_progress WHERE run_id = ? AND path = ? AND visit = ? AND scope = 'step'")
+    .run(runId, path, visit);
 }
 
 /** A run ended: nothing of it runs any more (inside the caller's transaction). */

@@ -15,6 +15,7 @@ export type RunReader = Pick<
   | "readAnswerCheck"
   | "listRunSteps"
   | "listNodeProgress"
+  | "readRunProgress"
   | "listRunEffects"
   | "listEffectListLengths"
   | "listRunWorkspaces"

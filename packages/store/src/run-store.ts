@@ -33,7 +33,7 @@ import { resolveManualEffect } from "./effect-resolution.js";
 import { StoreError } from "./errors.js";
 import { readRunHistory } from "./history-readers.js";
 import { reserveEffect, settleEffect } from "./effects.js";
-import { listNodeProgress, saveNodeProgress } from "./node-progress.js";
+import { listNodeProgress, readRunProgress, saveNodeProgress } from "./node-progress.js";
 import { advanceNodeVisit, finishNodeVisit, startNodeVisit } from "./node-visits.js";
 import { openDatabase, type SynchronousMode } from "./open-database.js";
 import {
@@ -371,6 +371,10 @@ export class RunStore {
   /** The saved progress of the run's open visits (the latest attempt that reported). */
   listNodeProgress(runId: string) {
     return listNodeProgress(this.use(), runId);
+  }
+  /** The run's latest run-wide progress (`scope: "run"`), kept after its visit ended; null when none. */
+  readRunProgress(runId: string) {
+    return readRunProgress(this.use(), runId);
   }
   listRunEffects(runId: string) {
     return readers.listRunEffects(this.use(), runId);

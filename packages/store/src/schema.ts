@@ -206,6 +206,8 @@ CREATE TABLE run_progress (
   done REAL,
   total REAL,
   message TEXT,
+  eta INTEGER,
+  scope TEXT NOT NULL CHECK (scope IN ('step', 'run')),
   samples TEXT NOT NULL,
   saves INTEGER NOT NULL,
   first_at INTEGER NOT NULL,

@@ -174,6 +174,8 @@ export const TABLE_COLUMNS = {
     done: nullable(real()),
     total: nullable(real()),
     message: nullable(text()),
+    eta: nullable(integer()),
+    scope: textOf("step", "run"),
     samples: text(),
     saves: integer(),
     first_at: integer(),

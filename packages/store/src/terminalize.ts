@@ -43,7 +43,7 @@ function terminalFingerprint(row: RunRow): string {
 
 /**
  * Commit a run's terminal control state in the caller's transaction: open turns end `lost`,
- * pending messages are cancelled, the claim is released and the terminal facts are saved. A launch
+ * pending step prompts are cancelled (notifications stay to be delivered), the claim is released and the terminal facts are saved. A launch
  * that ends before it ran lets go of its private input here too.
  * Presentation is a later, separate step (the presentation-after-terminal rule).
  */
@@ -93,9 +93,11 @@ export function terminalize(
   ctx
     .stmt("UPDATE turns SET status = 'lost', ended_at = ? WHERE run_id = ? AND status = 'open'")
     .run(now, row.run_id);
+  // A step prompt asks for work the ended run no longer takes; a notification tells of something that
+  // already happened, so it stays in the outbox and is still delivered, once.
   ctx
     .stmt(
-      "UPDATE messages SET status = 'cancelled', claim_token = NULL, lease_expires_at = NULL WHERE run_id = ? AND status IN ('pending', 'claimed')",
+      "UPDATE messages SET status = 'cancelled', claim_token = NULL, lease_expires_at = NULL WHERE run_id = ? AND kind = 'step_prompt' AND status IN ('pending', 'claimed')",
     )
     .run(row.run_id);
   dropRunProgress(ctx, row.run_id);

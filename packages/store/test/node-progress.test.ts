@@ -155,6 +155,45 @@ describe("saved node progress", () => {
     expect(h.store.listNodeProgress(RUN)).toEqual([]);
   });
 
+  it("keeps a run-wide report after its visit ends and while the run is parked, until a newer one or the run's end", () => {
+    const fence = runningRun(h.store, RUN);
+    const endsBy = h.clock.now + 3_600_000;
+    const runWide = (done: number): ProgressState => ({
+      ...state(done, 100, `check ${done}`),
+      eta: endsBy,
+      scope: "run",
+    });
+    saved(h.store.startNodeVisit(fence, { path: "decide", visit: 1, nodeKind: "compute" }));
+    saved(h.store.saveNodeProgress(fence, { path: "decide", visit: 1, attempt: 1, state: runWide(1) }));
+    saved(
+      h.store.advanceNodeVisit(fence, {
+        finish: { path: "decide", visit: 1, result: { status: "succeeded", output: 1, next: "pause" } },
+        start: { path: "pause", visit: 1, nodeKind: "wait" },
+      }),
+    );
+    // The visit ended: it has no step progress, the run keeps its report.
+    expect(h.store.listNodeProgress(RUN)).toEqual([]);
+    expect(h.store.readRunProgress(RUN)).toMatchObject({ path: "decide", visit: 1, state: runWide(1) });
+    const until = h.clock.now + 60_000;
+    saved(h.store.parkRun(fence, { code: "waiting", message: "waiting", path: "pause", visit: 1, until }));
+    h.reopen();
+    expect(h.store.getRun(RUN)?.status).toBe("parked");
+    expect(h.store.readRunProgress(RUN)?.state).toEqual(runWide(1));
+
+    const next = saved(h.store.claimRun({ runId: RUN, claimToken: "again", leaseMs: 30_000, resume: true }));
+    const again = { runId: RUN, generation: next.command.generation, claimToken: "again" };
+    saved(h.store.markRunning(again));
+    saved(h.store.startNodeVisit(again, { path: "decide", visit: 2, nodeKind: "compute" }));
+    h.clock.now += 1_000;
+    saved(h.store.saveNodeProgress(again, { path: "decide", visit: 2, attempt: 1, state: runWide(2) }));
+    // One run-wide report shows: the newer replaced the older.
+    expect(rawRows()).toEqual([{ path: "decide", visit: 2 }]);
+    expect(h.store.readRunProgress(RUN)).toMatchObject({ visit: 2, state: runWide(2) });
+    saved(h.store.finishRun(again, { outcome: "completed", output: 1 }));
+    expect(h.store.readRunProgress(RUN)).toBeNull();
+    expect(rawRows()).toEqual([]);
+  });
+
   it("refuses at the frame a state that breaks the rules", () => {
     const base = { path: "work", visit: 1, attempt: 1 };
     expectRefusedBySchema(nodeProgressReportSchema, { ...base, state: state(3, 2) });

@@ -482,6 +482,46 @@ describe("terminalization", () => {
   });
 });
 
+describe("a notification at the run's end", () => {
+  it.each([
+    ["finishRun", (fence: Fence) => saved(h.store.finishRun(fence, { outcome: "completed", output: 1 }))],
+    ["cancelRun", () => saved(h.store.cancelRun({ runId: RUN }))],
+  ])(
+    "%s keeps a pending and a claimed notification, delivered once before the run's end message",
+    (_what, terminate) => {
+      const fence = runningRun(h.store, RUN);
+      openVisit(fence);
+      const note = (n: number): EnqueueMessage =>
+        prompt(fence, n, {
+          messageId: `msg:${RUN}:implement:1:notify:${n}`,
+          kind: "notify",
+          body: `Note ${n}.`,
+          triggerTurn: false,
+        });
+      const claimed = saved(h.store.enqueueMessage(fence, note(1))).messageId;
+      saved(h.store.claimMessages({ sessionId: SESSION, claimToken: "d", leaseMs: 1_000 }));
+      const pending = saved(h.store.enqueueMessage(fence, note(2))).messageId;
+
+      terminate(fence);
+
+      expect(statuses()).toEqual({ [claimed]: "claimed", [pending]: "pending" });
+      // The deliverer that held the claim acknowledges it after the run's end.
+      expect(saved(h.store.markMessageDelivered({ messageId: claimed })).status).toBe("delivered");
+      saved(h.store.createTerminalMessages({ runId: RUN }));
+      const next = saved(h.store.claimMessages({ sessionId: SESSION, claimToken: "e", leaseMs: 1_000 }));
+      expect(next.map((m) => [m.messageId, m.kind])).toEqual([
+        [pending, "notify"],
+        [`msg:${RUN}:terminal`, "terminal"],
+      ]);
+      for (const m of next) saved(h.store.markMessageDelivered({ messageId: m.messageId }));
+      expect(h.store.claimMessages({ sessionId: SESSION, claimToken: "f", leaseMs: 1_000 })).toEqual({
+        kind: "adopted",
+        value: [],
+      });
+    },
+  );
+});
+
 describe("createTerminalMessages", () => {
   const INSTRUCTIONS = "Summarize the result for the user in two sentences.";
 

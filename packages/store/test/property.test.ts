@@ -303,7 +303,9 @@ class Model {
     present: boolean,
   ): void {
     this.loseTurns(run.runId);
-    for (const msg of this.messages.values()) if (msg.runId === run.runId) msg.status = "cancelled";
+    // Step prompts go with the run; a notification stays to be delivered (the run's end keeps it).
+    for (const msg of this.messages.values())
+      if (msg.runId === run.runId && msg.kind === "step_prompt") msg.status = "cancelled";
     run.status = status;
     run.outcome = outcome;
     run.finalKey = finalKey;
@@ -1810,7 +1812,8 @@ function checkInvariants(m: Model, r: Real, label: string, before: Snapshot, eff
     }
     if (last !== run.status) m.history.set(run.runId, [...seen, run.status]);
 
-    // A terminal run is unclaimed and has no open turns and no live step messages.
+    // A terminal run is unclaimed and has no open turns and no live step prompts (a notification
+    // it saved stays to be delivered).
     const phase = flatRun(run);
     if (isTerminalStatus(run.status)) {
       if (phase.claimed || phase.leaseExpiresAt !== null)
@@ -1818,20 +1821,20 @@ function checkInvariants(m: Model, r: Real, label: string, before: Snapshot, eff
       const openTurns = { n: store.listOpenTurns(run.runId).length };
       const liveMessages = sql(
         r,
-        "SELECT count(*) AS n FROM messages WHERE run_id = ? AND kind IN ('step_prompt', 'notify') AND status IN ('pending', 'claimed')",
+        "SELECT count(*) AS n FROM messages WHERE run_id = ? AND kind = 'step_prompt' AND status IN ('pending', 'claimed')",
       ).get(run.runId) as { n: number };
       if (openTurns.n > 0 || liveMessages.n > 0) {
         fail(
           m,
-          `${label}: terminal run ${run.runId} has ${openTurns.n} open turns and ${liveMessages.n} live messages`,
+          `${label}: terminal run ${run.runId} has ${openTurns.n} open turns and ${liveMessages.n} live step prompts`,
         );
       }
       if (run.origin.kind === "pi") {
         const pending = store
           .listSessionMessages(run.origin.sessionId)
           .filter((msg) => msg.runId === run.runId);
-        if (pending.some((msg) => msg.kind === "step_prompt" || msg.kind === "notify")) {
-          fail(m, `${label}: terminal run ${run.runId} still has deliverable step messages`);
+        if (pending.some((msg) => msg.kind === "step_prompt")) {
+          fail(m, `${label}: terminal run ${run.runId} still has deliverable step prompts`);
         }
       }
     }

@@ -624,7 +624,7 @@ describe("finishRun", () => {
     expect(evidence).toEqual({ kind: "revision_mismatch", runId: "demo-1", expected: actual + 5, actual });
   });
 
-  it("ends open turns as lost, cancels pending messages and releases the claim in the one transition", () => {
+  it("ends open turns as lost, cancels pending step prompts, keeps notifications and releases the claim in the one transition", () => {
     const fence = runningRun(h.store, "demo-1");
     saved(h.store.startNodeVisit(fence, { path: "ask", visit: 1, nodeKind: "agent" }));
     saved(
@@ -676,16 +676,21 @@ describe("finishRun", () => {
         actual: "lost",
       },
     );
+    // The step prompt asked for work the run no longer takes; the notification tells of work it did,
+    // so it stays in the outbox, is claimed after the run's end and delivered once.
+    expect(h.store.listSessionMessages(SESSION, ["cancelled"]).map((m) => m.messageId)).toEqual(["m-step"]);
+    expect(h.store.listSessionMessages(SESSION).map((m) => [m.messageId, m.status])).toEqual([
+      ["m-note", "pending"],
+    ]);
+    const late = saved(h.store.claimMessages({ sessionId: SESSION, claimToken: "pi-2", leaseMs: 10_000 }));
+    expect(late.map((m) => m.messageId)).toEqual(["m-note"]);
+    expect(saved(h.store.markMessageDelivered({ messageId: "m-note" })).status).toBe("delivered");
     expect(h.store.listSessionMessages(SESSION)).toEqual([]);
-    expect(
-      h.store
-        .listSessionMessages(SESSION, ["cancelled"])
-        .map((m) => m.messageId)
-        .sort(),
-    ).toEqual(["m-note", "m-step"]);
     // A late Pi turn carrying the old step prompt cannot attach to the terminal run.
-    const late = saved(h.store.startTurn({ sessionId: SESSION, requestId: "req-2", messageId: "m-step" }));
-    expect(late).toMatchObject({ owner: "none", turn: { status: "unowned", runId: null } });
+    const lateTurn = saved(
+      h.store.startTurn({ sessionId: SESSION, requestId: "req-2", messageId: "m-step" }),
+    );
+    expect(lateTurn).toMatchObject({ owner: "none", turn: { status: "unowned", runId: null } });
   });
 
   it("returns not_found for an unknown run", () => {

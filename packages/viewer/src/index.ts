@@ -24,6 +24,7 @@ export {
   progressCount,
   progressWords,
   runningDetail,
+  runProgressWords,
 } from "./progress-words.js";
 export { jsonLines } from "./json-lines.js";
 export { describeEvent, historyAt, replayView, stepReplay } from "./replay.js";

@@ -130,6 +130,14 @@ export function progressWords(progress: NodeProgress, options: ProgressWordsOpti
   return parts.filter((part) => part !== "").join(` ${options.glyphs.dot} `);
 }
 
+/**
+ * The run's run-wide progress (`ctx.progress` with `scope: "run"`), shown while the run lives, parked
+ * between steps too: `3/100 ███░░ · 2 h left · not met yet`. "" when the run reported none.
+ */
+export function runProgressWords(view: Pick<RunView, "runProgress">, options: ProgressWordsOptions): string {
+  return view.runProgress === undefined ? "" : progressWords(view.runProgress, options);
+}
+
 /** The estimate with its confidence spelled out, and when the step last reported: for the inspector. */
 export function progressDetail(progress: NodeProgress, now: number | undefined): string[] {
   const lines: string[] = [];

@@ -7,6 +7,7 @@ import type { OpenRun } from "./viewer-state.js";
 import { RUN_TINTS, runStateText, runStateWord } from "./words.js";
 import { budgetWords } from "./budget-words.js";
 import { recoveryWords } from "./clock-words.js";
+import { runProgressWords } from "./progress-words.js";
 
 /** Whether the run can still change: a finished run is not live, whatever the connection says. */
 function isRunLive(view: RunView): boolean {
@@ -34,7 +35,10 @@ export function runHeader(view: RunView, now: number, theme: Theme, g: Glyphs): 
   const state = theme(RUN_TINTS[word], `${g.run[word]} ${runStateText(view)}`);
   const spent = budgetWords(view);
   const budget = spent === "" ? "" : ` ${g.dot} ${theme("dim", spent)}`;
-  return `${theme("bold", `piw ${g.dot} ${title}`)} ${g.dot} ${view.runId} ${g.dot} ${state}${took}${budget}${error}`;
+  // The run's own progress and when it ends at the latest, parked between steps too.
+  const overall = runProgressWords(view, { now, glyphs: g, compact: true, noMessage: true });
+  const progress = overall === "" ? "" : ` ${g.dot} ${theme("cyan", overall)}`;
+  return `${theme("bold", `piw ${g.dot} ${title}`)} ${g.dot} ${view.runId} ${g.dot} ${state}${took}${progress}${budget}${error}`;
 }
 
 /** The line under the header: the replay position, or what the run is doing now. */

@@ -7,6 +7,7 @@ import { clipToWidth } from "./text-width.js";
 import { plainTheme, type Theme } from "./theme.js";
 import { RUN_TINTS, runStateText, runStateWord } from "./words.js";
 import { clockWords } from "./clock-words.js";
+import { runProgressWords } from "./progress-words.js";
 
 /** The run list's status filters, in the order `tab` cycles through them. */
 export const RUN_FILTERS = ["all", "active", "parked", "done", "failed", "cancelled"] as const;
@@ -77,6 +78,12 @@ function origin(run: RunSummary): string {
   }
 }
 
+/** A run waiting on the clock with its run-wide progress: `waiting until … · 3/100 · 2 h left`. */
+function withRunProgress(words: string, run: RunSummary, now: number, g: Glyphs): string {
+  const overall = runProgressWords(run, { now, glyphs: g, compact: true, noMessage: true });
+  return overall === "" ? words : `${words} ${g.dot} ${overall}`;
+}
+
 /**
  * The run list: status, workflow, started, duration with a bar against the longest run listed,
  * origin, the input where the width leaves room for it, and for a parked run why. The header is the first line; each run is one line after it.
@@ -104,7 +111,7 @@ export function renderRunTable(runs: readonly RunSummary[], options: RunTableOpt
         run.inputSummary ?? "",
         run.status === "parked" && run.recoveryReason !== null
           ? isClockReason(run.recoveryReason)
-            ? clockWords(run.recoveryReason)
+            ? withRunProgress(clockWords(run.recoveryReason), run, options.now, g)
             : `${run.recoveryReason.code}: ${run.recoveryReason.message}`
           : run.runId,
       ],

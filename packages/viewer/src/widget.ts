@@ -6,7 +6,7 @@ import { activePath } from "./flow.js";
 import { type BranchView, branchIndex, branchView, forkBranches, localPath } from "./forks.js";
 import { formatDuration, formatTimeLeft } from "./format.js";
 import { detectGlyphs, type Glyphs, UNICODE_GLYPHS } from "./glyphs.js";
-import { nodeProgressOf, progressWords, runningDetail } from "./progress-words.js";
+import { nodeProgressOf, progressWords, runningDetail, runProgressWords } from "./progress-words.js";
 import { clipToWidth } from "./text-width.js";
 import { plainTheme, type Theme } from "./theme.js";
 import { branchFace, moreWords, rowHolds, type WidgetRow, widgetRows } from "./widget-rows.js";
@@ -210,13 +210,21 @@ export function renderWidgetLines(view: RunView, options: WidgetOptions): string
         )
       : undefined;
   const gate = gateLines(view, width, theme);
+  const overall = runProgressWords(view, { now: options.now, glyphs: g, bar: WIDGET_BAR_CELLS });
+  const runLine =
+    overall === "" ? undefined : clipToWidth(theme("cyan", `${g.dot} run ${overall}`), width, g.ellipsis);
   // Spend against budget while the run can still spend; a parked run's reason says it already.
   const spent = budgetWords(view);
   const budget =
     spent !== "" && (view.status === "running" || view.status === "starting")
       ? clipToWidth(theme("dim", spent), width, g.ellipsis)
       : undefined;
-  const room = maxLines - (recovery === undefined ? 0 : 1) - (budget === undefined ? 0 : 1) - gate.length;
+  const room =
+    maxLines -
+    (recovery === undefined ? 0 : 1) -
+    (budget === undefined ? 0 : 1) -
+    (runLine === undefined ? 0 : 1) -
+    gate.length;
   if (room > 0 && rows.length > 0) {
     const focus = Math.max(
       0,
@@ -246,6 +254,7 @@ export function renderWidgetLines(view: RunView, options: WidgetOptions): string
     }
   }
   if (budget !== undefined && lines.length < maxLines) lines.push(budget);
+  if (runLine !== undefined && lines.length < maxLines) lines.push(runLine);
   if (recovery !== undefined) lines.push(recovery);
   lines.push(...gate.slice(0, Math.max(0, maxLines - lines.length)));
   return lines;
@@ -279,7 +288,8 @@ export function renderFooterStatus(view: RunView, now?: number): string {
   let path = activePath(view);
   const spent = budgetWords(view);
   const head = `wf ${view.workflowName} [${runStateWord(view)}]${spent === "" ? "" : ` ${spent}`}`;
-  if (path === null) return head;
+  const overall = runProgressWords(view, { now, glyphs: UNICODE_GLYPHS, compact: true, noMessage: true });
+  if (path === null) return overall === "" ? head : `${head} ${overall}`;
   let where = path;
   const fork = view.manifest.forks?.find((f) => f.path === path);
   if (fork !== undefined && view.nodes.some((n) => n.path === fork.path && n.state === "running")) {
@@ -297,5 +307,7 @@ export function renderFooterStatus(view: RunView, now?: number): string {
     progress === undefined
       ? ""
       : progressWords(progress, { now, glyphs: UNICODE_GLYPHS, compact: true, noMessage: true });
-  return words === "" ? `${head} ${where}` : `${head} ${where} ${words}`;
+  // A step's own progress is the closer news; without one, the run's stands in.
+  const shown = words === "" ? overall : words;
+  return shown === "" ? `${head} ${where}` : `${head} ${where} ${shown}`;
 }

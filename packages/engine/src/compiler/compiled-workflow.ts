@@ -30,6 +30,8 @@ export interface NodeContext<I = unknown> {
    * it. Every view shows the latest, with an ETA when `total` is known. Cheap to call often: the
    * worker sends the latest at most every 250 ms. A bad update throws ProgressInvalid (code
    * `progress_invalid`) and reports nothing; uncaught, it fails the node like any other throw.
+   * `eta` is the author's own estimate of when the work ends at the latest; `scope: "run"` makes the
+   * report the whole run's, shown also after this step ends and while the run waits.
    */
   progress(update: NodeProgressUpdate): void;
 }
@@ -39,6 +41,14 @@ export interface NodeProgressUpdate {
   done?: number | null;
   total?: number | null;
   message?: string | null;
+  /** When the work ends at the latest, as the author knows it (a deadline): a Date or epoch ms; null clears it. */
+  eta?: Date | number | null;
+  /**
+   * `step` (the default): this visit's progress, gone when the visit ends. `run`: the whole run's,
+   * kept on view after the visit ends and while the run is parked, until a newer run-wide report
+   * replaces it or the run ends.
+   */
+  scope?: "step" | "run";
 }
 
 /**
