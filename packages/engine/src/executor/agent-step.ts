@@ -80,11 +80,7 @@ function conversationChannel(run: AgentStepRun, node: CompiledAgentNode): AgentC
   };
 }
 
-function isolatedChannel(
-  run: AgentStepRun,
-  node: CompiledAgentNode,
-  isolated: OpenIsolated,
-): AgentChannel {
+function isolatedChannel(run: AgentStepRun, node: CompiledAgentNode, isolated: OpenIsolated): AgentChannel {
   const { session, guard } = isolated;
   const stop = async (when: "before_turn" | "during_turn"): Promise<never> => {
     // The record first: a parked run takes no more writes from this claim.
