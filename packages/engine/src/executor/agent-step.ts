@@ -103,10 +103,6 @@ function isolatedChannel(run: AgentStepRun, node: CompiledAgentNode, isolated: O
   };
 }
 
-/**
- * Opens this attempt's isolated session and saves its record as the visit's `agent.session` effect
- * (ordinal: the attempt), so a crash leaves a reserved record behind and a retry opens a new one.
- */
 interface OpenIsolated {
   session: IsolatedAgentSession;
   guard: BudgetGuard;
@@ -115,6 +111,10 @@ interface OpenIsolated {
   settle(ended?: "budget_exceeded"): Promise<void>;
 }
 
+/**
+ * Opens this attempt's isolated session and saves its record as the visit's `agent.session` effect
+ * (ordinal: the attempt), so a crash leaves a reserved record behind and a retry opens a new one.
+ */
 async function openIsolated(
   run: AgentStepRun,
   node: CompiledAgentNode,
