@@ -7,6 +7,7 @@ import type {
   workerPushes,
 } from "@piw/protocol";
 import { AgentChannel } from "./agent-channel.js";
+import { LiveSpend } from "./live-spend.js";
 import type { WorkerProcess } from "./worker-process.js";
 
 /** The host's end of a worker's channel: it serves `workerMethods`, calls nothing, pushes `workerPushes`. */
@@ -63,6 +64,8 @@ export class LiveWorker {
   readonly agent: AgentChannel;
   /** Process groups of the worker's shell commands that are still running, as the worker reported them. */
   readonly processGroups = new Set<number>();
+  /** Its isolated sessions' usage not saved yet: the run's budget counts it (one worker per run at a time). */
+  readonly liveSpend = new LiveSpend();
   readonly peer: WorkerPeer;
   private current: WorkerPhase = { kind: "launching" };
 

@@ -77,7 +77,7 @@ export class WallBudgets implements DueSource {
       path: open.path,
       visit: open.visit,
       when: "during_turn",
-      pending: {},
+      pending: worker.liveSpend.pending(),
     });
     if (parked.kind !== "recoveryRequired") return;
     log(`run ${runId}: reached its wall budget during ${open.path}; parked, its worker stops`);

@@ -1,4 +1,11 @@
-import { type Handlers, RpcError, WORKER_WRITES, type workerMethods } from "@piw/protocol";
+import {
+  addSpend,
+  type Handlers,
+  RpcError,
+  WORKER_WRITES,
+  type WorkerParams,
+  type workerMethods,
+} from "@piw/protocol";
 import type { RunStore } from "@piw/store";
 import type { AgentProgressBoard } from "./agent-progress-board.js";
 import type { GroupCommitter } from "./group-committer.js";
@@ -40,7 +47,10 @@ export function workerHandlers(deps: WorkerChannelDeps, worker: LiveWorker): Han
     uncommitted.add(settled);
     return done;
   };
-  const endRun = () => deps.progress.endRun(runId);
+  const endRun = () => {
+    deps.progress.endRun(runId);
+    worker.liveSpend.clear();
+  };
   const visitOver = (visit: { path: string; visit: number }) =>
     deps.progress.finishVisit(runId, visit.path, visit.visit);
   const handlers: Handlers<typeof workerMethods> = {
@@ -80,7 +90,13 @@ export function workerHandlers(deps: WorkerChannelDeps, worker: LiveWorker): Han
         () => visitOver(params.finish),
       ),
     "effect.reserve": (params) => commit(() => store.reserveEffect(fence, params)),
-    "effect.settle": (params) => commit(() => store.settleEffect(fence, params)),
+    "effect.settle": (params) =>
+      commit(() => {
+        const settled = store.settleEffect(fence, params);
+        // An isolated session's record: its usage is saved spend from here on, not live.
+        worker.liveSpend.saved(params.effectId);
+        return settled;
+      }),
     "message.enqueue": (params) => commit(() => store.enqueueMessage(fence, params)),
     "run.finish": (params) =>
       afterCommit(
@@ -93,7 +109,7 @@ export function workerHandlers(deps: WorkerChannelDeps, worker: LiveWorker): Han
         endRun,
       ),
     "visit.schedule": (params) => commit(() => store.scheduleVisit(fence, params)),
-    "budget.check": (params) => commit(() => store.checkBudget(fence, params)),
+    "budget.check": (params) => commit(() => checkLiveBudget(store, worker, params)),
     "run.redefine": (params) => commit(() => store.redefineRun(fence, params)),
     "agent.next": (key) => worker.agent.next(key),
     "agent.verdict": ({ submissionId, verdict }) => {
@@ -144,6 +160,21 @@ export function workerHandlers(deps: WorkerChannelDeps, worker: LiveWorker): Han
   return guardHandlers(ordered, (method, error) =>
     deps.log(`worker ${worker.launchId}: ${method} failed: ${describeBug(error)}`),
   );
+}
+
+/**
+ * A budget check against the run's live spend: the saved spend plus every live isolated session's
+ * unsaved usage (the one asking included, with its latest report), so parallel branches stop at the
+ * run's limit together. Once the run is parked or the claim is gone, its sessions count no more: their
+ * records are saved as they stop.
+ */
+function checkLiveBudget(store: RunStore, worker: LiveWorker, params: WorkerParams<"budget.check">) {
+  if (params.session !== undefined) worker.liveSpend.report(params.session, params.pending);
+  const live = worker.liveSpend.pending();
+  const pending = params.session === undefined ? addSpend(live, params.pending) : live;
+  const checked = store.checkBudget(worker.fence, { ...params, pending });
+  if (checked.kind === "conflict" || checked.kind === "recoveryRequired") worker.liveSpend.clear();
+  return checked;
 }
 
 /** Every method but the durable writes first waits for the channel's writes still being committed. */

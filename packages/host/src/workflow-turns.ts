@@ -1,4 +1,5 @@
 import {
+  addSpend,
   budgetExceededMessage,
   reachedLimit,
   RpcError,
@@ -15,7 +16,7 @@ import { saveTurnProgress } from "./turn-progress.js";
 export interface WorkflowTurnDeps {
   store: RunStore;
   /** The accepted worker running the run now (its current generation), if any. */
-  currentWorker(runId: string): Pick<LiveWorker, "agent" | "fence"> | undefined;
+  currentWorker(runId: string): Pick<LiveWorker, "agent" | "fence" | "liveSpend"> | undefined;
   /** The run changed: reconcile and publish its view. */
   runChanged(runId: string): void;
 }
@@ -87,8 +88,9 @@ export class WorkflowTurns {
   }
 
   /**
-   * A Pi session's usage of its workflow turn so far, saved on the turn. At the run's budget the
-   * step hears of it (it parks the run) and the answer is why the turn must stop, else null.
+   * A Pi session's usage of its workflow turn so far, saved on the turn. At the run's budget (its
+   * saved spend and its isolated sessions' live usage in parallel branches) the step hears of it (it
+   * parks the run) and the answer is why the turn must stop, else null.
    */
   usage(report: TurnUsage): string | null {
     const saved = this.deps.store.recordTurnUsage(report);
@@ -96,12 +98,14 @@ export class WorkflowTurns {
     const turn = saved.value;
     if (turn === null || turn.budget === null) return null;
     this.deps.runChanged(turn.runId);
-    const limit = reachedLimit(turn.budget, turn.spend, "during_turn");
+    const worker = this.deps.currentWorker(turn.runId);
+    const spend = worker === undefined ? turn.spend : addSpend(turn.spend, worker.liveSpend.pending());
+    const limit = reachedLimit(turn.budget, spend, "during_turn");
     if (limit === null) return null;
     if (turn.path !== null && turn.visit !== null) {
-      this.deps.currentWorker(turn.runId)?.agent.budgetExceeded({ path: turn.path, visit: turn.visit });
+      worker?.agent.budgetExceeded({ path: turn.path, visit: turn.visit });
     }
-    return budgetExceededMessage(limit, turn.budget, turn.spend);
+    return budgetExceededMessage(limit, turn.budget, spend);
   }
 
   /** A workflow turn ended without being answered by a submission (or was lost): tell its step. */

@@ -74,9 +74,11 @@ export const workerMethods = {
   /** Point the run at its changed workflow, which the worker checked against the saved position. */
   "run.redefine": { params: redefineRunSchema, result: transitionSchema(runRecordSchema) },
   /**
-   * The run's budget against its saved spend plus `pending` (usage of isolated sessions that is not
-   * saved yet), before an agent turn starts or while one runs. At a limit the store parks the run
-   * (`budget_exceeded`, the visit stays open) and replies `recoveryRequired`.
+   * The run's budget against its live spend: what is saved, plus the unsaved usage of every isolated
+   * session of the run that the host heard of (`pending` with `session` replaces that session's
+   * last report; without `session` it is added once), before an agent turn starts or while one runs.
+   * At a limit the store parks the run (`budget_exceeded`, the visit stays open) and replies
+   * `recoveryRequired`.
    */
   "budget.check": {
     params: z.object({
@@ -84,6 +86,8 @@ export const workerMethods = {
       visit: visitNumberSchema,
       when: z.enum(["before_turn", "during_turn"]),
       pending: budgetSpendSchema.partial(),
+      /** The isolated session whose usage `pending` is: its record's effect ID, which saving the record clears. */
+      session: z.string().min(1).max(800).optional(),
       /** Only answer, never park: an isolated session asks, stops, saves its record, then parks. */
       askOnly: z.boolean().optional(),
     }),

@@ -9,6 +9,7 @@ import {
   budgetSchema,
   canonicalJson,
   conflict,
+  type EffectState,
   type Fence,
   mergeBudget,
   NO_SPEND,
@@ -17,6 +18,7 @@ import {
   type RecoveryReason,
   recoveryRequired,
   type RunRecord,
+  type SettleEffect,
   type Transition,
   type TurnUsage,
   type WorkerParams,
@@ -88,6 +90,36 @@ export function readBudgetState(ctx: StoreContext, runId: string): BudgetState |
   return row === undefined ? null : { budget: budgetOf(row), spend: readRunSpend(ctx, runId) };
 }
 
+/** The budget park that ended `fence`'s claim, when that is the run's last change of state. */
+function budgetParkOf(ctx: StoreContext, fence: Fence): RecoveryReason | null {
+  const current = ctx.getRunRow(fence.runId);
+  if (current?.status !== "parked" || current.generation !== fence.generation + 1) return null;
+  const saved =
+    current.recovery_reason === null ? null : (JSON.parse(current.recovery_reason) as RecoveryReason);
+  return saved?.code === "budget_exceeded" ? saved : null;
+}
+
+/**
+ * The record of an isolated session that a budget park stopped, sent under the claim the park ended:
+ * when one parallel branch parks the run at its limit, the other branches' sessions are closed after
+ * it, and what they spent must still count against the budget. Only a reserved `agent.session`
+ * record of that run is written; anything else answers null (the caller's conflict stands).
+ */
+export function settleStoppedSession(
+  ctx: StoreContext,
+  fence: Fence,
+  req: SettleEffect,
+): Transition<EffectState> | null {
+  if (!req.result.ok || budgetParkOf(ctx, fence) === null) return null;
+  const effect = ctx.selectRow("effects", "WHERE effect_id = ?", req.effectId);
+  if (effect?.run_id !== fence.runId || effect.effect_type !== AGENT_SESSION_EFFECT) return null;
+  if (effect.status !== "reserved") return null;
+  ctx
+    .stmt("UPDATE effects SET status = 'settled', result_hash = ?, settled_at = ? WHERE effect_id = ?")
+    .run(ctx.putJson(req.result.value), ctx.now(), req.effectId);
+  return applied({ status: "settled", effectId: req.effectId, result: req.result });
+}
+
 /**
  * The budget check of an agent step (the worker's `budget.check`): before a turn starts and while one
  * runs. Within budget it answers the state; at a limit it parks the run with `budget_exceeded` in the
@@ -100,16 +132,8 @@ export function checkBudget(
   req: WorkerParams<"budget.check">,
 ): Transition<BudgetState & { reached: BudgetLimit | null }> {
   return ctx.tx(() => {
-    const current = ctx.getRunRow(fence.runId);
-    const saved =
-      current?.recovery_reason == null ? null : (JSON.parse(current.recovery_reason) as RecoveryReason);
-    if (
-      current?.status === "parked" &&
-      current.generation === fence.generation + 1 &&
-      saved?.code === "budget_exceeded"
-    ) {
-      return recoveryRequired(saved);
-    }
+    const parked = budgetParkOf(ctx, fence);
+    if (parked !== null) return recoveryRequired(parked);
     const row = ctx.fencedRun(fence);
     if (isConflict(row)) return conflict(row);
     if (row.status !== "running") return conflict(notRunning(row));

@@ -14,6 +14,7 @@ import {
   type SettleEffect,
   type Transition,
 } from "@piw/protocol";
+import { settleStoppedSession } from "./budget-spend.js";
 import { sha256 } from "./sha256.js";
 import { isConflict, isTransition, notRunning, runningRun, type StoreContext } from "./context.js";
 import { getStep, sameText } from "./node-visits.js";
@@ -108,7 +109,7 @@ export function reserveEffect(ctx: StoreContext, fence: Fence, req: ReserveEffec
 export function settleEffect(ctx: StoreContext, fence: Fence, req: SettleEffect): Transition<EffectState> {
   return ctx.tx(() => {
     const row = ctx.fencedRun(fence);
-    if (isConflict(row)) return conflict(row);
+    if (isConflict(row)) return settleStoppedSession(ctx, fence, req) ?? conflict(row);
     const effect = ctx.selectRow("effects", "WHERE effect_id = ?", req.effectId);
     if (!effect || effect.run_id !== row.run_id)
       return conflict({ kind: "not_found", resource: "effect", id: req.effectId });

@@ -137,6 +137,48 @@ describe("checkBudget", () => {
     });
   });
 
+  it("still saves the record of a parallel branch's session that the budget park stopped, and nothing else", () => {
+    const reserve = (fence: Fence, path: string, effectType: string) => {
+      saved(h.store.startNodeVisit(fence, { path, visit: 1, nodeKind: "agent" }));
+      const effectId = effectIdFor(fence.runId, path, 1, effectType);
+      saved(
+        h.store.reserveEffect(fence, {
+          effectId,
+          path,
+          visit: 1,
+          effectType,
+          ordinal: 0,
+          mode: "idempotent",
+          request: { attempt: 1 },
+        }),
+      );
+      return effectId;
+    };
+    const report = { model: "fake/m", durationMs: 5, transcript: [], transcriptOmitted: 0, turns: 1 };
+    const record = { ok: true as const, value: { ...report, tokensIn: 30, tokensOut: 15, cost: 0 } };
+    const fence = runningRun(h.store, RUN, { budget: { tokens: 100 } });
+    const other = reserve(fence, "fan/b/b", AGENT_SESSION_EFFECT);
+    const action = reserve(fence, "fan/c/c", "deploy");
+    // Another branch's live usage reaches the limit: the run parks.
+    const parked = h.store.checkBudget(fence, {
+      path: "fan/a/a",
+      visit: 1,
+      when: "during_turn",
+      pending: { tokens: 105 },
+    });
+    expect(parked.kind).toBe("recoveryRequired");
+    expect(h.store.settleEffect(fence, { effectId: other, result: record }).kind).toBe("applied");
+    expect(h.store.readBudgetState(RUN)?.spend.tokens).toBe(45);
+    // Only a session record, and only from the claim that a budget park ended.
+    expect(h.store.settleEffect(fence, { effectId: action, result: { ok: true, value: 1 } }).kind).toBe(
+      "conflict",
+    );
+    const paused = runningRun(h.store, "budget-2", { budget: { tokens: 100 } });
+    const stopped = reserve(paused, "fan/b/b", AGENT_SESSION_EFFECT);
+    saved(h.store.parkRun(paused, { code: "paused", message: "Paused." }));
+    expect(h.store.settleEffect(paused, { effectId: stopped, result: record }).kind).toBe("conflict");
+  });
+
   it("never parks a run without a budget", () => {
     const fence = runningRun(h.store, RUN);
     const checked = h.store.checkBudget(fence, {

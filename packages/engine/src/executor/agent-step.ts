@@ -80,20 +80,12 @@ function conversationChannel(run: AgentStepRun, node: CompiledAgentNode): AgentC
   };
 }
 
-function isolatedChannel(
-  run: AgentStepRun,
-  node: CompiledAgentNode,
-  isolated: {
-    session: IsolatedAgentSession;
-    guard: BudgetGuard;
-    settle(ended?: "budget_exceeded"): Promise<void>;
-  },
-): AgentChannel {
+function isolatedChannel(run: AgentStepRun, node: CompiledAgentNode, isolated: OpenIsolated): AgentChannel {
   const { session, guard } = isolated;
   const stop = async (when: "before_turn" | "during_turn"): Promise<never> => {
     // The record first: a parked run takes no more writes from this claim.
     await isolated.settle("budget_exceeded");
-    const limit = guard.reached(when) ?? "usd";
+    const limit = guard.reached(when) ?? guard.runReached ?? "usd";
     const checked = await run.port.checkBudget({ path: node.path, visit: run.visit, when, pending: {} });
     expectSaved(checked);
     // The store's sums fell short of what the session saw (a record it could not save): park anyway.
@@ -105,10 +97,18 @@ function isolatedChannel(
     deliver: async (_key, body) => session.deliver(body),
     next: (signal) => session.next(signal),
     beforeTurn: async () => {
-      if (guard.reached("before_turn") !== null) await stop("before_turn");
+      if (await isolated.overBudget("before_turn")) await stop("before_turn");
     },
     budgetStop: () => stop("during_turn"),
   };
+}
+
+interface OpenIsolated {
+  session: IsolatedAgentSession;
+  guard: BudgetGuard;
+  /** Whether the run is at its budget: this session's own use, then the run's live spend as the host sums it. */
+  overBudget(when: "before_turn" | "during_turn"): Promise<boolean>;
+  settle(ended?: "budget_exceeded"): Promise<void>;
 }
 
 /**
@@ -120,11 +120,7 @@ async function openIsolated(
   node: CompiledAgentNode,
   placement: AgentPlacement,
   ctx: NodeContext,
-): Promise<{
-  session: IsolatedAgentSession;
-  guard: BudgetGuard;
-  settle(ended?: "budget_exceeded"): Promise<void>;
-}> {
+): Promise<OpenIsolated> {
   if (!placement.isolated) {
     throw new NodeFailure(
       "node_failed",
@@ -144,6 +140,25 @@ async function openIsolated(
     await run.port.checkBudget({ path: node.path, visit: run.visit, when: "before_turn", pending: {} }),
   );
   const guard = new BudgetGuard(state.budget, state.spend);
+  const overBudget = async (when: "before_turn" | "during_turn"): Promise<boolean> => {
+    if (guard.reached(when) !== null) return true;
+    // The run spends elsewhere while this session runs (parallel branches' sessions, the conversation's
+    // replies): the host adds what every live session reported to the saved spend. This session's
+    // report, named by its record, replaces its last one there until the record is saved.
+    const asked = await run.port
+      .checkBudget({
+        path: node.path,
+        visit: run.visit,
+        when,
+        pending: guard.pending(),
+        session: id,
+        askOnly: true,
+      })
+      .catch(() => null);
+    if (asked === null || asked.kind === "conflict" || asked.kind === "recoveryRequired") return true;
+    guard.runReached = asked.value.reached;
+    return asked.value.reached !== null;
+  };
   const request: JsonValue = {
     attempt: run.attempt,
     model: options.model ?? null,
@@ -170,23 +185,9 @@ async function openIsolated(
     tools,
     cwd,
     progress: (update) => modelProgress(ctx, update),
-    usage: async (usage) => {
+    usage: (usage) => {
       guard.record(usage);
-      if (guard.reached("during_turn") !== null) return true;
-      // The run's saved spend moves on while the session runs (a parallel branch, the conversation's
-      // last reply): ask the store, with this session's unsaved usage as pending.
-      const asked = await run.port
-        .checkBudget({
-          path: node.path,
-          visit: run.visit,
-          when: "during_turn",
-          pending: guard.pending(),
-          askOnly: true,
-        })
-        .catch(() => null);
-      if (asked === null || asked.kind === "conflict") return true;
-      if (asked.kind === "recoveryRequired") return true;
-      return asked.value.reached !== null;
+      return overBudget("during_turn");
     },
     ...(options.model === undefined ? {} : { model: options.model }),
     ...(options.thinking === undefined ? {} : { thinking: options.thinking }),
@@ -202,6 +203,7 @@ async function openIsolated(
   return {
     session,
     guard,
+    overBudget,
     async settle(by) {
       stoppedBy ??= by;
       // A deadline, a cancel or the budget stops the session midway: the record keeps what it cost so far.

@@ -13,10 +13,13 @@ import type { IsolatedUsage } from "./agent-session.js";
  * The budget of an isolated session, decided in the worker: the run's spend when the step started
  * (the store's answer) plus what the session used since. Deciding here, in the session's own reply
  * handler, is what stops it before its next model call; the store then parks the run from the saved
- * record. Parallel branches each guard their own session from the spend they started with.
+ * record. The host's answer to each reply adds what the run's other live sessions spent meanwhile
+ * (parallel branches), so the run's limit holds for all of them together.
  */
 export class BudgetGuard {
   private live: IsolatedUsage = { tokens: 0, usd: 0, turns: 0 };
+  /** The limit the run's live spend reached, as the host last answered (other sessions' use counted). */
+  runReached: BudgetLimit | null = null;
   private readonly startedAt = Date.now();
 
   constructor(
