@@ -244,4 +244,5 @@ CREATE TABLE worker_launches (
   ended_at INTEGER
 ) STRICT;
 CREATE INDEX worker_launches_run ON worker_launches (run_id, started_at);
+CREATE INDEX worker_launches_open ON worker_launches (started_at) WHERE exit_decision IS NULL;
 `;
