@@ -18,15 +18,24 @@ if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-V")) {
   // once the host's workers have made it in the private state folder; piw itself creates nothing there.
   const stateDir = defaultStateDir(process.env);
   useStateCompileCache(stateDir);
-  // Plain `piw list` (or `piw list --json`) against a running host takes a route that builds no zod
-  // schemas (see quickList).
-  const json = argv.length === 2 && argv[1] === "--json";
-  const listed =
-    argv[0] === "list" && (argv.length === 1 || json)
-      ? await (await import("./quick-list-command.js")).quickList(stateDir, process.stdout, process.env, json)
-      : false;
-  if (listed) process.stdout.write("", () => process.exit(0));
+  // Plain `piw list` (or `piw list --json`) and `piw status <runId>` against a running host take a
+  // route that builds no zod schemas (see quickList, quickStatus).
+  if (await quickRoute(stateDir)) process.stdout.write("", () => process.exit(0));
   else await runCliAndExit();
+}
+
+/** Whether the command was served by a quick route; false when the full CLI must run it. */
+async function quickRoute(stateDir: string): Promise<boolean> {
+  const [command, first, ...rest] = argv;
+  if (command === "list" && rest.length === 0 && (first === undefined || first === "--json")) {
+    const { quickList } = await import("./quick-list-command.js");
+    return quickList(stateDir, process.stdout, process.env, first === "--json");
+  }
+  if (command === "status" && rest.length === 0 && first !== undefined && !first.startsWith("-")) {
+    const { quickStatus } = await import("./quick-status-command.js");
+    return quickStatus(stateDir, process.stdout, process.env, first);
+  }
+  return false;
 }
 
 async function runCliAndExit(): Promise<void> {

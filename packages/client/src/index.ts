@@ -5,6 +5,6 @@ export type { CallArgs } from "./host-client.js";
 export { HostClient } from "./host-client.js";
 export { HostConnection } from "./host-connection.js";
 export { HostUnavailable } from "./host-unavailable.js";
-export { quickListRuns } from "./quick-list.js";
+export { quickGetRun, quickListRuns } from "./quick-call.js";
 export type { CallParams } from "./request-key.js";
 export { newRequestKey } from "./request-key.js";

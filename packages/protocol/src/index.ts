@@ -25,6 +25,7 @@ export type { EffectState, NodeVisitState, RunSnapshot, SavedVisit } from "./exe
 export { inspectFrame, MAX_FRAME_BYTES, PROTOCOL_VERSION } from "./frame-shape.js";
 export { MAX_FRAME_DEPTH } from "./framing.js";
 export { quickHelloResult, quickRunSummaries } from "./run-summary-check.js";
+export { quickRunView } from "./run-view-check.js";
 export { branchState, endedBranches, groupState, joinEnds } from "./branch-state.js";
 export type { GraphManifest, JoinPolicy, ManifestFork, ManifestTarget } from "./graph-manifest.js";
 export { graphManifestSchema } from "./graph-manifest.js";

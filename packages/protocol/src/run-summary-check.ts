@@ -10,40 +10,40 @@ import type { RunSummary } from "./run-view.js";
  * schema accepts too (apps/piw/test/quick-list.test.ts holds both to that).
  */
 
-type Check = (value: unknown) => boolean;
-type Shape = Record<string, { check: Check; optional?: true }>;
+export type Check = (value: unknown) => boolean;
+export type Shape = Record<string, { check: Check; optional?: true }>;
 
 const encoder = new TextEncoder();
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
+export const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value);
 
-const text =
+export const text =
   (min = 0, max = Number.POSITIVE_INFINITY, pattern?: RegExp): Check =>
   (value) =>
     typeof value === "string" &&
     value.length >= min &&
     value.length <= max &&
     (pattern === undefined || pattern.test(value));
-const number: Check = (value) => typeof value === "number" && Number.isFinite(value);
-const int =
+export const number: Check = (value) => typeof value === "number" && Number.isFinite(value);
+export const int =
   (min = Number.MIN_SAFE_INTEGER): Check =>
   (value) =>
     Number.isSafeInteger(value) && (value as number) >= min;
 const bool: Check = (value) => typeof value === "boolean";
-const oneOf =
+export const oneOf =
   (...values: readonly string[]): Check =>
   (value) =>
     typeof value === "string" && values.includes(value);
-const nullable =
+export const nullable =
   (check: Check): Check =>
   (value) =>
     value === null || check(value);
-const required = (check: Check) => ({ check });
-const optional = (check: Check) => ({ check, optional: true as const });
+export const required = (check: Check) => ({ check });
+export const optional = (check: Check) => ({ check, optional: true as const });
 
 /** Exactly these keys (an unknown one refuses), each passing its check. */
-const object =
+export const object =
   (shape: Shape): Check =>
   (value) => {
     if (!isRecord(value)) return false;
@@ -59,7 +59,7 @@ const object =
   };
 
 /** A discriminated union: the variant named by `key`, checked with that variant's shape. */
-const variants =
+export const variants =
   (key: string, shapes: Record<string, Shape>): Check =>
   (value) => {
     if (!isRecord(value)) return false;
@@ -70,7 +70,7 @@ const variants =
 
 const id = ({ pattern, maxLength }: IdPattern): Check => text(1, maxLength, pattern);
 const runId = id(RUN_ID);
-const nodePath = id(NODE_PATH);
+export const nodePath = id(NODE_PATH);
 const opaqueId = id(OPAQUE_ID);
 const reasonMessage = required(text(0, 512));
 const visit = int(1);
@@ -162,7 +162,8 @@ const safeError = object({
   message: required((value) => typeof value === "string" && encoder.encode(value).byteLength <= 512),
 });
 
-const runSummary = object({
+/** The run list's row, field by field; the run view's check (run-view-check.ts) adds the rest. */
+export const runSummaryShape: Shape = {
   runId: required(runId),
   workflowName: required(text()),
   source: required(
@@ -206,7 +207,8 @@ const runSummary = object({
   inputSummary: optional(text(0, 120)),
   budget: optional(nullable(budget)),
   spend: optional(object(spendShape)),
-});
+};
+const runSummary = object(runSummaryShape);
 
 /** The run list's reply, when every summary passes the quick check; undefined sends the caller the full way. */
 export function quickRunSummaries(value: unknown): RunSummary[] | undefined {

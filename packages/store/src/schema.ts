@@ -81,6 +81,8 @@ CREATE UNIQUE INDEX runs_request_key ON runs (request_key) WHERE request_key IS 
 CREATE INDEX runs_status ON runs (status, updated_at);
 CREATE INDEX runs_wake ON runs (wake_at) WHERE wake_at IS NOT NULL AND paused = 0;
 CREATE INDEX runs_schedule ON runs (origin_schedule, status) WHERE origin_schedule IS NOT NULL;
+CREATE INDEX runs_created ON runs (created_at DESC, run_id);
+CREATE INDEX runs_presentation ON runs (finished_at) WHERE presentation_state IN ('pending', 'failed');
 
 CREATE TABLE schedules (
   schedule_id TEXT PRIMARY KEY,
@@ -244,4 +246,5 @@ CREATE TABLE worker_launches (
   ended_at INTEGER
 ) STRICT;
 CREATE INDEX worker_launches_run ON worker_launches (run_id, started_at);
+CREATE INDEX worker_launches_open ON worker_launches (started_at) WHERE exit_decision IS NULL;
 `;

@@ -1,4 +1,5 @@
 import { fenceSchema, reservePreparedRunSchema, runEndingSchema, startNodeVisitSchema } from "@piw/protocol";
+import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { StoreError } from "../src/index.js";
@@ -129,5 +130,56 @@ describe("working directory", () => {
     saved(h.store.finishRun(fence, { outcome: "failed", error: { code: "node_failed", message: "boom" } }));
     saved(h.store.prepareRestart({ runId: "wd-1-r1", parentRunId: "wd-1" }));
     expect(h.store.getRun("wd-1-r1")?.workingDir).toBe("/projects/demo");
+  });
+});
+
+describe("reads that grow with the store", () => {
+  /** Every SQL text the store prepares while `read` runs, on a store opened inside it. */
+  function preparedDuring(read: () => void): string[] {
+    const seen: string[] = [];
+    const prepare = Database.prototype.prepare;
+    Database.prototype.prepare = function (this: Database.Database, source: string) {
+      seen.push(source);
+      return prepare.call(this, source);
+    } as typeof prepare;
+    try {
+      read();
+    } finally {
+      Database.prototype.prepare = prepare;
+    }
+    return seen;
+  }
+
+  it("take the run list's page, the runs left to present and the open launches from an index, never a scan", () => {
+    h = openHarness();
+    for (let n = 0; n < 3; n += 1)
+      saved(h.store.reservePreparedRun(preparedRun(`r-${n}`, { origin: { kind: "cli" } })));
+    const sql = preparedDuring(() => {
+      const store = h.reopen();
+      expect(store.listRuns({ limit: 50 }).length).toBe(3);
+      expect(store.listRunsNeedingPresentation()).toEqual([]);
+      expect(store.listOpenLaunches()).toEqual([]);
+    });
+    const reads = sql.filter((text) =>
+      /FROM (runs .*(ORDER BY created_at DESC|presentation_state IN)|worker_launches WHERE exit_decision IS NULL)/s.test(
+        text,
+      ),
+    );
+    expect(reads.length).toBe(3);
+    const db = new Database(join(h.dir, "state.db"), { readonly: true });
+    try {
+      for (const text of reads) {
+        const plan = (db.prepare(`EXPLAIN QUERY PLAN ${text}`).all() as Array<{ detail: string }>).map(
+          (row) => row.detail,
+        );
+        // A page of 50 out of 10,000 runs must not read and sort all 10,000.
+        expect(plan.join("; "), text).not.toMatch(/SCAN (runs|worker_launches)(;|$)|TEMP B-TREE/);
+        expect(plan.join("; "), text).toMatch(
+          /USING (COVERING )?INDEX (runs_created|runs_presentation|worker_launches_open)/,
+        );
+      }
+    } finally {
+      db.close();
+    }
   });
 });

@@ -1,0 +1,225 @@
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { connectHost, quickGetRun } from "@piw/client";
+import { quickRunView, runViewSchema } from "@piw/protocol";
+import { removeTree, waitFor } from "@piw/test-kit";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+/**
+ * Plain `piw status <runId>` takes a quick route on a running host (no zod, see
+ * apps/piw/src/quick-status-command.ts). These tests run the built bins, as a user does, against one
+ * state folder with a run in each state a finished or stopped run can be in.
+ */
+
+const APPS = join(import.meta.dirname, "..", "..");
+const REPO = join(APPS, "..");
+const BINS = ["piw/dist/main.js", "pi-package/dist/piw.js"];
+const scratch = mkdtempSync(join(tmpdir(), "piw-quick-status-"));
+const stateDir = join(scratch, "state");
+const env = { ...process.env, PIW_HOME: stateDir, NO_COLOR: "1" };
+
+const WORKFLOWS: Record<string, string> = {
+  breaks: `import { compute, defineWorkflow } from "piw";
+export default defineWorkflow({
+  name: "breaks",
+  startAt: "check",
+  nodes: { check: compute({ run: () => { throw new Error("no"); } }) },
+  edges: { check: { to: "done" } },
+});
+`,
+  // Parks on the clock for an hour: a parked run, and (cancelled) a cancelled one.
+  sleeps: `import { compute, defineWorkflow, wait } from "piw";
+export default defineWorkflow({
+  name: "sleeps",
+  startAt: "first",
+  nodes: { first: compute({ run: () => 1 }), nap: wait({ ms: 3_600_000 }), last: compute({ run: () => 2 }) },
+  edges: { first: { to: "nap" }, nap: { to: "last" }, last: { to: "done" } },
+});
+`,
+  // Branches: the status lists them under their fork.
+  forks: `import { compute, defineWorkflow, parallel } from "piw";
+export default defineWorkflow({
+  name: "forks",
+  startAt: "both",
+  nodes: {
+    both: parallel({ branches: { a: compute({ run: () => 1 }), b: compute({ run: () => 2 }) }, join: "all" }),
+    after: compute({ run: ({ outputs }) => outputs.both }),
+  },
+  edges: { both: { to: "after" }, after: { to: "done" } },
+});
+`,
+};
+
+function piw(bin: string, args: string[], preload?: string) {
+  const file = join(APPS, bin);
+  if (!existsSync(file)) throw new Error(`${file} is missing: run pnpm build first`);
+  return spawnSync(process.execPath, [...(preload ? ["--import", preload] : []), file, ...args], {
+    encoding: "utf8",
+    env,
+    cwd: scratch,
+    timeout: 60_000,
+  });
+}
+
+/** A preload that appends every module URL the process resolves to `log`, one a line. */
+function recordLoads(log: string): string {
+  const hook = `import { appendFileSync } from "node:fs"; import { registerHooks } from "node:module";
+registerHooks({ resolve(specifier, context, next) { const r = next(specifier, context); appendFileSync(${JSON.stringify(log)}, r.url + "\\n"); return r; } });`;
+  return `data:text/javascript,${encodeURIComponent(hook)}`;
+}
+
+const ZOD = /\/node_modules\/(\.pnpm\/[^/]+\/node_modules\/)?zod\//;
+const MAIN = BINS[0] as string;
+/** The run ID of each kind of run, by the state word `piw status` shows. */
+const runs = new Map<string, string>();
+
+function runIdOf(stdout: string): string {
+  const id = stdout.match(/\b((hello|breaks|sleeps|forks|approval)-[a-z0-9]+-[0-9a-f]{8})\b/)?.[1];
+  if (id === undefined) throw new Error(`no run ID in ${stdout.slice(0, 300)}`);
+  return id;
+}
+
+async function parked(runId: string): Promise<void> {
+  await waitFor(
+    `${runId} parked`,
+    () =>
+      (JSON.parse(piw(MAIN, ["status", runId, "--json"]).stdout) as { status?: string }).status === "parked",
+    30_000,
+  );
+}
+
+beforeAll(async () => {
+  const dir = join(scratch, ".pi", "workflows");
+  mkdirSync(dir, { recursive: true });
+  for (const [name, source] of Object.entries(WORKFLOWS))
+    writeFileSync(join(dir, `${name}.workflow.ts`), source);
+  const hello = piw(MAIN, ["run", join(REPO, "examples", "hello.workflow.ts"), "hi"]);
+  expect(hello.status, hello.stderr).toBe(0);
+  runs.set("completed", runIdOf(hello.stdout));
+  runs.set("failed", runIdOf(piw(MAIN, ["run", "breaks"]).stdout + piw(MAIN, ["list"]).stdout));
+  runs.set("branches", runIdOf(piw(MAIN, ["run", "forks"]).stdout));
+  const approval = ["run", join(REPO, "examples", "approval.workflow.ts"), "--input-json", '{"change":"x"}'];
+  runs.set("waiting", runIdOf(piw(MAIN, approval).stdout));
+  for (const state of ["parked", "cancelled"]) {
+    const started = piw(MAIN, ["run", "sleeps", "--detach"]);
+    expect(started.status, started.stderr).toBe(0);
+    const runId = runIdOf(started.stdout);
+    await parked(runId);
+    if (state === "cancelled") expect(piw(MAIN, ["cancel", runId]).status).toBe(0);
+    runs.set(state, runId);
+  }
+}, 180_000);
+
+afterAll(() => {
+  piw(MAIN, ["host", "stop"]);
+  removeTree(scratch);
+});
+
+describe("plain piw status on a running host", () => {
+  it.each(BINS)("%s prints what the full route prints for a run in each state, and loads no zod", (bin) => {
+    expect([...runs.keys()].sort()).toEqual([
+      "branches",
+      "cancelled",
+      "completed",
+      "failed",
+      "parked",
+      "waiting",
+    ]);
+    for (const [state, runId] of runs) {
+      const log = join(scratch, `${bin.replaceAll("/", "-")}-${state}.log`);
+      const quick = piw(bin, ["status", runId], recordLoads(log));
+      expect(quick.status, quick.stderr).toBe(0);
+      expect(
+        readFileSync(log, "utf8")
+          .split("\n")
+          .filter((url) => ZOD.test(url)),
+        state,
+      ).toEqual([]);
+      // The full route: `--` ends the options, so the same request goes through the CLI that parses with zod.
+      const fullLog = join(scratch, `${bin.replaceAll("/", "-")}-${state}-full.log`);
+      const full = piw(bin, ["status", "--", runId], recordLoads(fullLog));
+      expect(full.status, full.stderr).toBe(0);
+      expect(
+        readFileSync(fullLog, "utf8")
+          .split("\n")
+          .some((url) => ZOD.test(url)),
+      ).toBe(true);
+      // Ages and a running clock are read when the status is drawn; the two were drawn moments apart.
+      const timeless = (text: string) => text.replace(/\b\d+(\.\d+)?(ms|[smhd])( ago)?\b/g, "<t>");
+      expect(timeless(quick.stdout), state).toBe(timeless(full.stdout));
+    }
+    expect(piw(bin, ["status", runs.get("branches") ?? ""]).stdout).toMatch(/branch a/);
+    expect(piw(bin, ["status", runs.get("waiting") ?? ""]).stdout).toMatch(/^asks /m);
+  });
+
+  it.each(BINS)("%s still answers an unknown or malformed run ID with the typed error", (bin) => {
+    const missing = piw(bin, ["status", "nope-0-00000000"]);
+    expect(missing.status).toBe(1);
+    expect(missing.stdout).toBe("");
+    expect(missing.stderr).toBe("piw: no run nope-0-00000000\n");
+    const malformed = piw(bin, ["status", "no run"]);
+    expect(malformed.status).toBe(64);
+    expect(malformed.stderr).toMatch(/^piw: "no run" is not a run ID/);
+  });
+});
+
+describe("the quick check of the run view's reply", () => {
+  it("takes a real host's reply and gives exactly what runViewSchema gives", async () => {
+    const client = await connectHost({ stateDir, client: "test", autoStart: false });
+    try {
+      for (const runId of runs.values()) {
+        const parsed = await client.call("runs.get", { runId });
+        expect(parsed).not.toBeNull();
+        expect(await quickGetRun(stateDir, runId)).toEqual(parsed);
+      }
+      expect(await quickGetRun(stateDir, "nope-0-00000000")).toBeUndefined();
+    } finally {
+      client.close();
+    }
+  });
+
+  it("never takes a view that runViewSchema refuses, and refuses what it does not know", async () => {
+    const bad: unknown[] = [undefined, null, 42, -1.5, "", "x".repeat(5_000), true, {}, [], { kind: "nope" }];
+    let refused = 0;
+    let tried = 0;
+    const check = (mutated: unknown) => {
+      tried += 1;
+      const quick = quickRunView(mutated);
+      if (quick === undefined) {
+        refused += 1;
+        return;
+      }
+      // Whatever the quick check takes, the schema takes too, with the same result.
+      const full = runViewSchema.safeParse(mutated);
+      expect(full.success, JSON.stringify(mutated).slice(0, 300)).toBe(true);
+      expect(quick).toEqual(full.data);
+    };
+    /** Every value of `value` replaced, in turn, by each bad value, at every depth. */
+    const mutations = (value: unknown, replace: (v: unknown) => unknown): void => {
+      for (const b of bad) check(replace(b));
+      if (Array.isArray(value)) {
+        value.forEach((item, i) => {
+          mutations(item, (v) => replace(value.map((x, j) => (j === i ? v : x))));
+        });
+      } else if (typeof value === "object" && value !== null) {
+        for (const [key, inner] of Object.entries(value)) {
+          // A JSON value (input, output, answer) may be anything.
+          if (key === "value" || key === "answer" || key === "answerSchema") continue;
+          mutations(inner, (v) => replace({ ...value, [key]: v }));
+        }
+      }
+    };
+    for (const runId of runs.values()) {
+      const view = (await quickGetRun(stateDir, runId)) as unknown;
+      expect(view).toBeDefined();
+      mutations(view, (v) => v);
+      // A field it does not know (a newer host's, or a live one it does not check): the full route.
+      expect(quickRunView({ ...(view as object), added: 1 })).toBeUndefined();
+      expect(quickRunView({ ...(view as object), progress: [] })).toBeUndefined();
+    }
+    expect(tried).toBeGreaterThan(2_000);
+    expect(refused).toBeGreaterThan(tried / 2);
+  });
+});
