@@ -42,9 +42,9 @@ function terminalFingerprint(row: RunRow): string {
 }
 
 /**
- * Commit a run's terminal control state in the caller's transaction: open turns end `lost`,
- * pending step prompts are cancelled (notifications stay to be delivered), the claim is released and the terminal facts are saved. A launch
- * that ends before it ran lets go of its private input here too.
+ * Commit a run's terminal control state in the caller's transaction: open turns end `lost`, pending
+ * step prompts are cancelled (notifications stay to be delivered), the claim is released and the
+ * terminal facts are saved. A launch that ends before it ran lets go of its private input here too.
  * Presentation is a later, separate step (the presentation-after-terminal rule).
  */
 export function terminalize(
