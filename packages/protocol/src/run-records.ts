@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { budgetSchema } from "./budget.js";
 import { SEVEN_DAYS_MS } from "./durations.js";
+import { NODE_KINDS } from "./node-kinds.js";
 import { answerCheckSchema, answeredBySchema, answererSchema } from "./answer-check.js";
 import {
   generationSchema,
@@ -90,18 +91,7 @@ export const redefineRunSchema = reservePreparedRunSchema.pick({
 });
 export type RedefineRun = z.infer<typeof redefineRunSchema>;
 
-export const nodeKindSchema = z.enum([
-  "agent",
-  "compute",
-  "action",
-  "shell",
-  "notify",
-  "checkpoint",
-  "decision",
-  "wait",
-  "parallel",
-  "map",
-]);
+export const nodeKindSchema = z.enum(NODE_KINDS);
 export type NodeKind = z.infer<typeof nodeKindSchema>;
 
 /**

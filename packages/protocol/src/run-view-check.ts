@@ -13,6 +13,7 @@ import {
   text,
   variants,
 } from "./run-summary-check.js";
+import { NODE_KINDS } from "./node-kinds.js";
 import type { RunView } from "./run-view.js";
 
 /**
@@ -32,18 +33,6 @@ const list =
 const json: Check = (value) => value !== undefined;
 const name = text(1);
 
-const NODE_KINDS = [
-  "agent",
-  "compute",
-  "action",
-  "shell",
-  "notify",
-  "checkpoint",
-  "decision",
-  "wait",
-  "parallel",
-  "map",
-] as const;
 const nodeKind = oneOf(...NODE_KINDS);
 const answeredBy = oneOf("human", "model", "either");
 
