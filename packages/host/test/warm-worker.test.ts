@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { isAlive, waitFor } from "@piw/test-kit";
@@ -146,7 +146,8 @@ describe("the warm worker", () => {
     const flow = await writeWorkflow(box, "count", FLOWS.count);
     const pid = await idlePid(c);
     const report = join(box.dir, `${pid}.modules`);
-    const loaded = () => readFileSync(report, "utf8").split("\n");
+    // The worker may not have loaded anything yet.
+    const loaded = () => (existsSync(report) ? readFileSync(report, "utf8").split("\n") : []);
     const idle = await waitFor("the idle worker to listen on stdin", () => {
       const lines = loaded();
       const at = lines.indexOf(IDLE_MARK);
