@@ -267,8 +267,8 @@ export class Supervisor {
     const { store, log } = this.options;
     const { command } = claim;
     const launchId = `${runId}.g${command.generation}.${randomBytes(3).toString("hex")}`;
-    // The idle worker (already started and loaded) becomes this launch's; from here it is supervised
-    // exactly like a worker spawned for it.
+    // The idle worker (already started; it loads its modules on the assignment) becomes this launch's;
+    // from here it is supervised exactly like a worker spawned for it.
     const spare = this.warm.take();
     const proc = spare.process;
     const deps = {
