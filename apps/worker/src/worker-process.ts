@@ -9,7 +9,7 @@ import { PIW_ENV, readPiwEnv } from "@piw/state-dir";
 const CHANNEL_LOST_EXIT = 2;
 
 /**
- * Resolves once the host has written to this worker (its `assign` push). Nothing is read: the frames
+ * Resolves once the host has written to this worker (a `wake` or its `assign` push). Nothing is read: the frames
  * stay buffered on stdin for the channel that `runWorkerProcess` opens. A channel closed before that
  * (the host stopping) ends the process at once, with nothing loaded. A worker started for one launch
  * (the launch ID in its environment) or on a terminal does not wait.
@@ -34,8 +34,9 @@ function untilHostSpeaks(): Promise<void> {
 // start-up. It has to be on before they load, hence the dynamic imports.
 const stateDir = readPiwEnv(process.env, PIW_ENV.home);
 enableCompileCache(stateDir.kind === "set" ? join(stateDir.value, "compile-cache") : undefined);
-// Idle, the worker holds little more than Node itself: zod, the protocol, the engine and the built-ins
-// (about 20 MiB resident) load only when the host hands it a run.
+// Idle, the worker holds little more than Node itself: zod, the protocol and the engine (about 20 MiB
+// resident) load when the host wakes it for a coming launch or hands it a run; the built-ins only when
+// the run looks one up by name (register-builtins.ts), the Pi SDK only for an agent step.
 await untilHostSpeaks();
 const { runWorkerProcess } = await import("@piw/worker");
 await import("./register-builtins.js");

@@ -29,8 +29,11 @@ afterEach(async () => {
   box.cleanup();
 });
 
-async function open(extra: Parameters<typeof start>[1] = {}): Promise<TestClient> {
-  host = await start(box, { log: (line) => logLines.push(line), ...extra });
+async function open(
+  extra: Parameters<typeof start>[1] = {},
+  tuning?: Parameters<typeof start>[2],
+): Promise<TestClient> {
+  host = await start(box, { log: (line) => logLines.push(line), ...extra }, tuning);
   client = await TestClient.connect(host.socketPath);
   await client.call("runs.subscribe", {});
   return client;
@@ -166,6 +169,43 @@ describe("the warm worker", () => {
     // The same process ran the run, with what it had not loaded while idle.
     expect(loaded().some((url) => url.includes("/packages/engine/"))).toBe(true);
     expect(loaded().some((url) => url.includes("/node_modules/zod/"))).toBe(true);
+    // A workflow file that names no built-in never loads them.
+    expect(loaded().filter((url) => url.includes("/packages/builtins/"))).toEqual([]);
+  }, 60_000);
+
+  it("loads the run's modules on a launching client's hello, before any assignment, and replaces a woken worker no launch took", async () => {
+    const [node, ...args] = WORKER_COMMAND;
+    if (node === undefined) throw new Error("no worker command");
+    const c = await open(
+      { workerCommand: [node, "--import", moduleReport(box.dir), ...args] },
+      { wakeLingerMs: 1_500 },
+    );
+    const pid = await idlePid(c);
+    const report = join(box.dir, `${pid}.modules`);
+    const loaded = () => (existsSync(report) ? readFileSync(report, "utf8") : "");
+    await waitFor("the idle worker to listen on stdin", () => loaded().includes(IDLE_MARK) || undefined);
+    expect(loaded()).not.toContain("/packages/engine/");
+
+    if (host === undefined) throw new Error("no host");
+    const launcher = await TestClient.connect(host.socketPath, false);
+    try {
+      await launcher.call("hello", { protocol: 1, client: "test", launching: true });
+      // No run exists, so no assignment was written: the wake alone made it load.
+      await waitFor(
+        "the woken worker to load zod and the engine",
+        () =>
+          (loaded().includes("/packages/engine/") && loaded().includes("/node_modules/zod/")) || undefined,
+      );
+      expect(await c.call("runs.list", {})).toEqual([]);
+      expect(loaded()).not.toContain("/packages/builtins/");
+      // No launch came: a fresh worker, which has loaded nothing, takes its place.
+      const next = await idlePid(c, pid);
+      await waitFor("the woken worker to exit", () => !isAlive(pid) || undefined);
+      expect(next).not.toBe(pid);
+      expect(logLines.some((line) => line.includes("unused; replaced"))).toBe(true);
+    } finally {
+      launcher.close();
+    }
   }, 60_000);
 
   it("leaves no idle worker behind when the host stops", async () => {
