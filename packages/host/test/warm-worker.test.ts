@@ -171,6 +171,14 @@ describe("the warm worker", () => {
     expect(loaded().some((url) => url.includes("/node_modules/zod/"))).toBe(true);
     // A workflow file that names no built-in never loads them.
     expect(loaded().filter((url) => url.includes("/packages/builtins/"))).toEqual([]);
+    // The worker after a launch loads at once, with no launch announced: another may follow.
+    const next = await idlePid(c, pid);
+    const nextReport = join(box.dir, `${next}.modules`);
+    await waitFor("the next idle worker to load the engine", () =>
+      existsSync(nextReport) && readFileSync(nextReport, "utf8").includes("/packages/engine/")
+        ? true
+        : undefined,
+    );
   }, 60_000);
 
   it("loads the run's modules on a launching client's hello, before any assignment, and replaces a woken worker no launch took", async () => {
