@@ -34,9 +34,9 @@ function untilHostSpeaks(): Promise<void> {
 // start-up. It has to be on before they load, hence the dynamic imports.
 const stateDir = readPiwEnv(process.env, PIW_ENV.home);
 enableCompileCache(stateDir.kind === "set" ? join(stateDir.value, "compile-cache") : undefined);
-// Idle, the worker holds little more than Node itself: zod, the protocol and the engine (about 20 MiB
-// resident) load when the host wakes it for a coming launch or hands it a run; the built-ins only when
-// the run looks one up by name (register-builtins.ts), the Pi SDK only for an agent step.
+// Idle, the worker holds little more than Node itself: zod, the protocol, the engine and the built-ins
+// (about 20 MiB resident) load when the host wakes it for a coming launch or hands it a run; the Pi
+// SDK only for an agent step.
 await untilHostSpeaks();
 const { runWorkerProcess } = await import("@piw/worker");
 await import("./register-builtins.js");

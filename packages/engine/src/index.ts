@@ -156,7 +156,7 @@ export {
   prepareLaunch,
   reserveRequest,
 } from "./launch/prepare-launch.js";
-export { loadBuiltinsOnFirstLookup, registerBuiltinWorkflow } from "./loader/builtin-registry.js";
+export { registerBuiltinWorkflow } from "./loader/builtin-registry.js";
 export { builtinRevision } from "./loader/builtin-revision.js";
 export type { LoadedWorkflow } from "./loader/load-workflow-file.js";
 export { AUTHORING_MODULE, loadWorkflowFile, WORKFLOW_FILE_SUFFIX } from "./loader/load-workflow-file.js";

@@ -10,7 +10,6 @@ import {
   defineWorkflow,
   loadWorkflowFile,
   builtinRevision,
-  loadBuiltinsOnFirstLookup,
   registerBuiltinWorkflow,
   resolveWorkflow,
   WorkflowLoadError,
@@ -200,27 +199,6 @@ describe("resolveWorkflow", () => {
     startAt: "a",
     nodes: { a: compute({ run: () => 1 }) },
     edges: { a: { to: "done" } },
-  });
-
-  it("registers deferred built-ins on the first lookup by name, never for a workflow file's path", async () => {
-    await write("lib/greeting.ts", "export const greeting = (t: string) => t;\n");
-    const file = await write("plain.workflow.ts", workflowSource("plain", "a file"));
-    let loads = 0;
-    let unregister = () => {};
-    loadBuiltinsOnFirstLookup(() => {
-      loads += 1;
-      unregister = registerBuiltinWorkflow(builtin);
-    });
-    try {
-      await resolveWorkflow(file, { cwd: root, homeDir: root });
-      expect(loads).toBe(0);
-      const found = await resolveWorkflow("shared", { cwd: root, homeDir: root });
-      expect(found.source).toEqual({ kind: "builtin", id: "shared", revision: builtinRevision(builtin) });
-      await resolveWorkflow("shared", { cwd: root, homeDir: root });
-      expect(loads).toBe(1);
-    } finally {
-      unregister();
-    }
   });
 
   it("searches the project, then the home folder, then the built-ins", async () => {

@@ -169,8 +169,6 @@ describe("the warm worker", () => {
     // The same process ran the run, with what it had not loaded while idle.
     expect(loaded().some((url) => url.includes("/packages/engine/"))).toBe(true);
     expect(loaded().some((url) => url.includes("/node_modules/zod/"))).toBe(true);
-    // A workflow file that names no built-in never loads them.
-    expect(loaded().filter((url) => url.includes("/packages/builtins/"))).toEqual([]);
     // The worker after a launch loads at once, with no launch announced: another may follow.
     const next = await idlePid(c, pid);
     const nextReport = join(box.dir, `${next}.modules`);
@@ -205,7 +203,6 @@ describe("the warm worker", () => {
           (loaded().includes("/packages/engine/") && loaded().includes("/node_modules/zod/")) || undefined,
       );
       expect(await c.call("runs.list", {})).toEqual([]);
-      expect(loaded()).not.toContain("/packages/builtins/");
       // No launch came: a fresh worker, which has loaded nothing, takes its place.
       const next = await idlePid(c, pid);
       await waitFor("the woken worker to exit", () => !isAlive(pid) || undefined);

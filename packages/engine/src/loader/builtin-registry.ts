@@ -10,22 +10,6 @@ export interface BuiltinWorkflow {
 
 // Resolution checks this after the project and home folders, so a user file can shadow a built-in.
 const builtins = new Map<string, BuiltinWorkflow>();
-/** Registers the built-ins on their first lookup, so a process that never asks for one never loads them. */
-let pendingLoad: (() => void) | undefined;
-
-/**
- * Defers the built-ins' registration to the first lookup by name or listing: `load` runs once, then and
- * synchronously (a workflow file asks for a built-in while it evaluates), and registers them.
- */
-export function loadBuiltinsOnFirstLookup(load: () => void): void {
-  pendingLoad = load;
-}
-
-function loadPending(): void {
-  const load = pendingLoad;
-  pendingLoad = undefined;
-  load?.();
-}
 
 /**
  * Registers a built-in workflow under its name, with the revision its definition and `source` (the
@@ -48,12 +32,10 @@ export function registerBuiltinWorkflow(
 }
 
 export function findBuiltinWorkflow(name: string): BuiltinWorkflow | undefined {
-  loadPending();
   return builtins.get(name);
 }
 
 /** The names of the registered built-ins, sorted. */
 export function listBuiltinWorkflowNames(): string[] {
-  loadPending();
   return [...builtins.keys()].sort();
 }
