@@ -166,6 +166,7 @@ export class WarmWorker {
   private idleGone(spare: SpareWorker, how: string): void {
     if (this.idle !== spare) return;
     this.idle = null;
+    this.clearLinger();
     if (this.closed) return;
     this.deaths += 1;
     const wait = Math.min(RESPAWN_BACKOFF_MS * 2 ** (this.deaths - 1), RESPAWN_BACKOFF_MAX_MS);
