@@ -6,9 +6,9 @@ import type { RunSummary } from "./run-view.js";
  * A check of the run list's reply that needs no zod, for `piw list`'s quick route: building the
  * protocol's zod schemas is most of that short process's start. It is deliberately narrower than
  * `runSummarySchema`: it accepts only summaries it checks field by field by the same rules, and
- * refuses anything else (a field or a value it does not know, a live agent or step progress), so the caller
- * then takes the full route, where `runSummarySchema` parses the reply. Anything accepted here the
- * schema accepts too (apps/piw/test/quick-list.test.ts holds both to that).
+ * refuses anything else (a field or a value it does not know, a live agent or step progress), so the
+ * caller then takes the full route, where `runSummarySchema` parses the reply. Anything accepted here
+ * the schema accepts too (apps/piw/test/quick-list.test.ts holds both to that).
  */
 
 export type Check = (value: unknown) => boolean;
@@ -159,10 +159,10 @@ const recoveryReason = variants("code", {
   },
 });
 
-/** PROGRESS_MESSAGE_MAX_CHARS (node-progress.ts, which needs zod): the tests hold the two to the same bound. */
+/** PROGRESS_MESSAGE_MAX_CHARS (node-progress.ts, which loads zod); the quick routes' tests pin it. */
 const PROGRESS_MESSAGE_MAX = 200;
 
-/** At most `max` code points, as `oneLineSchema` counts them: two UTF-16 units each at most, the cheap check first. */
+/** At most `max` code points, as `oneLineSchema` counts them (the cheap bound on UTF-16 units first). */
 const line =
   (max: number): Check =>
   (value) =>
