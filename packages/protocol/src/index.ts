@@ -191,7 +191,8 @@ export {
   nodeProgressReportSchema,
   PROGRESS_MESSAGE_MAX_CHARS,
 } from "./node-progress.js";
-export { codePointLength, oneLine } from "./one-line.js";
+export { codePointLength } from "./code-points.js";
+export { oneLine } from "./one-line.js";
 export type { AgentTurnEnding, WorkerResult } from "./worker-methods.js";
 export { workerMethods, workerPushes } from "./worker-methods.js";
 export type { RunPortWrites, WorkerParams, WorkerWrite } from "./worker-method-roles.js";
