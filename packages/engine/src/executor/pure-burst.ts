@@ -1,4 +1,10 @@
-import type { AdvanceNodeVisit, NodeVisitAdvance, NodeVisitState, Transition } from "@piw/protocol";
+import type {
+  AdvanceNodeVisit,
+  NodeProgressReport,
+  NodeVisitAdvance,
+  NodeVisitState,
+  Transition,
+} from "@piw/protocol";
 import type { CompiledNode } from "../compiler/compiled-workflow.js";
 import { forwardingPort } from "./forwarding-port.js";
 import type { RunPort } from "./run-port.js";
@@ -81,6 +87,8 @@ export class PureBurst {
   /** Sent advances whose reply has not arrived, and whether any reply that did was unpredicted. */
   private unanswered = 0;
   private broken = false;
+  /** The latest progress of each visit whose start is still in flight: sent once it is saved. */
+  private readonly heldProgress = new Map<string, NodeProgressReport>();
 
   constructor(private readonly inner: RunPort) {
     const barrier = <A extends unknown[], R>(call: (...args: A) => Promise<R>) => {
@@ -105,9 +113,10 @@ export class PureBurst {
       redefineRun: barrier((req) => inner.redefineRun(req)),
       checkBudget: barrier((req) => inner.checkBudget(req)),
       nextAgentEvent: barrier((visit, signal) => inner.nextAgentEvent(visit, signal)),
-      // Live data of a visit whose start may not be saved yet: sent only once nothing is in flight.
+      // Live data of a visit whose start may not be saved yet: held until nothing is in flight.
       reportProgress: (report) => {
-        if (this.unanswered === 0 && !this.broken && this.sent.length === 0) inner.reportProgress(report);
+        if (this.unanswered === 0 && !this.broken) inner.reportProgress(report);
+        else this.heldProgress.set(`${report.path}\u0000${report.visit}`, report);
       },
     });
   }
@@ -154,8 +163,16 @@ export class PureBurst {
     void outcome.then((ended) => {
       this.unanswered -= 1;
       if (!asPredicted(ended, request)) this.broken = true;
+      if (this.broken) this.heldProgress.clear();
+      else if (this.unanswered === 0) this.releaseProgress();
     });
     this.sent.push({ request, mark: this.journal.length, outcome });
+  }
+
+  private releaseProgress(): void {
+    const held = [...this.heldProgress.values()];
+    this.heldProgress.clear();
+    for (const report of held) this.inner.reportProgress(report);
   }
 
   /** Wait until every sent advance is acknowledged; throws `BurstStopped` at the first unpredicted one. */
