@@ -10,7 +10,7 @@ import { forwardingPort } from "./forwarding-port.js";
 import type { RunPort } from "./run-port.js";
 
 /** The most advances of one sequence in flight at once: a burst's writes share a few commits. */
-export const BURST_WINDOW = 32;
+const BURST_WINDOW = 32;
 
 /** Nodes whose visit has no effect outside the run's own state: a later one may run before the earlier is saved. */
 export function isPureNode(node: CompiledNode): boolean {
@@ -18,7 +18,7 @@ export function isPureNode(node: CompiledNode): boolean {
 }
 
 /** How a sent advance ended: the host's reply, or the error its request failed with. */
-export type SentOutcome =
+type SentOutcome =
   | { kind: "reply"; reply: Transition<NodeVisitAdvance> }
   | { kind: "error"; error: unknown };
 
