@@ -174,7 +174,8 @@ function workflowOf(
     defineWorkflow({
       name: "bursts",
       maxSteps: bounded ? maxSteps : 1000,
-      startAt: "c0",
+      // The chain's names are built at run time, so its start and edges are not typed by name.
+      startAt: "c0" as never,
       nodes: {
         ...chain,
         pick: decision({
