@@ -157,7 +157,8 @@ function workflowOf(
   sideEffect: (node: string) => void,
   bounded: boolean,
 ): CompiledWorkflow {
-  const length = 1 + random(6);
+  // Now and then a chain longer than the window of writes in flight.
+  const length = random(5) === 0 ? 30 + random(20) : 1 + random(6);
   const rounds = 1 + random(4);
   const maxSteps = 4 + random(rounds * (length + 3) + 4);
   const chain: Record<string, ReturnType<typeof compute>> = {};

@@ -18,9 +18,7 @@ export function isPureNode(node: CompiledNode): boolean {
 }
 
 /** How a sent advance ended: the host's reply, or the error its request failed with. */
-type SentOutcome =
-  | { kind: "reply"; reply: Transition<NodeVisitAdvance> }
-  | { kind: "error"; error: unknown };
+type SentOutcome = { kind: "reply"; reply: Transition<NodeVisitAdvance> } | { kind: "error"; error: unknown };
 
 /** The first advance of a burst whose reply was not the predicted one, with how it ended. */
 export interface BurstBreak {
@@ -84,6 +82,8 @@ export class PureBurst {
   readonly port: RunPort;
   private sent: Sent[] = [];
   private journal: Undo[] = [];
+  /** How many undo steps were dropped from the journal's front (their writes are all saved): marks count them. */
+  private journalBase = 0;
   /** Sent advances whose reply has not arrived, and whether any reply that did was unpredicted. */
   private unanswered = 0;
   private broken = false;
@@ -166,7 +166,7 @@ export class PureBurst {
       if (this.broken) this.heldProgress.clear();
       else if (this.unanswered === 0) this.releaseProgress();
     });
-    this.sent.push({ request, mark: this.journal.length, outcome });
+    this.sent.push({ request, mark: this.journalBase + this.journal.length, outcome });
   }
 
   private releaseProgress(): void {
@@ -186,7 +186,10 @@ export class PureBurst {
     const outcome = await oldest.outcome;
     if (asPredicted(outcome, oldest.request)) {
       this.sent.shift();
-      if (this.sent.length === 0) this.journal = [];
+      // What was changed before the oldest write still in flight left can no longer be undone.
+      const keep = this.sent[0]?.mark ?? this.journalBase + this.journal.length;
+      this.journal.splice(0, keep - this.journalBase);
+      this.journalBase = keep;
       return;
     }
     // Every later write was sent after this one: wait for all of them before anything else goes out.
@@ -199,7 +202,8 @@ export class PureBurst {
   }
 
   private rewindTo(mark: number): void {
-    while (this.journal.length > mark) this.journal.pop()?.();
+    while (this.journalBase + this.journal.length > mark) this.journal.pop()?.();
+    this.journalBase += this.journal.length;
     this.journal = [];
   }
 }
