@@ -89,7 +89,12 @@ describe("a burst of pipelined pure steps", () => {
     const burst = new PureBurst(
       forwardingPort(inner, { advanceNodeVisit: () => new Promise((resolve) => replies.push(resolve)) }),
     );
-    const report = (path: string, done: number) => ({ path, visit: 1, attempt: 1, state: { done } });
+    const report = (path: string, done: number) => ({
+      path,
+      visit: 1,
+      attempt: 1,
+      state: { done, total: null, message: null },
+    });
     const first = advance("a", "b");
     await burst.send(first);
     burst.port.reportProgress(report("b", 1));
