@@ -85,13 +85,18 @@ function makeCacheDir(dir: string): boolean {
   return isOwnPrivateDir(dir);
 }
 
-/** The request without its ID, the child's argv, and the bytes of its entry files (a new piw, a new key). */
+/**
+ * The request without its ID, the child's argv, and which files its absolute words name (Node, the
+ * preflight entry), by inode, size and change time: a new piw or a new Node is a new key. Not their
+ * bytes: hashing Node's own binary would cost more than the preflight it saves.
+ */
 function cacheKey(ask: IpcChildRequest): string | undefined {
   const entries: string[] = [];
   for (const word of ask.command) {
     if (!isAbsolute(word)) continue;
     try {
-      if (statSync(word).isFile()) entries.push(sha256(readFileSync(word)));
+      const stat = statSync(word);
+      if (stat.isFile()) entries.push(`${stat.dev}:${stat.ino}:${stat.size}:${stat.mtimeMs}:${stat.ctimeMs}`);
     } catch {
       return undefined;
     }
