@@ -1,7 +1,7 @@
 import type { CallParams } from "@piw/client";
 import type { LaunchRefused, PreflightOptions } from "@piw/engine";
 import { type Budget, captureRunEnv, type JsonValue, mergeBudget, type PreflightLaunch } from "@piw/protocol";
-import { PREFLIGHT_ENTRY } from "@piw/state-dir";
+import { defaultStateDir, PREFLIGHT_ENTRY } from "@piw/state-dir";
 import { builtAppEntry } from "./built-app-entry.js";
 import { CliError } from "./cli-error.js";
 import { ExitCode } from "./exit-codes.js";
@@ -61,6 +61,8 @@ export async function preflightOptions(env: NodeJS.ProcessEnv): Promise<Prefligh
     ],
     timeoutMs: settings.timeoutMs,
     env,
+    // An unchanged workflow file is not evaluated again: its prepared launch is reused.
+    stateDir: defaultStateDir(env),
   };
 }
 
