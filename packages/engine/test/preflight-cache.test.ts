@@ -108,6 +108,32 @@ describe("the launch cache", () => {
     expect(evaluations()).toBe(3);
   }, 60_000);
 
+  it("starts one preflight child for the same request asked many times at once (schedules due together)", async () => {
+    const file = writeWorkflow("together");
+    const titles = await Promise.all([launch(file), launch(file), launch(file), launch(file)]);
+    expect(titles.map((prepared) => prepared.title)).toEqual([
+      "together",
+      "together",
+      "together",
+      "together",
+    ]);
+    expect(evaluations()).toBe(1);
+  }, 60_000);
+
+  it("gives a cached file that now hangs at import its typed refusal", async () => {
+    const file = writeWorkflow("fine");
+    await launch(file);
+    writeTitle("fine", "await new Promise(() => setInterval(() => {}, 1000));");
+    options = { ...options, timeoutMs: 3_000 };
+    const refused = await launch(file).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(refused).toBeInstanceOf(LaunchRefused);
+    expect((refused as LaunchRefused).code).toBe("workflow_load_timeout");
+    expect(evaluations()).toBe(2);
+  }, 60_000);
+
   it("keeps its entries private (0700 folder, 0600 files) and trusts no link or open folder", async () => {
     const file = writeWorkflow("mine");
     await launch(file);

@@ -50,19 +50,36 @@ export async function askPreflightCached(ask: CachedPreflightRequest): Promise<C
   const key = stateDir === undefined ? undefined : cacheKey(ask);
   if (stateDir === undefined || key === undefined) return askIpcChild(ask);
   const dir = join(stateDir, CACHE_DIR);
-  if (isOwnPrivateDir(dir)) {
-    const reply = readEntry(join(dir, `${key}.json`));
-    if (reply !== undefined) {
-      const requestId = (ask.request as { requestId?: unknown }).requestId;
-      return { kind: "replied", message: { ...reply, requestId }, cached: true };
-    }
-  }
-  const outcome = await askIpcChild(ask);
-  if (outcome.kind !== "replied") return outcome;
-  const sources = ask.sourcesOf(outcome.message);
-  // Made only for a reply worth keeping: a refused launch leaves the state directory as it was.
-  if (sources !== undefined && makeCacheDir(dir)) writeEntry(dir, key, sources, outcome.message);
-  return outcome;
+  const entry = join(dir, `${key}.json`);
+  // The same request already being evaluated here (schedules of one file due together): its child's
+  // reply is the one to reuse, not a second child started beside it.
+  const earlier = evaluating.get(entry);
+  if (earlier !== undefined) await earlier;
+  const hit = cachedReply(dir, entry, ask.request);
+  if (hit !== undefined) return hit;
+  const evaluated = askIpcChild(ask).then((outcome) => {
+    if (outcome.kind !== "replied") return outcome;
+    const sources = ask.sourcesOf(outcome.message);
+    // Made only for a reply worth keeping: a refused launch leaves the state directory as it was.
+    if (sources !== undefined && makeCacheDir(dir)) writeEntry(dir, key, sources, outcome.message);
+    return outcome;
+  });
+  const settled = evaluated.then(() => {
+    if (evaluating.get(entry) === settled) evaluating.delete(entry);
+  });
+  evaluating.set(entry, settled);
+  return evaluated;
+}
+
+/** Entry path → the evaluation of that request in flight in this process. */
+const evaluating = new Map<string, Promise<void>>();
+
+function cachedReply(dir: string, entry: string, request: object): CachedPreflightOutcome | undefined {
+  if (!isOwnPrivateDir(dir)) return undefined;
+  const reply = readEntry(entry);
+  if (reply === undefined) return undefined;
+  const requestId = (request as { requestId?: unknown }).requestId;
+  return { kind: "replied", message: { ...reply, requestId }, cached: true };
 }
 
 /** A real directory (not a link) of this user that no one else may read or write. */

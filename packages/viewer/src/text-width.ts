@@ -1,4 +1,6 @@
-import { truncateToWidth, visibleWidth } from "@earendil-works/pi-tui";
+// pi-tui's text utilities alone: its index loads the whole TUI and a markdown parser, and `piw run`
+// prints its follow lines through this file.
+import { truncateToWidth, visibleWidth } from "@earendil-works/pi-tui/dist/utils.js";
 
 const ESCAPE = "\u001b";
 // SGR and other CSI sequences, which pi-tui adds around the ellipsis when it cuts a line.

@@ -8,7 +8,7 @@ import {
   reusablePreflightSources,
 } from "@piw/protocol";
 import { askPreflightCached, PIW_ENV, readPiwEnv } from "@piw/state-dir";
-import { LaunchRefused } from "../launch/prepare-launch.js";
+import { LaunchRefused } from "../launch/launch-refused.js";
 
 /** How long a workflow file may take to load, compile and check its input before it is stopped. */
 export const DEFAULT_PREFLIGHT_TIMEOUT_MS = 10_000;

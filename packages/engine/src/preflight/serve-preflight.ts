@@ -15,9 +15,9 @@ import { inputKeysOf } from "../launch/input-keys.js";
 import { listBuiltinWorkflowNames } from "../loader/builtin-registry.js";
 import type { LoadedWorkflow } from "../loader/load-workflow-file.js";
 import { isWorkflowPath, loadBuiltinWorkflow } from "../loader/resolve-workflow.js";
+import { LaunchRefused } from "../launch/launch-refused.js";
 import {
   agentStepPaths,
-  LaunchRefused,
   loadForLaunch,
   prepareInput,
   refuseAgentStepsWithoutPi,
