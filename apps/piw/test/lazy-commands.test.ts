@@ -6,11 +6,12 @@ import { afterAll, describe, expect, it } from "vitest";
 import { removeTree } from "@piw/test-kit";
 
 const APPS = join(import.meta.dirname, "..", "..");
-const BINS = ["piw/dist/main.js", "pi-package/dist/piw.js"];
+const PIW = "piw/dist/main.js";
+const BINS = [PIW, "pi-package/dist/piw.js"];
 const scratch = mkdtempSync(join(tmpdir(), "piw-lazy-"));
 afterAll(() => {
   // `piw run` started a host in the scratch state directory.
-  spawnSync(process.execPath, [join(APPS, BINS[0]), "host", "stop"], {
+  spawnSync(process.execPath, [join(APPS, PIW), "host", "stop"], {
     env: { ...process.env, PIW_HOME: join(scratch, "state") },
   });
   removeTree(scratch);
@@ -56,7 +57,7 @@ describe("each piw command loads only its own modules", () => {
 
   it("piw run loads neither the TUI, the markdown parser nor the engine's workflow loader", () => {
     const hello = join(APPS, "..", "examples", "hello.workflow.ts");
-    const loaded = modulesLoaded(BINS[0], ["run", hello, "world"]);
+    const loaded = modulesLoaded(PIW, ["run", hello, "world"]);
     expect(loaded.some((url) => /\/run-[A-Z0-9]+\.js$/.test(url))).toBe(true);
     // Its follow lines of a run without agent steps measure no text: pi-tui's utilities stay unloaded.
     expect(loaded.filter((url) => TUI.test(url))).toEqual([]);
