@@ -1,7 +1,6 @@
 import { HostUnavailable } from "@piw/client";
 import { PIW_ENV } from "@piw/state-dir";
 import { RpcError } from "@piw/protocol";
-import { config as zodConfig } from "zod";
 import { CliContext, type CliIo } from "./cli-context.js";
 import { CliError, usageError } from "./cli-error.js";
 import { ExitCode } from "./exit-codes.js";
@@ -55,9 +54,6 @@ export async function runCli(argv: string[], io: CliIo): Promise<ExitCode> {
       return ExitCode.ok;
     }
     if (!isCommand(name)) throw usageError(`unknown command ${JSON.stringify(name)}`);
-    // A command checks a few replies with each schema: zod's generated fast path costs more to build
-    // (tens of ms at start) than it saves. The viewer checks a push per change for as long as it runs.
-    if (name !== "view") zodConfig({ jitless: true });
     return await (await COMMANDS[name]())(ctx, args);
   } catch (error) {
     const lines: string[] = [];
