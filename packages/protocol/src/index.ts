@@ -49,13 +49,16 @@ export type {
   PreflightRefusal,
   PreflightReply,
   PreflightRequest,
+  PreflightSource,
   WorkflowDescription,
 } from "./preflight.js";
 export {
   PREFLIGHT_MAX_PROBLEMS,
+  PREFLIGHT_MAX_SOURCES,
   PREFLIGHT_MAX_TEXT,
   preflightReplySchema,
   preflightRequestSchema,
+  reusablePreflightSources,
 } from "./preflight.js";
 export type { PushArgs, PushData, PushHandlers, PushName } from "./push-table.js";
 export { dispatchPushes } from "./push-table.js";
