@@ -9,6 +9,7 @@ import {
 import type Database from "better-sqlite3";
 import { sha256 } from "./sha256.js";
 import { StoreError, toStoreError } from "./errors.js";
+import { FrozenJsonCache } from "./frozen-json-cache.js";
 import type { RunRow } from "./rows.js";
 import type { TableName, TableRow } from "./table-columns.js";
 
@@ -35,6 +36,8 @@ export class StoreContext {
   private readonly begin: Database.Statement;
   private readonly commit: Database.Statement;
   private readonly rollback: Database.Statement;
+  /** Manifests of the runs being viewed: a 1,000-node manifest costs milliseconds to read and parse. */
+  readonly manifests = new FrozenJsonCache(64);
 
   constructor(
     readonly db: Database.Database,
