@@ -283,7 +283,7 @@ export function listRunEvents(
 export function readRunManifest(ctx: StoreContext, runId: string): JsonValue {
   return ctx.read(() => {
     const hash = requireRun(ctx, runId).manifest_hash;
-    return ctx.manifests.get(hash, () => ctx.readJsonBlob(hash));
+    return ctx.manifests.get(hash, () => ctx.readBlob(hash, "application/json"));
   });
 }
 
