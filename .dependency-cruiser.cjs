@@ -90,13 +90,15 @@ module.exports = {
       comment:
         "Apps use packages only through their public entry. Import `@piw/x` instead of a file inside " +
         "packages/x; if what you need is not exported, export it from packages/x/src/index.ts. The " +
-        "authoring API is the public entry `piw` (tsconfig paths), which the published package re-exports.",
+        "authoring API is the public entry `piw` (tsconfig paths), which the published package re-exports. " +
+        "The engine's second public entry, `@piw/engine/launcher`, is its preflight launcher alone.",
       from: { path: "^apps/" },
       to: {
         path: "^packages/",
         pathNot: [
           "^packages/[^/]+/src/index\\.ts$",
           "^packages/engine/src/authoring/index\\.ts$",
+          "^packages/engine/src/launcher\\.ts$",
           "^packages/[^/]+/src/testing\\.ts$",
         ],
       },
@@ -200,6 +202,19 @@ module.exports = {
         "host's own tests (test/) may compile workflows with the engine to prepare runs, as a client would.",
       from: { path: "^(packages|apps)/host/", pathNot: "^(packages|apps)/host/test/" },
       to: { path: workspacePackages("engine") },
+    },
+    {
+      name: "engine-launcher-never-loads-workflows",
+      severity: "error",
+      comment:
+        "`@piw/engine/launcher` (packages/engine/src/launcher.ts) is what the CLI's `piw run` loads to ask " +
+        "the preflight child for a launch: workflow code runs only in that child, and the CLI starts in a " +
+        "fraction of the full engine's load time. The launcher's files never reach the loader, compiler, " +
+        "executor or authoring API; put what it needs beside it (launch/launch-refused.ts) instead.",
+      from: {
+        path: "^packages/engine/src/(launcher|preflight/evaluate-preflight|launch/launch-refused)\\.ts$",
+      },
+      to: { path: "^packages/engine/src/(loader|compiler|executor|authoring|identity)/" },
     },
     {
       name: "no-package-imports-embedded",

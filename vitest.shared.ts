@@ -6,15 +6,18 @@ const workspaceRoot = import.meta.dirname;
 
 /**
  * Resolve `@piw/<name>` (and `piw`, the authoring API) to its source entry, and `@piw/<name>/testing`
- * to its internal one where the package has it, so tests never depend on a prior build. The subpath
- * comes first: the first alias that matches wins, and `@piw/<name>` also matches `@piw/<name>/testing`.
+ * (and the engine's `/launcher`) to theirs where the package has them, so tests never depend on a prior
+ * build. The subpath comes first: the first alias that matches wins, and `@piw/<name>` also matches
+ * `@piw/<name>/testing`.
  */
 function sourceAliases(): Record<string, string> {
   const packagesDir = join(workspaceRoot, "packages");
   const aliases: Record<string, string> = {};
   for (const name of readdirSync(packagesDir)) {
-    const testing = join(packagesDir, name, "src", "testing.ts");
-    if (existsSync(testing)) aliases[`@piw/${name}/testing`] = testing;
+    for (const entry of ["testing", "launcher"]) {
+      const file = join(packagesDir, name, "src", `${entry}.ts`);
+      if (existsSync(file)) aliases[`@piw/${name}/${entry}`] = file;
+    }
     aliases[`@piw/${name}`] = join(packagesDir, name, "src", "index.ts");
   }
   // The authoring API as workflow files (and the built-ins) import it.

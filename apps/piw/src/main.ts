@@ -39,6 +39,10 @@ async function quickRoute(stateDir: string): Promise<boolean> {
 }
 
 async function runCliAndExit(): Promise<void> {
+  // A command checks a few replies with each schema: zod's generated fast path costs more to build
+  // (tens of ms at start) than it saves. Set before any schema is built, which reads it. The viewer
+  // (`piw view`, bare `piw`) checks a push per change for as long as it runs, and keeps it.
+  if (argv.length > 0 && argv[0] !== "view") (await import("zod")).config({ jitless: true });
   const { runCli } = await import("./cli.js");
   const code = await runCli(argv, {
     env: process.env,

@@ -1,7 +1,7 @@
 import type { CallParams } from "@piw/client";
-import type { LaunchRefused, PreflightOptions } from "@piw/engine";
+import type { LaunchRefused, PreflightOptions } from "@piw/engine/launcher";
 import { type Budget, captureRunEnv, type JsonValue, mergeBudget, type PreflightLaunch } from "@piw/protocol";
-import { PREFLIGHT_ENTRY } from "@piw/state-dir";
+import { defaultStateDir, PREFLIGHT_ENTRY } from "@piw/state-dir";
 import { builtAppEntry } from "./built-app-entry.js";
 import { CliError } from "./cli-error.js";
 import { ExitCode } from "./exit-codes.js";
@@ -23,8 +23,9 @@ export interface PreflightRequest {
 
 export type PreparedRun = PreflightLaunch;
 
-// Loaded on demand: only some commands preflight workflows. It never loads a workflow in this process.
-const engine = () => import("@piw/engine");
+// Loaded on demand: only some commands preflight workflows. The launcher entry holds no loader: it
+// cannot evaluate a workflow in this process, and it spares `piw run` the rest of the engine.
+const engine = () => import("@piw/engine/launcher");
 
 function refusal(error: LaunchRefused): CliError {
   // A name that finds no workflow is a mistake in the command, like bad input.
@@ -61,6 +62,8 @@ export async function preflightOptions(env: NodeJS.ProcessEnv): Promise<Prefligh
     ],
     timeoutMs: settings.timeoutMs,
     env,
+    // An unchanged workflow file is not evaluated again: its prepared launch is reused.
+    stateDir: defaultStateDir(env),
   };
 }
 

@@ -6,9 +6,16 @@ import { afterAll, describe, expect, it } from "vitest";
 import { removeTree } from "@piw/test-kit";
 
 const APPS = join(import.meta.dirname, "..", "..");
-const BINS = ["piw/dist/main.js", "pi-package/dist/piw.js"];
+const PIW = "piw/dist/main.js";
+const BINS = [PIW, "pi-package/dist/piw.js"];
 const scratch = mkdtempSync(join(tmpdir(), "piw-lazy-"));
-afterAll(() => removeTree(scratch));
+afterAll(() => {
+  // `piw run` started a host in the scratch state directory.
+  spawnSync(process.execPath, [join(APPS, PIW), "host", "stop"], {
+    env: { ...process.env, PIW_HOME: join(scratch, "state") },
+  });
+  removeTree(scratch);
+});
 
 /** A preload that appends every module URL the process loads to `log`, one a line. */
 function recordLoads(log: string): string {
@@ -21,7 +28,7 @@ registerHooks({ resolve(specifier, context, next) { const r = next(specifier, co
 function modulesLoaded(bin: string, args: string[]): string[] {
   const file = join(APPS, bin);
   if (!existsSync(file)) throw new Error(`${file} is missing: run pnpm build first`);
-  const log = join(scratch, `${bin.replaceAll("/", "-")}-${args.join("-")}.log`);
+  const log = join(scratch, `${bin}-${args.join("-")}.log`.replace(/[^\w.-]+/g, "-"));
   const result = spawnSync(process.execPath, ["--import", recordLoads(log), file, ...args], {
     encoding: "utf8",
     env: { ...process.env, PIW_HOME: join(scratch, "state") },
@@ -47,6 +54,21 @@ describe("each piw command loads only its own modules", () => {
       ).toEqual([]);
     }
   });
+
+  it("piw run loads neither the TUI, the markdown parser nor the engine's workflow loader", () => {
+    const hello = join(APPS, "..", "examples", "hello.workflow.ts");
+    const loaded = modulesLoaded(PIW, ["run", hello, "world"]);
+    expect(loaded.some((url) => /\/run-[A-Z0-9]+\.js$/.test(url))).toBe(true);
+    // Its follow lines of a run without agent steps measure no text: pi-tui's utilities stay unloaded.
+    expect(loaded.filter((url) => TUI.test(url))).toEqual([]);
+    expect(loaded.filter((url) => url.includes("/marked"))).toEqual([]);
+    // Workflow code runs only in the preflight child: no file of this process holds the engine's loader.
+    const own = loaded.filter((url) => url.startsWith("file:") && url.includes("/apps/piw/dist/"));
+    const withLoader = own.filter((url) =>
+      readFileSync(new URL(url), "utf8").includes("function importWorkflowModule("),
+    );
+    expect(withLoader).toEqual([]);
+  }, 60_000);
 
   it.each(BINS)("%s: the viewer does load them (the check above can see them)", (bin) => {
     const loaded = modulesLoaded(bin, ["view", "--help"]);

@@ -38,6 +38,23 @@ export default defineWorkflow({
   edges: { first: { to: "nap" }, nap: { to: "last" }, last: { to: "done" } },
 });
 `,
+  // Reports run-wide progress, then parks: a parked run that carries runProgress (as a waiting monitor does).
+  reports: `import { compute, defineWorkflow, wait } from "piw";
+export default defineWorkflow({
+  name: "reports",
+  startAt: "first",
+  nodes: {
+    first: compute({
+      run: (ctx) => {
+        ctx.progress({ done: 1, total: 3, message: "one of three \u{1F600}", eta: Date.now() + 7_200_000, scope: "run" });
+        return 1;
+      },
+    }),
+    nap: wait({ ms: 3_600_000 }),
+  },
+  edges: { first: { to: "nap" }, nap: { to: "done" } },
+});
+`,
   // Branches: the status lists them under their fork.
   forks: `import { compute, defineWorkflow, parallel } from "piw";
 export default defineWorkflow({
@@ -76,7 +93,7 @@ const MAIN = BINS[0] as string;
 const runs = new Map<string, string>();
 
 function runIdOf(stdout: string): string {
-  const id = stdout.match(/\b((hello|breaks|sleeps|forks|approval)-[a-z0-9]+-[0-9a-f]{8})\b/)?.[1];
+  const id = stdout.match(/\b((hello|breaks|sleeps|forks|approval|reports)-[a-z0-9]+-[0-9a-f]{8})\b/)?.[1];
   if (id === undefined) throw new Error(`no run ID in ${stdout.slice(0, 300)}`);
   return id;
 }
@@ -110,6 +127,11 @@ beforeAll(async () => {
     if (state === "cancelled") expect(piw(MAIN, ["cancel", runId]).status).toBe(0);
     runs.set(state, runId);
   }
+  const reports = piw(MAIN, ["run", "reports", "--detach"]);
+  expect(reports.status, reports.stderr).toBe(0);
+  const reporting = runIdOf(reports.stdout);
+  await parked(reporting);
+  runs.set("reporting progress", reporting);
 }, 180_000);
 
 afterAll(() => {
@@ -125,6 +147,7 @@ describe("plain piw status on a running host", () => {
       "completed",
       "failed",
       "parked",
+      "reporting progress",
       "waiting",
     ]);
     for (const [state, runId] of runs) {
@@ -152,6 +175,7 @@ describe("plain piw status on a running host", () => {
     }
     expect(piw(bin, ["status", runs.get("branches") ?? ""]).stdout).toMatch(/branch a/);
     expect(piw(bin, ["status", runs.get("waiting") ?? ""]).stdout).toMatch(/^asks /m);
+    expect(piw(bin, ["status", runs.get("reporting progress") ?? ""]).stdout).toMatch(/one of three/);
   });
 
   it.each(BINS)("%s still answers an unknown or malformed run ID with the typed error", (bin) => {
@@ -219,6 +243,44 @@ describe("the quick check of the run view's reply", () => {
       expect(quickRunView({ ...(view as object), added: 1 })).toBeUndefined();
       expect(quickRunView({ ...(view as object), progress: [] })).toBeUndefined();
     }
+    // Run progress at the schema's edges: a message of 200 characters (emoji, two UTF-16 units each)
+    // is taken, one more is not; counts and times as the schema bounds them.
+    const reporting = (await quickGetRun(stateDir, runs.get("reporting progress") ?? "")) as unknown as {
+      runProgress: Record<string, unknown>;
+    };
+    expect(reporting.runProgress).toMatchObject({ done: 1, total: 3, message: "one of three \u{1F600}" });
+    const progressValues: Record<string, unknown[]> = {
+      message: ["\u{1F600}".repeat(200), "\u{1F600}".repeat(201), "x".repeat(200), "x".repeat(201), "", null],
+      done: [0, 2.5, -0.5, null, 1e308],
+      total: [0, -1, null],
+      visit: [1, 0, 2.5, 2 ** 53],
+      updatedAt: [0, -5, 1.5, null],
+      eta: [
+        null,
+        { at: 1, confidence: "low" },
+        { at: 1, confidence: "sure" },
+        { at: 1 },
+        { at: 1, confidence: "high", x: 1 },
+      ],
+      path: ["nap", "", "a b", null],
+    };
+    let taken = 0;
+    for (const [key, values] of Object.entries(progressValues)) {
+      for (const value of values) {
+        const mutated = { ...reporting, runProgress: { ...reporting.runProgress, [key]: value } };
+        check(mutated);
+        if (quickRunView(mutated) !== undefined) taken += 1;
+      }
+    }
+    check({ ...reporting, runProgress: null });
+    check({ ...reporting, runProgress: { ...reporting.runProgress, added: 1 } });
+    expect(
+      quickRunView({
+        ...reporting,
+        runProgress: { ...reporting.runProgress, message: "\u{1F600}".repeat(200) },
+      }),
+    ).toBeDefined();
+    expect(taken).toBeGreaterThan(10);
     expect(tried).toBeGreaterThan(2_000);
     expect(refused).toBeGreaterThan(tried / 2);
   });

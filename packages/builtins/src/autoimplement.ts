@@ -9,7 +9,6 @@ import {
   defineWorkflow,
   includeWorkflow,
   map,
-  parallel,
   type ScopeContext,
   shell,
   WorkflowError,
@@ -29,9 +28,7 @@ import {
 } from "./autoimplement-checks.js";
 import {
   type Ctx,
-  changesText,
   commitSchema,
-  diffSchema,
   type Input,
   inputSchema,
   ledgerOf,
@@ -41,7 +38,6 @@ import {
   plannedSchema,
   type publishedSchema,
   pullRequestSchema,
-  reviewedSchema,
   targetSchema,
   triageOf,
   whereOf,
@@ -50,7 +46,6 @@ import {
 import {
   afterChange,
   type Ledger,
-  ledgerSchema,
   judgeChecks,
   recordChange,
   verdictSchema,
@@ -74,16 +69,7 @@ import {
   implementPrompt,
 } from "./autoimplement-prompts.js";
 import publish from "./autoimplement-publish.js";
-import { findingOutcomes } from "./autoimplement-report.js";
-import {
-  type Lens,
-  LENSES,
-  reviewer,
-  reviewSchema,
-  type Triage,
-  triage,
-  triageSchema,
-} from "./autoimplement-review.js";
+import { reviewStage } from "./autoimplement-review-stage.js";
 import { commitMessage, publishInput, report, safeJson, stopReason } from "./autoimplement-summary.js";
 import { defaultPlanPath, utcDay } from "./autoplan-plan-file.js";
 import autoplan from "./autoplan.js";
@@ -91,22 +77,6 @@ import autoplan from "./autoplan.js";
 /** The implement and fix steps may take long: the user can talk to the model between its turns. */
 const CHANGE_TIMEOUT_MS = 2 * 60 * 60_000;
 const CHANGE_TOOLS = ["read", "grep", "find", "ls", "edit", "write", "bash"] as const;
-const DIFF_MAX_CHARS = 32_000;
-
-function reviewerInput(lens: Lens) {
-  return ({ outputs }: ScopeContext<Input>) => {
-    const diff = parsed(diffSchema, outputs.diff);
-    const plan = planOf({ outputs });
-    return {
-      lens,
-      root: workspaceOf({ outputs }).path,
-      plan: plan.text.slice(0, 16_000),
-      changes: changesText(outputs.record === undefined ? undefined : parsed(ledgerSchema, outputs.record)),
-      diff: diff.text,
-      diffTruncated: diff.truncated,
-    };
-  };
-}
 
 const changeStep = (title: string, prompt: (ctx: Ctx) => string) =>
   agent({
@@ -129,8 +99,6 @@ const branchNameOf = ({ input }: ActionContext<Input>): string | undefined => in
 
 /** Checks that run at once: two keep a slow suite from starving a quick lint, without fighting over the CPU. */
 const CHECK_CONCURRENCY = 2;
-
-const LENS_NAMES = Object.keys(LENSES) as Lens[];
 
 /**
  * autoimplement: from a plan (or a task it plans first) to a reviewed commit on the run's own
@@ -301,52 +269,7 @@ export default defineWorkflow({
           ctx.input.maxRounds,
         ),
     }),
-    diff: shell({
-      title: "The change's diff",
-      exec: (ctx: Ctx) => [
-        "sh",
-        "-c",
-        `git add --all --intent-to-add && git diff --no-color "$1" | head -c ${DIFF_MAX_CHARS + 1}`,
-        "autoimplement",
-        workspaceOf(ctx).baseCommit,
-      ],
-      parse: ({ stdout }) => ({
-        text: stdout.slice(0, DIFF_MAX_CHARS),
-        truncated: stdout.length > DIFF_MAX_CHARS,
-      }),
-      timeoutMs: 60_000,
-    }),
-    review: parallel({
-      title: "Review",
-      branches: {
-        correctness: includeWorkflow(reviewer, { input: reviewerInput("correctness") }),
-        tests: includeWorkflow(reviewer, { input: reviewerInput("tests") }),
-        "docs-scope": includeWorkflow(reviewer, { input: reviewerInput("docs-scope") }),
-      },
-      join: "all",
-    }),
-    triage: compute({
-      title: "Findings by severity",
-      run: (ctx: Ctx): Triage => {
-        const joined = parsed(z.record(z.string(), reviewSchema), ctx.outputs.review);
-        const reviews = Object.fromEntries(
-          LENS_NAMES.flatMap((lens) => (joined[lens] ? [[lens, joined[lens]]] : [])),
-        );
-        return triage(reviews, (triageOf(ctx)?.round ?? 0) + 1, ctx.input.maxRounds);
-      },
-    }),
-    reviewed: compute({
-      title: "What became of the findings",
-      run: (ctx: Ctx) => {
-        const round = parsed(triageSchema, ctx.outputs.triage);
-        const before =
-          ctx.outputs.reviewed === undefined ? undefined : parsed(reviewedSchema, ctx.outputs.reviewed);
-        return {
-          rounds: [...(before?.rounds ?? []), round],
-          reported: [...(before?.reported ?? []), ...findingOutcomes(round)],
-        };
-      },
-    }),
+    ...reviewStage,
     commit: action({
       title: "Commit on the run's branch",
       timeoutMs: 5 * 60_000,

@@ -7,7 +7,6 @@ import {
   decisionEdge,
   defineWorkflow,
   includeWorkflow,
-  type NodeContext,
   notify,
   type ScopeContext,
   shell,
@@ -17,13 +16,10 @@ import {
 import { z } from "zod";
 import autoimplement from "./autoimplement.js";
 import {
-  commandFailure,
   decideNext,
   type Ending,
-  type Limits,
   type MonitorState,
   monitorStateSchema,
-  type Observation,
   observationSchema,
   outputTail,
   parsed,
@@ -36,70 +32,27 @@ import {
   implementInput,
   repairBranch,
 } from "./monitor-implement.js";
+import { type Ctx, goalOf, type Input, inputSchema, limitsOf, MINUTE_MS } from "./monitor-input.js";
+import {
+  checkInspection,
+  checkOutputOf,
+  inspectionSchema,
+  judgesFailures,
+  observationOf,
+} from "./monitor-observe.js";
 import {
   actPrompt,
   checkReport,
-  type Goal,
   INSPECTOR_SYSTEM_PROMPT,
   implementTask,
   inspectPrompt,
   repairPrompt,
 } from "./monitor-prompts.js";
 
-const MINUTE_MS = 60_000;
 const INSPECT_TIMEOUT_MS = 10 * MINUTE_MS;
 const STEP_TIMEOUT_MS = 30 * MINUTE_MS;
 /** What act and repair may use when they run isolated (a run started from a shell); Pi's own names. */
 const WORK_TOOLS = ["read", "bash", "edit", "write", "grep", "find", "ls"];
-
-const inputSchema = z.object({
-  /** The goal in the requester's words: the free words of `piw run monitor <words>`. */
-  task: z
-    .string()
-    .max(8000)
-    .refine((text) => text.trim() !== "", "describe the goal to monitor"),
-  /** A shell command: exit 0 means met, 1 not yet, anything else failing. */
-  check: z.string().min(1).max(4000).optional(),
-  /** Minutes between checks; a fraction is allowed (0.05 is 3 seconds). */
-  everyMinutes: z.number().min(0.01).max(1440).default(10),
-  maxChecks: z.number().int().min(1).max(1000).default(100),
-  /** A condition in words that ends the loop early; the read-only inspector judges it. */
-  stopWhen: z.string().min(1).max(2000).optional(),
-  /** The latest time to check, with its offset (`2026-12-04T18:00:00Z`). */
-  deadline: z.iso.datetime({ offset: true }).optional(),
-  /**
-   * What the monitor may do besides watching: the goal's authority, enforced on every decision.
-   * `implement` (repairing a code defect through autoimplement) is granted only when named.
-   */
-  allow: z
-    .array(z.enum(["act", "repair", "implement"]))
-    .max(3)
-    .default(["act", "repair"]),
-  /** An implement repair publishes its branch as a pull request (autoimplement's `publish`). */
-  publish: z.boolean().default(false),
-  /** With `publish`: an implement repair merges its pull request once its checks pass. */
-  merge: z.boolean().default(false),
-  /** What act and repair must never do, in words; every step is told. */
-  limits: z.string().min(1).max(2000).optional(),
-  checkTimeoutMinutes: z.number().min(0.1).max(240).default(10),
-});
-type Input = z.output<typeof inputSchema>;
-type Ctx = NodeContext<Input>;
-
-const checkSchema = z.object({ met: z.boolean(), output: z.string(), inspect: z.boolean() });
-
-const inspectionSchema = z.object({
-  goal: z.enum(["met", "pending", "failing"]),
-  summary: z.string().min(1).max(600),
-  evidence: z.array(z.string().min(1).max(400)).max(10),
-  /** A few stable words naming what fails; null unless goal is failing. */
-  failure: z.string().min(1).max(200).nullable(),
-  stopWhenHolds: z.boolean(),
-  next: z.enum(["wait", "act", "repair", "implement"]),
-  /** The one step for act or repair, or what implement's fix must achieve; null for wait. */
-  action: z.string().min(1).max(2000).nullable(),
-});
-type Inspection = z.infer<typeof inspectionSchema>;
 
 const stepSchema = z.object({
   summary: z.string().min(1).max(1200),
@@ -109,123 +62,10 @@ const stepSchema = z.object({
 const decidedSchema = z.object({ state: monitorStateSchema, seen: observationSchema });
 type Decided = z.infer<typeof decidedSchema>;
 
-const goalOf = (input: Input): Goal => ({
-  task: input.task.trim(),
-  stopWhen: input.stopWhen ?? null,
-  limits: input.limits ?? null,
-  allowAct: input.allow.includes("act"),
-  allowRepair: input.allow.includes("repair"),
-  allowImplement: input.allow.includes("implement"),
-});
-
-const limitsOf = (input: Input): Limits => ({
-  everyMs: Math.round(input.everyMinutes * MINUTE_MS),
-  maxChecks: input.maxChecks,
-  deadline: input.deadline === undefined ? null : Date.parse(input.deadline),
-  allowAct: input.allow.includes("act"),
-  allowRepair: input.allow.includes("repair"),
-  allowImplement: input.allow.includes("implement"),
-});
-
 const previousOf = (outputs: Record<string, unknown>): MonitorState | null =>
   outputs.decide === undefined ? null : parsed(decidedSchema, outputs.decide).state;
 
 const decidedOf = (outputs: Record<string, unknown>): Decided => parsed(decidedSchema, outputs.decide);
-
-/** The authority the input grants is enforced here: a proposal beyond it is refused, and the model answers again. */
-function checkInspection(out: Inspection, { input }: Ctx): string | undefined {
-  if (out.goal === "failing" && out.failure === null) return "a failing goal names its failure in failure";
-  if (out.goal !== "failing" && out.failure !== null) return "failure is null unless the goal is failing";
-  if (out.stopWhenHolds && input.stopWhen === undefined)
-    return "there is no stop condition: stopWhenHolds is false";
-  if (out.next !== "wait" && !input.allow.includes(out.next)) {
-    return `this monitor may not ${out.next} (its input allows: ${input.allow.join(", ") || "only watching"}); propose wait`;
-  }
-  if (out.next === "implement" && out.goal !== "failing")
-    return "implement repairs a failing goal only; propose another step";
-  if (out.next !== "wait" && out.action === null) return `name the one step to ${out.next} in action`;
-  return undefined;
-}
-
-/** A failing check goes to the inspector when implement is allowed: it tells a code defect from the rest. */
-const judgesFailures = (input: Input): boolean => input.allow.includes("implement");
-
-/** What the latest check printed: its routed failure's output (a failure stays until it passes), else its result. */
-function checkOutputOf({ input, outputs, failures }: Ctx): string | null {
-  if (input.check === undefined) return null;
-  const failed = failures.check;
-  if (failed === undefined) return parsed(checkSchema, outputs.check).output;
-  return failed.shell === undefined ? failed.message : outputTail(failed.shell.stdout, failed.shell.stderr);
-}
-
-/** This round's observation: the check command's result, and the inspector's when it ran this round. */
-function observationOf(ctx: Ctx): Observation {
-  const { input, outputs, failures } = ctx;
-  const failed = failures.check;
-  if (input.check !== undefined && failed !== undefined) {
-    const shell = failed.shell;
-    const failure =
-      failed.status === "timed_out"
-        ? "the check timed out"
-        : commandFailure(shell?.exitCode ?? null, shell?.stdout ?? "", shell?.stderr ?? "");
-    const output = checkOutputOf(ctx);
-    if (judgesFailures(input)) {
-      // The command names the failure (stable across checks); the inspector proposes the repair.
-      const seen = parsed(inspectionSchema, outputs.inspect);
-      return {
-        source: "inspector",
-        goal: "failing",
-        summary: seen.summary,
-        failure,
-        stop: seen.stopWhenHolds ? seen.summary : null,
-        next: seen.next,
-        action: seen.action,
-        output,
-      };
-    }
-    return {
-      source: "check",
-      goal: "failing",
-      summary: failure,
-      failure,
-      stop: null,
-      next: null,
-      action: null,
-      output,
-    };
-  }
-  const checked = input.check === undefined ? null : parsed(checkSchema, outputs.check);
-  if (checked !== null && !checked.inspect) {
-    const last =
-      checked.output
-        .split("\n")
-        .filter((line) => line.trim() !== "")
-        .at(-1) ?? "";
-    return {
-      source: "check",
-      goal: checked.met ? "met" : "pending",
-      summary: last.slice(0, 600),
-      failure: null,
-      stop: null,
-      next: null,
-      action: null,
-      output: null,
-    };
-  }
-  const seen = parsed(inspectionSchema, outputs.inspect);
-  return {
-    source: "inspector",
-    // The check command's exit code is the authority on the goal; the inspector judges the rest.
-    goal:
-      checked === null ? seen.goal : checked.met ? "met" : seen.goal === "failing" ? "failing" : "pending",
-    summary: seen.summary,
-    failure: seen.failure,
-    stop: seen.stopWhenHolds ? seen.summary : null,
-    next: seen.next,
-    action: seen.action,
-    output: checked?.output ?? null,
-  };
-}
 
 function decide(ctx: Ctx): Decided {
   const seen = observationOf(ctx);

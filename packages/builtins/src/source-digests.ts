@@ -2,8 +2,8 @@
 // fails while it is stale. Each built-in's revision counts its digest.
 export const BUILTIN_SOURCE_DIGESTS: Readonly<Record<string, string>> = {
   autodoc: "60515f63385349c2",
-  autoimplement: "6d2e293115b05f4b",
+  autoimplement: "8392d63309136ac4",
   autoplan: "7cfb86042635ec91",
-  monitor: "ace55e45c4089167",
+  monitor: "5dd8bcd7c3158c9b",
   "sanity-check": "c0bf2f6976c34ff8",
 };

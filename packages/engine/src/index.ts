@@ -146,10 +146,10 @@ export type { DebugLog, FailureSite, SafeFailure } from "./executor/safe-failure
 export { toSafeError } from "./executor/safe-failure.js";
 export type { EffectId, NodeVisitId } from "./identity/execution-identity.js";
 export type { LaunchRequest, PreparedLaunch } from "./launch/prepare-launch.js";
+export { LaunchRefused } from "./launch/launch-refused.js";
 export {
   agentStepPaths,
   describeIssuePath,
-  LaunchRefused,
   listWorkflowFiles,
   loadForLaunch,
   prepareInput,

@@ -1,17 +1,12 @@
 import { randomUUID } from "node:crypto";
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
-import {
-  isTerminalStatus,
-  type MessageKind,
-  type RunView,
-  type TurnAbort,
-  type TurnEntries,
-} from "@piw/protocol";
+import { isTerminalStatus, type MessageKind, type RunView, type TurnAbort } from "@piw/protocol";
 import { runStateWord } from "@piw/viewer";
 import { HostLink, type HostLinkOptions, savedOrThrow, WorkflowError } from "./host-link.js";
 import { turnEndReason, replyUsage } from "./assistant-reply.js";
-import { deliveredId, PIW_MESSAGE_TYPE, type PiwMessageDetails, piwDetails } from "./piw-message-details.js";
+import { PIW_MESSAGE_TYPE, type PiwMessageDetails, piwDetails } from "./piw-message-details.js";
 import { RunWidget } from "./run-widget.js";
+import { inSession, turnEntries } from "./session-entries.js";
 import {
   nextPhase,
   type OpenTurn,
@@ -188,7 +183,7 @@ export class SessionBridge {
     const turn = await known;
     if (!turn) return;
     try {
-      const entries = this.turnEntries(turn.messageId);
+      const entries = turnEntries(this.ctx?.sessionManager, turn.messageId);
       await this.host.call("turns.end", {
         sessionId: this.sessionId,
         requestId: turn.requestId,
@@ -267,7 +262,8 @@ export class SessionBridge {
       );
       const message = claimed[0];
       if (!message) return;
-      const already = this.sent.has(message.messageId) || this.inSession(message.messageId);
+      const already =
+        this.sent.has(message.messageId) || inSession(this.ctx?.sessionManager, message.messageId);
       if (!already) {
         const view = await this.viewAtDelivery(message);
         // Pi may have started a turn while the host answered: sent now, the message would land inside
@@ -308,39 +304,6 @@ export class SessionBridge {
       return cached;
     }
     return (await this.host.call("runs.get", { runId: message.runId })) ?? cached;
-  }
-
-  /**
-   * Where the turn's messages are in the session file: from its step prompt's entry to the leaf.
-   * Only the place is reported; the host reads those entries when a viewer asks for them.
-   */
-  private turnEntries(messageId: string): TurnEntries | undefined {
-    const session = this.ctx?.sessionManager;
-    const sessionFile = session?.getSessionFile();
-    const lastEntryId = session?.getLeafId();
-    if (session === undefined || sessionFile === undefined || lastEntryId == null) return undefined;
-    const first = session.getBranch().find((entry) => {
-      const candidate = entry as { type?: string; customType?: string; details?: unknown };
-      return (
-        candidate.type === "custom_message" &&
-        candidate.customType === PIW_MESSAGE_TYPE &&
-        deliveredId(candidate.details) === messageId
-      );
-    });
-    return first === undefined ? undefined : { sessionFile, firstEntryId: first.id, lastEntryId };
-  }
-
-  /** Whether the Pi session already holds the piw message with this outbox ID. */
-  private inSession(messageId: string): boolean {
-    const entries = this.ctx?.sessionManager.getEntries() ?? [];
-    return entries.some((entry) => {
-      const candidate = entry as { type?: string; customType?: string; details?: unknown };
-      return (
-        candidate.type === "custom_message" &&
-        candidate.customType === PIW_MESSAGE_TYPE &&
-        deliveredId(candidate.details) === messageId
-      );
-    });
   }
 
   private onView(view: RunView): void {

@@ -85,9 +85,23 @@ function checkpointOf(reader: ViewReader, run: RunRecord): CheckpointView | null
   };
 }
 
+/**
+ * Manifests already checked, by the store's shared (frozen) manifest value: a view is built many times
+ * a second while a run moves, and checking a 1,000-node manifest costs more than the rest of the view.
+ */
+const checkedManifests = new WeakMap<object, GraphManifest>();
+
 function manifestOf(reader: ViewReader, run: RunRecord): GraphManifest {
-  const parsed = graphManifestSchema.safeParse(reader.readRunManifest(run.runId));
-  if (parsed.success) return parsed.data;
+  const saved = reader.readRunManifest(run.runId);
+  const key = typeof saved === "object" && saved !== null ? saved : undefined;
+  const checked = key === undefined ? undefined : checkedManifests.get(key);
+  if (checked !== undefined) return checked;
+  const parsed = graphManifestSchema.safeParse(saved);
+  if (parsed.success) {
+    // Only a value the reader promises never changes (frozen) is a key; every view then shares the result.
+    if (key !== undefined && Object.isFrozen(key)) checkedManifests.set(key, parsed.data);
+    return parsed.data;
+  }
   // The host validates manifests at reserve; a run saved by another writer still gets a view.
   return {
     version: 1,

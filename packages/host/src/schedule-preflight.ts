@@ -3,10 +3,11 @@ import {
   type JsonValue,
   type PreflightLaunch,
   preflightReplySchema,
+  reusablePreflightSources,
   type SafeError,
   safeError,
 } from "@piw/protocol";
-import { askIpcChild } from "@piw/state-dir";
+import { askPreflightCached } from "@piw/state-dir";
 
 /** A firing's preflight: the prepared launch, or why the workflow could not start (safe to show). */
 type FiringPreflight = { ok: true; launch: PreflightLaunch } | { ok: false; error: SafeError };
@@ -29,15 +30,19 @@ const refused = (code: SafeError["code"], message: string): FiringPreflight => (
  * The host never loads workflow code: a firing's workflow resolves, compiles and checks its input in the
  * same short-lived preflight child the CLI uses (its own process group, killed on the time limit), and
  * only its typed reply comes back (`askIpcChild`). Runs without a Pi session: agent steps run isolated.
+ * A firing of an unchanged workflow file reuses the launch prepared for the last one (`askPreflightCached`).
  */
 export function preflightRunner(
   command: readonly string[],
   timeoutMs: number,
   env: NodeJS.ProcessEnv,
+  stateDir?: string,
 ): PreflightRunner {
   return async (request) => {
     const requestId = randomUUID();
-    const outcome = await askIpcChild({
+    const outcome = await askPreflightCached({
+      stateDir,
+      sourcesOf: reusablePreflightSources,
       command,
       cwd: request.workingDir,
       env,

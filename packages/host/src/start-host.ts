@@ -183,10 +183,12 @@ export async function startHostWith(options: StartHostOptions, tuning: HostKnobs
   const schedules = new ScheduleFirer({
     store,
     control,
-    preflight: preflightRunner(options.preflightCommand ?? [], options.preflightTimeoutMs ?? 10_000, {
-      ...process.env,
-      ...options.workerEnv,
-    }),
+    preflight: preflightRunner(
+      options.preflightCommand ?? [],
+      options.preflightTimeoutMs ?? 10_000,
+      { ...process.env, ...options.workerEnv },
+      paths.stateDir,
+    ),
     log,
     now,
     fired: () => holder.clock?.arm(),

@@ -1,4 +1,4 @@
-import { rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { AddSchedule, RunSummary } from "@piw/protocol";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -131,6 +131,48 @@ describe("schedules on the host's clock", () => {
     expect(stopped).toMatchObject({ pauseReason: "failures", failures: 5 });
     expect(stopped?.pauseNote).toContain("5 firings in a row failed");
     expect(await scheduleRuns(client)).toEqual([]);
+  }, 120_000);
+
+  it("prepares a firing of an unchanged file from the launch cache, and evaluates an edited import afresh", async () => {
+    mkdirSync(box.workflows, { recursive: true });
+    const evaluations = join(box.dir, "evaluations");
+    const writeTitle = (title: string) =>
+      writeFileSync(
+        join(box.workflows, "title.ts"),
+        `import { appendFileSync } from "node:fs";\nappendFileSync(${JSON.stringify(evaluations)}, "x");\nexport const title = ${JSON.stringify(title)};\n`,
+      );
+    writeTitle("first");
+    const file = join(box.workflows, "titled.workflow.ts");
+    writeFileSync(
+      file,
+      `import { compute, defineWorkflow } from "piw";
+import { title } from "./title.ts";
+export default defineWorkflow({ name: "titled", title, startAt: "a", nodes: { a: compute({ run: () => 1 }) }, edges: { a: { to: "done" } } });
+`,
+    );
+    host = await start(box);
+    client = await TestClient.connect(host.socketPath);
+    const c = client;
+    await c.call(
+      "schedules.add",
+      every2s(file, { input: null, timing: { kind: "every", everyMs: 3_600_000 } }),
+    );
+    const fire = async () => {
+      const fired = await c.call("schedules.trigger", { scheduleId: "tick" });
+      const runId = fired.kind === "applied" ? fired.value.run?.runId : undefined;
+      if (runId === undefined) throw new Error("the trigger started no run");
+      await c.call("runs.subscribe", { runId });
+      return c.view(runId, (v) => v.status === "done");
+    };
+    const count = () => readFileSync(evaluations, "utf8").length;
+    // Each firing's run has its worker evaluate the file once; a preflight child adds one more.
+    expect((await fire()).outcome).toBe("completed");
+    expect(count()).toBe(2);
+    expect((await fire()).outcome).toBe("completed");
+    expect(count()).toBe(3);
+    writeTitle("second");
+    expect((await fire()).outcome).toBe("completed");
+    expect(count()).toBe(5);
   }, 120_000);
 
   it("triggers a firing now, and a trigger of an unknown schedule is a typed conflict", async () => {

@@ -70,7 +70,7 @@ describe("ViewPublisher", () => {
     expect(views).toHaveLength(3);
   });
 
-  it("holds an expensive run's views back for ten times their cost, then sends the latest state", async () => {
+  it("holds an expensive run's views back for thirty times their cost, then sends the latest state", async () => {
     const fence = running();
     const { clock, views, publisher } = await publisherWithClock(5);
     openVisit(fence, "a");
@@ -78,7 +78,7 @@ describe("ViewPublisher", () => {
     publisher.flush();
     expect(views).toHaveLength(1);
 
-    // The view took 5 "ms" to build and send: nothing more goes out for the next 45.
+    // The view took 5 "ms" to build and send: nothing more goes out for the next 145.
     clock.perRead = 0;
     for (const path of ["b", "c", "d"]) {
       openVisit(fence, path);
@@ -87,11 +87,35 @@ describe("ViewPublisher", () => {
     }
     expect(views).toHaveLength(1);
 
-    clock.at += 45;
+    clock.at += 144;
+    publisher.flush();
+    expect(views).toHaveLength(1);
+
+    clock.at += 1;
     publisher.flush();
     expect(views).toHaveLength(2);
     expect(views[1]?.revision).toBe(store.getRun(RUN)?.revision);
     expect(views[1]?.revision).toBeGreaterThan(views[0]?.revision ?? Number.POSITIVE_INFINITY);
+  });
+
+  it("sends a run's final view at once, even while its views are held back", async () => {
+    const fence = running();
+    const { clock, views, publisher } = await publisherWithClock(5);
+    openVisit(fence, "a");
+    publisher.changed(RUN);
+    publisher.flush();
+    clock.perRead = 0;
+    openVisit(fence, "b");
+    publisher.changed(RUN);
+    publisher.flush();
+    expect(views).toHaveLength(1);
+
+    const finished = store.finishRun(fence, { outcome: "completed", output: 2 });
+    expect(finished.kind).toBe("applied");
+    publisher.changed(RUN);
+    publisher.flush();
+    expect(views.map((v) => v.status)).toEqual(["running", "done"]);
+    expect(views[1]?.revision).toBe(store.getRun(RUN)?.revision);
   });
 
   it("publishes a held-back change on its own once the wait is over", async () => {

@@ -49,13 +49,16 @@ export type {
   PreflightRefusal,
   PreflightReply,
   PreflightRequest,
+  PreflightSource,
   WorkflowDescription,
 } from "./preflight.js";
 export {
   PREFLIGHT_MAX_PROBLEMS,
+  PREFLIGHT_MAX_SOURCES,
   PREFLIGHT_MAX_TEXT,
   preflightReplySchema,
   preflightRequestSchema,
+  reusablePreflightSources,
 } from "./preflight.js";
 export type { PushArgs, PushData, PushHandlers, PushName } from "./push-table.js";
 export { dispatchPushes } from "./push-table.js";
@@ -191,7 +194,8 @@ export {
   nodeProgressReportSchema,
   PROGRESS_MESSAGE_MAX_CHARS,
 } from "./node-progress.js";
-export { codePointLength, oneLine } from "./one-line.js";
+export { codePointLength } from "./code-points.js";
+export { oneLine } from "./one-line.js";
 export type { AgentTurnEnding, WorkerResult } from "./worker-methods.js";
 export { workerMethods, workerPushes } from "./worker-methods.js";
 export type { RunPortWrites, WorkerParams, WorkerWrite } from "./worker-method-roles.js";

@@ -1,13 +1,7 @@
 import { z } from "zod";
+import { codePointLength } from "./code-points.js";
 
 const ELLIPSIS = "…";
-
-/** How many code points `text` has: an emoji is one, as a reader counts it, not two UTF-16 units. */
-export function codePointLength(text: string): number {
-  let count = 0;
-  for (const _ of text) count += 1;
-  return count;
-}
 
 /**
  * `text` as one line for a short summary: every run of whitespace and control characters becomes one

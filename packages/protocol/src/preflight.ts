@@ -88,13 +88,31 @@ const workflowDescriptionSchema = z.object({
 });
 export type WorkflowDescription = z.infer<typeof workflowDescriptionSchema>;
 
+/** A file a launch was prepared from, as it was read. */
+const preflightSourceSchema = z.object({
+  path: z.string().min(1).max(4096),
+  sha256: z.string().regex(/^[0-9a-f]{64}$/),
+});
+export type PreflightSource = z.infer<typeof preflightSourceSchema>;
+/** More modules than this and a launch is not worth caching (each is hashed on every reuse). */
+export const PREFLIGHT_MAX_SOURCES = 500;
+
 export const preflightReplySchema = z.discriminatedUnion("type", [
   z.object({
     type: z.literal("described"),
     requestId: requestIdSchema,
     workflow: workflowDescriptionSchema,
   }),
-  z.object({ type: z.literal("launch.prepared"), requestId: requestIdSchema, launch: preflightLaunchSchema }),
+  z.object({
+    type: z.literal("launch.prepared"),
+    requestId: requestIdSchema,
+    launch: preflightLaunchSchema,
+    /**
+     * Every file evaluated to prepare the launch, with the sha256 of the bytes evaluated: while each
+     * still hashes the same, the asker may reuse this reply for the same request. Absent: never reuse it.
+     */
+    sources: z.array(preflightSourceSchema).max(PREFLIGHT_MAX_SOURCES).optional(),
+  }),
   z.object({
     type: z.literal("builtins.described"),
     requestId: requestIdSchema,
@@ -105,3 +123,9 @@ export const preflightReplySchema = z.discriminatedUnion("type", [
   z.object({ type: z.literal("crashed"), requestId: requestIdSchema }),
 ]);
 export type PreflightReply = z.infer<typeof preflightReplySchema>;
+
+/** The files a reply's prepared launch may be reused against; undefined for any other reply. */
+export function reusablePreflightSources(raw: unknown): PreflightSource[] | undefined {
+  const reply = preflightReplySchema.safeParse(raw);
+  return reply.success && reply.data.type === "launch.prepared" ? reply.data.sources : undefined;
+}

@@ -1,3 +1,4 @@
+import { codePointLength } from "./code-points.js";
 import { type IdPattern, NODE_PATH, OPAQUE_ID, RUN_ID } from "./id-patterns.js";
 import type { RunSummary } from "./run-view.js";
 
@@ -5,9 +6,9 @@ import type { RunSummary } from "./run-view.js";
  * A check of the run list's reply that needs no zod, for `piw list`'s quick route: building the
  * protocol's zod schemas is most of that short process's start. It is deliberately narrower than
  * `runSummarySchema`: it accepts only summaries it checks field by field by the same rules, and
- * refuses anything else (a field or a value it does not know, a live agent progress), so the caller
- * then takes the full route, where `runSummarySchema` parses the reply. Anything accepted here the
- * schema accepts too (apps/piw/test/quick-list.test.ts holds both to that).
+ * refuses anything else (a field or a value it does not know, a live agent or step progress), so the
+ * caller then takes the full route, where `runSummarySchema` parses the reply. Anything accepted here
+ * the schema accepts too (apps/piw/test/quick-list.test.ts holds both to that).
  */
 
 export type Check = (value: unknown) => boolean;
@@ -31,6 +32,7 @@ export const int =
   (value) =>
     Number.isSafeInteger(value) && (value as number) >= min;
 const bool: Check = (value) => typeof value === "boolean";
+const atLeastZero: Check = (value) => number(value) && (value as number) >= 0;
 export const oneOf =
   (...values: readonly string[]): Check =>
   (value) =>
@@ -102,7 +104,7 @@ const ERROR_CODES = [
 ] as const;
 
 const spendShape: Shape = {
-  usd: required((value) => number(value) && (value as number) >= 0),
+  usd: required(atLeastZero),
   tokens: required(int(0)),
   agentTurns: required(int(0)),
   wallMs: required(int(0)),
@@ -157,6 +159,28 @@ const recoveryReason = variants("code", {
   },
 });
 
+/** PROGRESS_MESSAGE_MAX_CHARS (node-progress.ts, which loads zod); the quick routes' tests pin it. */
+const PROGRESS_MESSAGE_MAX = 200;
+
+/** At most `max` code points, as `oneLineSchema` counts them (the cheap bound on UTF-16 units first). */
+const line =
+  (max: number): Check =>
+  (value) =>
+    typeof value === "string" && value.length <= max * 2 && codePointLength(value) <= max;
+
+/** A node visit's latest progress, as `nodeProgressSchema` has it; `runProgress` is one. */
+const nodeProgress = object({
+  path: required(nodePath),
+  visit: required(visit),
+  done: required(nullable(atLeastZero)),
+  total: required(nullable(atLeastZero)),
+  message: required(nullable(line(PROGRESS_MESSAGE_MAX))),
+  updatedAt: required(number),
+  eta: required(
+    nullable(object({ at: required(number), confidence: required(oneOf("low", "medium", "high")) })),
+  ),
+});
+
 const safeError = object({
   code: required(oneOf(...ERROR_CODES)),
   message: required((value) => typeof value === "string" && encoder.encode(value).byteLength <= 512),
@@ -207,6 +231,7 @@ export const runSummaryShape: Shape = {
   inputSummary: optional(text(0, 120)),
   budget: optional(nullable(budget)),
   spend: optional(object(spendShape)),
+  runProgress: optional(nodeProgress),
 };
 const runSummary = object(runSummaryShape);
 

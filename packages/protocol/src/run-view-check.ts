@@ -19,7 +19,7 @@ import type { RunView } from "./run-view.js";
 /**
  * A check of `runs.get`'s reply that needs no zod, for `piw status`'s quick route, built like the run
  * list's (run-summary-check.ts) and as narrow: it refuses whatever it does not check field by field
- * (the live facts of a running agent step or of reported progress among them), so the caller takes
+ * (the live facts of a running agent step or a running step's progress among them), so the caller takes
  * the full route, where `runViewSchema` parses the reply. Anything accepted here the schema accepts
  * too (apps/piw/test/quick-status.test.ts holds both to that).
  */

@@ -30,6 +30,7 @@ export {
   verifyHostSocketForClient,
 } from "./private-state.js";
 export { askIpcChild } from "./ipc-child.js";
+export { askPreflightCached } from "./preflight-cache.js";
 export { useStateCompileCache } from "./compile-cache.js";
 export { claimOnce } from "./once-file.js";
 export { checkPiSdkDir, findPiSdkDir, PI_SDK_PACKAGE } from "./pi-sdk-dir.js";

@@ -73,7 +73,12 @@ export function askIpcChild(ask: IpcChildRequest): Promise<IpcChildOutcome> {
     process.on("exit", onExit);
     for (const signal of ENDING_SIGNALS) process.on(signal, onSignal);
 
-    const timer = setTimeout(() => settle({ kind: "timed_out", timeoutMs: ask.timeoutMs }), ask.timeoutMs);
+    // Decided after the loop's next poll: when this process was too busy to read the pipe for a while
+    // (a burst of other work), a reply that came in time is read before the timer is believed.
+    const timer = setTimeout(
+      () => setImmediate(() => settle({ kind: "timed_out", timeoutMs: ask.timeoutMs })),
+      ask.timeoutMs,
+    );
     const settle = (result: IpcChildOutcome) => {
       if (outcome !== undefined) return;
       outcome = result;

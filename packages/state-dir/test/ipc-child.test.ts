@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -50,6 +50,25 @@ describe("askIpcChild", () => {
   it("kills a child that does not answer in time", async () => {
     const outcome = await ask("setInterval(() => {}, 1000);", 300);
     expect(outcome).toEqual({ kind: "timed_out", timeoutMs: 300 });
+  });
+
+  it("takes an answer that came in time while this process was too busy to read it", async () => {
+    // A host firing many schedules at once can hold its loop past a child's time limit; the child's
+    // answer waiting in the pipe must win over the expired timer.
+    const sent = join(dir, "sent");
+    const started = Date.now();
+    const outcome = ask(
+      `process.on("message", (m) => process.send({ requestId: m.requestId, answer: 1 }, () => {
+        require("node:fs").writeFileSync(${JSON.stringify(sent)}, "");
+        setInterval(() => {}, 1000);
+      }));`,
+      300,
+    );
+    // Busy, not sleeping: the loop reads nothing until the answer is sent and the limit has passed.
+    while (!existsSync(sent) && Date.now() - started < 20_000) {}
+    while (Date.now() - started < 600) {}
+    expect(existsSync(sent)).toBe(true);
+    expect(await outcome).toEqual({ kind: "replied", message: { requestId: "r1", answer: 1 } });
   });
 
   it("reports a command that cannot start", async () => {

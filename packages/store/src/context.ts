@@ -9,10 +9,14 @@ import {
 import type Database from "better-sqlite3";
 import { sha256 } from "./sha256.js";
 import { StoreError, toStoreError } from "./errors.js";
+import { FrozenJsonCache } from "./frozen-json-cache.js";
 import type { RunRow } from "./rows.js";
 import type { TableName, TableRow } from "./table-columns.js";
 
 export type MediaType = "application/json" | "text/plain";
+
+/** The manifests' JSON text kept parsed, in UTF-16 code units: a few dozen 1,000-node manifests. */
+const MANIFEST_CACHE_LENGTH = 8 * 1024 * 1024;
 
 /** One request's own result in a group commit: its value, or the error that rolled back only its changes. */
 export type GroupOutcome<T> = { ok: true; value: T } | { ok: false; error: StoreError };
@@ -35,6 +39,8 @@ export class StoreContext {
   private readonly begin: Database.Statement;
   private readonly commit: Database.Statement;
   private readonly rollback: Database.Statement;
+  /** Manifests of the runs being viewed: a 1,000-node manifest costs milliseconds to read and parse. */
+  readonly manifests = new FrozenJsonCache(MANIFEST_CACHE_LENGTH);
 
   constructor(
     readonly db: Database.Database,

@@ -20,9 +20,9 @@ import {
 import { isConflict, isTransition, notRunning, runningRun, type StoreContext } from "./context.js";
 import { resumedDeadline } from "./deadline-clock.js";
 import { dropVisitProgress } from "./node-progress.js";
-import type { StepRow } from "./rows.js";
+import type { RunRow, StepRow } from "./rows.js";
 import { parkRow } from "./run-recovery.js";
-import { updateRun } from "./run-writes.js";
+import { type RunChange, updateRun, updateRunAfter, writeHeld } from "./run-writes.js";
 
 function stepResult(ctx: StoreContext, step: StepRow): NodeVisitResult | null {
   switch (step.status) {
@@ -93,12 +93,28 @@ export function startNodeVisit(
   return ctx.tx(() => openVisit(ctx, fence, req));
 }
 
-/** The body of `startNodeVisit`, inside the caller's transaction. */
-function openVisit(ctx: StoreContext, fence: Fence, req: StartNodeVisit): Transition<NodeVisitState> {
-  const row = runningRun(ctx, fence);
+/** A visit just closed in this transaction: its run row (checked running) and the run change it holds. */
+interface ClosedVisit {
+  row: RunRow;
+  held: RunChange | null;
+}
+
+/**
+ * The body of `startNodeVisit`, inside the caller's transaction. After a close (`advanceNodeVisit`), the
+ * run row is the close's, and its held change is written with this start's in one UPDATE.
+ */
+function openVisit(
+  ctx: StoreContext,
+  fence: Fence,
+  req: StartNodeVisit,
+  closed?: ClosedVisit,
+): Transition<NodeVisitState> {
+  const row = closed?.row ?? runningRun(ctx, fence);
   if (isTransition(row)) return row;
+  const held = closed?.held ?? null;
   const step = getStep(ctx, row.run_id, req.path, req.visit);
   if (step && step.status !== "running") {
+    writeHeld(ctx, row, held);
     const result = stepResult(ctx, step) as NodeVisitResult;
     return adopted({
       status: "finished",
@@ -109,6 +125,7 @@ function openVisit(ctx: StoreContext, fence: Fence, req: StartNodeVisit): Transi
     });
   }
   if (row.paused === 1) {
+    writeHeld(ctx, row, held);
     const reason = PAUSED_AT_NODE_BOUNDARY;
     // A branch's start stops here without parking: its fork parks the run once all its branches rest.
     if (req.holdOnPause !== true) parkRow(ctx, row, reason);
@@ -123,11 +140,17 @@ function openVisit(ctx: StoreContext, fence: Fence, req: StartNodeVisit): Transi
         "UPDATE run_steps SET attempt = attempt + 1, started_at = ?, deadline_at = ?, stopped_at = NULL WHERE run_id = ? AND path = ? AND visit = ?",
       )
       .run(now, deadlineAt, row.run_id, req.path, req.visit);
-    updateRun(
+    updateRunAfter(
       ctx,
       row,
+      held,
       {},
-      { type: "node.retried", path: req.path, visit: req.visit, data: { attempt: step.attempt + 1 } },
+      {
+        type: "node.retried",
+        path: req.path,
+        visit: req.visit,
+        data: { attempt: step.attempt + 1 },
+      },
     );
     return applied({
       status: "running",
@@ -141,6 +164,7 @@ function openVisit(ctx: StoreContext, fence: Fence, req: StartNodeVisit): Transi
   }
   const expected = expectedVisit(ctx, row.run_id, req.path, req.visit);
   if (req.visit !== expected) {
+    writeHeld(ctx, row, held);
     return conflict({
       kind: "state_mismatch",
       resource: "step",
@@ -157,9 +181,10 @@ function openVisit(ctx: StoreContext, fence: Fence, req: StartNodeVisit): Transi
       "INSERT INTO run_steps (run_id, path, visit, node_kind, attempt, status, started_at, timeout_ms, deadline_at) VALUES (?, ?, ?, ?, 1, 'running', ?, ?, ?)",
     )
     .run(row.run_id, req.path, req.visit, req.nodeKind, startedAt, timeoutMs, deadlineAt);
-  updateRun(
+  updateRunAfter(
     ctx,
     row,
+    held,
     { step_count: row.step_count + 1, cursor_path: req.path, cursor_visit: req.visit },
     { type: "node.started", path: req.path, visit: req.visit, data: { kind: req.nodeKind } },
   );
@@ -230,8 +255,16 @@ export function finishNodeVisit(
   return ctx.tx(() => closeVisit(ctx, fence, req));
 }
 
-/** The body of `finishNodeVisit`, inside the caller's transaction. */
-function closeVisit(ctx: StoreContext, fence: Fence, req: FinishNodeVisit): Transition<NodeVisitState> {
+/**
+ * The body of `finishNodeVisit`, inside the caller's transaction. With `hold`, an applied close leaves
+ * its run change to the caller (`hold` gets it) instead of writing it.
+ */
+function closeVisit(
+  ctx: StoreContext,
+  fence: Fence,
+  req: FinishNodeVisit,
+  hold?: (closed: ClosedVisit) => void,
+): Transition<NodeVisitState> {
   const row = ctx.fencedRun(fence);
   if (isConflict(row)) return conflict(row);
   const step = getStep(ctx, row.run_id, req.path, req.visit);
@@ -270,7 +303,9 @@ function closeVisit(ctx: StoreContext, fence: Fence, req: FinishNodeVisit): Tran
       req.visit,
     );
   dropVisitProgress(ctx, row.run_id, req.path, req.visit);
-  updateRun(ctx, row, {}, visitEndEvent(req.path, req.visit, result), { progress: true });
+  const event = visitEndEvent(req.path, req.visit, result);
+  if (hold) hold({ row, held: { columns: {}, event, progress: true } });
+  else updateRun(ctx, row, {}, event, { progress: true });
   return applied({ ...finished, result });
 }
 
@@ -286,11 +321,14 @@ export function advanceNodeVisit(
   req: AdvanceNodeVisit,
 ): Transition<NodeVisitAdvance> {
   return ctx.tx(() => {
-    const finished = closeVisit(ctx, fence, req.finish);
+    let closed: ClosedVisit | undefined;
+    const finished = closeVisit(ctx, fence, req.finish, (visit) => {
+      closed = visit;
+    });
     if (finished.kind === "conflict" || finished.kind === "recoveryRequired") return finished;
-    // The finish checked the fence's expected revision and moved it; the start needs the same claim only.
+    // The finish checked the fence's expected revision and moves it; the start needs the same claim only.
     const { expectedRevision: _checked, ...claim } = fence;
-    const advance = { finished: finished.value, started: openVisit(ctx, claim, req.start) };
+    const advance = { finished: finished.value, started: openVisit(ctx, claim, req.start, closed) };
     return finished.kind === "applied" ? applied(advance) : adopted(advance);
   });
 }

@@ -276,9 +276,15 @@ export function listRunEvents(
   );
 }
 
-/** The compiled graph manifest the run was prepared with (JSON). */
+/**
+ * The compiled graph manifest the run follows (JSON). The value is frozen and shared by every reader of
+ * the same manifest (the same object each time), so callers may cache what they derive from it by identity.
+ */
 export function readRunManifest(ctx: StoreContext, runId: string): JsonValue {
-  return ctx.read(() => ctx.readJsonBlob(requireRun(ctx, runId).manifest_hash));
+  return ctx.read(() => {
+    const hash = requireRun(ctx, runId).manifest_hash;
+    return ctx.manifests.get(hash, () => ctx.readBlob(hash, "application/json"));
+  });
 }
 
 /** Turns of a run that are still open: an accepted Pi turn doing the run's current work. */

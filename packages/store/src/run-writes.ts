@@ -162,7 +162,7 @@ export function transitionRun(
   event: TraceEventInput,
 ): number {
   if (!isAllowedTransition(row.status, to)) throw new IllegalTransitionError(row.run_id, row.status, to);
-  return writeRun(ctx, row, { ...columns, status: to }, event, false);
+  return writeRun(ctx, row, [{ columns: { ...columns, status: to }, event, progress: false }]);
 }
 
 /**
@@ -176,7 +176,34 @@ export function updateRun(
   event: TraceEventInput,
   options: { progress?: boolean } = {},
 ): number {
-  return writeRun(ctx, row, columns, event, options.progress === true);
+  return writeRun(ctx, row, [{ columns, event, progress: options.progress === true }]);
+}
+
+/** One `updateRun` of a run, not yet written: held to share one UPDATE with the next change. */
+export interface RunChange {
+  columns: RunUpdate;
+  event: TraceEventInput;
+  progress: boolean;
+}
+
+/**
+ * `held` then `change` in one guarded UPDATE: the row, its revisions and its two trace events are exactly
+ * what two `updateRun` calls save. A node boundary (finish, then start) writes the run row once.
+ */
+export function updateRunAfter(
+  ctx: StoreContext,
+  row: RunRow,
+  held: RunChange | null,
+  columns: RunUpdate,
+  event: TraceEventInput,
+): number {
+  const change = { columns, event, progress: false };
+  return writeRun(ctx, row, held === null ? [change] : [held, change]);
+}
+
+/** Write a held change on its own: the next write of the run is not an `updateRunAfter`. */
+export function writeHeld(ctx: StoreContext, row: RunRow, held: RunChange | null): void {
+  if (held !== null) writeRun(ctx, row, [held]);
 }
 
 /** The columns that say which workflow definition a run follows. */
@@ -187,21 +214,32 @@ export type RunDefinition = Pick<RunRow, "source_json" | "definition_digest" | "
  * run was created, made only for a resume a person accepted (`redefineRun`).
  */
 export function redefineRunRow(ctx: StoreContext, row: RunRow, definition: RunDefinition): number {
-  return writeRun(ctx, row, definition as RunUpdate, { type: "run.redefined" }, false);
+  return writeRun(ctx, row, [
+    { columns: definition as RunUpdate, event: { type: "run.redefined" }, progress: false },
+  ]);
 }
 
 type SqlValue = string | number | null;
 
-/** The guarded update: set the columns and bump the revision, on the revision read in this transaction. */
+/**
+ * The guarded update: set the columns and bump the revision once per change, on the revision read in
+ * this transaction. Each change keeps its own revision in the trace, as if written one by one.
+ */
 function writeRun(
   ctx: StoreContext,
   row: RunRow,
-  columns: RunUpdate & { status?: RunStatus },
-  event: TraceEventInput,
-  progress: boolean,
+  changes: ReadonlyArray<RunChange & { columns: RunUpdate & { status?: RunStatus } }>,
 ): number {
-  const revision = row.revision + 1;
+  const from = row.revision;
+  const revision = from + changes.length;
   const now = ctx.now();
+  const columns: RunUpdate & { status?: RunStatus } = {};
+  let progressRevision: number | null = null;
+  changes.forEach((change, i) => {
+    Object.assign(columns, change.columns);
+    if (change.progress) progressRevision = from + 1 + i;
+  });
+  const progress = progressRevision !== null;
   const keys = (Object.keys(columns) as (keyof typeof columns)[]).sort();
   const assignments = [
     ...keys.map((k) => `${k} = ?`),
@@ -212,13 +250,20 @@ function writeRun(
   const sql = `UPDATE runs SET ${assignments.join(", ")} WHERE run_id = ? AND revision = ?`;
   const values: SqlValue[] = keys.map((k) => columns[k] ?? null);
   values.push(revision, now);
-  if (progress) values.push(revision);
-  values.push(row.run_id, row.revision);
+  if (progressRevision !== null) values.push(progressRevision);
+  values.push(row.run_id, from);
   const result = ctx.stmt(sql).run(...values);
   // The revision was read inside this IMMEDIATE transaction, so a miss is a bug, not a race.
   if (result.changes !== 1) throw new StoreError("store_failed", "A guarded run update matched no row.");
-  Object.assign(row, columns, { revision, updated_at: now }, progress ? { progress_revision: revision } : {});
-  appendTrace(ctx, row.run_id, revision, event);
+  Object.assign(
+    row,
+    columns,
+    { revision, updated_at: now },
+    progressRevision === null ? {} : { progress_revision: progressRevision },
+  );
+  changes.forEach((change, i) => {
+    appendTrace(ctx, row.run_id, from + 1 + i, change.event);
+  });
   return revision;
 }
 

@@ -79,6 +79,65 @@ describe("advanceNodeVisit", () => {
     }
   });
 
+  // The finish's run change waits to share one UPDATE with the start's: every way the start goes must
+  // still save what the two calls save one after the other.
+  const boundaries: Array<[string, (store: StoreHarness["store"], fence: Fence) => AdvanceNodeVisit]> = [
+    [
+      "a pause parks the run at the boundary",
+      (store) => {
+        saved(store.requestPause({ runId: RUN }));
+        return planToBuild();
+      },
+    ],
+    [
+      "the next visit is open already (a crash retry)",
+      (store, fence) => {
+        open(store, fence, "build");
+        return planToBuild();
+      },
+    ],
+    [
+      "the next visit has finished already",
+      (store, fence) => {
+        open(store, fence, "build");
+        saved(
+          store.finishNodeVisit(fence, {
+            path: "build",
+            visit: 1,
+            result: { status: "succeeded", output: null, next: "ship" },
+          }),
+        );
+        return planToBuild();
+      },
+    ],
+    [
+      "the start names the wrong visit number",
+      () => ({ ...planToBuild(), start: { path: "build", visit: 3, nodeKind: "shell" } }),
+    ],
+  ];
+  it.each(boundaries)("saves what finish then start save when %s", (_, setUp) => {
+    const twin = openHarness();
+    try {
+      const fence = runningRun(h.store, RUN);
+      const twinFence = runningRun(twin.store, RUN);
+      open(h.store, fence, "plan");
+      open(twin.store, twinFence, "plan");
+      const req = setUp(h.store, fence);
+      setUp(twin.store, twinFence);
+      h.clock.now += 1_000;
+      twin.clock.now += 1_000;
+
+      const advanced = h.store.advanceNodeVisit(fence, req);
+      const finished = saved(twin.store.finishNodeVisit(twinFence, req.finish));
+      const started = twin.store.startNodeVisit(twinFence, req.start);
+
+      expect(advanced).toEqual({ kind: "applied", value: { finished, started } });
+      expect(everything(h.store)).toEqual(everything(twin.store));
+    } finally {
+      twin.cleanup();
+    }
+  });
+
   it("counts visits like a start: a loop back to the same node opens its next visit", () => {
     const fence = runningRun(h.store, RUN);
     open(h.store, fence, "loop");

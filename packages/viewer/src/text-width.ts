@@ -1,4 +1,17 @@
-import { truncateToWidth, visibleWidth } from "@earendil-works/pi-tui";
+import { createRequire } from "node:module";
+
+type TuiText = typeof import("@earendil-works/pi-tui/dist/utils.js");
+let tuiText: TuiText | undefined;
+
+/**
+ * pi-tui's text utilities, loaded on first use: they build their Unicode tables as they load (30–70 ms),
+ * and pi-tui's index would load the whole TUI and a markdown parser besides. `piw run` prints its follow
+ * lines through modules that import this file and most of its runs measure no text.
+ */
+function tui(): TuiText {
+  tuiText ??= createRequire(import.meta.url)("@earendil-works/pi-tui/dist/utils.js") as TuiText;
+  return tuiText;
+}
 
 const ESCAPE = "\u001b";
 // SGR and other CSI sequences, which pi-tui adds around the ellipsis when it cuts a line.
@@ -9,8 +22,8 @@ const CSI = new RegExp(`${ESCAPE}\\[[0-9;?]*[A-Za-z]`, "g");
  * around the ellipsis, which only makes sense when the line was styled in the first place.
  */
 export function clipToWidth(text: string, width: number, ellipsis = "…"): string {
-  if (visibleWidth(text) <= width) return text;
-  const cut = truncateToWidth(text, Math.max(0, width), ellipsis);
+  if (tui().visibleWidth(text) <= width) return text;
+  const cut = tui().truncateToWidth(text, Math.max(0, width), ellipsis);
   return text.includes(ESCAPE) ? cut : cut.replace(CSI, "");
 }
 
@@ -37,7 +50,7 @@ export function textWidth(text: string): number {
     let to = i + 1;
     while (to < end && text.charCodeAt(to) !== 0x20) to += 1;
     // The word's printable ASCII before `i` was counted already.
-    width += visibleWidth(text.slice(from, to)) - (i - from);
+    width += tui().visibleWidth(text.slice(from, to)) - (i - from);
     i = to;
   }
   return width;

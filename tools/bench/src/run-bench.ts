@@ -3,8 +3,9 @@
  * whole `piw` process timed from spawn to exit, against a state with BENCH_RUNS (default 10,000)
  * finished runs and a warm host:
  *
- * - `piw run examples/hello.workflow.ts` (preflight, reserve, activation on the warm worker, both
- *   nodes, the follower's exit);
+ * - `piw run examples/hello.workflow.ts world` (preflight, reserve, activation on the warm worker, both
+ *   nodes, the follower's exit), the same task each round: its prepared launch is reused from the
+ *   launch cache after the warm-up; and with a new task each round (`round <n>`), which the cache misses;
  * - `piw list`, `piw list --json`, `piw status <runId>` (a seeded run), `piw --version`;
  * - the first `piw list` after `piw host stop`: the host starting on that store and serving.
  *
@@ -37,7 +38,15 @@ const BASELINE = process.env.BENCH_BASELINE ? resolve(process.env.BENCH_BASELINE
 const root = mkdtempSync(join(process.env.BENCH_DIR ?? tmpdir(), "piw-run-bench-"));
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
-const COMMANDS = ["run hello", "list", "list --json", "status", "--version", "restart → list"] as const;
+const COMMANDS = [
+  "run hello world",
+  "run hello, new task",
+  "list",
+  "list --json",
+  "status",
+  "--version",
+  "restart → list",
+] as const;
 type Command = (typeof COMMANDS)[number];
 
 interface Side {
@@ -149,7 +158,10 @@ async function round(s: Side, n: number): Promise<void> {
   s.samples["restart → list"].push(piw(s, ["list"]).ms);
   await idleWorker(s);
   const hello = join(s.dir, "examples/hello.workflow.ts");
-  s.samples["run hello"].push(piw(s, ["run", hello, `round ${n}`]).ms);
+  s.samples["run hello world"].push(piw(s, ["run", hello, "world"]).ms);
+  // Each start waits for the warm worker the previous one's run used up.
+  await idleWorker(s);
+  s.samples["run hello, new task"].push(piw(s, ["run", hello, `round ${n}`]).ms);
   s.samples.list.push(piw(s, ["list"]).ms);
   s.samples["list --json"].push(piw(s, ["list", "--json"]).ms);
   s.samples.status.push(piw(s, ["status", s.runId ?? ""]).ms);
@@ -167,7 +179,7 @@ async function main(): Promise<void> {
   for (const s of sides) seed(s, seeded);
   for (const s of sides) {
     s.runId = seededRunId(s);
-    piw(s, ["run", join(s.dir, "examples/hello.workflow.ts"), "warm up"]);
+    piw(s, ["run", join(s.dir, "examples/hello.workflow.ts"), "world"]);
   }
   const loadBefore = loadAverage();
   for (let n = 0; n < ROUNDS; n++) {
@@ -194,7 +206,7 @@ async function main(): Promise<void> {
   const lines = [
     `piw commands, ${ROUNDS} rounds, ${RUNS} seeded runs; load ${loadBefore} before, ${loadAfter} after`,
     ...sides.map((s) => `  ${s.label}: ${s.dir} at ${commit(s.dir)}`),
-    `  ${"command".padEnd(20)}${sides.map((s) => `${s.label} min / median / max (ms)`.padEnd(40)).join("")}${BASELINE ? "current / baseline, medians" : ""}`,
+    `  ${"command".padEnd(24)}${sides.map((s) => `${s.label} min / median / max (ms)`.padEnd(40)).join("")}${BASELINE ? "current / baseline, medians" : ""}`,
   ];
   for (const command of COMMANDS) {
     const cells = sides.map((s) => {
@@ -208,7 +220,7 @@ async function main(): Promise<void> {
       current && baseline
         ? `${(median(current.samples[command]) / median(baseline.samples[command])).toFixed(2)}×`
         : "";
-    lines.push(`  ${`piw ${command}`.padEnd(20)}${cells.join("")}${ratio}`);
+    lines.push(`  ${`piw ${command}`.padEnd(24)}${cells.join("")}${ratio}`);
   }
   for (const s of sides) {
     if (s.rss === undefined) continue;

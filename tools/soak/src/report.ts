@@ -5,7 +5,7 @@ export function report(soak: SoakContext, completed: number): void {
   const { settings, scratch } = soak;
   const { figures, parkReasons, violations } = soak.tally;
   const lines = [
-    `soak: seed ${settings.seed}, ${settings.seconds} s storm, ${settings.concurrency} concurrent runs of ${settings.workflows.join(" and ")} (chain: ${settings.nodes} nodes), kills every ${settings.killMinMs}-${settings.killMaxMs} ms`,
+    `soak: seed ${settings.seed}, ${settings.seconds} s storm, ${settings.concurrency} concurrent runs of ${settings.workflows.join(" and ")} (chain: ${settings.nodes} nodes, pure runs of ${settings.pure}), kills every ${settings.killMinMs}-${settings.killMaxMs} ms`,
     `kills: ${figures.hostKills} host, ${figures.workerKills} run workers (${figures.branchKills} with parallel or map branches in flight), ${figures.idleWorkerKills} idle workers`,
     `cancels: ${figures.cancelsApplied} applied (${figures.cancelsInFlight} with branches in flight), ${figures.cancelsLost} replies lost with the host; ${figures.runsCancelled} runs ended cancelled`,
     `runs: ${figures.runsStarted} started, ${completed} completed (${figures.parallelCompleted} parallel, ${figures.mapCompleted} map), ${figures.parkedDuringStorm} resumes during the storm, ${figures.parkedAfterStorm} parked after it (each resumed once)`,

@@ -5,6 +5,8 @@ export interface SoakSettings {
   concurrency: number;
   /** The chain workflow's node count. */
   nodes: number;
+  /** How many pure steps (computes, decisions) each compute slot of the chain workflow runs in a row. */
+  pure: number;
   killMinMs: number;
   killMaxMs: number;
   workflows: string[];
@@ -30,6 +32,7 @@ export function readSettings(): SoakSettings {
   const seconds = envInt("SOAK_SECONDS", 180, 1);
   const concurrency = envInt("SOAK_CONCURRENCY", 4, 1);
   const nodes = envInt("SOAK_NODES", 12, 3);
+  const pure = envInt("SOAK_PURE", 40, 1);
   const killMinMs = envInt("SOAK_KILL_MIN_MS", 250, 10);
   const killMaxMs = envInt("SOAK_KILL_MAX_MS", 1500, killMinMs);
   const workflows = (process.env.SOAK_WORKFLOWS ?? "chain,parallel,map").split(",").filter(Boolean);
@@ -45,6 +48,7 @@ export function readSettings(): SoakSettings {
     seconds,
     concurrency,
     nodes,
+    pure,
     killMinMs,
     killMaxMs,
     workflows,

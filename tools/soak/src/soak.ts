@@ -22,7 +22,8 @@
  *   action node has a deadline (SOAK_DEADLINE_MS), and the soak leaves each run parked for a person
  *   longer than that (SOAK_PARK_HOLD_MS) before it resumes it, in the storm and after it.
  *
- * Settings (env): SOAK_SEED (1), SOAK_SECONDS (180), SOAK_CONCURRENCY (4), SOAK_NODES (12),
+ * Settings (env): SOAK_SEED (1), SOAK_SECONDS (180), SOAK_CONCURRENCY (4), SOAK_NODES (12), SOAK_PURE (40: each compute slot of
+ * the chain is a run of that many pure steps, which the worker pipelines),
  * SOAK_WORKFLOWS (chain,parallel,map), SOAK_CANCEL_PERCENT (5),
  * SOAK_KILL_MIN_MS (250), SOAK_KILL_MAX_MS (1500), SOAK_DEADLINE_MS (4000), SOAK_PARK_HOLD_MS (the
  * deadline + 1000), SOAK_SKIP_BUILD=1 to use the apps already built,

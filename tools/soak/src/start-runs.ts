@@ -37,7 +37,11 @@ export async function loadSoakWorkflows(soak: SoakContext): Promise<SoakWorkflow
   const workflows: SoakWorkflow[] = [];
   if (named.includes("chain"))
     workflows.push(
-      await soakWorkflow("chain", writeChainWorkflow(root, soak.settings.nodes, deadlineMs), new Set()),
+      await soakWorkflow(
+        "chain",
+        writeChainWorkflow(root, soak.settings.nodes, deadlineMs, soak.settings.pure),
+        new Set(),
+      ),
     );
   if (named.includes("parallel"))
     workflows.push(await soakWorkflow("parallel", writeParallelWorkflow(root, deadlineMs), RACE_LOSERS));

@@ -5,13 +5,14 @@ import { join } from "node:path";
 // turn, a parallel one whose branches run those kinds side by side, and a map one that runs a chain
 // of them once per item. Every action performs one
 // idempotent managed effect that writes a ledger line (run, node, visit, start time) before its work,
-// so an execution that a kill cut short is counted too. Every shell and action node has a deadline
+// so an execution that a kill cut short is counted too. Every compute slot of a chain is a run of pure
+// steps (computes and decisions, SOAK_PURE long in the chain workflow), which the engine pipelines. Every shell and action node has a deadline
 // (SOAK_DEADLINE_MS) shorter than the time the soak leaves a run parked before it resumes it.
 
 /** The lines every workflow file starts with; `DEFAULTS` gives its shell and action nodes a deadline. */
 const prelude = (deadlineMs: number) => [
   'import { appendFileSync } from "node:fs";',
-  'import { action, compute, defineWorkflow, map, parallel, shell, wait, type ActionContext } from "piw";',
+  'import { action, compute, decision, decisionEdge, defineWorkflow, map, parallel, shell, wait, type ActionContext } from "piw";',
   'import { z } from "zod";',
   "",
   "type Input = { tag: string; ledger: string };",
@@ -39,16 +40,30 @@ const prelude = (deadlineMs: number) => [
 /** The node kinds of the chain, in turn; each action saves one effect. */
 const KINDS = ["action", "shell", "compute", "wait"] as const;
 
-function chainNode(index: number, name: string): string {
+/** One node of a chain: `[name, node source, edge source]`. */
+type ChainNode = [string, string, (next: string) => string];
+
+function chainNodes(index: number, name: string, pure: number): ChainNode[] {
   const kind = KINDS[index % KINDS.length];
-  if (kind === "action") return `    ${name}: action({ run: step }),`;
-  if (kind === "shell") return `    ${name}: shell({ exec: flakyOnce(0.05), retry: RETRY }),`;
-  if (kind === "wait") return `    ${name}: wait({ ms: 150 }),`;
-  return `    ${name}: compute({ run: ({ node }) => node.visit }),`;
+  const plain = (source: string): ChainNode[] => [[name, source, (next) => `{ to: "${next}" }`]];
+  if (kind === "action") return plain("action({ run: step })");
+  if (kind === "shell") return plain("shell({ exec: flakyOnce(0.05), retry: RETRY })");
+  if (kind === "wait") return plain("wait({ ms: 150 })");
+  // A run of pure steps: computes that pass a count on, every fifth a decision.
+  return Array.from({ length: pure }, (_, j): ChainNode => {
+    const own = j === 0 ? name : `${name}_${j}`;
+    if (j % 5 === 4)
+      return [
+        own,
+        'decision({ choices: ["on"], decide: () => "on" })',
+        (next) => `decisionEdge({ on: "${next}" })`,
+      ];
+    return [own, "compute({ run: ({ node }) => node.visit })", (next) => `{ to: "${next}" }`];
+  });
 }
 
-/** A chain of `nodes` nodes named `<prefix>0…`, as a `defineWorkflow` call. */
-function chain(name: string, prefix: string, nodes: number, offset = 0): string[] {
+/** A chain of `nodes` nodes named `<prefix>0…` (each compute slot `pure` steps long), as a `defineWorkflow` call. */
+function chain(name: string, prefix: string, nodes: number, offset = 0, pure = 3): string[] {
   const lines = [
     `defineWorkflow({`,
     `  name: "${name}",`,
@@ -57,18 +72,23 @@ function chain(name: string, prefix: string, nodes: number, offset = 0): string[
     `  startAt: "${prefix}0",`,
     "  nodes: {",
   ];
-  for (let i = 0; i < nodes; i++) lines.push(chainNode(i + offset, `${prefix}${i}`));
+  const all = Array.from({ length: nodes }, (_, i) => chainNodes(i + offset, `${prefix}${i}`, pure)).flat();
+  for (const [own, source] of all) lines.push(`    ${own}: ${source},`);
   lines.push("  },", "  edges: {");
-  for (let i = 0; i < nodes; i++) {
-    lines.push(`    ${prefix}${i}: { to: "${i + 1 < nodes ? `${prefix}${i + 1}` : "done"}" },`);
-  }
+  all.forEach(([own, , edge], i) => {
+    lines.push(`    ${own}: ${edge(all[i + 1]?.[0] ?? "done")},`);
+  });
   lines.push("  },", "})");
   return lines;
 }
 
-/** The chain workflow: `nodes` nodes, a quarter of them actions. */
-export function writeChainWorkflow(root: string, nodes: number, deadlineMs: number): string {
-  const lines = [...prelude(deadlineMs), `export default ${chain("soak", "n", nodes).join("\n")};`, ""];
+/** The chain workflow: `nodes` nodes, a quarter of them actions and a quarter runs of `pure` pure steps. */
+export function writeChainWorkflow(root: string, nodes: number, deadlineMs: number, pure: number): string {
+  const lines = [
+    ...prelude(deadlineMs),
+    `export default ${chain("soak", "n", nodes, 0, pure).join("\n")};`,
+    "",
+  ];
   const file = join(root, "soak.workflow.ts");
   writeFileSync(file, lines.join("\n"));
   return file;

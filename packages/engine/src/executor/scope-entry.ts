@@ -11,6 +11,9 @@ const scopeOf = (path: string): string => {
   return cut < 0 ? "" : path.slice(0, cut);
 };
 
+/** Whether a step from `from` to `to` stays in one scope: it leaves and enters no mount. */
+export const sameScope = (from: string, to: string): boolean => scopeOf(from) === scopeOf(to);
+
 const encloses = (scope: string, inner: string): boolean => scope === inner || inner.startsWith(`${scope}/`);
 
 /** The outermost mount scope that a step from node `from` to node `to` enters, or null for none. */

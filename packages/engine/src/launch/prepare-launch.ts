@@ -1,33 +1,12 @@
 import { readdirSync } from "node:fs";
-import type { ErrorCode, JsonValue, ReservePreparedRun } from "@piw/protocol";
+import type { JsonValue, ReservePreparedRun } from "@piw/protocol";
 import type { LoadedWorkflow } from "../loader/load-workflow-file.js";
 import { WORKFLOW_FILE_SUFFIX } from "../loader/load-workflow-file.js";
 import { resolveWorkflow, workflowSearchDirs } from "../loader/resolve-workflow.js";
 import { WorkflowLoadError } from "../loader/workflow-load-error.js";
 import { fieldName } from "../compiler/known-fields.js";
 import { describeInputKeys, inputKeysOf, unknownInputKeys } from "./input-keys.js";
-
-/**
- * A launch that must not be saved, with every reason: the caller shows `message` and `problems`
- * (one per line) and nothing was recorded. Preflight failures stay in the calling turn (preflight rule).
- */
-export class LaunchRefused extends Error {
-  override readonly name = "LaunchRefused";
-  constructor(
-    readonly code: ErrorCode,
-    message: string,
-    readonly problems: readonly string[] = [],
-    /** A usage mistake (wrong input, wrong answer) rather than a broken workflow. */
-    readonly usage = true,
-  ) {
-    super(message);
-  }
-
-  /** The whole refusal as text, for a tool result or a terminal. */
-  describe(): string {
-    return [this.message, ...this.problems.map((problem) => `  ${problem}`)].join("\n");
-  }
-}
+import { LaunchRefused } from "./launch-refused.js";
 
 export interface LaunchRequest {
   /** A workflow name or a path to a `<name>.workflow.ts` file. */

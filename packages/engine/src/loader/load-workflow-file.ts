@@ -12,7 +12,7 @@ import type { CompiledWorkflow } from "../compiler/compiled-workflow.js";
 import { sha256Hex } from "../compiler/definition-digest.js";
 import { workflowNameProblem } from "../compiler/names.js";
 import { toSafeError } from "../executor/safe-failure.js";
-import { importWorkflowModule, isUnsupportedSyntax } from "./native-workflow-import.js";
+import { importWorkflowModule, isUnsupportedSyntax, type ModuleGraph } from "./native-workflow-import.js";
 import { summaryOf, WorkflowLoadError } from "./workflow-load-error.js";
 
 export const WORKFLOW_FILE_SUFFIX = ".workflow.ts";
@@ -26,6 +26,8 @@ export interface LoadedWorkflow {
   source: SourceIdentity;
   definition: WorkflowDefinition;
   workflow: CompiledWorkflow;
+  /** The files evaluated to load it, when every one was hashed (not for built-ins or jiti's loads). */
+  modules?: ModuleGraph | undefined;
 }
 
 let loader: Promise<Jiti> | undefined;
@@ -56,19 +58,21 @@ function workflowLoader(): Promise<Jiti> {
 async function evaluateWorkflowModule(
   file: string,
   bytes: Buffer,
-): Promise<{ default?: unknown } | undefined> {
+): Promise<{ namespace: { default?: unknown } | undefined; graph: ModuleGraph | undefined }> {
   try {
     return await importWorkflowModule(file, bytes);
   } catch (error) {
     if (!isUnsupportedSyntax(error)) throw error;
   }
-  return (await (
+  // jiti does not say which files it evaluated: its loads have no module graph.
+  const namespace = (await (
     await workflowLoader()
   ).evalModule(bytes.toString("utf8"), {
     id: file,
     filename: file,
     async: true,
   })) as { default?: unknown } | undefined;
+  return { namespace, graph: undefined };
 }
 
 /** "it threw a SyntaxError.": what may be saved about a throw while loading (its text may quote env). */
@@ -130,8 +134,11 @@ export async function loadWorkflowFile(
   }
 
   let exported: unknown;
+  let modules: ModuleGraph | undefined;
   try {
-    exported = (await evaluateWorkflowModule(file, bytes))?.default;
+    const evaluated = await evaluateWorkflowModule(file, bytes);
+    exported = evaluated.namespace?.default;
+    modules = evaluated.graph;
   } catch (error) {
     throw new WorkflowLoadError(
       "workflow_invalid",
@@ -155,5 +162,6 @@ export async function loadWorkflowFile(
     source: { kind: "file", path: file, sha256: sha256Hex(bytes) },
     definition: exported,
     workflow,
+    modules,
   };
 }

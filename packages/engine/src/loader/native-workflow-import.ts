@@ -1,8 +1,8 @@
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { type LoadFnOutput, type ModuleFormat, type ResolveFnOutput, registerHooks } from "node:module";
 import { extname } from "node:path";
-import { pathToFileURL } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import * as authoring from "../authoring/index.js";
 import { nodeImport } from "./node-import.js";
 import { strippedModuleSource } from "./stripped-source.js";
@@ -38,6 +38,31 @@ const rootSources = new Map<string, Buffer>();
 /** `piw-workflow:<tag>` → the root file's tagged URL, while its load runs. */
 const rootUrls = new Map<string, string>();
 
+/**
+ * The files one load evaluated, with the sha256 of the exact bytes, for the launch cache. Incomplete when
+ * a module came from somewhere these hooks cannot hash (a package in node_modules, a CommonJS file).
+ */
+export interface ModuleGraph {
+  files: { path: string; sha256: string }[];
+  complete: boolean;
+}
+/** Load tag → what that load evaluated so far. */
+const graphs = new Map<string, { files: Map<string, string>; complete: boolean }>();
+
+function recordModule(tag: string, url: string, source: LoadFnOutput["source"]): void {
+  const graph = graphs.get(tag);
+  if (graph === undefined) return;
+  if (source === undefined || source === null) {
+    graph.complete = false;
+    return;
+  }
+  const bytes = typeof source === "string" ? source : Buffer.from(source as Uint8Array);
+  // The load's query does not name a file: the path is the file's own.
+  graph.files.set(fileURLToPath(url), sha256Of(bytes));
+}
+
+const sha256Of = (bytes: string | Buffer) => createHash("sha256").update(bytes).digest("hex");
+
 function loadTagOf(url: string | undefined): string | undefined {
   if (url === undefined || !(url.startsWith("file:") || url.startsWith("piw:"))) return undefined;
   const tag = new URL(url).searchParams.get(LOAD_PARAM);
@@ -66,7 +91,11 @@ function registerWorkflowHooks(): void {
         return nextResolve(specifier, { ...context, parentURL: engineUrl });
       }
       const resolved = nextResolve(specifier, context);
-      if (!resolved.url.startsWith("file:") || resolved.url.includes("/node_modules/")) return resolved;
+      if (!resolved.url.startsWith("file:") || resolved.url.includes("/node_modules/")) {
+        // A package's files are not hashed: such a load is never served from the launch cache.
+        if (!resolved.url.startsWith("node:")) markIncomplete(tag);
+        return resolved;
+      }
       const url = new URL(resolved.url);
       url.searchParams.set(LOAD_PARAM, tag);
       return { ...resolved, url: url.href };
@@ -76,8 +105,14 @@ function registerWorkflowHooks(): void {
       if (loadTagOf(url) === undefined || !url.startsWith("file:")) return nextLoad(url, context);
       const fileUrl = new URL(url);
       const format = TYPESCRIPT_FORMATS[extname(fileUrl.pathname)];
-      if (format === undefined) return nextLoad(url, context);
+      const tag = loadTagOf(url) ?? "";
+      if (format === undefined) {
+        const loaded = nextLoad(url, context);
+        recordModule(tag, url, loaded.source);
+        return loaded;
+      }
       const source = rootSources.get(url) ?? readFileSync(fileUrl);
+      recordModule(tag, url, source);
       // ES modules get their types stripped here, through a cache that spares most runs the stripper.
       if (format === "module-typescript") {
         return { format: "module", source: strippedModuleSource(source), shortCircuit: true };
@@ -87,20 +122,37 @@ function registerWorkflowHooks(): void {
   });
 }
 
-/** Evaluates `bytes` as the module at `file` (imports resolve from there); returns its namespace. */
-export async function importWorkflowModule(file: string, bytes: Buffer): Promise<{ default?: unknown }> {
+function markIncomplete(tag: string): void {
+  const graph = graphs.get(tag);
+  if (graph !== undefined) graph.complete = false;
+}
+
+/**
+ * Evaluates `bytes` as the module at `file` (imports resolve from there); returns its namespace and the
+ * files that load evaluated.
+ */
+export async function importWorkflowModule(
+  file: string,
+  bytes: Buffer,
+): Promise<{ namespace: { default?: unknown }; graph: ModuleGraph }> {
   registerWorkflowHooks();
   loads += 1;
+  const tag = `${INSTANCE}.${loads}`;
   const url = new URL(pathToFileURL(file));
-  url.searchParams.set(LOAD_PARAM, `${INSTANCE}.${loads}`);
+  url.searchParams.set(LOAD_PARAM, tag);
   rootSources.set(url.href, bytes);
-  const specifier = `piw-workflow:${INSTANCE}.${loads}`;
+  const specifier = `piw-workflow:${tag}`;
   rootUrls.set(specifier, url.href);
+  const graph = { files: new Map<string, string>(), complete: true };
+  graphs.set(tag, graph);
   try {
-    return (await nodeImport(specifier)) as { default?: unknown };
+    const namespace = (await nodeImport(specifier)) as { default?: unknown };
+    const files = [...graph.files].map(([path, sha256]) => ({ path, sha256 }));
+    return { namespace, graph: { files, complete: graph.complete } };
   } finally {
     rootSources.delete(url.href);
     rootUrls.delete(specifier);
+    graphs.delete(tag);
   }
 }
 

@@ -1,7 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { join } from "node:path";
 import type { WorkflowDescription } from "@piw/protocol";
-import { LaunchRefused, listWorkflowFiles } from "../launch/prepare-launch.js";
+import { LaunchRefused } from "../launch/launch-refused.js";
+import { listWorkflowFiles } from "../launch/prepare-launch.js";
 import { WORKFLOW_FILE_SUFFIX } from "../loader/load-workflow-file.js";
 import { workflowSearchDirs } from "../loader/resolve-workflow.js";
 import { crashed, evaluatePreflight, type PreflightOptions, refusalFor } from "./evaluate-preflight.js";

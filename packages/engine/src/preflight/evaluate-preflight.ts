@@ -5,9 +5,10 @@ import {
   type PreflightReply,
   type PreflightRequest,
   preflightReplySchema,
+  reusablePreflightSources,
 } from "@piw/protocol";
-import { askIpcChild, PIW_ENV, readPiwEnv } from "@piw/state-dir";
-import { LaunchRefused } from "../launch/prepare-launch.js";
+import { askPreflightCached, PIW_ENV, readPiwEnv } from "@piw/state-dir";
+import { LaunchRefused } from "../launch/launch-refused.js";
 
 /** How long a workflow file may take to load, compile and check its input before it is stopped. */
 export const DEFAULT_PREFLIGHT_TIMEOUT_MS = 10_000;
@@ -20,11 +21,13 @@ export interface PreflightOptions {
   env?: NodeJS.ProcessEnv | undefined;
   /** The entry file of the running Pi's SDK (the extension's), for the child's model check. */
   piSdkEntry?: string | undefined;
+  /** The state directory whose launch cache may answer for an unchanged workflow file; none: no cache. */
+  stateDir?: string | undefined;
 }
 
 /** How one preflight child ended, as seen from outside it. */
 export type PreflightOutcome =
-  | { kind: "replied"; reply: PreflightReply }
+  | { kind: "replied"; reply: PreflightReply; cached?: true }
   | { kind: "exited"; exitCode: number | null; signal: NodeJS.Signals | null }
   | { kind: "timed_out"; timeoutMs: number }
   | { kind: "reply_invalid" }
@@ -44,17 +47,22 @@ export async function evaluatePreflight(
   request: PreflightRequest,
   options: PreflightOptions,
 ): Promise<PreflightOutcome> {
-  const outcome = await askIpcChild({
+  const outcome = await askPreflightCached({
     command: options.command,
     cwd: request.cwd,
     env: options.env ?? process.env,
     timeoutMs: options.timeoutMs ?? DEFAULT_PREFLIGHT_TIMEOUT_MS,
     request,
     answers: (raw) => claimsRequest(raw, request.requestId),
+    stateDir: options.stateDir,
+    sourcesOf: reusablePreflightSources,
   });
   if (outcome.kind !== "replied") return outcome;
   const reply = preflightReplySchema.safeParse(outcome.message);
-  return reply.success ? { kind: "replied", reply: reply.data } : { kind: "reply_invalid" };
+  if (!reply.success) return { kind: "reply_invalid" };
+  return outcome.cached
+    ? { kind: "replied", reply: reply.data, cached: true }
+    : { kind: "replied", reply: reply.data };
 }
 
 /** The refusal for an outcome without a reply; `what` names the workflow (`workflow hello`). */

@@ -1,10 +1,12 @@
 import {
   PREFLIGHT_MAX_PROBLEMS,
+  PREFLIGHT_MAX_SOURCES,
   PREFLIGHT_MAX_TEXT,
   type PreflightLaunch,
   type PreflightRefusal,
   type PreflightReply,
   type PreflightRequest,
+  type PreflightSource,
   preflightReplySchema,
   preflightRequestSchema,
   type WorkflowDescription,
@@ -12,10 +14,10 @@ import {
 import { inputKeysOf } from "../launch/input-keys.js";
 import { listBuiltinWorkflowNames } from "../loader/builtin-registry.js";
 import type { LoadedWorkflow } from "../loader/load-workflow-file.js";
-import { loadBuiltinWorkflow } from "../loader/resolve-workflow.js";
+import { isWorkflowPath, loadBuiltinWorkflow } from "../loader/resolve-workflow.js";
+import { LaunchRefused } from "../launch/launch-refused.js";
 import {
   agentStepPaths,
-  LaunchRefused,
   loadForLaunch,
   prepareInput,
   refuseAgentStepsWithoutPi,
@@ -139,11 +141,31 @@ async function answerLaunch(
       notes: prepared.notes,
       agentSteps: agentStepPaths(loaded),
     };
-    return { type: "launch.prepared", requestId, launch };
+    const sources = reusableSources(loaded, request, options);
+    return { type: "launch.prepared", requestId, launch, ...(sources === undefined ? {} : { sources }) };
   } catch (error) {
     if (!(error instanceof LaunchRefused)) throw error;
     return { type: "refused", requestId, refusal: boundedRefusal(error) };
   }
+}
+
+/**
+ * The files a launch depends on, when its reply may be reused while they are unchanged: a file named by
+ * path (a name may resolve elsewhere once a file appears) whose every module was hashed, and no model
+ * check (it depends on Pi's settings, not on files).
+ */
+function reusableSources(
+  loaded: LoadedWorkflow,
+  request: Extract<PreflightRequest, { type: "launch" }>,
+  options: ServePreflightOptions,
+): PreflightSource[] | undefined {
+  if (!isWorkflowPath(request.ref) || request.ref.startsWith("~")) return undefined;
+  const modules = loaded.modules;
+  if (loaded.source.kind !== "file" || modules === undefined || !modules.complete) return undefined;
+  if (modules.files.length > PREFLIGHT_MAX_SOURCES) return undefined;
+  if (options.checkModels !== undefined && isolatedStepModels(loaded, request.piSession).length > 0)
+    return undefined;
+  return modules.files;
 }
 
 const clip = (text: string) =>
