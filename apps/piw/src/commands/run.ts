@@ -27,7 +27,7 @@ export async function runCommand(ctx: CliContext, args: string[]): Promise<ExitC
   const prepared = await preflight({ ref, cwd: ctx.io.cwd, words, inputJson }, ctx.io.env);
   for (const note of prepared.notes) ctx.warn(`piw: ${note}`);
 
-  const host = await ctx.host();
+  const host = await ctx.host({ launching: true });
   const reserved = savedValue(
     await host.call("runs.reserve", reserveParams(prepared, { cwd: ctx.io.cwd, env: ctx.io.env, budget })),
     prepared.workflowName,
