@@ -41,6 +41,8 @@ function sessions(answer: (path: string) => string | null) {
           deliver: () => undefined,
           next: (signal) =>
             new Promise((resolve, reject) => {
+              // As a real session's queue: a signal that aborted before the call rejects at once.
+              if (signal.aborted) return reject(signal.reason);
               signal.addEventListener("abort", () => reject(signal.reason), { once: true });
               const output = answer(step.path);
               if (output === null) return;

@@ -1,3 +1,4 @@
+import { realpathSync } from "node:fs";
 import { createRequire } from "node:module";
 
 type TuiText = typeof import("@earendil-works/pi-tui/dist/utils.js");
@@ -9,7 +10,13 @@ let tuiText: TuiText | undefined;
  * lines through modules that import this file and most of its runs measure no text.
  */
 function tui(): TuiText {
-  tuiText ??= createRequire(import.meta.url)("@earendil-works/pi-tui/dist/utils.js") as TuiText;
+  if (tuiText === undefined) {
+    const require = createRequire(import.meta.url);
+    // Loaded from its real path: a loader that keeps symlinked paths (Pi's extension loader, the test
+    // runner) would look for pi-tui's own dependencies beside pnpm's symlink, where they are not.
+    const path = realpathSync(require.resolve("@earendil-works/pi-tui/dist/utils.js"));
+    tuiText = require(path) as TuiText;
+  }
   return tuiText;
 }
 
