@@ -41,7 +41,7 @@ export default defineWorkflow({
     first: compute({
       run: async (ctx) => {
         ctx.progress({ done: 1, total: 2, message: "half way" });
-        await new Promise((resolve) => setTimeout(resolve, 300));
+        await new Promise((resolve) => setTimeout(resolve, 1_500));
         return 1;
       },
     }),
