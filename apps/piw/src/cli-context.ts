@@ -53,7 +53,7 @@ export class CliContext {
   }
 
   /** The host, started in the background when none runs; reconnects if it restarts. */
-  async host(): Promise<HostConnection> {
+  async host(how: { launching?: boolean } = {}): Promise<HostConnection> {
     if (this.connection) return this.connection;
     let hostCommand: string[];
     try {
@@ -70,6 +70,7 @@ export class CliContext {
     this.connection = await HostConnection.open({
       stateDir: this.stateDir,
       client: "cli",
+      ...how,
       ...(hostCommand.length > 0 ? { hostCommand } : { autoStart: false }),
     });
     return this.connection;

@@ -33,7 +33,8 @@ const MAX_EARLY_VIEWS = 100;
 export async function quickRun(stateDir: string, argv: string[], io: CliIo): Promise<ExitCode | undefined> {
   const [, ref, ...words] = argv;
   if (ref === undefined) return undefined;
-  const session = QuickSession.open(stateDir);
+  // `launching`: the host wakes its idle worker while the preflight runs, as for the full route.
+  const session = QuickSession.open(stateDir, { launching: true });
   if (session === undefined) return undefined;
   const handOver = async (action: (ctx: CliContext) => Promise<ExitCode>): Promise<ExitCode> => {
     session.close();
@@ -59,7 +60,7 @@ export async function quickRun(stateDir: string, argv: string[], io: CliIo): Pro
     handOver(async (ctx) => {
       const { reserveAndFollow } = await import("./commands/run.js");
       const start = { lines, sigint };
-      return reserveAndFollow(ctx, await ctx.host(), prepared, params, {
+      return reserveAndFollow(ctx, await ctx.host({ launching: true }), prepared, params, {
         json: false,
         detach: false,
         titleShown,

@@ -26,6 +26,8 @@ export interface ConnectOptions {
   client: ClientKind;
   /** The extension's Pi SDK folder, told to the host in `hello` (see the protocol's `hello`). */
   piSdk?: string;
+  /** Told to the host in `hello`: this client is about to launch a run (see the protocol's `hello`). */
+  launching?: boolean;
   /** How long to wait for a host that was just started; default 5 s. */
   timeoutMs?: number;
 }
@@ -159,6 +161,7 @@ export async function connectHost(options: ConnectOptions): Promise<HostClient> 
       client: options.client,
       timeoutMs,
       ...(options.piSdk === undefined ? {} : { piSdk: options.piSdk }),
+      ...(options.launching === true ? { launching: true } : {}),
     });
 
   let lastError: unknown;

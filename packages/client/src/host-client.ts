@@ -44,6 +44,8 @@ export interface OpenClientOptions {
   client: ClientKind;
   /** Told to the host in `hello` by the extension: the folder of its Pi's SDK package. */
   piSdk?: string;
+  /** Told to the host in `hello`: this client is about to launch a run. */
+  launching?: boolean;
   /** How long the connect and the `hello` handshake may take together. */
   timeoutMs?: number;
 }
@@ -133,6 +135,7 @@ export class HostClient extends EventEmitter<HostClientEvents> {
             client: options.client,
             pid: process.pid,
             ...(options.piSdk === undefined ? {} : { piSdk: options.piSdk }),
+            ...(options.launching === true ? { launching: true } : {}),
           })
           .then((hello) => {
             clearTimeout(timer);

@@ -36,24 +36,36 @@ export class QuickSession {
   private onPush: (push: string, data: unknown) => void = () => {};
   private onEnd: () => void = () => {};
 
-  private constructor(private readonly socket: Socket) {
+  private constructor(
+    private readonly socket: Socket,
+    launching: boolean,
+  ) {
     socket.setEncoding("utf8");
     socket.on("error", () => this.end());
     socket.on("close", () => this.end());
     socket.on("data", (chunk: string) => this.feed(chunk));
-    const hello = { protocol: PROTOCOL_VERSION, client: "cli", pid: process.pid };
+    // The full client's hello (`HostClient.open`), for the CLI.
+    const hello = {
+      protocol: PROTOCOL_VERSION,
+      client: "cli",
+      pid: process.pid,
+      ...(launching ? { launching: true } : {}),
+    };
     this.send(1, "hello", hello);
   }
 
-  /** A session with the running host; undefined when none runs or its socket is not this user's alone. */
-  static open(stateDir: string): QuickSession | undefined {
+  /**
+   * A session with the running host; undefined when none runs or its socket is not this user's alone.
+   * `launching`: the client is about to launch a run (told in `hello`, as the full client tells it).
+   */
+  static open(stateDir: string, how: { launching?: boolean } = {}): QuickSession | undefined {
     const socketPath = hostSocketPath(stateDir);
     try {
       verifyHostSocketForClient(socketPath);
     } catch {
       return undefined;
     }
-    return new QuickSession(connect(socketPath));
+    return new QuickSession(connect(socketPath), how.launching === true);
   }
 
   /** Receive the host's pushes (`run.view`), unchecked: the caller checks them. */

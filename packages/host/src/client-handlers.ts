@@ -81,7 +81,7 @@ export function clientHandlers(
     if (runId) supervisor.runChanged(runId);
   };
   const handlers: Handlers<typeof clientMethods> = {
-    hello: ({ protocol, client, piSdk }) => {
+    hello: ({ protocol, client, piSdk, launching }) => {
       if (protocol !== PROTOCOL_VERSION) {
         throw new RpcError(
           "protocol_mismatch",
@@ -90,6 +90,7 @@ export function clientHandlers(
       }
       conn.greeted = true;
       if (piSdk !== undefined && client === "extension") deps.piSdk.report(piSdk);
+      if (launching === true) supervisor.wakeIdleWorker();
       return {
         protocol: PROTOCOL_VERSION,
         hostPid: info.pid,

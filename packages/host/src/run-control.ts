@@ -35,6 +35,8 @@ export class RunControl {
   constructor(private readonly deps: RunControlDeps) {}
 
   reserve(params: ClientParams<"runs.reserve">): Transition<RunSummary> {
+    // Before the transaction: the idle worker's load overlaps it (a Pi run's may wait for its session).
+    this.deps.supervisor.wakeIdleWorker();
     const runId = newRunId(params.workflowName, this.deps.now());
     const reserved = this.deps.store.reservePreparedRun({ ...params, runId });
     return this.afterCreate(reserved, "reserved");

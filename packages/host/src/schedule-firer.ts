@@ -17,6 +17,8 @@ export interface ScheduleFirerDeps {
   preflight: PreflightRunner;
   log: HostLog;
   now(): number;
+  /** A firing is about to prepare its run: the idle worker may start loading. */
+  launching?: () => void;
   /** A firing finished: the wake clock re-arms for the next due time. */
   fired(): void;
 }
@@ -145,6 +147,7 @@ export class ScheduleFirer {
           return launch.overlap satisfies never;
       }
     }
+    this.deps.launching?.();
     const prepared = await this.limited(() =>
       this.deps.preflight({
         workflowRef: launch.workflowRef,

@@ -66,6 +66,8 @@ export interface HostKnobs {
   groupCommit?: boolean;
   /** Where to die on purpose (`hostCrashHookFromEnv`); none by default. */
   crashHook?: HostCrashHook;
+  /** How long a woken idle worker waits for its launch before it is replaced (default 30 s; tests). */
+  wakeLingerMs?: number;
 }
 
 export interface RunningHost {
@@ -146,6 +148,7 @@ export async function startHostWith(options: StartHostOptions, tuning: HostKnobs
     progress,
     piSdk,
     ...(tuning.groupCommit === undefined ? {} : { groupCommit: tuning.groupCommit }),
+    ...(tuning.wakeLingerMs === undefined ? {} : { wakeLingerMs: tuning.wakeLingerMs }),
     ...(options.onGroupCommit ? { onGroupCommit: options.onGroupCommit } : {}),
     publish: (runId) => {
       holder.publisher?.changed(runId);
@@ -189,6 +192,7 @@ export async function startHostWith(options: StartHostOptions, tuning: HostKnobs
     log,
     now,
     fired: () => holder.clock?.arm(),
+    launching: () => supervisor.wakeIdleWorker(),
   });
   const clock = new WakeClock({
     store,

@@ -35,6 +35,8 @@ export interface SupervisorOptions {
   publish(runId: string): void;
   /** Group commit of the workers' durable writes (default on; off only for benches and tests). */
   groupCommit?: boolean;
+  /** See WarmWorkerOptions.wakeLingerMs. */
+  wakeLingerMs?: number;
   /** Diagnostics and tests: after each group commit, how many requests it held. */
   onGroupCommit?(requests: number): void;
 }
@@ -90,6 +92,7 @@ export class Supervisor {
       env: workerEnv(options),
       cwd: options.stateDir,
       log: options.log,
+      ...(options.wakeLingerMs === undefined ? {} : { wakeLingerMs: options.wakeLingerMs }),
     });
     this.warm.fill();
     this.committer = new GroupCommitter({
@@ -98,6 +101,11 @@ export class Supervisor {
       runChanged: (runId) => this.runChanged(runId),
       ...(options.onGroupCommit ? { committed: options.onGroupCommit } : {}),
     });
+  }
+
+  /** A launch is coming: the idle worker loads its modules now rather than on its assignment. */
+  wakeIdleWorker(): void {
+    this.warm.wake();
   }
 
   /** The pre-started worker waiting for the next activation, if any; it belongs to no run. */
@@ -267,8 +275,8 @@ export class Supervisor {
     const { store, log } = this.options;
     const { command } = claim;
     const launchId = `${runId}.g${command.generation}.${randomBytes(3).toString("hex")}`;
-    // The idle worker (already started and loaded) becomes this launch's; from here it is supervised
-    // exactly like a worker spawned for it.
+    // The idle worker (already started; loading its modules since a wake or this assignment) becomes this launch's;
+    // from here it is supervised exactly like a worker spawned for it.
     const spare = this.warm.take();
     const proc = spare.process;
     const deps = {

@@ -1,3 +1,4 @@
+import { PROTOCOL_VERSION } from "@piw/protocol";
 import type { HostLog } from "./host-log.js";
 import { spawnWorker, type WorkerProcess } from "./worker-process.js";
 
@@ -23,22 +24,39 @@ export interface WarmWorkerOptions {
   /** Idle workers start in the state dir; an assigned one moves to its run's directory itself. */
   cwd: string;
   log: HostLog;
+  /** How long a woken idle worker waits for its launch before a fresh, unloaded one replaces it. */
+  wakeLingerMs?: number;
 }
 
 /** First wait before replacing an idle worker that died; doubled per death in a row, up to the cap. */
 const RESPAWN_BACKOFF_MS = 250;
 const RESPAWN_BACKOFF_MAX_MS = 30_000;
 
+/**
+ * A woken idle worker holds its loaded modules (about 15–20 MiB more, for good: V8 does not give it
+ * back). A wake is followed by its launch within a second unless the launch failed or was given up, or
+ * it was the one after a launch: then, after this long without one, a light worker replaces it.
+ */
+const WAKE_LINGER_MS = 30_000;
+/** How long a replaced idle worker gets to exit on its closed channel before it is killed. */
+const RETIRE_GRACE_MS = 2_000;
+
+// Written by hand: the idle worker has no peer yet (its launch makes one); `workerPushes.wake` is its shape.
+const WAKE_FRAME = `${JSON.stringify({ v: PROTOCOL_VERSION, push: "wake", data: {} })}\n`;
+
 const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
- * Keeps one worker process started ahead of time, past its module loading and waiting on its channel,
- * so an activation does not pay for Node's start-up and our imports. `take()` hands it over (or starts
- * a fresh one when none is ready) and starts the next in the background.
+ * Keeps one worker process started ahead of time and waiting on its channel, so an activation does not
+ * pay for Node's start-up. Idle, it has loaded nothing of ours; `wake()` (a launch is coming) has it
+ * load what a run needs before the assignment. `take()` hands it over (or starts a fresh one when none
+ * is ready) and starts the next in the background, woken.
  */
 export class WarmWorker {
   private idle: SpareWorker | null = null;
   private respawnTimer: NodeJS.Timeout | null = null;
+  /** Set while the idle worker is woken: replaces it when no launch takes it in time. */
+  private lingerTimer: NodeJS.Timeout | null = null;
   /** Idle workers that died in a row, for the backoff; reset when one is handed to a launch. */
   private deaths = 0;
   private closed = false;
@@ -48,6 +66,18 @@ export class WarmWorker {
   /** The idle worker's pid, if one is waiting. */
   idlePid(): number | null {
     return this.idle?.process.pid ?? null;
+  }
+
+  /**
+   * A launch is coming (a client said so, a reserve or a schedule firing began): the idle worker loads
+   * its modules now, so the assignment finds it ready. Once per idle worker; nothing when none waits.
+   */
+  wake(): void {
+    const spare = this.idle;
+    if (spare === null || this.lingerTimer !== null) return;
+    spare.process.send(WAKE_FRAME);
+    this.lingerTimer = setTimeout(() => this.retire(spare), this.options.wakeLingerMs ?? WAKE_LINGER_MS);
+    this.lingerTimer.unref();
   }
 
   /** Start an idle worker if none is waiting or scheduled. */
@@ -65,9 +95,15 @@ export class WarmWorker {
   take(): SpareWorker {
     const spare = this.idle ?? this.start();
     this.idle = null;
+    this.clearLinger();
     this.deaths = 0;
-    // The next one starts after this turn, so the caller's assignment is written first.
-    setImmediate(() => this.fill());
+    // The next one starts after this turn, so the caller's assignment is written first. It loads at
+    // once: launches come in bursts (a run's continuation, a script's runs), and one with no launch
+    // after it is replaced by a light one when the wake's linger ends.
+    setImmediate(() => {
+      this.fill();
+      this.wake();
+    });
     return spare;
   }
 
@@ -76,12 +112,29 @@ export class WarmWorker {
     this.closed = true;
     if (this.respawnTimer) clearTimeout(this.respawnTimer);
     this.respawnTimer = null;
+    this.clearLinger();
     const spare = this.idle;
     this.idle = null;
     if (!spare) return;
     spare.process.closeChannel();
     await Promise.race([spare.process.gone, delay(graceMs)]);
     spare.process.kill();
+  }
+
+  private clearLinger(): void {
+    if (this.lingerTimer) clearTimeout(this.lingerTimer);
+    this.lingerTimer = null;
+  }
+
+  /** The woken worker's launch never came: a fresh one, which has loaded nothing, takes its place. */
+  private retire(spare: SpareWorker): void {
+    this.lingerTimer = null;
+    if (this.idle !== spare) return;
+    this.idle = null;
+    this.options.log(`worker pool: woken idle worker pid ${spare.process.pid ?? "none"} unused; replaced`);
+    spare.process.closeChannel();
+    void delay(RETIRE_GRACE_MS).then(() => spare.process.kill());
+    this.fill();
   }
 
   private start(): SpareWorker {
@@ -113,6 +166,7 @@ export class WarmWorker {
   private idleGone(spare: SpareWorker, how: string): void {
     if (this.idle !== spare) return;
     this.idle = null;
+    this.clearLinger();
     if (this.closed) return;
     this.deaths += 1;
     const wait = Math.min(RESPAWN_BACKOFF_MS * 2 ** (this.deaths - 1), RESPAWN_BACKOFF_MAX_MS);

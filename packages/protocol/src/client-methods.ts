@@ -61,6 +61,8 @@ export const clientMethods = lazyTable({
        * checks it (see `checkPiSdkDir`) and gives it to workers for isolated agent steps.
        */
       piSdk: z.string().min(1).max(4096).optional(),
+      /** The client is about to launch a run (`piw run`): the host wakes its idle worker now. */
+      launching: z.boolean().optional(),
     }),
     result: z.object({
       protocol: z.literal(PROTOCOL_VERSION),

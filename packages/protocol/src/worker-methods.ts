@@ -150,10 +150,12 @@ export type WorkerResult<M extends WorkerMethod> = z.infer<(typeof workerMethods
 /**
  * Pushes from host to worker. `assign`: the first frame a pre-started (warm) worker gets: which launch
  * it now is, and the run's working directory to move into before it says `worker.hello`.
- * `cancel`: abort the running node and exit. A worker pushes nothing to the host: all it says is a
- * method with a reply.
+ * `cancel`: abort the running node and exit. `wake`: to an idle worker, a launch is coming: load what
+ * a run needs now, before the `assign` (the frame itself is all it takes; it carries nothing). A worker
+ * pushes nothing to the host: all it says is a method with a reply.
  */
 export const workerPushes = {
   assign: z.object({ launchId: z.string().min(1).max(200), workingDir: z.string().min(1) }),
+  wake: z.object({}),
   cancel: z.object({ reason: z.string().max(512) }),
 } as const satisfies PushTable;

@@ -70,6 +70,8 @@ export async function runWorkerProcess(): Promise<never> {
         // Only the first assignment counts (a second would be a host bug; the hello shows which won).
         assign,
         cancel: ({ reason }) => execution.abort(new Error(`Cancelled by the host: ${reason}`)),
+        // Its work is done by the time the channel reads it: it ended the wait before the modules loaded.
+        wake: () => {},
       },
       (push) => {
         // A cancel stays a cancel even when its reason is unreadable.

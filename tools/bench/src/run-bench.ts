@@ -12,7 +12,8 @@
  * BENCH_ROUNDS rounds (default 10), each command's min / median / max. With BENCH_BASELINE=<another
  * checkout, built>, that checkout's same commands run in the same rounds, alternating order round by
  * round, on its own copy of the same seeded state, so the two are compared at the same moment on the
- * same machine. At the end: resident memory of each side's idle host and idle pre-started worker.
+ * same machine. At the end: resident memory of each side's idle host and idle pre-started worker, 1 s
+ * after the last run and again 35 s later (past the wake linger: see the host's warm-worker.ts).
  * BENCH_SKIP_BUILD=1 uses the dists as they are.
  */
 import { spawnSync } from "node:child_process";
@@ -56,8 +57,12 @@ interface Side {
   samples: Record<Command, number[]>;
   /** A seeded run that `piw status` shows. */
   runId?: string;
-  rss?: { host: number; idleWorker: number };
+  /** `quietWorker`: the idle worker once no launch came for longer than a woken worker waits for one. */
+  rss?: { host: number; idleWorker: number; quietWorker: number };
 }
+
+/** Past the host's wake linger (30 s): a worker woken after the last run has been replaced by then. */
+const QUIET_MS = 35_000;
 
 function side(label: string, dir: string): Side {
   const samples = Object.fromEntries(COMMANDS.map((c) => [c, [] as number[]])) as Record<Command, number[]>;
@@ -182,10 +187,17 @@ async function main(): Promise<void> {
     log(`round ${n + 1}/${ROUNDS} done`);
   }
   const loadAfter = loadAverage();
-  for (const s of sides) {
+  const afterRun = await Promise.all(sides.map((s) => idleWorker(s)));
+  await sleep(1000); // let the new worker finish loading before it is read
+  const justAfter = afterRun.map((status) => rssKiB(status.idleWorkerPid));
+  await sleep(QUIET_MS);
+  for (const [i, s] of sides.entries()) {
     const status = await idleWorker(s);
-    await sleep(1000); // let the new worker finish loading before it is read
-    s.rss = { host: rssKiB(status.pid), idleWorker: rssKiB(status.idleWorkerPid) };
+    s.rss = {
+      host: rssKiB(status.pid),
+      idleWorker: justAfter[i] ?? Number.NaN,
+      quietWorker: rssKiB(status.idleWorkerPid),
+    };
     piw(s, ["host", "stop"]);
   }
 
@@ -213,7 +225,7 @@ async function main(): Promise<void> {
   for (const s of sides) {
     if (s.rss === undefined) continue;
     lines.push(
-      `  ${s.label} idle RSS: host ${(s.rss.host / 1024).toFixed(0)} MiB, worker ${(s.rss.idleWorker / 1024).toFixed(0)} MiB`,
+      `  ${s.label} idle RSS: host ${(s.rss.host / 1024).toFixed(0)} MiB, worker ${(s.rss.idleWorker / 1024).toFixed(0)} MiB 1 s after the last run, ${(s.rss.quietWorker / 1024).toFixed(0)} MiB ${QUIET_MS / 1000} s after`,
     );
   }
   process.stdout.write(`${lines.join("\n")}\n`);

@@ -30,7 +30,7 @@ export async function runCommand(ctx: CliContext, args: string[]): Promise<ExitC
   const prepared = await preflight({ ref, cwd: ctx.io.cwd, words, inputJson }, ctx.io.env);
   for (const note of prepared.notes) ctx.warn(`piw: ${note}`);
 
-  const host = await ctx.host();
+  const host = await ctx.host({ launching: true });
   const params = reserveParams(prepared, { cwd: ctx.io.cwd, env: ctx.io.env, budget });
   return reserveAndFollow(ctx, host, prepared, params, {
     json: values.json === true,
