@@ -36,25 +36,42 @@ function isCommand(name: string): name is CommandName {
 }
 
 /** Run one `piw` invocation; resolves with its exit code. Every failure is printed as short lines. */
-export async function runCli(argv: string[], io: CliIo): Promise<ExitCode> {
+export function runCli(argv: string[], io: CliIo): Promise<ExitCode> {
+  return withCliContext(argv, io, (ctx) => dispatch(ctx, argv));
+}
+
+async function dispatch(ctx: CliContext, argv: string[]): Promise<ExitCode> {
+  const { io } = ctx;
+  const [name, ...args] = argv;
+  // Bare `piw` in a terminal opens the viewer; anywhere else it prints the usage.
+  if (name === undefined && ctx.interactive && io.stdout.isTTY === true) {
+    return await (await COMMANDS.view())(ctx, []);
+  }
+  if (name === undefined || name === "--help" || name === "-h" || name === "help") {
+    const topic = name === "help" ? args[0] : undefined;
+    ctx.print(topic !== undefined && isCommand(topic) ? COMMAND_USAGE[topic] : MAIN_USAGE);
+    return name === undefined ? ExitCode.usage : ExitCode.ok;
+  }
+  if (name === "--version" || name === "-V") {
+    ctx.print(packageVersion());
+    return ExitCode.ok;
+  }
+  if (!isCommand(name)) throw usageError(`unknown command ${JSON.stringify(name)}`);
+  return await (await COMMANDS[name]())(ctx, args);
+}
+
+/**
+ * Run `action` as the command `argv`, in a context of its own: every failure is printed as short lines
+ * (and as JSON with --json); resolves with the exit code. A quick route hands its command over here.
+ */
+export async function withCliContext(
+  argv: readonly string[],
+  io: CliIo,
+  action: (ctx: CliContext) => Promise<ExitCode>,
+): Promise<ExitCode> {
   const ctx = new CliContext(io);
   try {
-    const [name, ...args] = argv;
-    // Bare `piw` in a terminal opens the viewer; anywhere else it prints the usage.
-    if (name === undefined && ctx.interactive && io.stdout.isTTY === true) {
-      return await (await COMMANDS.view())(ctx, []);
-    }
-    if (name === undefined || name === "--help" || name === "-h" || name === "help") {
-      const topic = name === "help" ? args[0] : undefined;
-      ctx.print(topic !== undefined && isCommand(topic) ? COMMAND_USAGE[topic] : MAIN_USAGE);
-      return name === undefined ? ExitCode.usage : ExitCode.ok;
-    }
-    if (name === "--version" || name === "-V") {
-      ctx.print(packageVersion());
-      return ExitCode.ok;
-    }
-    if (!isCommand(name)) throw usageError(`unknown command ${JSON.stringify(name)}`);
-    return await (await COMMANDS[name]())(ctx, args);
+    return await action(ctx);
   } catch (error) {
     const lines: string[] = [];
     const code = report(ctx, error, lines);

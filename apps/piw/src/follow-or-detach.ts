@@ -1,7 +1,7 @@
 import type { HostConnection } from "@piw/client";
 import type { CliContext } from "./cli-context.js";
 import { ExitCode } from "./exit-codes.js";
-import { followRun, followRunResult } from "./follow-run.js";
+import { type FollowStart, followRun, followRunResult } from "./follow-run.js";
 import { type FollowedCommand, followedOutput } from "./output-schemas.js";
 import { runStateText } from "./render-words.js";
 
@@ -12,6 +12,8 @@ export interface FollowRequest {
   fromRunId: string | null;
   detach: boolean;
   json: boolean;
+  /** Where following starts (see FollowStart); none: from the run's first view. */
+  start?: FollowStart;
 }
 
 /**
@@ -31,8 +33,8 @@ export async function followOrDetach(
     }
     return ExitCode.ok;
   }
-  if (!json) return followRun(ctx, host, runId);
-  const { code, view } = await followRunResult(ctx, host, runId, true);
+  if (!json) return followRun(ctx, host, runId, request.start);
+  const { code, view } = await followRunResult(ctx, host, runId, true, request.start);
   ctx.printJson(
     followedOutput(command, {
       runId,

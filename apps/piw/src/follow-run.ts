@@ -6,6 +6,7 @@ import type { CliContext } from "./cli-context.js";
 import { ExitCode } from "./exit-codes.js";
 import { NodeChangeTracker, renderFinalLines, settledWord } from "./render-run.js";
 import type { RunStateWord } from "./render-words.js";
+import type { Style } from "./style.js";
 
 const EXIT_CODES: Record<RunStateWord, ExitCode | undefined> = {
   completed: ExitCode.ok,
@@ -37,8 +38,64 @@ export interface FollowResult {
  * for how the run ended. Ctrl-C asks whether to cancel or detach (detaches at once without a TTY).
  * `quiet` prints nothing on stdout (for --json, which prints the result instead).
  */
-export async function followRun(ctx: CliContext, host: HostConnection, runId: string): Promise<ExitCode> {
-  return (await followRunResult(ctx, host, runId, false)).code;
+export async function followRun(
+  ctx: CliContext,
+  host: HostConnection,
+  runId: string,
+  start?: FollowStart,
+): Promise<ExitCode> {
+  return (await followRunResult(ctx, host, runId, false, start)).code;
+}
+
+/**
+ * What a follower prints for each view of one run: the node, agent and progress lines of what changed,
+ * and the exit code and closing lines once it settles. Held apart from the connection so `piw run`'s
+ * quick route and the follower below print the same, and the follower can go on from where it stopped.
+ */
+export class RunFollowLines {
+  private readonly tracker: NodeChangeTracker;
+  private readonly progress: AgentProgressLines;
+  private readonly reports: NodeProgressLines;
+  /** The newest view taken. */
+  latest: RunView | undefined;
+
+  constructor(private readonly style: Style) {
+    this.tracker = new NodeChangeTracker(style);
+    this.progress = new AgentProgressLines(style);
+    this.reports = new NodeProgressLines(style);
+  }
+
+  /** The lines a view adds, and how the run ended if it did; undefined for a stale view. */
+  take(view: RunView): { lines: string[]; end?: { code: ExitCode; lines: string[] } } | undefined {
+    // Views of one run only grow in revision; an older one (a fetch racing a push) is stale.
+    if (this.latest !== undefined && view.revision < this.latest.revision) return undefined;
+    this.latest = view;
+    const lines = [
+      ...this.tracker.changes(view),
+      ...this.progress.changes(view),
+      ...this.reports.changes(view),
+    ];
+    const word = settledWord(view);
+    const code = word === undefined ? undefined : EXIT_CODES[word];
+    return code === undefined
+      ? { lines }
+      : { lines, end: { code, lines: renderFinalLines(view, this.style) } };
+  }
+}
+
+/** The end of a run's lines: the closing lines when it ended, detach's lines after Ctrl-C. */
+export const detachLines = (runId: string): string[] => [
+  `detached; run ${runId} goes on in the background`,
+  `follow it with: piw status ${runId}`,
+];
+
+/**
+ * Where a follower starts: `lines` already printed up to its latest view (the quick route's), and a
+ * Ctrl-C that came while it was handed over, answered here.
+ */
+export interface FollowStart {
+  lines: RunFollowLines;
+  sigint: boolean;
 }
 
 export function followRunResult(
@@ -46,13 +103,11 @@ export function followRunResult(
   host: HostConnection,
   runId: string,
   quiet: boolean,
+  start?: FollowStart,
 ): Promise<FollowResult> {
-  const tracker = new NodeChangeTracker(ctx.style);
-  const progress = new AgentProgressLines(ctx.style);
-  const reports = new NodeProgressLines(ctx.style);
+  const follow = start?.lines ?? new RunFollowLines(ctx.style);
   const spinner = new StepSpinner(ctx.io.stdout, !quiet && ctx.style.enabled);
   let phase: FollowPhase = { kind: "watching" };
-  let latest: RunView | undefined;
   let unsubscribe: (() => Promise<void>) | undefined;
 
   return new Promise<FollowResult>((resolve) => {
@@ -72,7 +127,7 @@ export function followRunResult(
         else if (!quiet) ctx.print(line);
       }
       void unsubscribe?.();
-      resolve({ code, view: latest });
+      resolve({ code, view: follow.latest });
     };
 
     const show = (line: string): void => {
@@ -85,24 +140,16 @@ export function followRunResult(
     };
 
     const onView = (view: RunView): void => {
-      // Views of one run only grow in revision; an older one (a fetch racing a push) is stale.
-      if (phase.kind === "ended" || (latest !== undefined && view.revision < latest.revision)) return;
-      latest = view;
-      for (const line of tracker.changes(view)) show(line);
-      for (const line of progress.changes(view)) show(line);
-      for (const line of reports.changes(view)) show(line);
+      if (phase.kind === "ended") return;
+      const taken = follow.take(view);
+      if (taken === undefined) return;
+      for (const line of taken.lines) show(line);
       if (phase.kind === "watching") spinner.update(view);
-      const word = settledWord(view);
-      const code = word === undefined ? undefined : EXIT_CODES[word];
-      if (code !== undefined) end(code, renderFinalLines(view, ctx.style));
+      if (taken.end !== undefined) end(taken.end.code, taken.end.lines);
     };
 
     const detach = (): void => {
-      end(
-        ExitCode.detached,
-        [`detached; run ${runId} goes on in the background`, `follow it with: piw status ${runId}`],
-        true,
-      );
+      end(ExitCode.detached, detachLines(runId), true);
     };
 
     const onSigint = (): void => {
@@ -156,6 +203,7 @@ export function followRunResult(
     };
 
     process.on("SIGINT", onSigint);
+    if (start?.sigint === true) onSigint();
     host.on("disconnect", onDisconnect);
     host.on("unavailable", onUnavailable);
     host.subscribe(runId, onView).then(

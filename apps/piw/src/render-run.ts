@@ -121,6 +121,16 @@ export function describeRecovery(reason: RecoveryReason): string {
   return recoveryWords(reason);
 }
 
+/** The line `piw run` starts a run's lines with: the workflow, its title, the run ID. */
+export function runTitleLine(
+  style: Style,
+  launch: { workflowName: string; title?: string | undefined },
+  runId: string,
+): string {
+  const title = launch.title === undefined ? "" : ` (${launch.title})`;
+  return `${style.bold(launch.workflowName)}${title}  ${style.dim(`run ${runId}`)}`;
+}
+
 /** Where a followed run stops being followed, and with which state word. */
 export function settledWord(view: RunSummary): RunStateWord | undefined {
   switch (view.status) {

@@ -6,5 +6,6 @@ export { HostClient } from "./host-client.js";
 export { HostConnection } from "./host-connection.js";
 export { HostUnavailable } from "./host-unavailable.js";
 export { quickGetRun, quickListRuns } from "./quick-call.js";
+export { QuickSession, quickRequestKey } from "./quick-session.js";
 export type { CallParams } from "./request-key.js";
 export { newRequestKey } from "./request-key.js";

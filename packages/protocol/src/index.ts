@@ -24,8 +24,14 @@ export { lazyTable } from "./lazy-table.js";
 export type { EffectState, NodeVisitState, RunSnapshot, SavedVisit } from "./execution.js";
 export { inspectFrame, MAX_FRAME_BYTES, PROTOCOL_VERSION } from "./frame-shape.js";
 export { MAX_FRAME_DEPTH } from "./framing.js";
-export { quickHelloResult, quickRunSummaries } from "./run-summary-check.js";
+export {
+  quickHelloResult,
+  quickReservedRun,
+  quickRunSummaries,
+  quickSubscriptionId,
+} from "./run-summary-check.js";
 export { quickRunView } from "./run-view-check.js";
+export { quickPreparedLaunch } from "./preflight-check.js";
 export { branchState, endedBranches, groupState, joinEnds } from "./branch-state.js";
 export type { GraphManifest, JoinPolicy, ManifestFork, ManifestTarget } from "./graph-manifest.js";
 export { graphManifestSchema } from "./graph-manifest.js";
@@ -130,8 +136,9 @@ export type {
   TurnUsage,
 } from "./turn-records.js";
 export { endTurnSchema, startTurnSchema } from "./turn-records.js";
-export type { RunEnv } from "./run-env.js";
-export { captureRunEnv, RUN_ENV_MAX_BYTES, runEnvSchema } from "./run-env.js";
+export type { RunEnv } from "./run-env-capture.js";
+export { captureRunEnv, RUN_ENV_MAX_BYTES } from "./run-env-capture.js";
+export { runEnvSchema } from "./run-env.js";
 export type { EndedRunRecord, RunRecord, RunRecordOf } from "./run-record.js";
 export { hasRunStatus, isEndedRun, runOutcome } from "./run-record.js";
 export type { RunOrigin } from "./run-status.js";

@@ -116,7 +116,7 @@ const limit =
     (value as number) > 0 &&
     (value as number) <= 1e12 &&
     (!isInt || Number.isSafeInteger(value));
-const budget = object({
+export const budget = object({
   usd: optional(limit(false)),
   tokens: optional(limit(true)),
   agentTurns: optional(limit(true)),
@@ -239,6 +239,25 @@ const runSummary = object(runSummaryShape);
 export function quickRunSummaries(value: unknown): RunSummary[] | undefined {
   if (!Array.isArray(value) || value.length > 1000) return undefined;
   return value.every(runSummary) ? (value as RunSummary[]) : undefined;
+}
+
+/**
+ * The saved run of `runs.reserve`'s reply, when it was applied or adopted and its summary passes the
+ * quick check; undefined for a conflict, a needed recovery or anything else (the full route says why).
+ */
+export function quickReservedRun(value: unknown): RunSummary | undefined {
+  const saved = variants("kind", {
+    applied: { value: required(runSummary) },
+    adopted: { value: required(runSummary) },
+  });
+  return saved(value) ? ((value as { value: RunSummary }).value as RunSummary) : undefined;
+}
+
+/** `runs.subscribe`'s reply: the subscription's ID. */
+export function quickSubscriptionId(value: unknown): string | undefined {
+  return object({ subscriptionId: required(text()) })(value)
+    ? (value as { subscriptionId: string }).subscriptionId
+    : undefined;
 }
 
 /** The `hello` reply of a host of this protocol version, checked the same way. */

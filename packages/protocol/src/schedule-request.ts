@@ -1,5 +1,5 @@
 import type { JsonValue } from "./ids.js";
-import type { RunEnv } from "./run-env.js";
+import type { RunEnv } from "./run-env-capture.js";
 import {
   type AddSchedule,
   catchUpPolicySchema,

@@ -25,8 +25,13 @@ interface PreflightCacheSource {
 export interface CachedPreflightRequest extends IpcChildRequest {
   /** The state directory whose `preflight-cache/` keeps replies; undefined: no cache. */
   stateDir: string | undefined;
-  /** The files a reply depends on when it may be reused while they are unchanged; undefined: never reuse it. */
-  sourcesOf: (reply: unknown) => readonly PreflightCacheSource[] | undefined;
+  /**
+   * The files a reply depends on when it may be reused while they are unchanged; undefined: never reuse
+   * it. Asked only of a child's reply (a miss), so a caller may load what checks it only then.
+   */
+  sourcesOf: (
+    reply: unknown,
+  ) => readonly PreflightCacheSource[] | undefined | Promise<readonly PreflightCacheSource[] | undefined>;
 }
 
 export type CachedPreflightOutcome = IpcChildOutcome & { cached?: true };
@@ -57,9 +62,9 @@ export async function askPreflightCached(ask: CachedPreflightRequest): Promise<C
   if (earlier !== undefined) await earlier;
   const hit = cachedReply(dir, entry, ask.request);
   if (hit !== undefined) return hit;
-  const evaluated = askIpcChild(ask).then((outcome) => {
+  const evaluated = askIpcChild(ask).then(async (outcome) => {
     if (outcome.kind !== "replied") return outcome;
-    const sources = ask.sourcesOf(outcome.message);
+    const sources = await ask.sourcesOf(outcome.message);
     // Made only for a reply worth keeping: a refused launch leaves the state directory as it was.
     if (sources !== undefined && makeCacheDir(dir)) writeEntry(dir, key, sources, outcome.message);
     return outcome;

@@ -4,8 +4,7 @@ import {
   type PreflightLaunch,
   type PreflightReply,
   type PreflightRequest,
-  preflightReplySchema,
-  reusablePreflightSources,
+  quickPreparedLaunch,
 } from "@piw/protocol";
 import { askPreflightCached, PIW_ENV, readPiwEnv } from "@piw/state-dir";
 import { LaunchRefused } from "../launch/launch-refused.js";
@@ -33,6 +32,10 @@ export type PreflightOutcome =
   | { kind: "reply_invalid" }
   | { kind: "spawn_failed"; reason: string };
 
+// The reply's schemas are built only for a child's reply: a launch the cache answers is checked without
+// zod (`quickPreparedLaunch`), which spares `piw run` of an unchanged file their construction.
+const replySchemas = () => import("./preflight-reply-schemas.js");
+
 /** Is `raw` a message that claims to answer this request (as opposed to the workflow's own `process.send`)? */
 function claimsRequest(raw: unknown, requestId: string): boolean {
   return typeof raw === "object" && raw !== null && (raw as { requestId?: unknown }).requestId === requestId;
@@ -55,10 +58,12 @@ export async function evaluatePreflight(
     request,
     answers: (raw) => claimsRequest(raw, request.requestId),
     stateDir: options.stateDir,
-    sourcesOf: reusablePreflightSources,
+    sourcesOf: async (raw) => (await replySchemas()).reusablePreflightSources(raw),
   });
   if (outcome.kind !== "replied") return outcome;
-  const reply = preflightReplySchema.safeParse(outcome.message);
+  const quick = outcome.cached ? quickPreparedLaunch(outcome.message) : undefined;
+  if (quick !== undefined) return { kind: "replied", reply: quick, cached: true };
+  const reply = (await replySchemas()).preflightReplySchema.safeParse(outcome.message);
   if (!reply.success) return { kind: "reply_invalid" };
   return outcome.cached
     ? { kind: "replied", reply: reply.data, cached: true }
