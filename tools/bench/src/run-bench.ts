@@ -5,7 +5,11 @@
  *
  * - `piw run examples/hello.workflow.ts world` (preflight, reserve, activation on the warm worker, both
  *   nodes, the follower's exit), the same task each round: its prepared launch is reused from the
- *   launch cache after the warm-up; and with a new task each round (`round <n>`), which the cache misses;
+ *   launch cache after the warm-up. Three ways: the first run after the host started (its pre-started
+ *   worker has loaded nothing yet), a run while the worker the previous run woke still waits (a person
+ *   at work: the headline), and once at the end after 35 s with no run (the woken worker was replaced
+ *   by one that loads on the launch's hello); and with a new task each round (`round <n>`), which the
+ *   launch cache misses;
  * - `piw list`, `piw list --json`, `piw status <runId>` (a seeded run), `piw --version`;
  * - the first `piw list` after `piw host stop`: the host starting on that store and serving.
  *
@@ -41,6 +45,8 @@ const log = (line: string) => process.stderr.write(`${line}\n`);
 const COMMANDS = [
   "run hello world",
   "run hello, new task",
+  "run hello, host start",
+  "run hello, idle 35 s",
   "list",
   "list --json",
   "status",
@@ -158,10 +164,12 @@ async function round(s: Side, n: number): Promise<void> {
   s.samples["restart → list"].push(piw(s, ["list"]).ms);
   await idleWorker(s);
   const hello = join(s.dir, "examples/hello.workflow.ts");
-  s.samples["run hello world"].push(piw(s, ["run", hello, "world"]).ms);
+  s.samples["run hello, host start"].push(piw(s, ["run", hello, "world"]).ms);
   // Each start waits for the warm worker the previous one's run used up.
   await idleWorker(s);
   s.samples["run hello, new task"].push(piw(s, ["run", hello, `round ${n}`]).ms);
+  await idleWorker(s);
+  s.samples["run hello world"].push(piw(s, ["run", hello, "world"]).ms);
   s.samples.list.push(piw(s, ["list"]).ms);
   s.samples["list --json"].push(piw(s, ["list", "--json"]).ms);
   s.samples.status.push(piw(s, ["status", s.runId ?? ""]).ms);
@@ -198,6 +206,10 @@ async function main(): Promise<void> {
       idleWorker: justAfter[i] ?? Number.NaN,
       quietWorker: rssKiB(status.idleWorkerPid),
     };
+    // One sample: what a run costs once the worker has gone quiet.
+    s.samples["run hello, idle 35 s"].push(
+      piw(s, ["run", join(s.dir, "examples/hello.workflow.ts"), "world"]).ms,
+    );
     piw(s, ["host", "stop"]);
   }
 
@@ -206,7 +218,7 @@ async function main(): Promise<void> {
   const lines = [
     `piw commands, ${ROUNDS} rounds, ${RUNS} seeded runs; load ${loadBefore} before, ${loadAfter} after`,
     ...sides.map((s) => `  ${s.label}: ${s.dir} at ${commit(s.dir)}`),
-    `  ${"command".padEnd(24)}${sides.map((s) => `${s.label} min / median / max (ms)`.padEnd(40)).join("")}${BASELINE ? "current / baseline, medians" : ""}`,
+    `  ${"command".padEnd(28)}${sides.map((s) => `${s.label} min / median / max (ms)`.padEnd(40)).join("")}${BASELINE ? "current / baseline, medians" : ""}`,
   ];
   for (const command of COMMANDS) {
     const cells = sides.map((s) => {
@@ -220,7 +232,7 @@ async function main(): Promise<void> {
       current && baseline
         ? `${(median(current.samples[command]) / median(baseline.samples[command])).toFixed(2)}×`
         : "";
-    lines.push(`  ${`piw ${command}`.padEnd(24)}${cells.join("")}${ratio}`);
+    lines.push(`  ${`piw ${command}`.padEnd(28)}${cells.join("")}${ratio}`);
   }
   for (const s of sides) {
     if (s.rss === undefined) continue;
