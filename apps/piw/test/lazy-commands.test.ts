@@ -4,8 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { removeTree } from "@piw/test-kit";
+import { APPS, recordLoads } from "./built-bins.js";
 
-const APPS = join(import.meta.dirname, "..", "..");
 const PIW = "piw/dist/main.js";
 const BINS = [PIW, "pi-package/dist/piw.js"];
 const scratch = mkdtempSync(join(tmpdir(), "piw-lazy-"));
@@ -16,13 +16,6 @@ afterAll(() => {
   });
   removeTree(scratch);
 });
-
-/** A preload that appends every module URL the process loads to `log`, one a line. */
-function recordLoads(log: string): string {
-  const hook = `import { appendFileSync } from "node:fs"; import { registerHooks } from "node:module";
-registerHooks({ resolve(specifier, context, next) { const r = next(specifier, context); appendFileSync(${JSON.stringify(log)}, r.url + "\\n"); return r; } });`;
-  return `data:text/javascript,${encodeURIComponent(hook)}`;
-}
 
 /** The modules `piw <args>` loads (from the built bin), with no host: `--help` stops before one. */
 function modulesLoaded(bin: string, args: string[]): string[] {

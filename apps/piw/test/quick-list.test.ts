@@ -1,23 +1,21 @@
-import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connectHost, quickListRuns } from "@piw/client";
 import { quickRunSummaries, runSummarySchema } from "@piw/protocol";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { removeTree, waitFor } from "@piw/test-kit";
+import { BINS, builtPiw, recordLoads, REPO, ZOD } from "./built-bins.js";
 
 /**
  * Plain `piw list` takes a quick route on a running host (no zod, see apps/piw/src/quick-list-command.ts).
  * These tests run the built bins, as a user does, against one state folder with a few real runs.
  */
 
-const APPS = join(import.meta.dirname, "..", "..");
-const REPO = join(APPS, "..");
-const BINS = ["piw/dist/main.js", "pi-package/dist/piw.js"];
 const scratch = mkdtempSync(join(tmpdir(), "piw-quick-list-"));
 const stateDir = join(scratch, "state");
 const env = { ...process.env, PIW_HOME: stateDir, NO_COLOR: "1" };
+const piw = builtPiw(env, scratch);
 
 const BREAKS = `import { compute, defineWorkflow } from "piw";
 export default defineWorkflow({
@@ -45,26 +43,6 @@ export default defineWorkflow({
   edges: { first: { to: "nap" }, nap: { to: "done" } },
 });
 `;
-
-function piw(bin: string, args: string[], preload?: string) {
-  const file = join(APPS, bin);
-  if (!existsSync(file)) throw new Error(`${file} is missing: run pnpm build first`);
-  return spawnSync(process.execPath, [...(preload ? ["--import", preload] : []), file, ...args], {
-    encoding: "utf8",
-    env,
-    cwd: scratch,
-    timeout: 60_000,
-  });
-}
-
-/** A preload that appends every module URL the process resolves to `log`, one a line. */
-function recordLoads(log: string): string {
-  const hook = `import { appendFileSync } from "node:fs"; import { registerHooks } from "node:module";
-registerHooks({ resolve(specifier, context, next) { const r = next(specifier, context); appendFileSync(${JSON.stringify(log)}, r.url + "\\n"); return r; } });`;
-  return `data:text/javascript,${encodeURIComponent(hook)}`;
-}
-
-const ZOD = /\/node_modules\/(\.pnpm\/[^/]+\/node_modules\/)?zod\//;
 
 beforeAll(async () => {
   mkdirSync(join(scratch, ".pi", "workflows"), { recursive: true });

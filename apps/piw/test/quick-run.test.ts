@@ -1,9 +1,9 @@
-import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { removeTree } from "@piw/test-kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BINS, builtPiw, loadsZod, recordLoads, REPO } from "./built-bins.js";
 
 /**
  * Plain `piw run <workflow> [task words]` takes a quick route on a running host (no zod, see
@@ -11,13 +11,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
  * printing what the full route prints (`piw run -- ...` takes the full route: `--` is an option word).
  */
 
-const APPS = join(import.meta.dirname, "..", "..");
-const REPO = join(APPS, "..");
-const BINS = ["piw/dist/main.js", "pi-package/dist/piw.js"];
 const MAIN = BINS[0] as string;
 const scratch = mkdtempSync(join(tmpdir(), "piw-quick-run-"));
 const stateDir = join(scratch, "state");
 const env = { ...process.env, PIW_HOME: stateDir, NO_COLOR: "1" };
+const piw = builtPiw(env, scratch);
 const HELLO = join(REPO, "examples", "hello.workflow.ts");
 /** A workflow named by its path: a launch by name is not kept in the launch cache. */
 const BREAKS = join(scratch, ".pi", "workflows", "breaks.workflow.ts");
@@ -51,30 +49,6 @@ export default defineWorkflow({
 });
 `,
 };
-
-function piw(bin: string, args: string[], preload?: string) {
-  const file = join(APPS, bin);
-  if (!existsSync(file)) throw new Error(`${file} is missing: run pnpm build first`);
-  return spawnSync(process.execPath, [...(preload ? ["--import", preload] : []), file, ...args], {
-    encoding: "utf8",
-    env,
-    cwd: scratch,
-    timeout: 60_000,
-  });
-}
-
-/** A preload that appends every module URL the process resolves to `log`, one a line. */
-function recordLoads(log: string): string {
-  const hook = `import { appendFileSync } from "node:fs"; import { registerHooks } from "node:module";
-registerHooks({ resolve(specifier, context, next) { const r = next(specifier, context); appendFileSync(${JSON.stringify(log)}, r.url + "\\n"); return r; } });`;
-  return `data:text/javascript,${encodeURIComponent(hook)}`;
-}
-
-const ZOD = /\/node_modules\/(\.pnpm\/[^/]+\/node_modules\/)?zod\//;
-const loadsZod = (log: string) =>
-  readFileSync(log, "utf8")
-    .split("\n")
-    .some((url) => ZOD.test(url));
 
 /**
  * Output with what differs from run to run taken out: run IDs, durations, and the `running` lines of

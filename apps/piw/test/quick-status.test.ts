@@ -1,11 +1,11 @@
-import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connectHost, quickGetRun } from "@piw/client";
 import { quickRunView, runViewSchema } from "@piw/protocol";
 import { removeTree, waitFor } from "@piw/test-kit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BINS, builtPiw, recordLoads, REPO, ZOD } from "./built-bins.js";
 
 /**
  * Plain `piw status <runId>` takes a quick route on a running host (no zod, see
@@ -13,12 +13,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
  * state folder with a run in each state a finished or stopped run can be in.
  */
 
-const APPS = join(import.meta.dirname, "..", "..");
-const REPO = join(APPS, "..");
-const BINS = ["piw/dist/main.js", "pi-package/dist/piw.js"];
 const scratch = mkdtempSync(join(tmpdir(), "piw-quick-status-"));
 const stateDir = join(scratch, "state");
 const env = { ...process.env, PIW_HOME: stateDir, NO_COLOR: "1" };
+const piw = builtPiw(env, scratch);
 
 const WORKFLOWS: Record<string, string> = {
   breaks: `import { compute, defineWorkflow } from "piw";
@@ -69,25 +67,6 @@ export default defineWorkflow({
 `,
 };
 
-function piw(bin: string, args: string[], preload?: string) {
-  const file = join(APPS, bin);
-  if (!existsSync(file)) throw new Error(`${file} is missing: run pnpm build first`);
-  return spawnSync(process.execPath, [...(preload ? ["--import", preload] : []), file, ...args], {
-    encoding: "utf8",
-    env,
-    cwd: scratch,
-    timeout: 60_000,
-  });
-}
-
-/** A preload that appends every module URL the process resolves to `log`, one a line. */
-function recordLoads(log: string): string {
-  const hook = `import { appendFileSync } from "node:fs"; import { registerHooks } from "node:module";
-registerHooks({ resolve(specifier, context, next) { const r = next(specifier, context); appendFileSync(${JSON.stringify(log)}, r.url + "\\n"); return r; } });`;
-  return `data:text/javascript,${encodeURIComponent(hook)}`;
-}
-
-const ZOD = /\/node_modules\/(\.pnpm\/[^/]+\/node_modules\/)?zod\//;
 const MAIN = BINS[0] as string;
 /** The run ID of each kind of run, by the state word `piw status` shows. */
 const runs = new Map<string, string>();

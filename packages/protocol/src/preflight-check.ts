@@ -1,7 +1,8 @@
 import type { PreflightReply } from "./preflight.js";
 import {
   budget,
-  type Check,
+  bool,
+  list,
   isRecord,
   object,
   oneOf,
@@ -19,11 +20,6 @@ import {
  * the schema accepts too, unchanged (packages/protocol/test/preflight-check.test.ts holds both to that).
  */
 
-const list =
-  (item: Check, max = Number.POSITIVE_INFINITY): Check =>
-  (value) =>
-    Array.isArray(value) && value.length <= max && value.every(item);
-const bool: Check = (value) => typeof value === "boolean";
 /** A JSON value as `z.json()` takes it; one nested deeper than this is left to the schema. */
 const json = (value: unknown, depth = 0): boolean => {
   if (value === null || typeof value === "string" || typeof value === "boolean") return true;

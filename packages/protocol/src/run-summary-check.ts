@@ -31,7 +31,12 @@ export const int =
   (min = Number.MIN_SAFE_INTEGER): Check =>
   (value) =>
     Number.isSafeInteger(value) && (value as number) >= min;
-const bool: Check = (value) => typeof value === "boolean";
+export const bool: Check = (value) => typeof value === "boolean";
+/** An array of at most `max` items, each passing `item`. */
+export const list =
+  (item: Check, max = Number.POSITIVE_INFINITY): Check =>
+  (value) =>
+    Array.isArray(value) && value.length <= max && value.every(item);
 const atLeastZero: Check = (value) => number(value) && (value as number) >= 0;
 export const oneOf =
   (...values: readonly string[]): Check =>

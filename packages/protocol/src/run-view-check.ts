@@ -1,5 +1,6 @@
 import {
   type Check,
+  list,
   int,
   isRecord,
   nodePath,
@@ -23,11 +24,6 @@ import type { RunView } from "./run-view.js";
  * the full route, where `runViewSchema` parses the reply. Anything accepted here the schema accepts
  * too (apps/piw/test/quick-status.test.ts holds both to that).
  */
-
-const list =
-  (item: Check, max = Number.POSITIVE_INFINITY): Check =>
-  (value) =>
-    Array.isArray(value) && value.length <= max && value.every(item);
 
 /** Any JSON value: a parsed frame holds nothing else. */
 const json: Check = (value) => value !== undefined;
