@@ -338,11 +338,21 @@ describe("piw viewer in tmux", () => {
         text.includes(" 1 Steps │ 2 Conversation │ 3 Trace │ 4 Info"),
       );
       tmux("send-keys", "-t", "viewer", "3");
-      const trace = await waitForScreen("the trace tab", (text) => text.includes("events of echo"));
+      // Each wait holds out for what is then checked: tmux may capture a frame half drawn.
+      const trace = await waitForScreen(
+        "the trace tab",
+        (text) => text.includes("events of echo") && /node\.started echo #1 +kind=shell/.test(text),
+      );
       expect(trace).toMatch(/node\.started echo #1 +kind=shell/);
       expect(trace).not.toContain("node.started greet");
       tmux("send-keys", "-t", "viewer", "a");
-      const all = await waitForScreen("every event", (text) => text.includes("every event of the run"));
+      const all = await waitForScreen(
+        "every event",
+        (text) =>
+          text.includes("every event of the run") &&
+          /node\.started greet #1 +kind=compute/.test(text) &&
+          text.includes("run.completed"),
+      );
       expect(all).toMatch(/node\.started greet #1 +kind=compute/);
       expect(all).toContain("run.completed");
       // A click (an SGR press and release, one-based) on the Info tab's title.
@@ -355,7 +365,10 @@ describe("piw viewer in tmux", () => {
         "-l",
         `\u001b[<0;${column + 2};${bar + 1}M\u001b[<0;${column + 2};${bar + 1}m`,
       );
-      const info = await waitForScreen("the info tab", (text) => text.includes("lineage"));
+      const info = await waitForScreen(
+        "the info tab",
+        (text) => text.includes("lineage") && text.includes(`file      ${example("hello")}`),
+      );
       expect(info).toContain('task: "from tmux"');
       expect(info).toContain("made by   new run");
       expect(info).toContain(`file      ${example("hello")}`);
