@@ -24,11 +24,12 @@ describe("outcome routing through piw run", () => {
       expect(result.code).toBe(0);
       const runId = runIdIn(result.stdout);
       const lines = result.stdout.trimEnd().split("\n");
-      // The failed visit is reported as failed, and the run goes on along the route.
+      // The failed visit is reported as failed, and the run goes on along the route. The follower
+      // prints the changes the views it receives show: a quick step may be seen running or only done.
       const failedAt = lines.findIndex((line) => /^ {2}✗ test +shell +#1 .*failed: node_failed$/.test(line));
       expect(failedAt).toBeGreaterThan(0);
       expect(lines.slice(failedAt + 1)).toContainEqual(
-        expect.stringMatching(/^ {2}▶ fix +shell +#1 +running$/),
+        expect.stringMatching(/^ {2}(▶ fix +shell +#1 +running|✓ fix +shell +#1 )/),
       );
       expect(lines).toContainEqual(expect.stringMatching(/^ {2}✓ test +shell +#2 /));
       const doneAt = lines.findIndex((line) =>
