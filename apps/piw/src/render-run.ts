@@ -1,10 +1,12 @@
 import {
   clockDueAt,
   isClockReason,
+  isLaterVisit,
   type NodeView,
   type RecoveryReason,
   type RunSummary,
   type RunView,
+  type VisitMark,
 } from "@piw/protocol";
 import {
   ANSWERED_BY_WORDS,
@@ -90,30 +92,55 @@ function changedAt(node: NodeView): number {
   return node.finishedAt ?? node.startedAt ?? Number.POSITIVE_INFINITY;
 }
 
+const ENDED_STATES: ReadonlySet<NodeView["state"]> = new Set(["succeeded", "failed", "timed_out"]);
+
 /**
  * Turns a stream of views into one line per node change, for `piw run` and the other following
  * commands. A node is printed when its state, visit or attempt changes; pending nodes are skipped.
- * The changes one view carries print in the order they happened (a parallel node's branches finish
- * before its join, though the graph lists them after it); ties keep the graph's order.
+ * Every visit's end is printed once, also one a later visit replaced before a view showed it (the
+ * view's `passed`). The changes one view carries print in the order they happened (a parallel node's
+ * branches finish before its join, though the graph lists them after it); ties keep the graph's order.
  */
 export class NodeChangeTracker {
   private readonly printed = new Map<string, string>();
+  /** Per path, the latest visit whose end was printed. */
+  private readonly ended = new Map<string, VisitMark>();
 
   constructor(private readonly style: Style) {}
 
   changes(view: RunView): string[] {
     const columns = nodeColumns(view);
     const changed: NodeView[] = [];
+    const kinds = new Map(view.nodes.map((node) => [node.path, node.kind]));
+    for (const visit of view.passed ?? []) {
+      if (!isLaterVisit(visit, this.ended.get(visit.path))) continue;
+      this.ended.set(visit.path, visit);
+      const kind = kinds.get(visit.path) ?? "compute";
+      changed.push({ ...visit, kind, title: visit.path, visits: visit.visit });
+    }
     for (const node of view.nodes) {
       if (node.state === "pending") continue;
       const key = `${node.state}:${node.visits}:${node.attempt}`;
       if (this.printed.get(node.path) === key) continue;
       this.printed.set(node.path, key);
+      const mark = { visit: node.visits, attempt: node.attempt };
+      if (ENDED_STATES.has(node.state)) {
+        // Printed already as a passed visit of an earlier view's (a view may lag behind another's).
+        if (!isLaterVisit(mark, this.ended.get(node.path))) continue;
+        this.ended.set(node.path, mark);
+      }
       changed.push(node);
     }
-    return changed
+    const lines = changed
       .sort((a, b) => changedAt(a) - changedAt(b))
       .map((node) => `  ${renderNodeLine(node, columns, this.style, undefined)}`);
+    const omitted = view.passedOmitted;
+    return omitted === undefined
+      ? lines
+      : [
+          `  ${this.style.dim(`… ${omitted} earlier node ${omitted === 1 ? "visit" : "visits"} not shown`)}`,
+          ...lines,
+        ];
   }
 }
 

@@ -24,10 +24,10 @@ describe("outcome routing through piw run", () => {
       expect(result.code).toBe(0);
       const runId = runIdIn(result.stdout);
       const lines = result.stdout.trimEnd().split("\n");
-      // The follower prints the changes the views it receives show, and views of a followed run are
-      // coalesced: a quick visit may show only in a later state. A failed visit it does print is
-      // printed failed, before the fix step and the run's end.
+      // The failed visit is printed failed, though views of a followed run are coalesced and a later
+      // visit may replace it before a view shows it (the passed-visits rule); then the fix step.
       const failedAt = lines.findIndex((line) => /^ {2}✗ test +shell +#1 .*failed: node_failed$/.test(line));
+      expect(failedAt).toBeGreaterThan(0);
       const fixAt = lines.findIndex((line) =>
         /^ {2}(▶ fix +shell +#1 +running|✓ fix +shell +#1 )/.test(line),
       );

@@ -118,6 +118,50 @@ describe("node lines", () => {
     ]);
   });
 
+  it("print every visit's end once, also the visits a later view's nodes no longer show", () => {
+    const tracker = new NodeChangeTracker(plain);
+    const test = (patch: Partial<NodeView>) => node("test", { kind: "shell", attempt: 1, ...patch });
+    expect(tracker.changes(view({ nodes: [test({ state: "running", visits: 1, startedAt: 1 })] }))).toEqual([
+      "  ▶ test  shell  #1  running",
+    ]);
+    // The next view shows the third visit running: the first two ended in between.
+    const passed = (visit: number, state: "failed" | "succeeded", at: number) => ({
+      path: "test",
+      visit,
+      attempt: 1,
+      state,
+      startedAt: at,
+      finishedAt: at + 4,
+      errorCode: state === "failed" ? "node_failed" : null,
+    });
+    const third = view({
+      nodes: [
+        test({ state: "running", visits: 3, startedAt: 30 }),
+        node("fix", { state: "succeeded", visits: 2, attempt: 1, startedAt: 25, finishedAt: 28 }),
+      ],
+      passed: [passed(1, "failed", 1), passed(2, "failed", 20)],
+    });
+    expect(tracker.changes(third)).toEqual([
+      "  ✗ test  shell    #1  4ms  failed: node_failed",
+      "  ✗ test  shell    #2  4ms  failed: node_failed",
+      "  ✓ fix   compute  #2  3ms",
+      "  ▶ test  shell    #3  running",
+    ]);
+    // A view that passes on what was printed already (a subscriber's views overlap) prints nothing again.
+    expect(tracker.changes({ ...third, revision: third.revision + 1 })).toEqual([]);
+    // Too many to carry: the view says how many it left out, before the ones it carries.
+    const many = view({
+      nodes: [test({ state: "succeeded", visits: 9, startedAt: 90, finishedAt: 91 })],
+      passed: [passed(8, "succeeded", 80)],
+      passedOmitted: 4,
+    });
+    expect(tracker.changes(many)).toEqual([
+      "  … 4 earlier node visits not shown",
+      "  ✓ test  shell  #8  4ms",
+      "  ✓ test  shell  #9  1ms",
+    ]);
+  });
+
   it("print the changes of one view in the order they happened, not the graph's", () => {
     const tracker = new NodeChangeTracker(plain);
     const joined = view({

@@ -28,6 +28,7 @@ import {
   NO_SPEND,
 } from "@piw/protocol";
 import type { RunInput, RunReader, StepRecord } from "@piw/store";
+import type { PassedVisits } from "./passed-visits.js";
 import { summarizeInput } from "./input-summary.js";
 import { nodeProgressOf, runProgressOf } from "./node-progress-view.js";
 import type { LiveVisitTranscript } from "./live-transcripts.js";
@@ -298,8 +299,16 @@ function workspacesOf(reader: ViewReader, runId: string): Pick<RunView, "workspa
   return workspaces.length === 0 ? {} : { workspaces };
 }
 
-/** The host's one view of a run, or null for an unknown run ID. */
-export function buildRunView(reader: ViewReader, runId: string, workers: LiveWorkerIndex): RunView | null {
+/**
+ * The host's one view of a run, or null for an unknown run ID. Given the run's `PassedVisits`, the
+ * view also names the visits that ended since the last view built with it (the publisher's).
+ */
+export function buildRunView(
+  reader: ViewReader,
+  runId: string,
+  workers: LiveWorkerIndex,
+  passedVisits?: PassedVisits,
+): RunView | null {
   const run = reader.getRun(runId);
   if (!run) return null;
   const steps = reader.listRunSteps(runId);
@@ -319,6 +328,7 @@ export function buildRunView(reader: ViewReader, runId: string, workers: LiveWor
     input: inputViewValue(input),
     output: runOutcome(run) === "completed" ? nullableViewValue(reader.readRunFinalOutput(runId)) : null,
     nodes,
+    ...passedVisits?.take(steps, latest),
     manifest,
     checkpoint: checkpointOf(reader, run),
     ...workspacesOf(reader, runId),

@@ -2,12 +2,14 @@ import {
   type AgentProgress,
   type clientPushes,
   isEndedRun,
+  isTerminalStatus,
   LIVE_STATUSES,
   type PushArgs,
   type RunView,
 } from "@piw/protocol";
 import type { RunReader } from "@piw/store";
 import { buildRunView, type LiveWorkerIndex, type ViewReader } from "./build-run-view.js";
+import { PassedVisits } from "./passed-visits.js";
 
 /** Where pushed views go: one client connection, which takes only the client protocol's pushes. */
 export interface ViewSink {
@@ -43,6 +45,8 @@ const VIEW_COST_FACTOR = 30;
 export class ViewPublisher {
   private readonly subscriptions = new Map<string, Subscription>();
   private readonly lastPushed = new Map<string, string>();
+  /** What the views pushed of each run have shown of its visits (the passed-visits rule). */
+  private readonly passed = new Map<string, PassedVisits>();
   private readonly dirty = new Set<string>();
   /** When each recently published run may be published again (`now()` time). */
   private readonly readyAt = new Map<string, number>();
@@ -107,6 +111,7 @@ export class ViewPublisher {
       if (subs.length === 0) {
         this.lastPushed.delete(runId);
         this.readyAt.delete(runId);
+        this.passed.delete(runId);
         continue;
       }
       const started = this.now();
@@ -117,13 +122,15 @@ export class ViewPublisher {
         earliest = Math.min(earliest, readyAt);
         continue;
       }
-      const view = this.build(runId);
+      const view = this.build(runId, this.passedVisitsOf(runId));
       if (!view) continue;
       // A turn to abort is a decision for the session even when nothing else moved.
       const key = `${view.revision}:${JSON.stringify(view.currentWork)}:${view.abortTurn?.turnId ?? ""}:${agentKey(view)}:${progressKey(view)}:${view.liveConversation ?? 0}`;
       if (this.lastPushed.get(runId) === key) continue;
       this.lastPushed.set(runId, key);
       for (const [subscriptionId, sub] of subs) sub.sink.push("run.view", { subscriptionId, view });
+      // No visit ends after its run: what the views showed of an ended run need not be kept.
+      if (isTerminalStatus(view.status)) this.passed.delete(runId);
       const finished = this.now();
       this.readyAt.set(runId, finished + (finished - started) * (VIEW_COST_FACTOR - 1));
     }
@@ -197,9 +204,18 @@ export class ViewPublisher {
     }
   }
 
-  private build(runId: string): RunView | null {
+  private passedVisitsOf(runId: string): PassedVisits {
+    let passed = this.passed.get(runId);
+    if (passed === undefined) {
+      passed = new PassedVisits();
+      this.passed.set(runId, passed);
+    }
+    return passed;
+  }
+
+  private build(runId: string, passed?: PassedVisits): RunView | null {
     try {
-      return buildRunView(this.reader, runId, this.workers);
+      return buildRunView(this.reader, runId, this.workers, passed);
     } catch (error) {
       this.onError(error);
       return null;
@@ -218,7 +234,9 @@ export class ViewPublisher {
       return;
     }
     for (const runId of runIds) {
-      const view = this.build(runId);
+      // The first view of a run starts what its pushes pass on; a later subscriber's is built apart,
+      // so the other subscribers' next view still passes on everything since their last.
+      const view = this.build(runId, this.passed.has(runId) ? undefined : this.passedVisitsOf(runId));
       if (!view) continue;
       sub.sink.push("run.view", { subscriptionId, view });
     }

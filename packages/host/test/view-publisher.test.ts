@@ -1,4 +1,4 @@
-import type { Fence, RunOrigin, RunView } from "@piw/protocol";
+import { type Fence, PASSED_VISITS_MAX, type RunOrigin, type RunView, runViewSchema } from "@piw/protocol";
 import type { RunStore } from "@piw/store";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ViewPublisher } from "../src/view-publisher.js";
@@ -116,6 +116,89 @@ describe("ViewPublisher", () => {
     publisher.flush();
     expect(views.map((v) => v.status)).toEqual(["running", "done"]);
     expect(views[1]?.revision).toBe(store.getRun(RUN)?.revision);
+  });
+
+  it("names the visits a held-back view no longer shows, once, oldest first (the passed-visits rule)", async () => {
+    const fence = running();
+    const { clock, views, publisher } = await publisherWithClock(5);
+    const visit = (path: string, n: number, failed: boolean) => {
+      expect(store.startNodeVisit(fence, { path, visit: n, nodeKind: "shell" }).kind).toBe("applied");
+      const error = { code: "node_failed" as const, message: "exit 1" };
+      const result = failed
+        ? { status: "failed" as const, error, next: "fix" }
+        : { status: "succeeded" as const, output: n, next: "test" };
+      expect(store.finishNodeVisit(fence, { path, visit: n, result }).kind).toBe("applied");
+    };
+    openVisit(fence, "setup");
+    publisher.changed(RUN);
+    publisher.flush();
+    expect(views).toHaveLength(1);
+    expect(views[0]?.passed).toBeUndefined();
+
+    // While the views are held back, `test` fails twice and `fix` runs twice: one view shows the last of each.
+    clock.perRead = 0;
+    visit("test", 1, true);
+    visit("fix", 1, false);
+    visit("test", 2, true);
+    visit("fix", 2, false);
+    expect(store.startNodeVisit(fence, { path: "test", visit: 3, nodeKind: "shell" }).kind).toBe("applied");
+    publisher.changed(RUN);
+    publisher.flush();
+    expect(views).toHaveLength(1);
+    clock.at += 1_000;
+    publisher.flush();
+    expect(views).toHaveLength(2);
+    const held = views[1];
+    // Its third visit is open (shown pending here: no worker is accepted in this test).
+    expect(held?.nodes.find((n) => n.path === "test")).toMatchObject({ visits: 3, finishedAt: null });
+    expect(held?.passed?.map((v) => `${v.path}#${v.visit}:${v.state}`)).toEqual([
+      "test#1:failed",
+      "fix#1:succeeded",
+      "test#2:failed",
+    ]);
+    expect(held?.passed?.[0]).toMatchObject({ attempt: 1, errorCode: "node_failed" });
+    expect(held?.passedOmitted).toBeUndefined();
+
+    // The next view passes on only what ended since: the third test visit, replaced by a fourth.
+    clock.at += 1_000;
+    expect(
+      store.finishNodeVisit(fence, {
+        path: "test",
+        visit: 3,
+        result: { status: "succeeded", output: 3, next: "test" },
+      }).kind,
+    ).toBe("applied");
+    expect(store.startNodeVisit(fence, { path: "test", visit: 4, nodeKind: "shell" }).kind).toBe("applied");
+    publisher.changed(RUN);
+    publisher.flush();
+    expect(views[2]?.passed?.map((v) => `${v.path}#${v.visit}:${v.state}`)).toEqual(["test#3:succeeded"]);
+  });
+
+  it("keeps the newest passed visits when more ended between two views than one view carries", async () => {
+    const fence = running();
+    const { clock, views, publisher } = await publisherWithClock(5);
+    openVisit(fence, "setup");
+    publisher.changed(RUN);
+    publisher.flush();
+    clock.perRead = 0;
+    const loops = PASSED_VISITS_MAX + 7;
+    for (let n = 1; n <= loops + 1; n++) {
+      expect(store.startNodeVisit(fence, { path: "loop", visit: n, nodeKind: "compute" }).kind).toBe(
+        "applied",
+      );
+      if (n > loops) break;
+      const result = { status: "succeeded" as const, output: n, next: "loop" };
+      expect(store.finishNodeVisit(fence, { path: "loop", visit: n, result }).kind).toBe("applied");
+    }
+    clock.at += 1_000;
+    publisher.changed(RUN);
+    publisher.flush();
+    const view = views.at(-1);
+    expect(view?.passed).toHaveLength(PASSED_VISITS_MAX);
+    expect(view?.passedOmitted).toBe(7);
+    expect(view?.passed?.[0]?.visit).toBe(8);
+    expect(view?.passed?.at(-1)?.visit).toBe(loops);
+    expect(() => runViewSchema.parse(view)).not.toThrow();
   });
 
   it("publishes a held-back change on its own once the wait is over", async () => {

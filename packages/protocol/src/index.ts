@@ -31,6 +31,7 @@ export {
   quickSubscriptionId,
 } from "./run-summary-check.js";
 export { quickRunView } from "./run-view-check.js";
+export { isLaterVisit, PASSED_VISITS_MAX, type VisitMark } from "./passed-visits.js";
 export { quickPreparedLaunch } from "./preflight-check.js";
 export { branchState, endedBranches, groupState, joinEnds } from "./branch-state.js";
 export type { GraphManifest, JoinPolicy, ManifestFork, ManifestTarget } from "./graph-manifest.js";
@@ -158,6 +159,7 @@ export type {
   CurrentWork,
   NodeProgress,
   NodeView,
+  PassedVisit,
   RunSummary,
   RunView,
   TurnAbort,

@@ -15,6 +15,7 @@ import {
   variants,
 } from "./run-summary-check.js";
 import { NODE_KINDS } from "./node-kinds.js";
+import { PASSED_VISITS_MAX } from "./passed-visits.js";
 import type { RunView } from "./run-view.js";
 
 /**
@@ -43,6 +44,16 @@ const nodeView = object({
   finishedAt: required(nullable(number)),
   errorCode: required(nullable(text())),
   deadlineAt: optional(nullable(number)),
+});
+
+const passedVisit = object({
+  path: required(nodePath),
+  visit: required(int(1)),
+  attempt: required(int(1)),
+  state: required(oneOf("succeeded", "failed", "timed_out")),
+  startedAt: required(number),
+  finishedAt: required(number),
+  errorCode: required(nullable(text())),
 });
 
 const manifest = object({
@@ -128,6 +139,8 @@ const runView = object({
   input: optional(viewValue),
   output: optional(nullable(viewValue)),
   nodes: required(list(nodeView)),
+  passed: optional(list(passedVisit, PASSED_VISITS_MAX)),
+  passedOmitted: optional(int(1)),
   manifest: required(manifest),
   checkpoint: optional(nullable(checkpoint)),
   workspaces: optional(

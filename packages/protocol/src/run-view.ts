@@ -6,6 +6,7 @@ import { answeredBySchema } from "./answer-check.js";
 import { budgetSchema, budgetSpendSchema } from "./budget.js";
 import { jsonValueSchema, nodePathSchema, runIdSchema } from "./ids.js";
 import { PROGRESS_MESSAGE_MAX_CHARS } from "./node-progress.js";
+import { PASSED_VISITS_MAX } from "./passed-visits.js";
 import { oneLineSchema } from "./one-line.js";
 import { nodeKindSchema, sourceIdentitySchema } from "./run-records.js";
 import { runOriginSchema, runStatusSchema, terminalOutcomeSchema } from "./run-status.js";
@@ -30,6 +31,22 @@ const nodeViewSchema = z.object({
   deadlineAt: z.number().nullable().optional(),
 });
 export type NodeView = z.infer<typeof nodeViewSchema>;
+
+/**
+ * A node visit (or attempt) that ended and that a later visit or attempt of the same path replaced
+ * before a view showed its end: a quick failed test before its fix, say, or the iterations of a
+ * loop that ran between two views.
+ */
+const passedVisitSchema = z.object({
+  path: nodePathSchema,
+  visit: z.number().int().min(1),
+  attempt: z.number().int().min(1),
+  state: z.enum(["succeeded", "failed", "timed_out"]),
+  startedAt: z.number(),
+  finishedAt: z.number(),
+  errorCode: z.string().nullable(),
+});
+export type PassedVisit = z.infer<typeof passedVisitSchema>;
 
 /** What a node shows before any visit reached it: pending, with no visit, times or error. */
 export const UNVISITED_NODE = {
@@ -150,6 +167,14 @@ export const runViewSchema = z.object({
   /** The completed run's final output (bounded); null while it has none. */
   output: viewValueSchema.nullable().optional(),
   nodes: z.array(nodeViewSchema),
+  /**
+   * The node visits that ended since the host's previous view of this run and that `nodes` no longer
+   * shows, because a later visit or attempt of the same path replaced them; oldest first, absent when
+   * none. A follower prints every visit's end from `nodes` and these, however the views are spaced.
+   */
+  passed: z.array(passedVisitSchema).max(PASSED_VISITS_MAX).optional(),
+  /** How many older passed visits were left out when more than PASSED_VISITS_MAX ended between two views. */
+  passedOmitted: z.number().int().min(1).optional(),
   manifest: graphManifestSchema,
   /**
    * The latest progress of the run's isolated agent step this host has seen (a tool call, the
@@ -194,6 +219,8 @@ export type RunView = z.infer<typeof runViewSchema>;
 /** A row of the run list: the view without the graph. */
 export const runSummarySchema = runViewSchema.omit({
   nodes: true,
+  passed: true,
+  passedOmitted: true,
   manifest: true,
   checkpoint: true,
   abortTurn: true,
