@@ -28,8 +28,15 @@ export class RpcError extends Error {
   }
 }
 
-/** One side's methods: params arrive already parsed by the method's schema. */
-export type MethodTable = Record<string, { params: z.ZodType; result: z.ZodType }>;
+/**
+ * One side's methods: params arrive already parsed by the method's schema. A method may also carry
+ * `quickResult`, a check without zod that is narrower than its result schema and accepts only values
+ * the schema parses unchanged: a reply that passes it is taken as it is (the caller's quick path).
+ */
+export type MethodTable = Record<
+  string,
+  { params: z.ZodType; result: z.ZodType; quickResult?: (value: unknown) => boolean }
+>;
 /** The handler of one method: its params already parsed, its result checked by the caller's schema. */
 type Handler<T extends MethodTable, M extends keyof T> = (
   params: z.infer<T[M]["params"]>,
@@ -224,6 +231,11 @@ export class RpcPeer<
       this.receiveRequest(raw);
       return;
     }
+    // The common reply, a result for a call this side made, checked by hand; any other goes to the schema.
+    if (isResultReply(raw) && this.pending.has(raw.id)) {
+      this.receiveReply({ v: PROTOCOL_VERSION, id: raw.id, result: raw.result });
+      return;
+    }
     const reply = replyFrameSchema.safeParse(raw);
     if (reply.success && "id" in reply.data && reply.data.id !== null && this.pending.has(reply.data.id)) {
       this.receiveReply(reply.data);
@@ -252,7 +264,12 @@ export class RpcPeer<
       );
       return;
     }
-    const schema = this.options.remote?.[pending.method]?.result;
+    const spec = this.options.remote?.[pending.method];
+    if (spec?.quickResult?.(frame.result)) {
+      pending.resolve(frame.result);
+      return;
+    }
+    const schema = spec?.result;
     if (!schema) {
       pending.resolve(frame.result);
       return;
@@ -321,4 +338,17 @@ export class RpcPeer<
         },
       );
   }
+}
+
+/**
+ * A result reply as the reply schema's first form takes it, without zod: the version, an ID the schema
+ * allows, a `result`, and no `error` (a frame with both takes the schema's way, which decides it as
+ * before; other keys are dropped, as the schema strips them).
+ */
+function isResultReply(raw: unknown): raw is { id: string | number; result: unknown } {
+  if (typeof raw !== "object" || raw === null || !("result" in raw) || "error" in raw) return false;
+  const frame = raw as { v?: unknown; id?: unknown };
+  if (frame.v !== PROTOCOL_VERSION) return false;
+  const id = frame.id;
+  return (typeof id === "string" && id.length <= 100) || Number.isSafeInteger(id);
 }

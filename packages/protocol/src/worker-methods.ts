@@ -6,6 +6,7 @@ import { budgetSchema, budgetSpendSchema } from "./budget.js";
 import { effectStateSchema, nodeVisitStateSchema, runSnapshotSchema } from "./execution.js";
 import { nodePathSchema, visitNumberSchema } from "./ids.js";
 import { advanceNodeVisitSchema, nodeVisitAdvanceSchema } from "./node-advance.js";
+import { quickVisitAdvance, quickVisitTransition } from "./visit-transition-check.js";
 import { nodeProgressReportSchema } from "./node-progress.js";
 import type { PushTable } from "./push-table.js";
 import { runCommandSchema } from "./run-command.js";
@@ -60,10 +61,23 @@ export const workerMethods = {
     }),
   },
   "run.markRunning": { params: z.object({}).optional(), result: transitionSchema(runRecordSchema) },
-  "visit.start": { params: startNodeVisitSchema, result: transitionSchema(nodeVisitStateSchema) },
-  "visit.finish": { params: finishNodeVisitSchema, result: transitionSchema(nodeVisitStateSchema) },
+  // The replies a worker receives once per node are taken by a zod-free check first (see visit-transition-check.ts).
+  "visit.start": {
+    params: startNodeVisitSchema,
+    result: transitionSchema(nodeVisitStateSchema),
+    quickResult: quickVisitTransition,
+  },
+  "visit.finish": {
+    params: finishNodeVisitSchema,
+    result: transitionSchema(nodeVisitStateSchema),
+    quickResult: quickVisitTransition,
+  },
   /** `visit.finish` and the next `visit.start` in one transaction (see node-advance.ts). */
-  "visit.advance": { params: advanceNodeVisitSchema, result: transitionSchema(nodeVisitAdvanceSchema) },
+  "visit.advance": {
+    params: advanceNodeVisitSchema,
+    result: transitionSchema(nodeVisitAdvanceSchema),
+    quickResult: quickVisitAdvance,
+  },
   "effect.reserve": { params: reserveEffectSchema, result: transitionSchema(effectStateSchema) },
   "effect.settle": { params: settleEffectSchema, result: transitionSchema(effectStateSchema) },
   "message.enqueue": { params: enqueueMessageSchema, result: transitionSchema(messageRecordSchema) },

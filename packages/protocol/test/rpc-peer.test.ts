@@ -71,6 +71,51 @@ describe("RpcPeer", () => {
     ]);
   });
 
+  it("takes a reply its method's quick check passes as it is, and parses any other with the schema", async () => {
+    const lines: string[] = [];
+    let quickCalls = 0;
+    const remote = {
+      // The schema doubles the number, which the quick check would not: only its path changes a value.
+      get: {
+        params: z.object({}),
+        result: z.number().transform((n) => n * 2),
+        quickResult: (value: unknown) => {
+          quickCalls += 1;
+          return value === 7;
+        },
+      },
+    };
+    const client = new RpcPeer<Record<string, never>, typeof remote>({
+      send: (line) => lines.push(line),
+      remote,
+    });
+    const reply = (result: unknown, extra: object = {}) => {
+      const { id } = JSON.parse(lines.at(-1) ?? "{}") as { id: number };
+      client.feed(`${JSON.stringify({ v: 1, id, result, ...extra })}\n`);
+    };
+    const quick = client.call("get", {});
+    reply(7, { note: "dropped, as the schema drops it" });
+    await expect(quick).resolves.toBe(7);
+    const full = client.call("get", {});
+    reply(4);
+    await expect(full).resolves.toBe(8);
+    const bad = client.call("get", {});
+    reply("four");
+    await expect(bad).rejects.toMatchObject({ code: "bad_frame" });
+    expect(quickCalls).toBe(3);
+    // A frame with both a result and an error is the reply schema's to read (it takes the result);
+    // one of another version is no reply at all.
+    const both = client.call("get", {});
+    reply(4, { error: { code: "internal", message: "x" } });
+    await expect(both).resolves.toBe(8);
+    const wrong = client.call("get", {});
+    const { id } = JSON.parse(lines.at(-1) ?? "{}") as { id: number };
+    client.feed(`${JSON.stringify({ v: 2, id, result: 7 })}\n`);
+    client.close();
+    await expect(wrong).rejects.toMatchObject({ code: "internal" });
+    expect(quickCalls).toBe(4);
+  });
+
   it("reassembles frames split across chunks", async () => {
     const replies: string[] = [];
     const server = new RpcPeer({
