@@ -8,7 +8,7 @@ export type { StepRecord } from "./readers.js";
 export type { Claim } from "./run-lifecycle.js";
 export { RUN_PAGE_SIZE } from "./run-pages.js";
 export type { RunReader } from "./run-reader.js";
-export type { OpenStoreOptions } from "./run-store.js";
+export type { OpenStoreOptions } from "./store-options.js";
 export { RunStore } from "./run-store.js";
 export { SCHEMA_ID } from "./schema.js";
 export type { RunInput } from "./terminal-readers.js";

@@ -36,6 +36,7 @@ import { reserveEffect, settleEffect } from "./effects.js";
 import { listNodeProgress, readRunProgress, saveNodeProgress } from "./node-progress.js";
 import { advanceNodeVisit, finishNodeVisit, startNodeVisit } from "./node-visits.js";
 import { openDatabase, type SynchronousMode } from "./open-database.js";
+import { DEFAULT_MAX_BLOB_BYTES, type OpenStoreOptions, type TunedStoreOptions } from "./store-options.js";
 import {
   cancelMessage,
   claimMessages,
@@ -65,24 +66,6 @@ import { ScheduleStore } from "./schedule-store.js";
 import { readRunSnapshot } from "./run-snapshot.js";
 import { endTurn, latestWorkflowTurn, openSessionTurn, settleSessionTurns, startTurn } from "./turns.js";
 import { listOpenLaunches, recordWorkerExit, recordWorkerLaunch } from "./worker-launches.js";
-
-export interface OpenStoreOptions {
-  stateDir: string;
-  busyTimeoutMs?: number;
-  /** See `OpenDatabaseOptions.maxPageCount`: a size cap that makes writes past it fail as on a full disk. */
-  maxPageCount?: number;
-  /** Largest blob accepted (default 1 MiB). */
-  maxBlobBytes?: number;
-  /** Milliseconds since the epoch; injectable so tests control leases. */
-  now?: () => number;
-}
-
-/** `OpenStoreOptions` with the bench and test knob of SQLite's synchronous mode (`@piw/store/testing`). */
-export interface TunedStoreOptions extends OpenStoreOptions {
-  synchronous?: SynchronousMode;
-}
-
-const DEFAULT_MAX_BLOB_BYTES = 1024 * 1024;
 
 // Set by RunStore's static block, which alone may call its constructor: the tuned open of the testing entry.
 let openTuned: ((options: TunedStoreOptions) => RunStore) | undefined;

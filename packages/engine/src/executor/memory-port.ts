@@ -1,12 +1,10 @@
 import {
   type AdvanceNodeVisit,
   type AgentTurnEnding,
-  addSpend,
   adopted,
   type Budget,
   type BudgetLimit,
   type BudgetSpend,
-  budgetExceededMessage,
   applied,
   type CheckpointAnswer,
   type ClockReason,
@@ -39,9 +37,9 @@ import {
   type VisitDeadline,
   type WorkerParams,
   NO_SPEND,
-  reachedLimit,
 } from "@piw/protocol";
 import { AgentEventQueue } from "./agent-event-queue.js";
+import { budgetVerdict } from "./memory-budget.js";
 import type { AgentEvent, RunPort, SubmissionVerdict } from "./run-port.js";
 
 interface MemoryEffect {
@@ -324,22 +322,9 @@ export class MemoryRunPort implements RunPort {
       return recoveryRequired(this.parkedReason);
     }
     if (!this.running()) return this.stale();
-    const spend = addSpend(this.spend, req.pending);
-    const limit = this.budget === null ? null : reachedLimit(this.budget, spend, req.when);
-    if (this.budget === null || limit === null || req.askOnly === true) {
-      return applied({ budget: this.budget, spend, reached: limit });
-    }
-    const reason: RecoveryReason = {
-      code: "budget_exceeded",
-      message: budgetExceededMessage(limit, this.budget, spend),
-      path: req.path,
-      limit,
-      spent: spend,
-      budget: this.budget,
-    };
-    this.status = "parked";
-    this.parkedReason = reason;
-    return recoveryRequired(reason);
+    const verdict = budgetVerdict(this.budget, this.spend, req);
+    if (verdict.kind === "answer") return applied(verdict.answer);
+    return this.park(verdict.reason);
   }
 
   async parkRun(reason: RecoveryReason): Promise<Transition<RunRecord>> {
@@ -391,21 +376,17 @@ export class MemoryRunPort implements RunPort {
 
   /** Deliver a model submission for the open agent visit. */
   submit(output: unknown): void {
-    this.push({ type: "submission", output, respond: (verdict) => this.verdicts.push(verdict) });
+    this.agentEvents.push({ type: "submission", output, respond: (verdict) => this.verdicts.push(verdict) });
   }
 
   /** The step's turn ended without a submission: by the model (default), lost, or at a provider error. */
   endTurn(ending: AgentTurnEnding = "completed"): void {
-    this.push({ type: "turn_ended", ending });
+    this.agentEvents.push({ type: "turn_ended", ending });
   }
 
   /** The host saw the step's turn reach the run's budget (`spend` should say so by now). */
   budgetReached(): void {
-    this.push({ type: "budget_exceeded" });
-  }
-
-  private push(event: AgentEvent): void {
-    this.agentEvents.push(event);
+    this.agentEvents.push({ type: "budget_exceeded" });
   }
 
   nextAgentEvent(_visit: { path: string; visit: number }, signal: AbortSignal): Promise<AgentEvent> {
