@@ -1,4 +1,5 @@
 import type { Budget, BudgetLimit, BudgetSpend } from "./budget.js";
+import type { RecoveryReason } from "./transition.js";
 
 // Budget arithmetic and words, with no zod: the quick `piw list` route and the views load this
 // module without the protocol's schemas.
@@ -94,4 +95,37 @@ export function formatBudgetSpend(budget: Budget, spend: BudgetSpend): string {
 export function budgetExceededMessage(limit: BudgetLimit, budget: Budget, spend: BudgetSpend): string {
   const max = budget[limit] ?? 0;
   return `Budget reached: ${LIMIT_WORDS[limit]} ${formatBudgetValue(limit, spend[limit])} of ${formatBudgetValue(limit, max)} (${formatBudgetSpend(budget, spend)}); resume with a higher --budget to go on.`;
+}
+
+/** What a budget check answers: the budget, the spend with what the check reports pending, the limit reached. */
+interface BudgetAnswer {
+  budget: Budget | null;
+  spend: BudgetSpend;
+  reached: BudgetLimit | null;
+}
+
+/**
+ * A budget check against `saved` spend (the store's, and the in-memory port's): the answer, or, when a
+ * limit is reached and the check may park, the reason the run parks for.
+ */
+export function budgetVerdict(
+  budget: Budget | null,
+  saved: BudgetSpend,
+  req: {
+    path: string;
+    when: "before_turn" | "during_turn";
+    pending: Partial<BudgetSpend>;
+    askOnly?: boolean | undefined;
+  },
+): { kind: "answer"; answer: BudgetAnswer } | { kind: "park"; reason: RecoveryReason } {
+  const spend = addSpend(saved, req.pending);
+  const limit = budget === null ? null : reachedLimit(budget, spend, req.when);
+  if (budget === null || limit === null || req.askOnly === true) {
+    return { kind: "answer", answer: { budget, spend, reached: limit } };
+  }
+  const message = budgetExceededMessage(limit, budget, spend);
+  return {
+    kind: "park",
+    reason: { code: "budget_exceeded", message, path: req.path, limit, spent: spend, budget },
+  };
 }

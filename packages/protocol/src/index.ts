@@ -223,6 +223,7 @@ export { budgetSchema } from "./budget.js";
 export {
   addSpend,
   budgetExceededMessage,
+  budgetVerdict,
   formatBudgetSpend,
   mergeBudget,
   NO_SPEND,

@@ -5,7 +5,7 @@ import {
   type Budget,
   type BudgetLimit,
   type BudgetSpend,
-  budgetExceededMessage,
+  budgetVerdict,
   budgetSchema,
   canonicalJson,
   conflict,
@@ -14,7 +14,6 @@ import {
   mergeBudget,
   NO_SPEND,
   addSpend,
-  reachedLimit,
   type RecoveryReason,
   recoveryRequired,
   type RunRecord,
@@ -137,19 +136,9 @@ export function checkBudget(
     const row = ctx.fencedRun(fence);
     if (isConflict(row)) return conflict(row);
     if (row.status !== "running") return conflict(notRunning(row));
-    const budget = budgetOf(row);
-    const spend = addSpend(readRunSpend(ctx, row.run_id), req.pending);
-    const limit = budget === null ? null : reachedLimit(budget, spend, req.when);
-    if (budget === null || limit === null || req.askOnly === true)
-      return applied({ budget, spend, reached: limit });
-    const reason: RecoveryReason = {
-      code: "budget_exceeded",
-      message: budgetExceededMessage(limit, budget, spend),
-      path: req.path,
-      limit,
-      spent: spend,
-      budget,
-    };
+    const verdict = budgetVerdict(budgetOf(row), readRunSpend(ctx, row.run_id), req);
+    if (verdict.kind === "answer") return applied(verdict.answer);
+    const { reason } = verdict;
     parkRow(ctx, row, reason);
     return recoveryRequired(reason);
   });

@@ -3,6 +3,7 @@ import {
   type AgentTurnEnding,
   adopted,
   type Budget,
+  budgetVerdict,
   type BudgetLimit,
   type BudgetSpend,
   applied,
@@ -39,7 +40,6 @@ import {
   NO_SPEND,
 } from "@piw/protocol";
 import { AgentEventQueue } from "./agent-event-queue.js";
-import { budgetVerdict } from "./memory-budget.js";
 import type { AgentEvent, RunPort, SubmissionVerdict } from "./run-port.js";
 
 interface MemoryEffect {
