@@ -222,6 +222,28 @@ describe("the quick check of the run view's reply", () => {
       expect(quickRunView({ ...(view as object), added: 1 })).toBeUndefined();
       expect(quickRunView({ ...(view as object), progress: [] })).toBeUndefined();
     }
+    // A pushed view (which `piw run`'s quick route checks the same way) may name the visits it no
+    // longer shows (the passed-visits rule): those are held to the schema too.
+    const shown = (await quickGetRun(stateDir, runs.values().next().value ?? "")) as unknown as object;
+    const passed = (visit: number, state: string, errorCode: string | null) => ({
+      path: "check",
+      visit,
+      attempt: 1,
+      state,
+      startedAt: 1_764_000_000_000 + visit,
+      finishedAt: 1_764_000_000_004 + visit,
+      errorCode,
+    });
+    const withPassed = {
+      ...shown,
+      passed: [passed(1, "failed", "node_failed"), passed(2, "succeeded", null)],
+      passedOmitted: 3,
+    };
+    expect(quickRunView(withPassed)).toBeDefined();
+    const refusedBefore = refused;
+    mutations(withPassed, (v) => v);
+    expect(refused).toBeGreaterThan(refusedBefore);
+    expect(quickRunView({ ...withPassed, passed: [passed(1, "running", null)] })).toBeUndefined();
     // Run progress at the schema's edges: a message of 200 characters (emoji, two UTF-16 units each)
     // is taken, one more is not; counts and times as the schema bounds them.
     const reporting = (await quickGetRun(stateDir, runs.get("reporting progress") ?? "")) as unknown as {
