@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { frameBatch } from "@piw/protocol";
 import { killProcessGroups } from "./process-groups.js";
 
 export interface WorkerProcessOptions {
@@ -82,12 +83,15 @@ export function spawnWorker(options: WorkerProcessOptions): WorkerProcess {
   // `close` comes after stdout ended, so every frame the worker wrote was handled before the exit is judged.
   child.on("close", (code, signal) => finish(describeExit(code, signal)));
   const pid = child.pid ?? null;
+  // The replies to one group commit, and the frames of one turn, leave in one write.
+  const frames = frameBatch((text) => {
+    if (!gone && child.stdin?.writable) child.stdin.write(text);
+  });
   return {
     pid,
-    send(line) {
-      if (!gone && child.stdin?.writable) child.stdin.write(line);
-    },
+    send: (line) => frames.send(line),
     closeChannel() {
+      frames.flush();
       child.stdin?.end();
     },
     kill() {

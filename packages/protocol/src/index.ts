@@ -22,6 +22,7 @@ export type {
 export { clientMethods, clientPushes, lostReplyPolicy } from "./client-methods.js";
 export { lazyTable } from "./lazy-table.js";
 export type { EffectState, NodeVisitState, RunSnapshot, SavedVisit } from "./execution.js";
+export { frameBatch } from "./frame-batch.js";
 export { inspectFrame, MAX_FRAME_BYTES, PROTOCOL_VERSION } from "./frame-shape.js";
 export { MAX_FRAME_DEPTH } from "./framing.js";
 export {

@@ -1,4 +1,4 @@
-import { type MethodTable, RpcPeer, workerMethods } from "@piw/protocol";
+import { frameBatch, type MethodTable, RpcPeer, workerMethods } from "@piw/protocol";
 import type { HostPeer } from "./host-run-port.js";
 
 export interface StdioChannelOptions {
@@ -18,10 +18,12 @@ export function openStdioChannel(options: StdioChannelOptions): HostPeer {
   stdout.write = stderr.write.bind(stderr) as typeof stdout.write;
 
   let lost = false;
+  // A burst of pure nodes sends an advance per node: the frames of one turn leave in one write.
+  const frames = frameBatch((text) => {
+    if (!lost) writeFrame(text);
+  });
   const peer = new RpcPeer<MethodTable, typeof workerMethods>({
-    send: (line) => {
-      if (!lost) writeFrame(line);
-    },
+    send: (line) => frames.send(line),
     remote: workerMethods,
     onPush: (push, data) => options.onPush(push, data),
   });
