@@ -1,12 +1,19 @@
 import type { AdvanceNodeVisit, NodeVisitAdvance, Transition } from "@piw/protocol";
 import { describe, expect, it } from "vitest";
-import { BurstStopped, PureBurst, predictedStart } from "../src/executor/pure-burst.js";
+import {
+  BURST_OUTPUT_BUDGET,
+  BURST_WINDOW,
+  BurstStopped,
+  outputWeight,
+  PureBurst,
+  predictedStart,
+} from "../src/executor/pure-burst.js";
 import { forwardingPort, MemoryRunPort } from "../src/index.js";
 
 /** The advance from `from` (visit 1, succeeded) into `to`'s first visit. */
-function advance(from: string, to: string): AdvanceNodeVisit {
+function advance(from: string, to: string, output: unknown = from): AdvanceNodeVisit {
   return {
-    finish: { path: from, visit: 1, result: { status: "succeeded", output: from, next: to } },
+    finish: { path: from, visit: 1, result: { status: "succeeded", output: output as never, next: to } },
     start: { path: to, visit: 1, nodeKind: "compute" },
   };
 }
@@ -109,5 +116,61 @@ describe("a burst of pipelined pure steps", () => {
     replies[1]?.(lost);
     await burst.settle().catch(() => undefined);
     expect(inner.progressReports).toEqual([report("b", 2)]);
+  });
+
+  it("keeps at most a window of advances in flight, and sends the next once the oldest is saved", async () => {
+    const { burst, replies } = heldBurst();
+    const sent = Array.from({ length: BURST_WINDOW + 1 }, (_, i) => advance(`n${i}`, `n${i + 1}`, i));
+    for (const request of sent.slice(0, BURST_WINDOW)) await burst.send(request);
+    let last = false;
+    const next = burst.send(sent[BURST_WINDOW] as AdvanceNodeVisit).then(() => {
+      last = true;
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(replies).toHaveLength(BURST_WINDOW);
+    expect(last).toBe(false);
+    replies[0]?.(predicted(sent[0] as AdvanceNodeVisit));
+    await next;
+    expect(replies).toHaveLength(BURST_WINDOW + 1);
+  });
+
+  it("holds large outputs to the output budget, and still sends one larger than the budget alone", async () => {
+    const { burst, replies } = heldBurst();
+    const third = "x".repeat(Math.ceil(BURST_OUTPUT_BUDGET / 3));
+    const big = [advance("a", "b", third), advance("b", "c", third), advance("c", "d", { text: third })];
+    await burst.send(big[0] as AdvanceNodeVisit);
+    await burst.send(big[1] as AdvanceNodeVisit);
+    let third2 = false;
+    const pending = burst.send(big[2] as AdvanceNodeVisit).then(() => {
+      third2 = true;
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(replies).toHaveLength(2);
+    expect(third2).toBe(false);
+    replies[0]?.(predicted(big[0] as AdvanceNodeVisit));
+    await pending;
+    expect(replies).toHaveLength(3);
+    replies[1]?.(predicted(big[1] as AdvanceNodeVisit));
+    replies[2]?.(predicted(big[2] as AdvanceNodeVisit));
+    await burst.settle();
+    // Nothing in flight: an output over the whole budget goes at once (the channel judges its size).
+    await burst.send(advance("d", "e", "y".repeat(BURST_OUTPUT_BUDGET * 2)));
+    expect(replies).toHaveLength(4);
+  });
+
+  it("weighs an output about as its JSON text, and stops counting at the limit", () => {
+    expect(outputWeight(1, 100)).toBe(8);
+    expect(outputWeight("abcd", 100)).toBe(6);
+    // keys "ab" (2 + 4) and "list" (4 + 4), "cd" (2 + 2), the array (2 + 2 members), 1 and null (8 each)
+    expect(outputWeight({ ab: "cd", list: [1, null] }, 1000)).toBe(6 + 8 + 4 + 4 + 8 + 8);
+    expect(outputWeight(["x".repeat(50), "y".repeat(50)], 60)).toBe(60);
+    const deep: unknown[] = [];
+    let cursor = deep;
+    for (let i = 0; i < 10_000; i++) {
+      const inner: unknown[] = [];
+      cursor.push(inner);
+      cursor = inner;
+    }
+    expect(outputWeight(deep, 1_000_000)).toBe(10_000 * 3 + 2);
   });
 });

@@ -10,7 +10,16 @@ import { forwardingPort } from "./forwarding-port.js";
 import type { RunPort } from "./run-port.js";
 
 /** The most advances of one sequence in flight at once: a burst's writes share a few commits. */
-const BURST_WINDOW = 32;
+/**
+ * The most advances of one sequence in flight at once. Their writes share a few group commits, and a
+ * window wider than one commit's worth lets the next nodes run while the host saves the previous ones.
+ */
+export const BURST_WINDOW = 128;
+/**
+ * And the most output they may carry between them (as `outputWeight` counts it): a window of large
+ * values would hold that much in both processes until saved.
+ */
+export const BURST_OUTPUT_BUDGET = 4 * 1024 * 1024;
 
 /** Nodes whose visit has no effect outside the run's own state: a later one may run before the earlier is saved. */
 export function isPureNode(node: CompiledNode): boolean {
@@ -39,6 +48,8 @@ export class BurstStopped extends Error {
 
 interface Sent {
   request: AdvanceNodeVisit;
+  /** Its output's weight, held against the budget until it is settled. */
+  weight: number;
   /** Journal length when it left: rewinding to it restores the position as it was just after sending. */
   mark: number;
   outcome: Promise<SentOutcome>;
@@ -86,6 +97,8 @@ export class PureBurst {
   private journalBase = 0;
   /** Sent advances whose reply has not arrived, and whether any reply that did was unpredicted. */
   private unanswered = 0;
+  /** The summed `weight` of the advances in `sent`. */
+  private weightInFlight = 0;
   private broken = false;
   /** The latest progress of each visit whose start is still in flight: sent once it is saved. */
   private readonly heldProgress = new Map<string, NodeProgressReport>();
@@ -151,10 +164,20 @@ export class PureBurst {
     } else this.journal.push(() => map.delete(key));
   }
 
-  /** Send `request` without waiting for its reply; waits for the oldest first when the window is full. */
+  /**
+   * Send `request` without waiting for its reply; waits for the oldest first while the window is full
+   * (by count or by the output in flight).
+   */
   async send(request: AdvanceNodeVisit): Promise<void> {
     if (this.broken) await this.settle();
-    while (this.sent.length >= BURST_WINDOW) await this.settleOldest();
+    const weight = outputWeight(request.finish.result.output, BURST_OUTPUT_BUDGET);
+    while (
+      this.sent.length >= BURST_WINDOW ||
+      (this.sent.length > 0 && this.weightInFlight + weight > BURST_OUTPUT_BUDGET)
+    ) {
+      await this.settleOldest();
+    }
+    this.weightInFlight += weight;
     this.unanswered += 1;
     const outcome = this.inner.advanceNodeVisit(request).then(
       (reply): SentOutcome => ({ kind: "reply", reply }),
@@ -166,7 +189,7 @@ export class PureBurst {
       if (this.broken) this.heldProgress.clear();
       else if (this.unanswered === 0) this.releaseProgress();
     });
-    this.sent.push({ request, mark: this.journalBase + this.journal.length, outcome });
+    this.sent.push({ request, weight, mark: this.journalBase + this.journal.length, outcome });
   }
 
   private releaseProgress(): void {
@@ -186,6 +209,7 @@ export class PureBurst {
     const outcome = await oldest.outcome;
     if (asPredicted(outcome, oldest.request)) {
       this.sent.shift();
+      this.weightInFlight -= oldest.weight;
       // What was changed before the oldest write still in flight left can no longer be undone.
       const keep = this.sent[0]?.mark ?? this.journalBase + this.journal.length;
       this.journal.splice(0, keep - this.journalBase);
@@ -195,6 +219,7 @@ export class PureBurst {
     // Every later write was sent after this one: wait for all of them before anything else goes out.
     const later = this.sent.slice(1);
     this.sent = [];
+    this.weightInFlight = 0;
     await Promise.all(later.map((entry) => entry.outcome));
     this.rewindTo(oldest.mark);
     this.broken = false;
@@ -206,4 +231,29 @@ export class PureBurst {
     this.journalBase += this.journal.length;
     this.journal = [];
   }
+}
+
+/**
+ * About how many bytes `value` takes as JSON, counted only up to `limit` (the walk stops there): the
+ * text of strings and keys, and a few bytes for anything else. Cheap for the small values most pure
+ * nodes return; a value at the limit counts as the whole budget.
+ */
+export function outputWeight(value: unknown, limit: number): number {
+  let total = 0;
+  const pending: unknown[] = [value];
+  while (pending.length > 0 && total < limit) {
+    const item = pending.pop();
+    if (typeof item === "string") total += item.length + 2;
+    else if (item === null || typeof item !== "object") total += 8;
+    else if (Array.isArray(item)) {
+      total += 2 + item.length;
+      for (const member of item) pending.push(member);
+    } else {
+      for (const [key, member] of Object.entries(item)) {
+        total += key.length + 4;
+        pending.push(member);
+      }
+    }
+  }
+  return Math.min(total, limit);
 }
