@@ -299,9 +299,13 @@ export default defineWorkflow({
   edges: { first: { to: "hang" }, hang: { to: "after" }, after: { to: "done" } },
 });
 `,
-  /** Kills its own worker once (the marker file remembers): at `first` (no progress) or `second` (after progress). */
+  /**
+   * Kills its own worker once (the marker file remembers): at `first` (no progress) or `second` (after
+   * progress). `first` is an action, so `second` starts only once `first` is saved: a pure step runs
+   * ahead of its save, and a worker that dies then loses the saves it had not yet sent.
+   */
   crash: `import { existsSync, writeFileSync } from "node:fs";
-import { compute, defineWorkflow } from "piw";
+import { action, compute, defineWorkflow } from "piw";
 import { z } from "zod";
 type Input = { marker: string; at: "first" | "second" };
 const dieOnce = (input: Input, here: string) => {
@@ -314,7 +318,7 @@ export default defineWorkflow({
   input: z.object({ marker: z.string(), at: z.enum(["first", "second"]) }),
   startAt: "first",
   nodes: {
-    first: compute({ run: ({ input }) => { dieOnce(input as Input, "first"); return 1; } }),
+    first: action({ run: ({ input }) => { dieOnce(input as Input, "first"); return 1; } }),
     second: compute({ run: ({ input }) => { dieOnce(input as Input, "second"); return 2; } }),
   },
   edges: { first: { to: "second" }, second: { to: "done" } },

@@ -13,6 +13,7 @@ import {
   pushFrameSchema,
   type ReplyFrame,
   replyFrameSchema,
+  type RequestFrame,
   requestFrameSchema,
 } from "./framing.js";
 import type { NoPushes, PushArgs, PushTable } from "./push-table.js";
@@ -30,12 +31,18 @@ export class RpcError extends Error {
 
 /**
  * One side's methods: params arrive already parsed by the method's schema. A method may also carry
- * `quickResult`, a check without zod that is narrower than its result schema and accepts only values
- * the schema parses unchanged: a reply that passes it is taken as it is (the caller's quick path).
+ * `quickResult` and `quickParams`, checks without zod that are narrower than the result or params
+ * schema and accept only values the schema parses unchanged: a reply or params that pass are taken as
+ * they are (the quick path of the caller or of the handling side).
  */
 export type MethodTable = Record<
   string,
-  { params: z.ZodType; result: z.ZodType; quickResult?: (value: unknown) => boolean }
+  {
+    params: z.ZodType;
+    result: z.ZodType;
+    quickResult?: (value: unknown) => boolean;
+    quickParams?: (value: unknown) => boolean;
+  }
 >;
 /** The handler of one method: its params already parsed, its result checked by the caller's schema. */
 type Handler<T extends MethodTable, M extends keyof T> = (
@@ -288,7 +295,9 @@ export class RpcPeer<
   }
 
   private receiveRequest(raw: object): void {
-    const frame = requestFrameSchema.safeParse(raw);
+    const frame = isPlainRequest(raw)
+      ? { success: true as const, data: raw }
+      : requestFrameSchema.safeParse(raw);
     const rawId = (raw as { id?: unknown }).id;
     const id = typeof rawId === "string" || typeof rawId === "number" ? rawId : null;
     if (!frame.success) {
@@ -314,7 +323,9 @@ export class RpcPeer<
       this.refuse(frame.data.id, "unknown_method", `Unknown method ${method.slice(0, 100)}.`);
       return;
     }
-    const params = spec.params.safeParse(frame.data.params);
+    const params = spec.quickParams?.(frame.data.params)
+      ? { success: true as const, data: frame.data.params }
+      : spec.params.safeParse(frame.data.params);
     if (!params.success) {
       const issue = params.error.issues[0];
       const where = issue?.path.length ? ` at ${issue.path.join(".")}` : "";
@@ -351,4 +362,20 @@ function isResultReply(raw: unknown): raw is { id: string | number; result: unkn
   if (frame.v !== PROTOCOL_VERSION) return false;
   const id = frame.id;
   return (typeof id === "string" && id.length <= 100) || Number.isSafeInteger(id);
+}
+
+const REQUEST_KEYS = new Set(["v", "id", "method", "params"]);
+
+/**
+ * A request frame as its schema takes it, without zod: the version, an ID the schema allows, a method
+ * name of 1 to 100 characters, and no key the schema does not know (such a frame takes the schema's
+ * way, which strips it).
+ */
+function isPlainRequest(raw: object): raw is RequestFrame {
+  for (const key of Object.keys(raw)) if (!REQUEST_KEYS.has(key)) return false;
+  const frame = raw as { v?: unknown; id?: unknown; method?: unknown };
+  if (frame.v !== PROTOCOL_VERSION) return false;
+  const { id, method } = frame;
+  if (!((typeof id === "string" && id.length <= 100) || Number.isSafeInteger(id))) return false;
+  return typeof method === "string" && method.length >= 1 && method.length <= 100;
 }

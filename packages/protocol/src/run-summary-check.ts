@@ -54,7 +54,8 @@ export const object =
   (shape: Shape): Check =>
   (value) => {
     if (!isRecord(value)) return false;
-    for (const key of Object.keys(value)) if (!(key in shape)) return false;
+    // Own keys of the shape only: `__proto__` or `constructor` in a value is unknown, not Object.prototype's.
+    for (const key of Object.keys(value)) if (!Object.hasOwn(shape, key)) return false;
     for (const [key, field] of Object.entries(shape)) {
       if (!(key in value) || value[key] === undefined) {
         if (field.optional) continue;
@@ -78,6 +79,8 @@ export const variants =
 const id = ({ pattern, maxLength }: IdPattern): Check => text(1, maxLength, pattern);
 const runId = id(RUN_ID);
 export const nodePath = id(NODE_PATH);
+/** A visit number, 1 to 1,000,000, as `visitNumberSchema` takes it. */
+export const visitNumber: Check = (value) => int(1)(value) && (value as number) <= 1_000_000;
 const opaqueId = id(OPAQUE_ID);
 const reasonMessage = required(text(0, 512));
 const visit = int(1);

@@ -8,6 +8,7 @@ import {
   required,
   type Shape,
   variants,
+  visitNumber,
 } from "./run-summary-check.js";
 
 /**
@@ -21,7 +22,6 @@ import {
  * each check to its schema.
  */
 
-const visitNumber: Check = (value) => int(1)(value) && (value as number) <= 1_000_000;
 /** Any JSON value: a parsed frame holds nothing else. */
 const json: Check = (value) => value !== undefined;
 

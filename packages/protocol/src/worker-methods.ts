@@ -7,6 +7,7 @@ import { effectStateSchema, nodeVisitStateSchema, runSnapshotSchema } from "./ex
 import { nodePathSchema, visitNumberSchema } from "./ids.js";
 import { advanceNodeVisitSchema, nodeVisitAdvanceSchema } from "./node-advance.js";
 import { quickVisitAdvance, quickVisitTransition } from "./visit-transition-check.js";
+import { quickAdvanceParams, quickFinishParams, quickStartParams } from "./visit-request-check.js";
 import { nodeProgressReportSchema } from "./node-progress.js";
 import type { PushTable } from "./push-table.js";
 import { runCommandSchema } from "./run-command.js";
@@ -61,21 +62,25 @@ export const workerMethods = {
     }),
   },
   "run.markRunning": { params: z.object({}).optional(), result: transitionSchema(runRecordSchema) },
-  // The replies a worker receives once per node are taken by a zod-free check first (see visit-transition-check.ts).
+  // The params a host and the replies a worker receive once per node are taken by zod-free checks first
+  // (see visit-request-check.ts and visit-transition-check.ts).
   "visit.start": {
     params: startNodeVisitSchema,
     result: transitionSchema(nodeVisitStateSchema),
+    quickParams: quickStartParams,
     quickResult: quickVisitTransition,
   },
   "visit.finish": {
     params: finishNodeVisitSchema,
     result: transitionSchema(nodeVisitStateSchema),
+    quickParams: quickFinishParams,
     quickResult: quickVisitTransition,
   },
   /** `visit.finish` and the next `visit.start` in one transaction (see node-advance.ts). */
   "visit.advance": {
     params: advanceNodeVisitSchema,
     result: transitionSchema(nodeVisitAdvanceSchema),
+    quickParams: quickAdvanceParams,
     quickResult: quickVisitAdvance,
   },
   "effect.reserve": { params: reserveEffectSchema, result: transitionSchema(effectStateSchema) },

@@ -68,3 +68,26 @@ export function eachMutation(
     if (second !== undefined) check(second(pick(bad)));
   }
 }
+
+/**
+ * Runs `eachMutation` over `sample`, each mutation first through JSON (the peer checks parsed frames
+ * only), and expects `hold` (true when the quick check took it, after asserting the schema agrees) to
+ * take some mutations but not most: a check that takes nothing or everything is not being tested.
+ */
+export function expectMutationsHeld(
+  sample: unknown,
+  bad: readonly unknown[],
+  seed: number,
+  hold: (value: unknown) => boolean,
+): void {
+  let tried = 0;
+  let taken = 0;
+  eachMutation(sample, bad, { seed, pairs: 3_000 }, (mutated) => {
+    tried += 1;
+    const text = JSON.stringify(mutated);
+    if (hold(text === undefined ? undefined : JSON.parse(text))) taken += 1;
+  });
+  if (tried <= 3_000 || taken <= 20 || taken >= tried / 2) {
+    throw new Error(`mutations: ${taken} of ${tried} taken; expected over 3,000 tried and 21 to half taken`);
+  }
+}
