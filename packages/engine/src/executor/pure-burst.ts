@@ -9,7 +9,6 @@ import type { CompiledNode } from "../compiler/compiled-workflow.js";
 import { forwardingPort } from "./forwarding-port.js";
 import type { RunPort } from "./run-port.js";
 
-/** The most advances of one sequence in flight at once: a burst's writes share a few commits. */
 /**
  * The most advances of one sequence in flight at once. Their writes share a few group commits, and a
  * window wider than one commit's worth lets the next nodes run while the host saves the previous ones.
